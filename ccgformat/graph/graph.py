@@ -1,0 +1,62 @@
+"""A built cCCG: the shared node pool, one root per location, and the build metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model import Definitions
+from ..params import Params
+from .pool import NodePool
+from .walk import LocationWalker
+
+
+@dataclass(frozen=True)
+class LocationRoot:
+    """Where a location's events live: its root node, first and last timestamp, count."""
+
+    root: int
+    start: int
+    end: int
+    events: int
+
+
+@dataclass(frozen=True)
+class BuildMetrics:
+    """Compression metrics counted while building (dissertation 4.2.5).
+
+    ``N``/``M``: nodes and bytes of the uncompressed graph (every finalized node);
+    ``n``/``m``: nodes and bytes kept. Bytes follow `pool.node_bytes`.
+    """
+
+    N: int
+    n: int
+    M: int
+    m: int
+
+    @property
+    def r_nodes(self) -> float:
+        return self.N / self.n if self.n else 1.0
+
+    @property
+    def r_memory(self) -> float:
+        return self.M / self.m if self.m else 1.0
+
+
+@dataclass
+class Graph:
+    """The result of `Builder.finish`: everything needed to walk every location."""
+
+    pool: NodePool
+    roots: dict[int, LocationRoot]
+    params: Params
+    definitions: Definitions
+    metrics: BuildMetrics
+
+    def location(self, location: int) -> LocationWalker:
+        """Random access, iteration and time search over one location's events."""
+        root = self.roots[location]
+        return LocationWalker(self.pool, root.root, root.start, location)
+
+    @property
+    def event_count(self) -> int:
+        return sum(root.events for root in self.roots.values())

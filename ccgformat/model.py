@@ -1,0 +1,361 @@
+"""The event model: event kinds, trace definitions and columnar event batches.
+
+A trace is, per location (a process or thread), a time-ordered sequence of events with
+integer timestamps in ticks. Events are held column-wise: an `EventBatch` is a struct of
+numpy arrays, one entry per event. Every kind uses a fixed subset of the columns; the
+other columns must be zero. Which columns are *hard* properties (equal for two sub-trees
+to be merged) and which are *soft* (may deviate within a bound) is given by `KIND_FIELDS`
+(dissertation 3.3.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Iterable, Iterator, NamedTuple, Sequence
+
+import numpy as np
+
+from .errors import TraceError
+
+
+class EventKind(IntEnum):
+    """What happened. Stable numbers: they are stored in archives."""
+
+    ENTER = 0             #: a region (function) is entered; ref = region
+    LEAVE = 1             #: the innermost open region is left; ref = region
+    SEND = 2              #: blocking send; ref = receiver location, comm, tag, size
+    RECV = 3              #: blocking receive; ref = sender location, comm, tag, size
+    ISEND = 4             #: non-blocking send posted; as SEND plus request
+    IRECV = 5             #: non-blocking receive completed; as RECV plus request
+    IRECV_REQUEST = 6     #: non-blocking receive posted; request
+    REQUEST_COMPLETE = 7  #: a non-blocking send request completed; request
+    COLL_BEGIN = 8        #: a collective operation begins (no properties)
+    COLL_END = 9          #: it ends; ref = operation, comm, tag = root, size, recv_size
+    METRIC = 10           #: a metric sample; ref = metric, value
+    MARKER = 11           #: an instant event; ref = marker type, value
+    GENERIC = 12          #: any other record; ref = record kind, value = its interned fields
+
+
+#: All columns of an EventBatch besides ``time`` and ``kind``, in storage order.
+COLUMNS: tuple[str, ...] = ("ref", "comm", "tag", "request", "size", "recv_size", "value")
+
+_P2P_HARD = ("ref", "comm", "tag")
+
+
+class KindFields(NamedTuple):
+    """The columns a kind uses: hard ones must be equal to merge, soft ones may deviate."""
+
+    hard: tuple[str, ...]
+    soft: tuple[str, ...]
+
+
+KIND_FIELDS: dict[EventKind, KindFields] = {
+    EventKind.ENTER: KindFields(("ref",), ()),
+    EventKind.LEAVE: KindFields(("ref",), ()),
+    EventKind.SEND: KindFields(_P2P_HARD, ("size",)),
+    EventKind.RECV: KindFields(_P2P_HARD, ("size",)),
+    EventKind.ISEND: KindFields(_P2P_HARD + ("request",), ("size",)),
+    EventKind.IRECV: KindFields(_P2P_HARD + ("request",), ("size",)),
+    EventKind.IRECV_REQUEST: KindFields(("request",), ()),
+    EventKind.REQUEST_COMPLETE: KindFields(("request",), ()),
+    EventKind.COLL_BEGIN: KindFields((), ()),
+    EventKind.COLL_END: KindFields(("ref", "comm", "tag"), ("size", "recv_size")),
+    EventKind.METRIC: KindFields(("ref",), ("value",)),
+    EventKind.MARKER: KindFields(("ref", "value"), ()),
+    EventKind.GENERIC: KindFields(("ref", "value"), ()),
+}
+
+#: Kinds whose ``ref`` names another location (checked against the definitions).
+PEER_KINDS = frozenset({EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV})
+#: Kinds that become leaf ("atomic") nodes of the graph (4.1.1).
+ATOMIC_KINDS = frozenset(k for k in EventKind if k not in (EventKind.ENTER, EventKind.LEAVE))
+
+
+class Event(NamedTuple):
+    """One event as a row: convenient for tests, printing and small traces."""
+
+    time: int
+    kind: int
+    ref: int = 0
+    comm: int = 0
+    tag: int = 0
+    request: int = 0
+    size: int = 0
+    recv_size: int = 0
+    value: int = 0
+
+    def describe(self) -> str:
+        """A short human-readable form naming only the columns the kind uses."""
+        kind = EventKind(self.kind)
+        used = KIND_FIELDS[kind].hard + KIND_FIELDS[kind].soft
+        fields = " ".join(f"{name}={getattr(self, name)}" for name in used)
+        return f"{self.time} {kind.name} {fields}".rstrip()
+
+
+@dataclass
+class EventBatch:
+    """A run of consecutive events of one location, one numpy array per column."""
+
+    time: np.ndarray
+    kind: np.ndarray
+    ref: np.ndarray
+    comm: np.ndarray
+    tag: np.ndarray
+    request: np.ndarray
+    size: np.ndarray
+    recv_size: np.ndarray
+    value: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.time)
+        for name in ("time", "kind") + COLUMNS:
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"column {name!r} has {len(getattr(self, name))} entries, expected {n}")
+
+    @classmethod
+    def from_columns(cls, time: Sequence[int] | np.ndarray, kind: Sequence[int] | np.ndarray,
+                     **columns: Sequence[int] | np.ndarray) -> EventBatch:
+        """Build a batch from the given columns; missing columns are zero."""
+        unknown = set(columns) - set(COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown columns: {sorted(unknown)}")
+        t = np.ascontiguousarray(time, dtype=np.int64)
+        n = len(t)
+        values = {name: np.ascontiguousarray(columns[name], dtype=np.int64) if name in columns
+                  else np.zeros(n, dtype=np.int64) for name in COLUMNS}
+        return cls(time=t, kind=np.ascontiguousarray(kind, dtype=np.uint8), **values)
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event | Sequence[int]]) -> EventBatch:
+        """Build a batch from rows (`Event` tuples or plain sequences in `Event` order)."""
+        rows = [tuple(e) + (0,) * (len(Event._fields) - len(e)) for e in events]
+        if not rows:
+            return cls.empty()
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), len(Event._fields))
+        return cls.from_columns(table[:, 0], table[:, 1],
+                                **{name: table[:, 2 + i] for i, name in enumerate(COLUMNS)})
+
+    @classmethod
+    def empty(cls) -> EventBatch:
+        return cls.from_columns(np.zeros(0, np.int64), np.zeros(0, np.uint8))
+
+    @classmethod
+    def concat(cls, batches: Sequence[EventBatch]) -> EventBatch:
+        if not batches:
+            return cls.empty()
+        return cls(**{name: np.concatenate([getattr(b, name) for b in batches])
+                      for name in ("time", "kind") + COLUMNS})
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    def __getitem__(self, index: slice) -> EventBatch:
+        if not isinstance(index, slice):
+            raise TypeError("EventBatch supports slices only; use .event(i) for one event")
+        return EventBatch(**{name: getattr(self, name)[index] for name in ("time", "kind") + COLUMNS})
+
+    def event(self, i: int) -> Event:
+        return Event(*(int(getattr(self, name)[i]) for name in ("time", "kind") + COLUMNS))
+
+    def rows(self) -> Iterator[Event]:
+        columns = [getattr(self, name).tolist() for name in ("time", "kind") + COLUMNS]
+        return (Event(*row) for row in zip(*columns))
+
+    def equals(self, other: EventBatch) -> bool:
+        return all(np.array_equal(getattr(self, name), getattr(other, name))
+                   for name in ("time", "kind") + COLUMNS)
+
+
+# --------------------------------------------------------------------------- definitions
+
+@dataclass(frozen=True)
+class Region:
+    """A code region (function, loop, MPI call...). ``group`` is the colouring group."""
+
+    name: str
+    role: str = "function"
+    paradigm: str = "user"
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class SystemTreeNode:
+    """A node of the location hierarchy (machine, node, process, or a Paje container)."""
+
+    name: str
+    kind: str
+    parent: int | None = None
+
+
+@dataclass(frozen=True)
+class Location:
+    """A location (process or thread) that records events, attached to a system tree node."""
+
+    name: str
+    kind: str = "process"
+    parent: int | None = None
+
+
+@dataclass(frozen=True)
+class Communicator:
+    """An MPI communicator (or any group of locations communicating)."""
+
+    name: str
+    members: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric. Samples of ``double`` metrics hold the IEEE-754 bits in the value column."""
+
+    name: str
+    unit: str = ""
+    mode: str = "accumulated"
+    value_type: str = "int64"
+
+    def __post_init__(self) -> None:
+        if self.value_type not in ("int64", "uint64", "double"):
+            raise ValueError(f"metric value_type must be int64, uint64 or double, got {self.value_type!r}")
+
+
+@dataclass
+class Definitions:
+    """Everything events refer to by number, plus the timer and where the trace came from.
+
+    ``timer_resolution`` is the number of ticks per second; ``clock_offset`` the tick
+    value of the trace's time zero. ``strings`` holds interned texts that markers and
+    generic records refer to through their ``value`` column.
+    """
+
+    regions: list[Region] = field(default_factory=list)
+    system_tree: list[SystemTreeNode] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)
+    communicators: list[Communicator] = field(default_factory=list)
+    metrics: list[Metric] = field(default_factory=list)
+    strings: list[str] = field(default_factory=list)
+    timer_resolution: int = 1_000_000_000
+    clock_offset: int = 0
+    provenance: dict[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- validation
+
+class Repair(NamedTuple):
+    """What repair mode changed: a LEAVE added at ``time`` for an ``region`` left open."""
+
+    location: int
+    region: int
+    time: int
+
+
+_KIND_COUNT = len(EventKind)
+
+
+class LocationValidator:
+    """Checks one location's event stream batch by batch against the event model.
+
+    Raises `TraceError` for an unknown kind, a non-zero column the kind does not use,
+    decreasing timestamps, a LEAVE with nothing open, a LEAVE whose region differs from
+    the open ENTER, references outside the definitions, and (in `finish`) regions still
+    open at the end unless repair is requested.
+    """
+
+    def __init__(self, location: int, definitions: Definitions | None = None):
+        self.location = location
+        self.definitions = definitions
+        self.count = 0
+        self.last_time: int | None = None
+        self.open_regions: list[int] = []
+
+    def _fail(self, reason: str, batch: EventBatch, i: int) -> TraceError:
+        return TraceError(reason, location=self.location, index=self.count + i, time=int(batch.time[i]))
+
+    def check(self, batch: EventBatch) -> None:
+        """Validate the next batch of this location (vectorised, then the nesting)."""
+        n = len(batch)
+        if n == 0:
+            return
+        bad = np.flatnonzero(batch.kind >= _KIND_COUNT)
+        if len(bad):
+            raise self._fail(f"unknown event kind {int(batch.kind[bad[0]])}", batch, int(bad[0]))
+        for kind in np.unique(batch.kind).tolist():
+            used = KIND_FIELDS[EventKind(kind)]
+            of_kind = batch.kind == kind
+            for name in COLUMNS:
+                if name not in used.hard and name not in used.soft:
+                    nonzero = np.flatnonzero(of_kind & (getattr(batch, name) != 0))
+                    if len(nonzero):
+                        raise self._fail(f"column {name!r} must be 0 for {EventKind(kind).name}",
+                                         batch, int(nonzero[0]))
+        if self.last_time is not None and batch.time[0] < self.last_time:
+            raise self._fail(f"timestamp decreases (previous event at {self.last_time})", batch, 0)
+        down = np.flatnonzero(batch.time[1:] < batch.time[:-1])
+        if len(down):
+            i = int(down[0]) + 1
+            raise self._fail(f"timestamp decreases (previous event at {int(batch.time[i - 1])})", batch, i)
+        for name in ("size", "recv_size"):
+            negative = np.flatnonzero(getattr(batch, name) < 0)
+            if len(negative):
+                raise self._fail(f"{name} must not be negative", batch, int(negative[0]))
+        self._check_references(batch)
+        self._check_nesting(batch)
+        self.count += n
+        self.last_time = int(batch.time[-1])
+
+    def _check_references(self, batch: EventBatch) -> None:
+        defs = self.definitions
+        if defs is None:
+            return
+        checks = (
+            (np.isin(batch.kind, (EventKind.ENTER, EventKind.LEAVE)), len(defs.regions), "region"),
+            (np.isin(batch.kind, list(PEER_KINDS)), len(defs.locations), "peer location"),
+            (batch.kind == EventKind.METRIC, len(defs.metrics), "metric"),
+        )
+        for selected, count, what in checks:
+            bad = np.flatnonzero(selected & ((batch.ref < 0) | (batch.ref >= count)))
+            if len(bad):
+                i = int(bad[0])
+                raise self._fail(f"{what} {int(batch.ref[i])} is not defined ({count} defined)", batch, i)
+
+    def _check_nesting(self, batch: EventBatch) -> None:
+        calls = np.flatnonzero(batch.kind <= EventKind.LEAVE)
+        kinds = batch.kind[calls].tolist()
+        regions = batch.ref[calls].tolist()
+        stack = self.open_regions
+        for i, kind, region in zip(calls.tolist(), kinds, regions):
+            if kind == EventKind.ENTER:
+                stack.append(region)
+            elif not stack:
+                raise self._fail(f"LEAVE of region {region} with no region open", batch, i)
+            elif stack[-1] != region:
+                raise self._fail(f"LEAVE of region {region} but region {stack[-1]} is open", batch, i)
+            else:
+                stack.pop()
+
+    def finish(self, repair: bool = False) -> list[Repair]:
+        """End of the stream: regions still open are an error, or closed when repairing.
+
+        Repair mode closes every open region, innermost first, at the last timestamp and
+        returns what it added; the caller appends those LEAVE events.
+        """
+        if not self.open_regions:
+            return []
+        if not repair:
+            raise TraceError(
+                f"{len(self.open_regions)} region(s) still open at the end (innermost: "
+                f"region {self.open_regions[-1]}); use repair mode to close them",
+                location=self.location, index=self.count, time=self.last_time)
+        assert self.last_time is not None
+        repairs = [Repair(self.location, region, self.last_time) for region in reversed(self.open_regions)]
+        self.open_regions.clear()
+        return repairs
+
+
+def validate(location: int, batches: Iterable[EventBatch], definitions: Definitions | None = None,
+             repair: bool = False) -> list[Repair]:
+    """Validate a whole location; returns the repairs made (empty unless ``repair``)."""
+    validator = LocationValidator(location, definitions)
+    for batch in batches:
+        validator.check(batch)
+    return validator.finish(repair)

@@ -1,0 +1,97 @@
+"""Lossy mode: every reconstructed value stays within the bounds it was built with."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ccgformat import Builder, Params
+from ccgformat.model import KIND_FIELDS, EventKind
+from ccgformat.graph.pool import wrap64
+
+from .traces import batches, traces
+
+lossy_params = st.builds(
+    Params,
+    abs_dev=st.integers(0, 60),
+    rel_dev=st.sampled_from([0.0, 0.01, 0.1, 0.5, 1.0]),
+    rel_size=st.sampled_from([0.0, 0.05, 0.5]),
+    rel_metric=st.sampled_from([0.0, 0.05, 0.5]),
+    branching=st.integers(2, 5),
+    search_length=st.integers(1, 8),
+)
+
+
+def within(new: int, old: int, rel: float) -> bool:
+    return abs(new - old) <= rel * abs(old)
+
+
+def check_location(original, rebuilt, params: Params) -> None:
+    assert len(rebuilt) == len(original)
+    stack = []
+    previous_metric: dict[int, tuple[int, int]] = {}
+    for i, (a, b) in enumerate(zip(original, rebuilt)):
+        assert b.kind == a.kind, i
+        fields = KIND_FIELDS[EventKind(a.kind)]
+        for name in fields.hard:
+            assert getattr(b, name) == getattr(a, name), (i, name)
+        assert abs(b.time - a.time) <= params.abs_dev, (i, a.time, b.time)
+        if i:  # every duration between neighbours, hence between any two events (3.6)
+            assert b.time >= rebuilt[i - 1].time, i
+            assert within(b.time - rebuilt[i - 1].time, a.time - original[i - 1].time, params.rel_dev), i
+        if a.kind == EventKind.ENTER:
+            stack.append((a.time, b.time))
+        elif a.kind == EventKind.LEAVE:
+            enter_a, enter_b = stack.pop()
+            assert within(b.time - enter_b, a.time - enter_a, params.rel_dev), i
+        elif a.kind == EventKind.METRIC:
+            old_a, old_b = previous_metric.get(a.ref, (0, 0))
+            assert within(wrap64(b.value - old_b), wrap64(a.value - old_a), params.rel_metric), i
+            previous_metric[a.ref] = (a.value, b.value)
+        for name in ("size", "recv_size"):
+            if name in fields.soft:
+                assert within(getattr(b, name), getattr(a, name), params.rel_size), (i, name)
+
+
+@given(traces(), lossy_params)
+def test_every_event_stays_within_the_bounds(trace, params):
+    builder = Builder(params)
+    for location, events in trace.items():
+        for batch in batches(events):
+            builder.add(location, batch)
+    graph = builder.finish()
+    assert graph.metrics.n <= graph.metrics.N
+    for location, events in trace.items():
+        walker = graph.location(location)
+        rebuilt = [e for batch in walker.events() for e in batch.rows()]
+        check_location(events, rebuilt, params)
+        assert [walker.event(i) for i in range(len(events))] == rebuilt
+        backward = [e for batch in walker.events(reverse=True, batch_size=3) for e in batch.rows()]
+        assert backward[::-1] == rebuilt
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(100, 0.05), (1000, 0.2), (10, 0.5)]))
+def test_jittered_repetitions_compress_more_when_lossy(seed, bounds):
+    """A loop with timing noise: lossy bounds must merge what lossless cannot."""
+    import numpy as np
+
+    from ccgformat.model import EventBatch
+
+    rng = np.random.default_rng(seed)
+    rows, time = [(0, EventKind.ENTER, 0)], 0
+    for _ in range(300):
+        time += 100 + int(rng.integers(0, 3))
+        rows.append((time, EventKind.ENTER, 1))
+        time += 1000 + int(rng.integers(0, 5))
+        rows.append((time, EventKind.LEAVE, 1))
+    rows.append((time + 10, EventKind.LEAVE, 0))
+    events = EventBatch.from_events(rows)
+    abs_dev, rel_dev = bounds
+    sizes = {}
+    for params in (Params(branching=4), Params(abs_dev=abs_dev, rel_dev=rel_dev, branching=4)):
+        builder = Builder(params)
+        builder.add(0, events)
+        graph = builder.finish()
+        check_location(list(events.rows()), [e for b in graph.location(0).events() for e in b.rows()], params)
+        sizes[params.lossless] = graph.metrics.n
+    assert sizes[False] < sizes[True]

@@ -1,0 +1,486 @@
+#!/usr/bin/env python3
+"""Deterministic synthetic traces for tests and benchmarks.
+
+`synthesize` returns the definitions of a synthetic MPI-like trace and a function that
+streams one location's events as `EventBatch` chunks. Three patterns exist:
+
+``spmd``
+    ``main`` holds repeated ``iteration`` regions; each runs a compute call tree of
+    ``depth`` levels (``compute`` -> ``kernel_1`` -> ... -> ``kernel_{depth-1}``, every
+    level but the deepest also calling the leaf ``axpy``), one sample of the accumulating
+    counter ``PAPI_FP_OPS``, an ``MPI_Send`` to the next rank of a ring, an ``MPI_Recv``
+    from the previous rank and an ``MPI_Allreduce``.
+``single``
+    ``main`` calls the one function ``compute`` over and over (dissertation 5.1.3).
+``random``
+    ``main`` calls functions chosen uniformly at random among ``f0`` .. ``f9``, all with
+    the same timing (dissertation 5.1.4).
+
+Timestamps are integer nanosecond ticks. Every gap between two consecutive events has a
+base value depending on the region and position; ``jitter`` > 0 multiplies each one by
+``exp(N(0, jitter))``. The random numbers come from ``numpy.random.default_rng`` seeded
+with ``(seed, location, stream, block)`` for fixed-size blocks of the event (or
+iteration) index, so a location's events do not depend on ``batch_size`` or on which
+other locations are generated.
+
+Run as a script it writes a ``.npz`` file (see `main`); `load_npz` reads one back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+try:
+    from ccgformat.model import (COLUMNS, Communicator, Definitions, EventBatch, EventKind, Location,
+                                 Metric, Region, SystemTreeNode)
+except ImportError:  # run as `python tools/synth.py` from a source checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from ccgformat.model import (COLUMNS, Communicator, Definitions, EventBatch, EventKind, Location,
+                                 Metric, Region, SystemTreeNode)
+
+__all__ = ["PATTERNS", "synthesize", "iteration_length", "event_count", "region_names",
+           "load_npz", "definitions_from_dict", "write_npz", "main"]
+
+PATTERNS: tuple[str, ...] = ("spmd", "single", "random")
+
+#: Ticks per second (nanoseconds).
+TIMER_RESOLUTION = 1_000_000_000
+#: No jittered gap exceeds this many ticks (1 s), so timestamps cannot overflow.
+MAX_GAP = 1_000_000_000
+#: Random numbers are drawn in blocks of this many indices (event or iteration).
+_BLOCK = 16384
+#: Random streams: one standard normal per event (time jitter), one per iteration
+#: (metric increment jitter), one integer in [0, 10) per iteration (random pattern).
+_STREAM_GAP, _STREAM_METRIC, _STREAM_CHOICE = 0, 1, 2
+
+#: Metric 0: floating-point operations, sampled once per spmd iteration.
+METRIC_FP_OPS = 0
+#: Base increment of PAPI_FP_OPS per iteration.
+FP_OPS_PER_ITERATION = 2_000_000
+MESSAGE_SIZE = 1024
+ALLREDUCE_OP = 1
+ALLREDUCE_SIZE = 8
+RANDOM_FUNCTIONS = 10
+
+# Base gaps in ticks: (before ENTER, before the matching LEAVE) per region.
+_MAIN_GAPS = (0, 2000)
+_ITERATION_GAPS = (50, 20)
+_COMPUTE_GAPS = (30, 40)
+_AXPY_GAPS = (25, 800)
+_SEND_GAPS = (15, 300)
+_RECV_GAPS = (15, 40)
+_ALLREDUCE_GAPS = (15, 35)
+_CALL_GAPS = (100, 1000)   # the single function and f0..f9
+_GAP_METRIC = 5
+_GAP_SEND = 60
+_GAP_RECV = 1500
+_GAP_COLL_BEGIN = 25
+_GAP_COLL_END = 2500
+
+
+def _kernel_gaps(level: int) -> tuple[int, int]:
+    """Base gaps of ``kernel_{level}``: deeper kernels do more work of their own."""
+    return (20 + 10 * level, 400 + 300 * level)
+
+
+# --------------------------------------------------------------------------- regions
+
+def region_names(pattern: str = "spmd", depth: int = 3) -> list[str]:
+    """The region names in id order (the region id is the list index)."""
+    _check_pattern(pattern, depth)
+    if pattern == "spmd":
+        return (["main", "iteration", "compute", "axpy", "MPI_Send", "MPI_Recv", "MPI_Allreduce"]
+                + [f"kernel_{level}" for level in range(1, depth)])
+    if pattern == "single":
+        return ["main", "compute"]
+    return ["main"] + [f"f{k}" for k in range(RANDOM_FUNCTIONS)]
+
+
+def _region(name: str) -> Region:
+    if name.startswith("MPI_"):
+        return Region(name, role="function", paradigm="mpi", group="MPI")
+    if name == "main":
+        return Region(name, role="function", paradigm="user", group="")
+    if name == "iteration":
+        return Region(name, role="loop", paradigm="user", group="")
+    return Region(name, role="function", paradigm="user", group="COMP")
+
+
+# --------------------------------------------------------------------------- templates
+
+@dataclasses.dataclass(frozen=True)
+class _Template:
+    """One iteration (positions 0..T-1) plus main's ENTER (T) and LEAVE (T+1)."""
+
+    kind: np.ndarray
+    ref: np.ndarray
+    comm: np.ndarray
+    tag: np.ndarray
+    size: np.ndarray
+    recv_size: np.ndarray
+    gap: np.ndarray        #: base gap before the event, float64
+    choice: np.ndarray     #: bool: ref gets the iteration's random choice added
+    send: np.ndarray       #: bool: ref is the next rank
+    recv: np.ndarray       #: bool: ref is the previous rank
+
+    @property
+    def length(self) -> int:
+        return len(self.kind) - 2
+
+
+def _build_template(pattern: str, depth: int) -> _Template:
+    ids = {name: i for i, name in enumerate(region_names(pattern, depth))}
+    rows: list[dict[str, int | float | bool]] = []
+
+    def event(kind: EventKind, gap: float, **cols: int | bool) -> None:
+        rows.append({"kind": int(kind), "gap": float(gap), **cols})
+
+    def call(name: str, gaps: tuple[int, int], body: Callable[[], None] | None = None) -> None:
+        event(EventKind.ENTER, gaps[0], ref=ids[name])
+        if body is not None:
+            body()
+        event(EventKind.LEAVE, gaps[1], ref=ids[name])
+
+    def compute_level(level: int) -> None:
+        name = "compute" if level == 1 else f"kernel_{level - 1}"
+        gaps = _COMPUTE_GAPS if level == 1 else _kernel_gaps(level - 1)
+
+        def body() -> None:
+            compute_level(level + 1)
+            call("axpy", _AXPY_GAPS)
+
+        call(name, gaps, body if level < depth else None)
+
+    if pattern == "spmd":
+        def iteration() -> None:
+            compute_level(1)
+            event(EventKind.METRIC, _GAP_METRIC, ref=METRIC_FP_OPS)
+            call("MPI_Send", _SEND_GAPS,
+                 lambda: event(EventKind.SEND, _GAP_SEND, send=True, size=MESSAGE_SIZE))
+            call("MPI_Recv", _RECV_GAPS,
+                 lambda: event(EventKind.RECV, _GAP_RECV, recv=True, size=MESSAGE_SIZE))
+
+            def allreduce() -> None:
+                event(EventKind.COLL_BEGIN, _GAP_COLL_BEGIN)
+                event(EventKind.COLL_END, _GAP_COLL_END, ref=ALLREDUCE_OP, comm=0, tag=0,
+                      size=ALLREDUCE_SIZE, recv_size=ALLREDUCE_SIZE)
+
+            call("MPI_Allreduce", _ALLREDUCE_GAPS, allreduce)
+
+        call("iteration", _ITERATION_GAPS, iteration)
+    elif pattern == "single":
+        call("compute", _CALL_GAPS)
+    else:
+        event(EventKind.ENTER, _CALL_GAPS[0], ref=ids["f0"], choice=True)
+        event(EventKind.LEAVE, _CALL_GAPS[1], ref=ids["f0"], choice=True)
+    event(EventKind.ENTER, _MAIN_GAPS[0], ref=ids["main"])
+    event(EventKind.LEAVE, _MAIN_GAPS[1], ref=ids["main"])
+
+    def column(name: str, dtype: type) -> np.ndarray:
+        return np.array([row.get(name, 0) for row in rows], dtype=dtype)
+
+    return _Template(kind=column("kind", np.uint8), ref=column("ref", np.int64),
+                     comm=column("comm", np.int64), tag=column("tag", np.int64),
+                     size=column("size", np.int64), recv_size=column("recv_size", np.int64),
+                     gap=column("gap", np.float64), choice=column("choice", bool),
+                     send=column("send", bool), recv=column("recv", bool))
+
+
+def iteration_length(pattern: str = "spmd", depth: int = 3) -> int:
+    """Events per iteration: ``4 * depth + 11`` for spmd, 2 for single and random."""
+    _check_pattern(pattern, depth)
+    return 4 * depth + 11 if pattern == "spmd" else 2
+
+
+def event_count(events_per_location: int, pattern: str = "spmd", depth: int = 3) -> int:
+    """The number of events each location actually gets.
+
+    ``main``'s ENTER and LEAVE take 2 events and every iteration takes
+    ``T = iteration_length(pattern, depth)``; iterations are started only while a whole
+    one still fits, then ``main`` is closed. So a request of M events yields
+    ``2 + T * ((M - 2) // T)`` events for M >= 2 and 0 events for M < 2 (the count
+    never exceeds M, and equals M exactly when ``(M - 2) % T == 0``).
+    """
+    if events_per_location < 0:
+        raise ValueError(f"events_per_location must be >= 0, got {events_per_location}")
+    if events_per_location < 2:
+        return 0
+    t = iteration_length(pattern, depth)
+    return 2 + t * ((events_per_location - 2) // t)
+
+
+def _check_pattern(pattern: str, depth: int) -> None:
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, got {pattern!r}")
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
+
+
+# --------------------------------------------------------------------------- randomness
+
+class _BlockStream:
+    """Random values by index, drawn in fixed blocks: independent of how they are asked for."""
+
+    def __init__(self, seed: int, location: int, stream: int,
+                 draw: Callable[[np.random.Generator, int], np.ndarray]):
+        self._key = (seed, location, stream)
+        self._draw = draw
+        self._index = -1
+        self._values = np.zeros(0)
+
+    def _block(self, b: int) -> np.ndarray:
+        if b != self._index:
+            rng = np.random.default_rng([*self._key, b])
+            self._values = self._draw(rng, _BLOCK)
+            self._index = b
+        return self._values
+
+    def take(self, lo: int, hi: int) -> np.ndarray:
+        """The values for indices ``lo`` .. ``hi - 1``."""
+        if hi <= lo:
+            return self._block(max(lo, 0) // _BLOCK)[:0]
+        parts = []
+        b = lo // _BLOCK
+        while b * _BLOCK < hi:
+            start = b * _BLOCK
+            parts.append(self._block(b)[max(lo, start) - start:min(hi, start + _BLOCK) - start])
+            b += 1
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _normals(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.standard_normal(n)
+
+
+def _choices(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.integers(0, RANDOM_FUNCTIONS, size=n, dtype=np.int64)
+
+
+def _lognormal_factor(z: np.ndarray, jitter: float) -> np.ndarray:
+    # The exponent is capped so exp() cannot overflow; MAX_GAP bounds the result anyway.
+    return np.exp(np.minimum(jitter * z, 50.0))
+
+
+# --------------------------------------------------------------------------- generation
+
+def _location_events(template: _Template, location: int, locations: int, total: int,
+                     jitter: float, seed: int, batch_size: int) -> Iterator[EventBatch]:
+    t_len = template.length
+    ref_t = template.ref.copy()
+    ref_t[template.send] = (location + 1) % locations
+    ref_t[template.recv] = (location - 1) % locations
+    gaps = _BlockStream(seed, location, _STREAM_GAP, _normals) if jitter > 0 else None
+    metric_z = _BlockStream(seed, location, _STREAM_METRIC, _normals) if jitter > 0 else None
+    choices = _BlockStream(seed, location, _STREAM_CHOICE, _choices) if template.choice.any() else None
+    time = 1_000_000 * location + 1000       # main's ENTER, whose gap is 0
+    counter = 0
+    for a in range(0, total, batch_size):
+        b = min(total, a + batch_size)
+        idx = np.arange(a, b, dtype=np.int64)
+        it = (idx - 1) // t_len                # iteration of each event (-1 for main's ENTER)
+        pos = idx - 1 - it * t_len
+        pos[idx == 0] = t_len
+        pos[idx == total - 1] = t_len + 1
+        kind = template.kind[pos]
+        ref = ref_t[pos]
+        gap = template.gap[pos]
+        if gaps is not None:
+            gap = gap * _lognormal_factor(gaps.take(a, b), jitter)
+        gap_ticks = np.minimum(np.rint(gap), MAX_GAP).astype(np.int64)
+        times = time + np.cumsum(gap_ticks)
+        time = int(times[-1])
+        it_lo = max(0, int(it[0]))
+        if choices is not None:
+            chosen = template.choice[pos]
+            if chosen.any():
+                ref = ref.copy()
+                ref[chosen] += choices.take(it_lo, int(it[chosen][-1]) + 1)[it[chosen] - it_lo]
+        value = np.zeros(b - a, dtype=np.int64)
+        sampled = kind == EventKind.METRIC
+        if sampled.any():
+            its = it[sampled]
+            if metric_z is None:
+                increments = np.full(len(its), FP_OPS_PER_ITERATION, dtype=np.int64)
+            else:
+                z = metric_z.take(it_lo, int(its[-1]) + 1)[its - it_lo]
+                increments = np.maximum(
+                    np.rint(FP_OPS_PER_ITERATION * _lognormal_factor(z, jitter)), 1).astype(np.int64)
+            value[sampled] = counter + np.cumsum(increments)
+            counter = int(value[sampled][-1])
+        yield EventBatch(time=times, kind=kind, ref=ref, comm=template.comm[pos],
+                         tag=template.tag[pos], request=np.zeros(b - a, dtype=np.int64),
+                         size=template.size[pos], recv_size=template.recv_size[pos], value=value)
+
+
+def _definitions(locations: int, events_per_location: int, jitter: float, seed: int,
+                 pattern: str, depth: int) -> Definitions:
+    machine = SystemTreeNode("synthetic cluster", "machine", None)
+    nodes = [SystemTreeNode(f"node {r}", "node", 0) for r in range(locations)]
+    return Definitions(
+        regions=[_region(name) for name in region_names(pattern, depth)],
+        system_tree=[machine, *nodes],
+        locations=[Location(f"rank {r}", "process", 1 + r) for r in range(locations)],
+        communicators=[Communicator("MPI_COMM_WORLD", tuple(range(locations)))],
+        metrics=[Metric("PAPI_FP_OPS", unit="flop", mode="accumulated", value_type="int64")],
+        strings=[],
+        timer_resolution=TIMER_RESOLUTION,
+        clock_offset=0,
+        provenance={
+            "source_format": "synthetic",
+            "generator": "tools/synth.py",
+            "pattern": pattern,
+            "locations": str(locations),
+            "events_per_location": str(events_per_location),
+            "jitter": repr(float(jitter)),
+            "seed": str(seed),
+            "depth": str(depth),
+        },
+    )
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def synthesize(locations: int, events_per_location: int, *, jitter: float = 0.0, seed: int = 0,
+               pattern: str = "spmd", depth: int = 3, batch_size: int = 65536
+               ) -> tuple[Definitions, Callable[[int], Iterator[EventBatch]]]:
+    """Definitions and a per-location event stream of a synthetic trace.
+
+    The returned function maps a location index to an iterator of `EventBatch` chunks of
+    at most ``batch_size`` events, generated lazily. Each location gets exactly
+    ``event_count(events_per_location, pattern, depth)`` events: ``main`` is entered
+    first and left last, iterations are started only while a whole one still fits
+    before main's LEAVE (so the count is exact when ``(M - 2)`` is a multiple of the
+    iteration length, else rounded down to one; M < 2 gives no events at all).
+    Location r starts at tick ``1_000_000 * r + 1000``; with ``jitter == 0`` all
+    iterations and all locations have identical timing. Same arguments, same events.
+    """
+    _check_int("locations", locations, 1)
+    _check_int("events_per_location", events_per_location, 0)
+    _check_int("seed", seed, 0)
+    _check_int("batch_size", batch_size, 1)
+    _check_pattern(pattern, depth)
+    jitter = float(jitter)
+    if not math.isfinite(jitter) or jitter < 0:
+        raise ValueError(f"jitter must be a finite number >= 0, got {jitter!r}")
+    locations, events_per_location, seed = int(locations), int(events_per_location), int(seed)
+    definitions = _definitions(locations, events_per_location, jitter, seed, pattern, depth)
+    template = _build_template(pattern, depth)
+    assert template.length == iteration_length(pattern, depth)
+    total = event_count(events_per_location, pattern, depth)
+
+    def events(location: int) -> Iterator[EventBatch]:
+        """The events of ``location`` (0 .. locations-1) as batches."""
+        _check_int("location", location, 0)
+        if location >= locations:
+            raise ValueError(f"location {location} out of range (0..{locations - 1})")
+        return _location_events(template, int(location), locations, total, jitter, seed,
+                                int(batch_size))
+
+    return definitions, events
+
+
+# --------------------------------------------------------------------------- npz files
+
+def definitions_from_dict(data: dict) -> Definitions:
+    """Rebuild `Definitions` from `dataclasses.asdict` output (also after a JSON round trip)."""
+    return Definitions(
+        regions=[Region(**r) for r in data["regions"]],
+        system_tree=[SystemTreeNode(**n) for n in data["system_tree"]],
+        locations=[Location(**loc) for loc in data["locations"]],
+        communicators=[Communicator(c["name"], tuple(c["members"])) for c in data["communicators"]],
+        metrics=[Metric(**m) for m in data["metrics"]],
+        strings=list(data["strings"]),
+        timer_resolution=int(data["timer_resolution"]),
+        clock_offset=int(data["clock_offset"]),
+        provenance=dict(data["provenance"]),
+    )
+
+
+def write_npz(path: str | os.PathLike[str], definitions: Definitions,
+              events: Callable[[int], Iterator[EventBatch]]) -> int:
+    """Write every location's concatenated columns to ``path`` atomically; returns the event count."""
+    arrays: dict[str, np.ndarray] = {"definitions_json": np.array(json.dumps(dataclasses.asdict(definitions)))}
+    count = 0
+    for i in range(len(definitions.locations)):
+        batch = EventBatch.concat(list(events(i)))
+        count += len(batch)
+        for name in ("time", "kind") + COLUMNS:
+            arrays[f"loc{i}_{name}"] = getattr(batch, name)
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez_compressed(f, **arrays)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return count
+
+
+def load_npz(path: str | os.PathLike[str]) -> tuple[dict, dict[int, EventBatch]]:
+    """Read a file written by `write_npz`: the definitions as a dict and each location's events."""
+    with np.load(path, allow_pickle=False) as data:
+        definitions = json.loads(str(data["definitions_json"]))
+        batches = {}
+        for i in range(len(definitions["locations"])):
+            batches[i] = EventBatch(**{name: data[f"loc{i}_{name}"] for name in ("time", "kind") + COLUMNS})
+    return definitions, batches
+
+
+# --------------------------------------------------------------------------- command line
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="synth.py",
+        description="Write a deterministic synthetic trace as a .npz file "
+                    "(per location i the columns loc{i}_{column}, plus definitions_json).")
+    parser.add_argument("out", metavar="OUT", help="output file (replaced atomically)")
+    parser.add_argument("--locations", type=int, required=True, help="number of locations (ranks), >= 1")
+    parser.add_argument("--events-per-location", type=int, required=True,
+                        help="requested events per location (rounded down to whole iterations)")
+    parser.add_argument("--jitter", type=float, default=0.0,
+                        help="sigma of the log-normal factor on every gap; 0 = perfectly regular (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default 0)")
+    parser.add_argument("--pattern", choices=PATTERNS, default="spmd", help="trace pattern (default spmd)")
+    parser.add_argument("--depth", type=int, default=3, help="compute call depth for spmd, >= 1 (default 3)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry point; returns the exit status (argparse exits with 2 on usage errors)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        definitions, events = synthesize(args.locations, args.events_per_location, jitter=args.jitter,
+                                         seed=args.seed, pattern=args.pattern, depth=args.depth)
+    except ValueError as e:
+        parser.error(str(e))
+    count = write_npz(args.out, definitions, events)
+    size = os.path.getsize(args.out)
+    print(f"synth.py: wrote {args.out}: {args.locations} locations, {count} events "
+          f"({count // args.locations} per location), {size} bytes", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -27,3 +27,32 @@ class TraceError(CcgError):
 
 class ParameterError(CcgError):
     """Compression or query parameters outside their valid range."""
+
+
+class ArchiveError(CcgError):
+    """A problem with a .ccg file; names the file and the byte offset where it was found."""
+
+    def __init__(self, reason: str, *, path: str | None = None, offset: int | None = None):
+        self.reason = reason
+        self.path = path
+        self.offset = offset
+        where = path or "<archive>"
+        if offset is not None:
+            where += f" at byte {offset}"
+        super().__init__(f"{where}: {reason}")
+
+
+class CorruptArchiveError(ArchiveError):
+    """The file's structure is inconsistent: a bad magic, offset, length or value."""
+
+
+class ChecksumError(CorruptArchiveError):
+    """A block's CRC32C does not match its stored bytes."""
+
+
+class TruncatedError(CorruptArchiveError):
+    """The file ends before a structure it announces."""
+
+
+class UnsupportedVersionError(ArchiveError):
+    """The file needs a newer reader: an unknown major version or must-understand section."""

@@ -10,9 +10,10 @@ to be merged) and which are *soft* (may deviate within a bound) is given by `KIN
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -237,6 +238,43 @@ class Definitions:
     timer_resolution: int = 1_000_000_000
     clock_offset: int = 0
     provenance: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain lists, dicts, strings and integers: ready for JSON."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Definitions:
+        """The inverse of `to_dict`; raises TypeError, KeyError or ValueError on bad data."""
+        def text(value: Any) -> str:
+            if not isinstance(value, str):
+                raise TypeError(f"expected a string, got {type(value).__name__}")
+            return value
+
+        def integer(value: Any) -> int:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"expected an integer, got {type(value).__name__}")
+            return value
+
+        def optional(value: Any) -> int | None:
+            return None if value is None else integer(value)
+
+        return cls(
+            regions=[Region(text(r["name"]), text(r["role"]), text(r["paradigm"]), text(r["group"]))
+                     for r in data["regions"]],
+            system_tree=[SystemTreeNode(text(n["name"]), text(n["kind"]), optional(n["parent"]))
+                         for n in data["system_tree"]],
+            locations=[Location(text(loc["name"]), text(loc["kind"]), optional(loc["parent"]))
+                       for loc in data["locations"]],
+            communicators=[Communicator(text(c["name"]), tuple(integer(m) for m in c["members"]))
+                           for c in data["communicators"]],
+            metrics=[Metric(text(m["name"]), text(m["unit"]), text(m["mode"]), text(m["value_type"]))
+                     for m in data["metrics"]],
+            strings=[text(x) for x in data["strings"]],
+            timer_resolution=integer(data["timer_resolution"]),
+            clock_offset=integer(data["clock_offset"]),
+            provenance={text(k): text(v) for k, v in data["provenance"].items()},
+        )
 
 
 # --------------------------------------------------------------------------- validation

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import synth  # noqa: E402
 from ccgformat.errors import TraceError  # noqa: E402
-from ccgformat.model import EventBatch, EventKind, validate  # noqa: E402
+from ccgformat.model import Definitions, EventBatch, EventKind, validate  # noqa: E402
 
 SYNTH = ROOT / "tools" / "synth.py"
 
@@ -322,7 +322,7 @@ def test_cli_round_trip(tmp_path, pattern):
     definitions, batches = synth.load_npz(out)
     defs, ev = synth.synthesize(3, 5000, jitter=0.3, seed=12, pattern=pattern, depth=4)
     assert definitions == json.loads(json.dumps(dataclasses.asdict(defs)))
-    assert synth.definitions_from_dict(definitions) == defs
+    assert Definitions.from_dict(definitions) == defs
     assert sorted(batches) == [0, 1, 2]
     for loc in range(3):
         assert batches[loc].kind.dtype == np.uint8 and batches[loc].time.dtype == np.int64

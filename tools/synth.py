@@ -49,7 +49,7 @@ except ImportError:  # run as `python tools/synth.py` from a source checkout
                                  Metric, Region, SystemTreeNode)
 
 __all__ = ["PATTERNS", "synthesize", "iteration_length", "event_count", "region_names",
-           "load_npz", "definitions_from_dict", "write_npz", "main"]
+           "load_npz", "write_npz", "main"]
 
 PATTERNS: tuple[str, ...] = ("spmd", "single", "random")
 
@@ -394,25 +394,10 @@ def synthesize(locations: int, events_per_location: int, *, jitter: float = 0.0,
 
 # --------------------------------------------------------------------------- npz files
 
-def definitions_from_dict(data: dict) -> Definitions:
-    """Rebuild `Definitions` from `dataclasses.asdict` output (also after a JSON round trip)."""
-    return Definitions(
-        regions=[Region(**r) for r in data["regions"]],
-        system_tree=[SystemTreeNode(**n) for n in data["system_tree"]],
-        locations=[Location(**loc) for loc in data["locations"]],
-        communicators=[Communicator(c["name"], tuple(c["members"])) for c in data["communicators"]],
-        metrics=[Metric(**m) for m in data["metrics"]],
-        strings=list(data["strings"]),
-        timer_resolution=int(data["timer_resolution"]),
-        clock_offset=int(data["clock_offset"]),
-        provenance=dict(data["provenance"]),
-    )
-
-
 def write_npz(path: str | os.PathLike[str], definitions: Definitions,
               events: Callable[[int], Iterator[EventBatch]]) -> int:
     """Write every location's concatenated columns to ``path`` atomically; returns the event count."""
-    arrays: dict[str, np.ndarray] = {"definitions_json": np.array(json.dumps(dataclasses.asdict(definitions)))}
+    arrays: dict[str, np.ndarray] = {"definitions_json": np.array(json.dumps(definitions.to_dict()))}
     count = 0
     for i in range(len(definitions.locations)):
         batch = EventBatch.concat(list(events(i)))

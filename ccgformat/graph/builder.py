@@ -111,7 +111,7 @@ class Builder:
         self.repair = repair
         self.repairs: list[Repair] = []
         self.pool = NodePool()
-        self.index = ReplacementIndex(params.search_length, self._soft_of)
+        self.index = ReplacementIndex(params.search_length, self.pool.soft_key)
         self._locations: dict[int, _LocationState] = {}
         self._roots: dict[int, LocationRoot] = {}
         self._time_bound = Interval(-params.abs_dev, params.abs_dev)
@@ -316,9 +316,3 @@ class Builder:
             self.n += 1
             self.m += size
         return Entry(found, 0, time, time, 0, _ZERO)
-
-    def _soft_of(self, node: int) -> tuple[int, ...]:
-        """The soft properties an S-list compares: durations, or an atomic node's values."""
-        if self.pool.kind[node] <= NodeKind.ARTIFICIAL:
-            return self.pool.durations[node]
-        return self.pool.soft[node]

@@ -93,6 +93,10 @@ class NodePool:
         sums = ((key[0], soft[0]),) if kind == EventKind.METRIC else ()
         return self._append(kind, key, (), (), soft, 1, 0, sums)
 
+    def soft_key(self, node: int) -> tuple[int, ...]:
+        """The soft properties an S-list compares: durations, or an atomic node's values."""
+        return self.durations[node] if self.kind[node] <= NodeKind.ARTIFICIAL else self.soft[node]
+
     def _append(self, kind: int, key: tuple[int, ...], children: tuple[int, ...],
                 durations: tuple[int, ...], soft: tuple[int, ...], events: int, total: int,
                 sums: tuple[tuple[int, int], ...]) -> int:

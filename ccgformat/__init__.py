@@ -1,11 +1,14 @@
 """ccgformat: archive parallel-program execution traces as compressed Complete Call Graphs."""
 
-from .errors import CcgError, ParameterError, TraceError
+from .archive import Archive, Writer, open_archive as open, save_graph, write_trace
+from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError, ParameterError, TraceError,
+                     TruncatedError, UnsupportedVersionError)
 from .graph import Builder, Graph
 from .model import Definitions, Event, EventBatch, EventKind
 from .params import Params
 
-__version__ = "0.1.0"
+from ._version import __version__
 
-__all__ = ["Builder", "CcgError", "Definitions", "Event", "EventBatch", "EventKind", "Graph",
-           "ParameterError", "Params", "TraceError", "__version__"]
+__all__ = ["Archive", "ArchiveError", "Builder", "CcgError", "ChecksumError", "CorruptArchiveError", "Definitions",
+           "Event", "EventBatch", "EventKind", "Graph", "ParameterError", "Params", "TraceError", "TruncatedError",
+           "UnsupportedVersionError", "Writer", "__version__", "open", "save_graph", "write_trace"]

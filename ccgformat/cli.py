@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import __version__
+from ._version import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -91,3 +91,13 @@ def call_stack_at(events: list[Event], time: int) -> list[int]:
             stack.pop()
     # calls left exactly at ``time`` are closed; calls entered at ``time`` are open
     return stack
+
+
+def definitions() -> "Definitions":
+    """Definitions that every trace of `traces` refers to: regions 0-3, locations and
+    metrics 0-2 (references are drawn from 0..2, regions from 0..3)."""
+    from ccgformat.model import Definitions, Location, Metric, Region
+
+    return Definitions(regions=[Region(f"r{i}") for i in range(4)],
+                       locations=[Location(f"rank {i}") for i in range(3)],
+                       metrics=[Metric(f"m{i}") for i in range(3)])

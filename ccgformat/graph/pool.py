@@ -51,6 +51,20 @@ def node_bytes(kind: int, children: int, durations: tuple[int, ...]) -> int:
     return 4 + 8 * (len(fields.hard) + len(fields.soft))
 
 
+class _PerChild:
+    """``view[node]``: a column's values for each child of ``node``, as a tuple."""
+
+    __slots__ = ("_pool", "_column")
+
+    def __init__(self, pool: NodePool, column: list):
+        self._pool = pool
+        self._column = column
+
+    def __getitem__(self, node: int) -> tuple:
+        column = self._column
+        return tuple(column[child] for child in self._pool.children[node])
+
+
 class NodePool:
     """Column lists of all permanent nodes; a node id indexes every column.
 
@@ -60,7 +74,8 @@ class NodePool:
     artificial nodes; ``events``: events in the sub-tree (for access by index);
     ``total``: the sub-tree's duration; ``metric_sums``: per metric, the sum of the
     sub-tree's sample differences, as sorted (metric, sum) pairs (for random access to
-    metric values).
+    metric values). ``child_events`` and ``child_metric_sums`` give those values for all
+    children of a node at once, which lets an archive answer them from the parent's block.
     """
 
     def __init__(self) -> None:
@@ -72,6 +87,9 @@ class NodePool:
         self.events: list[int] = []
         self.total: list[int] = []
         self.metric_sums: list[tuple[tuple[int, int], ...]] = []
+
+        self.child_events = _PerChild(self, self.events)
+        self.child_metric_sums = _PerChild(self, self.metric_sums)
 
     def __len__(self) -> int:
         return len(self.kind)

@@ -215,14 +215,15 @@ class LocationWalker:
                 remaining -= 1
                 first_child_slot = 1
             child_time = time + d[0]
+            child_events = pool.child_events[node]
             for j, child in enumerate(children):
-                events = pool.events[child]
+                events = child_events[j]
                 if remaining < events:
                     frames.append([node, j + first_child_slot, child_time])
                     node, time = child, child_time
                     break
                 remaining -= events
-                for metric, value in pool.metric_sums[child]:
+                for metric, value in pool.child_metric_sums[node][j]:
                     metrics[metric] = wrap64(metrics.get(metric, 0) + value)
                 child_time += d[2 * j + 1] + d[2 * j + 2]
             else:
@@ -247,6 +248,7 @@ class LocationWalker:
                 index += 1
             d = pool.durations[node]
             child_start = start + d[0]
+            child_events = pool.child_events[node]
             for j, child in enumerate(pool.children[node]):
                 child_end = child_start + d[2 * j + 1]
                 if time <= child_end:
@@ -254,7 +256,7 @@ class LocationWalker:
                         return index
                     node, start = child, child_start
                     break
-                index += pool.events[child]
+                index += child_events[j]
                 child_start = child_end + d[2 * j + 2]
             else:
                 # past every child: the leave, if the call ends at or after ``time``

@@ -1,0 +1,71 @@
+"""Block framing: kind, flags, length, payload, CRC32C over everything before the CRC.
+
+Reading checks every length against the file size before touching the bytes, the CRC
+before decompressing, and the decompressed size against the directory before allocating.
+"""
+
+from __future__ import annotations
+
+import crcmod.predefined
+import zstandard
+
+from ..errors import ChecksumError, CorruptArchiveError, TruncatedError
+from .layout import BLOCK_CRC, BLOCK_HEADER, BLOCK_OVERHEAD, BlockFlags
+
+crc32c = crcmod.predefined.mkCrcFun("crc-32c")
+
+
+def frame_block(kind: int, flags: int, payload: bytes) -> bytes:
+    """The stored bytes of one block."""
+    head = BLOCK_HEADER.pack(kind, flags, len(payload))
+    return head + payload + BLOCK_CRC.pack(crc32c(payload, crc32c(head)))
+
+
+def compress(payload: bytes, level: int) -> bytes:
+    return zstandard.ZstdCompressor(level=level, write_content_size=True).compress(payload)
+
+
+def read_block(data: memoryview | bytes, offset: int, path: str, *, expect_kind: int | None = None
+               ) -> tuple[int, int, memoryview]:
+    """Check the block at ``offset`` and return (kind, flags, stored payload)."""
+    size = len(data)
+    if offset < 0 or offset + BLOCK_OVERHEAD > size:
+        raise TruncatedError(f"block header at {offset} runs past the end of the file ({size} bytes)",
+                             path=path, offset=offset)
+    kind, flags, length = BLOCK_HEADER.unpack_from(data, offset)
+    end = offset + BLOCK_HEADER.size + length
+    if end + BLOCK_CRC.size > size:
+        raise TruncatedError(f"block of {length} bytes at {offset} runs past the end of the file "
+                             f"({size} bytes)", path=path, offset=offset)
+    view = memoryview(data)
+    (stored_crc,) = BLOCK_CRC.unpack_from(data, end)
+    if crc32c(view[offset:end]) != stored_crc:
+        raise ChecksumError(f"CRC32C mismatch in block of kind {kind} at {offset}", path=path, offset=offset)
+    if expect_kind is not None and kind != expect_kind:
+        raise CorruptArchiveError(f"expected a block of kind {expect_kind} at {offset}, found kind {kind}",
+                                  path=path, offset=offset)
+    if flags & ~BlockFlags.known():
+        raise CorruptArchiveError(f"unknown flags {flags:#x} in block at {offset}", path=path, offset=offset)
+    return kind, flags, view[offset + BLOCK_HEADER.size:end]
+
+
+def unpack_payload(flags: int, stored: memoryview, raw_length: int, path: str, offset: int) -> bytes:
+    """The raw payload; ``raw_length`` (from the directory) bounds the allocation."""
+    if not flags & BlockFlags.ZSTD:
+        if len(stored) != raw_length:
+            raise CorruptArchiveError(f"block at {offset} holds {len(stored)} bytes, directory says "
+                                      f"{raw_length}", path=path, offset=offset)
+        return bytes(stored)
+    try:
+        declared = zstandard.frame_content_size(stored)
+        if declared != raw_length:
+            raise CorruptArchiveError(f"block at {offset} decompresses to {declared} bytes, directory "
+                                      f"says {raw_length}", path=path, offset=offset)
+        raw = zstandard.ZstdDecompressor().decompress(stored, max_output_size=raw_length)
+    except zstandard.ZstdError as error:
+        raise CorruptArchiveError(f"zstd frame of block at {offset} is damaged: {error}",
+                                  path=path, offset=offset) from None
+    if len(raw) != raw_length:
+        raise CorruptArchiveError(f"block at {offset} decompressed to {len(raw)} bytes, expected "
+                                  f"{raw_length}", path=path, offset=offset)
+    return raw

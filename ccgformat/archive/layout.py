@@ -1,0 +1,53 @@
+"""Byte layout of a .ccg file: magics, versions, header, block framing, section kinds.
+
+spec/format.md is the normative description; the names here follow its tables.
+"""
+
+from __future__ import annotations
+
+import struct
+from enum import IntEnum, IntFlag
+
+MAGIC = b"\x89CCG\r\n\x1a\n"        #: first 8 bytes of every archive
+END_MAGIC = b"\x89CCGEND\n"          #: last 8 bytes of every complete archive
+MAJOR_VERSION = 1
+MINOR_VERSION = 0
+
+#: magic, major u16, minor u16, reserved u32 (must be zero)
+FILE_HEADER = struct.Struct("<8sHHI")
+#: kind u16, flags u16, payload length u64; the payload follows, then its CRC32C
+BLOCK_HEADER = struct.Struct("<HHQ")
+BLOCK_CRC = struct.Struct("<I")
+#: footer block length u64, END_MAGIC
+TRAILER = struct.Struct("<Q8s")
+#: kind u16, flags u16, reserved u32, offset u64, payload length u64, raw length u64,
+#: first u64, count u64
+DIRECTORY_ENTRY = struct.Struct("<HHIQQQQQ")
+#: location u64, root node u64, start i64, end i64, events u64
+ROOT_ENTRY = struct.Struct("<QQqqQ")
+
+BLOCK_OVERHEAD = BLOCK_HEADER.size + BLOCK_CRC.size
+
+
+class SectionKind(IntEnum):
+    """What a block holds. Kinds 16-31 are reserved for the aggregation tables."""
+
+    FOOTER = 0
+    DEFINITIONS = 1
+    PARAMETERS = 2
+    NODES = 3
+    ROOTS = 4
+    SNAPSHOTS = 5
+    SUMMARY = 6
+
+
+RESERVED_AGGREGATION = range(16, 32)
+
+
+class BlockFlags(IntFlag):
+    MUST_UNDERSTAND = 1  #: a reader that does not know the kind must refuse the file
+    ZSTD = 2             #: the payload is one zstd frame
+
+    @classmethod
+    def known(cls) -> int:
+        return int(cls.MUST_UNDERSTAND | cls.ZSTD)

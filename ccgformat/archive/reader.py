@@ -1,0 +1,340 @@
+"""The lazy .ccg reader: opening reads the header and the footer; every other block is
+checked and decompressed when first needed and kept in a bounded LRU cache.
+
+The walker of `ccgformat.graph.walk` runs unchanged on an `ArchivePool`, whose columns
+fetch nodes from their blocks on demand (dissertation 4.6: restore in one pass is
+possible because children precede parents; here restore is lazy and per block).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import mmap
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..errors import CcgError, CorruptArchiveError, TruncatedError, UnsupportedVersionError
+from ..graph.graph import LocationRoot
+from ..graph.walk import LocationWalker
+from ..model import Definitions, EventBatch
+from ..params import Params
+from .blocks import read_block, unpack_payload
+from .codec import NodeBlock, decode_nodes
+from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags,
+                     SectionKind)
+from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
+
+BLOCK_CACHE_SIZE = 64
+_KNOWN_KINDS = {int(kind) for kind in SectionKind}
+
+
+@dataclass(frozen=True)
+class ArchiveStats:
+    """Sizes and compression figures of an archive (dissertation 4.2.5)."""
+
+    events: int
+    N: int
+    n: int
+    r_nodes: float
+    r_memory: float
+    file_bytes: int
+    bytes_per_event: float
+
+
+class _Column:
+    """``pool.<column>[node]`` for an archive: finds the node's block and reads one value,
+    remembering it for as long as the block stays in the cache."""
+
+    __slots__ = ("_pool", "_read", "_name")
+
+    def __init__(self, pool: ArchivePool, name: str, read: Callable[[NodeBlock, int], Any]):
+        self._pool = pool
+        self._name = name
+        self._read = read
+
+    def __getitem__(self, node: int) -> Any:
+        block = self._pool.block_of(node)
+        memo = block.memo.get(self._name)
+        if memo is None:
+            memo = block.memo[self._name] = {}
+        value = memo.get(node)
+        if value is None:
+            value = memo[node] = self._read(block, node - block.first)
+        return value
+
+
+class ArchivePool:
+    """The node pool of an archive, with the column interface of `NodePool`."""
+
+    def __init__(self, archive: Archive, entries: list[DirectoryEntry]):
+        self._archive = archive
+        self._entries = entries
+        self._firsts = [entry.first for entry in entries]
+        self._cache: OrderedDict[int, NodeBlock] = OrderedDict()
+        self._last: NodeBlock | None = None
+        self.size = entries[-1].first + entries[-1].count if entries else 0
+        self.kind = _Column(self, "kind", lambda b, i: int(b.kind[i]))
+        self.children = _Column(self, "children", lambda b, i: tuple(b.children[b.child_start[i]:b.child_start[i + 1]].tolist()))
+        self.durations = _Column(self, "durations", lambda b, i: tuple(
+            b.durations[b.duration_start[i]:b.duration_start[i + 1]].tolist()))
+        self.key = _Column(self, "key", lambda b, i: tuple(b.key[b.key_start[i]:b.key_start[i + 1]].tolist()))
+        self.soft = _Column(self, "soft", lambda b, i: tuple(b.soft[b.soft_start[i]:b.soft_start[i + 1]].tolist()))
+        self.events = _Column(self, "events", lambda b, i: b.events[i])
+        self.total = _Column(self, "total", lambda b, i: b.total[i])
+        self.metric_sums = _Column(self, "metric_sums", lambda b, i: b.metric_sums[i])
+        self.child_events = _Column(self, "child_events", lambda b, i: tuple(b.child_events[b.child_start[i]:b.child_start[i + 1]]))
+        self.child_metric_sums = _Column(self, "child_metric_sums", lambda b, i: tuple(b.child_sums[b.child_start[i]:b.child_start[i + 1]]))
+
+    def __len__(self) -> int:
+        return self.size
+
+    def block_of(self, node: int) -> NodeBlock:
+        last = self._last
+        if last is not None and last.first <= node < last.first + len(last):
+            return last
+        if not 0 <= node < self.size:
+            raise CorruptArchiveError(f"reference to node {node}, but the archive holds {self.size}",
+                                      path=self._archive.path)
+        index = bisect.bisect_right(self._firsts, node) - 1
+        block = self._cache.get(index)
+        if block is None:
+            entry = self._entries[index]
+            block = decode_nodes(self._archive.payload(entry), self._archive.path, entry.offset)
+            if block.first != entry.first or len(block) != entry.count:
+                raise CorruptArchiveError("node block does not hold the ids the footer lists",
+                                          path=self._archive.path, offset=entry.offset)
+            self._cache[index] = block
+            if len(self._cache) > BLOCK_CACHE_SIZE:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(index)
+        self._last = block
+        return block
+
+
+class Archive:
+    """An open .ccg file. Cheap to open; reads what a question needs."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = str(path)
+        with open(self.path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < FILE_HEADER.size + TRAILER.size:
+                raise TruncatedError(f"{size} bytes is too short for an archive", path=self.path, offset=size)
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        self.file_bytes = size
+        try:
+            self._directory = self._read_footer()
+        except BaseException:
+            self._map.close()
+            raise
+        self.pool = ArchivePool(self, [e for e in self._directory if e.kind == SectionKind.NODES])
+        self._indexes: dict[int, list[Any]] = {}
+
+    # ----------------------------------------------------------------- opening
+
+    def _read_footer(self) -> list[DirectoryEntry]:
+        data, size = self._map, self.file_bytes
+        magic, major, minor, reserved = FILE_HEADER.unpack_from(data, 0)
+        if magic != MAGIC:
+            raise CorruptArchiveError("not a .ccg archive (bad magic)", path=self.path, offset=0)
+        if major != MAJOR_VERSION:
+            raise UnsupportedVersionError(f"format version {major}.{minor} is not supported by this reader "
+                                          f"(major version {MAJOR_VERSION})", path=self.path, offset=8)
+        if reserved:
+            raise CorruptArchiveError("reserved header field is not zero", path=self.path, offset=12)
+        footer_length, end_magic = TRAILER.unpack_from(data, size - TRAILER.size)
+        if end_magic != END_MAGIC:
+            raise TruncatedError("the end marker is missing: the file is truncated or not complete",
+                                 path=self.path, offset=size - 8)
+        footer_offset = size - TRAILER.size - footer_length
+        if footer_length < BLOCK_OVERHEAD or footer_offset < FILE_HEADER.size:
+            raise CorruptArchiveError(f"footer length {footer_length} does not fit the file",
+                                      path=self.path, offset=size - TRAILER.size)
+        _, flags, stored = read_block(data, footer_offset, self.path, expect_kind=SectionKind.FOOTER)
+        if footer_offset + BLOCK_OVERHEAD + len(stored) != size - TRAILER.size:
+            raise CorruptArchiveError("footer block does not end at the trailer", path=self.path,
+                                      offset=footer_offset)
+        directory = decode_directory(bytes(stored), self.path, footer_offset)
+        expected_node = 0
+        for entry in directory:
+            if entry.offset < FILE_HEADER.size or entry.offset + BLOCK_OVERHEAD + entry.length > footer_offset:
+                raise CorruptArchiveError(f"block listed at {entry.offset} with {entry.length} bytes lies "
+                                          f"outside the data area", path=self.path, offset=footer_offset)
+            if entry.flags & ~BlockFlags.known():
+                raise CorruptArchiveError(f"unknown flags {entry.flags:#x} in the directory",
+                                          path=self.path, offset=entry.offset)
+            if entry.raw_length > max(64 * entry.length, 1 << 20) * 1024:
+                raise CorruptArchiveError(f"block at {entry.offset} claims {entry.raw_length} bytes "
+                                          f"uncompressed from {entry.length}", path=self.path, offset=entry.offset)
+            if entry.kind not in _KNOWN_KINDS and entry.flags & BlockFlags.MUST_UNDERSTAND:
+                raise UnsupportedVersionError(f"section kind {entry.kind} must be understood but is "
+                                              f"unknown to this reader", path=self.path, offset=entry.offset)
+            if entry.kind == SectionKind.NODES:
+                if entry.first != expected_node or entry.count == 0:
+                    raise CorruptArchiveError("node blocks do not cover consecutive ids", path=self.path,
+                                              offset=entry.offset)
+                expected_node += entry.count
+        for kind in (SectionKind.DEFINITIONS, SectionKind.PARAMETERS, SectionKind.ROOTS):
+            if sum(entry.kind == kind for entry in directory) != 1:
+                raise CorruptArchiveError(f"the footer must list exactly one {kind.name} block",
+                                          path=self.path, offset=footer_offset)
+        return directory
+
+    def payload(self, entry: DirectoryEntry) -> bytes:
+        """The checked, decompressed payload of one block."""
+        if self._map.closed:
+            raise ValueError("the archive is closed")
+        kind, flags, stored = read_block(self._map, entry.offset, self.path, expect_kind=entry.kind)
+        if flags != entry.flags or len(stored) != entry.length:
+            raise CorruptArchiveError("block header disagrees with the footer", path=self.path, offset=entry.offset)
+        return unpack_payload(flags, stored, entry.raw_length, self.path, entry.offset)
+
+    def _section(self, kind: SectionKind) -> DirectoryEntry:
+        return next(entry for entry in self._directory if entry.kind == kind)
+
+    def _json(self, kind: SectionKind) -> Any:
+        entry = self._section(kind)
+        return decode_json(self.payload(entry), kind.name, self.path, entry.offset)
+
+    def close(self) -> None:
+        self._map.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------- metadata
+
+    @cached_property
+    def definitions(self) -> Definitions:
+        entry = self._section(SectionKind.DEFINITIONS)
+        document = self._json(SectionKind.DEFINITIONS)
+        try:
+            return Definitions.from_dict(document)
+        except (TypeError, KeyError, ValueError, AttributeError) as error:
+            raise CorruptArchiveError(f"definitions section: {error}", path=self.path, offset=entry.offset) from None
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        """The PARAMETERS section: bounds, b, L, zstd level, provenance and build metrics."""
+        document = self._json(SectionKind.PARAMETERS)
+        if not isinstance(document, dict):
+            raise CorruptArchiveError("parameters section is not an object", path=self.path,
+                                      offset=self._section(SectionKind.PARAMETERS).offset)
+        return document
+
+    @cached_property
+    def params(self) -> Params:
+        p = self.parameters
+        try:
+            return Params(abs_dev=p["abs_dev"], rel_dev=p["rel_dev"], rel_size=p["rel_size"],
+                          rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"])
+        except (KeyError, TypeError, CcgError) as error:
+            raise CorruptArchiveError(f"parameters section: {error}", path=self.path,
+                                      offset=self._section(SectionKind.PARAMETERS).offset) from None
+
+    @cached_property
+    def roots(self) -> dict[int, LocationRoot]:
+        entry = self._section(SectionKind.ROOTS)
+        roots = decode_roots(self.payload(entry), self.path, entry.offset)
+        for location, root in roots.items():
+            if not 0 <= root.root < len(self.pool):
+                raise CorruptArchiveError(f"location {location} has root node {root.root} outside the "
+                                          f"{len(self.pool)} nodes", path=self.path, offset=entry.offset)
+        return roots
+
+    @property
+    def timer_resolution(self) -> int:
+        return self.definitions.timer_resolution
+
+    @property
+    def locations(self) -> list[int]:
+        return sorted(self.roots)
+
+    @property
+    def time_range(self) -> tuple[int, int]:
+        roots = [root for root in self.roots.values() if root.events]
+        if not roots:
+            return (0, 0)
+        return (min(r.start for r in roots), max(r.end for r in roots))
+
+    @property
+    def stats(self) -> ArchiveStats:
+        metrics = self.parameters.get("metrics", {})
+        try:
+            N, n, M, m = (int(metrics[key]) for key in ("N", "n", "M", "m"))
+        except (KeyError, TypeError, ValueError):
+            raise CorruptArchiveError("parameters section lacks the build metrics", path=self.path) from None
+        events = sum(root.events for root in self.roots.values())
+        return ArchiveStats(events, N, n, N / n if n else 1.0, M / m if m else 1.0, self.file_bytes,
+                            self.file_bytes / events if events else float("inf"))
+
+    # ----------------------------------------------------------------- events
+
+    def location(self, location: int) -> LocationWalker:
+        """Random access, iteration and time search over one location's events."""
+        root = self.roots.get(location)
+        if root is None:
+            raise KeyError(f"no location {location} in {self.path}")
+        return LocationWalker(self.pool, root.root, root.start, location)  # type: ignore[arg-type]
+
+    def checkpoints(self, kind: SectionKind, location: int) -> list[dict[str, Any]]:
+        """The snapshot (SNAPSHOTS) or summary (SUMMARY) checkpoints of a location, oldest
+        first; empty when the archive has no such index."""
+        for entry in self._directory:
+            if entry.kind != kind or entry.first > location:
+                continue
+            for item in self._index_document(entry):
+                if isinstance(item, dict) and item.get("location") == location:
+                    checkpoints = item.get("checkpoints")
+                    if not isinstance(checkpoints, list):
+                        raise CorruptArchiveError(f"{kind.name} section is malformed", path=self.path,
+                                                  offset=entry.offset)
+                    return checkpoints
+        return []
+
+    def _index_document(self, entry: DirectoryEntry) -> list[Any]:
+        cached = self._indexes.get(entry.offset)
+        if cached is None:
+            document = decode_json(self.payload(entry), SectionKind(entry.kind).name, self.path, entry.offset)
+            if not isinstance(document, dict) or not isinstance(document.get("locations"), list):
+                raise CorruptArchiveError("index section is malformed", path=self.path, offset=entry.offset)
+            cached = self._indexes[entry.offset] = document["locations"]
+        return cached
+
+    def events(self, start: int | None = None, stop: int | None = None, *,
+               locations: list[int] | None = None, batch_size: int = 65536) -> Iterator[tuple[np.ndarray, EventBatch]]:
+        """Events of all (or the given) locations with ``start <= time < stop`` in global time
+        order (ties by location), as batches paired with each event's location."""
+        chosen = self.locations if locations is None else locations
+        streams = [self._timed(location, start, stop) for location in chosen]
+        merged = heapq.merge(*streams)
+        while True:
+            rows = [row for _, row in zip(range(batch_size), merged)]
+            if not rows:
+                return
+            yield (np.array([row[1] for row in rows], dtype=np.int64),
+                   EventBatch.from_events([row[2] for row in rows]))
+
+    def _timed(self, location: int, start: int | None, stop: int | None) -> Iterator[tuple]:
+        walker = self.location(location)
+        first = 0 if start is None else walker.find(start)
+        last = len(walker) if stop is None else walker.find(stop)
+        for batch in walker.events(first, last):
+            for event in batch.rows():
+                yield (event.time, location, event)
+
+
+def open_archive(path: str | os.PathLike[str]) -> Archive:
+    """Open a .ccg archive (`ccgformat.open`)."""
+    return Archive(Path(path))

@@ -1,0 +1,187 @@
+"""The streaming, atomic .ccg writer (spec/format.md; dissertation 4.6 serialization).
+
+Nodes are written bottom-up in id order, which is the order the builder finalizes them,
+so node blocks can leave as soon as they fill while the builder goes on: memory is
+bounded by the node pool, never by the event count. The file is written under a
+temporary name in the target's folder, flushed to disk and renamed at the end; a failure
+leaves no file under the target name.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from .._version import __version__
+from ..graph.builder import Builder
+from ..graph.graph import Graph
+from ..graph.pool import NodePool
+from ..graph.walk import LocationWalker
+from ..model import Definitions, EventBatch
+from ..params import Params
+from .blocks import compress, frame_block
+from .codec import NodeEncoder
+from .indexes import Checkpoint, checkpoints
+from .layout import FILE_HEADER, MAGIC, MAJOR_VERSION, MINOR_VERSION, TRAILER, END_MAGIC, BlockFlags, SectionKind
+from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
+
+DEFAULT_LEVEL = 19
+DEFAULT_CHECKPOINT_INTERVAL = 65536
+DEFAULT_NODES_PER_BLOCK = 4096
+LOCATIONS_PER_INDEX_BLOCK = 64
+
+
+class Writer:
+    """Writes one archive. Use as a context manager; `finish` makes the file appear."""
+
+    def __init__(self, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
+                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
+                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK):
+        if not 1 <= level <= 22:
+            raise ValueError(f"zstd level must be in 1..22, got {level}")
+        if checkpoint_interval < 1 or nodes_per_block < 1:
+            raise ValueError("checkpoint_interval and nodes_per_block must be positive")
+        self.path = Path(path)
+        self.level = level
+        self.checkpoint_interval = checkpoint_interval
+        self.nodes_per_block = nodes_per_block
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                                 dir=self.path.parent if str(self.path.parent) else ".")
+        self._temporary = Path(temporary)
+        self._file = os.fdopen(descriptor, "wb")
+        self._directory: list[DirectoryEntry] = []
+        self._nodes_written = 0
+        self._encoder = NodeEncoder()
+        self._indexes: list[tuple[int, list[Checkpoint]]] = []
+        self._offset = 0
+        self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, MINOR_VERSION, 0))
+
+    def __enter__(self) -> Writer:
+        return self
+
+    def __exit__(self, kind: object, error: object, traceback: object) -> None:
+        if not self._file.closed:
+            self.abort()
+
+    def _emit(self, data: bytes) -> None:
+        self._file.write(data)
+        self._offset += len(data)
+
+    def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
+               count: int = 0) -> None:
+        stored = compress(raw, self.level)
+        flags = BlockFlags.ZSTD | (BlockFlags.MUST_UNDERSTAND if must_understand else 0)
+        self._directory.append(DirectoryEntry(kind, int(flags), self._offset, len(stored), len(raw), first, count))
+        self._emit(frame_block(kind, int(flags), stored))
+
+    def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
+        """Write the pool's new nodes in full blocks (and, if ``final``, the remainder)."""
+        while len(pool) - self._nodes_written >= (1 if final else self.nodes_per_block):
+            first = self._nodes_written
+            stop = min(len(pool), first + self.nodes_per_block)
+            self._block(SectionKind.NODES, self._encoder.encode(pool, first, stop), must_understand=True,
+                        first=first, count=stop - first)
+            self._nodes_written = stop
+
+    def add_location(self, location: int, walker: LocationWalker) -> None:
+        """Record the snapshot and summary indexes of a finished location; they are written
+        in groups of up to LOCATIONS_PER_INDEX_BLOCK locations."""
+        self._indexes.append((location, checkpoints(walker, self.checkpoint_interval)))
+        if len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
+            self._flush_indexes()
+
+    def _flush_indexes(self) -> None:
+        if not self._indexes:
+            return
+        for kind, part in ((SectionKind.SNAPSHOTS, Checkpoint.snapshot_json),
+                           (SectionKind.SUMMARY, Checkpoint.summary_json)):
+            payload = {"interval": self.checkpoint_interval,
+                       "locations": [{"location": location, "checkpoints": [part(p) for p in points]}
+                                     for location, points in self._indexes]}
+            self._block(kind, encode_json(payload), must_understand=False, first=self._indexes[0][0],
+                        count=len(self._indexes))
+        self._indexes.clear()
+
+    def finish(self, graph: Graph) -> Path:
+        """Write the rest of the graph, the footer and the trailer; publish the file."""
+        self.add_nodes(graph.pool, final=True)
+        self._flush_indexes()
+        self._block(SectionKind.DEFINITIONS, encode_json(graph.definitions.to_dict()), must_understand=True)
+        self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
+        self._block(SectionKind.ROOTS, encode_roots(graph.roots), must_understand=True,
+                    count=len(graph.roots))
+        footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND),
+                             encode_directory(self._directory))
+        self._emit(footer)
+        self._emit(TRAILER.pack(len(footer), END_MAGIC))
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self._temporary, self.path)
+        _fsync_folder(self.path.parent)
+        return self.path
+
+    def abort(self) -> None:
+        """Drop the temporary file; nothing appears under the target name."""
+        self._file.close()
+        self._temporary.unlink(missing_ok=True)
+
+    def _parameters(self, graph: Graph) -> dict[str, object]:
+        p, m = graph.params, graph.metrics
+        return {
+            "abs_dev": p.abs_dev, "rel_dev": p.rel_dev, "rel_size": p.rel_size, "rel_metric": p.rel_metric,
+            "branching": p.branching, "search_length": p.search_length,
+            "zstd_level": self.level, "checkpoint_interval": self.checkpoint_interval,
+            "nodes_per_block": self.nodes_per_block,
+            "converter": f"ccgformat {__version__}",
+            "provenance": dict(graph.definitions.provenance),
+            "metrics": {"N": m.N, "n": m.n, "M": m.M, "m": m.m},
+        }
+
+
+def _fsync_folder(folder: Path) -> None:
+    descriptor = os.open(folder if str(folder) else ".", os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def write_trace(path: str | os.PathLike[str], definitions: Definitions,
+                locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
+                repair: bool = False, level: int = DEFAULT_LEVEL,
+                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Graph:
+    """Build and write an archive in one streaming pass, one location after another.
+
+    Node blocks are written as they fill and each location's indexes as soon as it ends,
+    so only the node pool stays in memory. Returns the built graph.
+    """
+    builder = Builder(params, definitions, repair=repair)
+    with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
+                nodes_per_block=nodes_per_block) as writer:
+        for location, batches in locations:
+            for batch in batches:
+                builder.add(location, batch)
+                writer.add_nodes(builder.pool)
+            root = builder.end_location(location)
+            writer.add_nodes(builder.pool)
+            writer.add_location(location, LocationWalker(builder.pool, root.root, root.start, location))
+        graph = builder.finish()
+        writer.finish(graph)
+    return graph
+
+
+
+def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
+               checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
+               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Path:
+    """Write an already built graph as an archive."""
+    with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
+                nodes_per_block=nodes_per_block) as writer:
+        writer.add_nodes(graph.pool, final=True)
+        for location in graph.roots:
+            writer.add_location(location, graph.location(location))
+        return writer.finish(graph)

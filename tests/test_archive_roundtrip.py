@@ -1,0 +1,133 @@
+"""Archives: write, reopen lazily, and read back exactly what the graph holds."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ccgformat as ccg
+from ccgformat.archive import SectionKind
+from ccgformat.model import EventKind
+
+from .test_graph_lossy import check_location, lossy_params
+from .traces import batches, call_stack_at, definitions, traces
+
+archive_layout = st.fixed_dictionaries({"nodes_per_block": st.integers(1, 40),
+                                        "checkpoint_interval": st.integers(1, 50),
+                                        "level": st.sampled_from([1, 3])})
+
+
+def write(tmp_path, trace, params=ccg.Params(), **layout):
+    path = tmp_path / "t.ccg"
+    graph = ccg.write_trace(path, definitions(), ((loc, batches(events)) for loc, events in trace.items()),
+                            params, **layout)
+    return path, graph
+
+
+@given(traces(), archive_layout, st.data())
+def test_lossless_archive_gives_back_the_input(tmp_path_factory, trace, layout, data):
+    path, graph = write(tmp_path_factory.mktemp("a"), trace, **layout)
+    with ccg.open(path) as archive:
+        assert archive.locations == sorted(trace)
+        assert archive.stats.events == sum(len(e) for e in trace.values())
+        assert (archive.stats.N, archive.stats.n) == (graph.metrics.N, graph.metrics.n)
+        for location, events in trace.items():
+            walker = archive.location(location)
+            assert [e for b in walker.events() for e in b.rows()] == events
+            assert [e for b in walker.events(reverse=True) for e in b.rows()][::-1] == events
+            if events:
+                i = data.draw(st.integers(0, len(events) - 1))
+                assert walker.event(i) == events[i]
+                times = np.array([e.time for e in events])
+                t = data.draw(st.integers(int(times[0]) - 2, int(times[-1]) + 2))
+                assert walker.find(t) == int(np.searchsorted(times, t))
+                assert walker.call_stack(t) == call_stack_at(events, t)
+
+
+@given(traces(max_locations=2), lossy_params)
+def test_lossy_archive_equals_the_graph_it_was_built_from(tmp_path_factory, trace, params):
+    path, graph = write(tmp_path_factory.mktemp("l"), trace, params, nodes_per_block=7)
+    with ccg.open(path) as archive:
+        assert archive.params == params
+        for location, events in trace.items():
+            rebuilt = [e for b in archive.location(location).events() for e in b.rows()]
+            assert rebuilt == [e for b in graph.location(location).events() for e in b.rows()]
+            check_location(events, rebuilt, params)
+
+
+def brute_force_checkpoint(events, k, end):
+    """Cumulative statistics of events [0, k) up to time T (event k's time, or the end)."""
+    time = events[k].time if k < len(events) else end
+    stack, regions = [], {}
+    sent = [0, 0, 0, 0]
+    for event in events[:k]:
+        if event.kind == EventKind.ENTER:
+            stack.append((event.ref, event.time))
+            regions.setdefault(event.ref, [0, 0, 0])[0] += 1
+        elif event.kind == EventKind.LEAVE:
+            stack.pop()
+        elif event.kind in (EventKind.SEND, EventKind.ISEND):
+            sent[0] += 1
+            sent[1] += event.size
+        elif event.kind in (EventKind.RECV, EventKind.IRECV):
+            sent[2] += 1
+            sent[3] += event.size
+    # inclusive / exclusive by sweeping the intervals between consecutive events
+    active: list[int] = []
+    previous = events[0].time if events else 0
+    for event in events[:k] + [None]:
+        now = event.time if event is not None else time
+        if active:
+            regions[active[-1]][2] += now - previous
+            for region in active:
+                regions[region][1] += now - previous
+        previous = now
+        if event is None:
+            break
+        if event.kind == EventKind.ENTER:
+            active.append(event.ref)
+        elif event.kind == EventKind.LEAVE:
+            active.pop()
+    return time, [[r, *regions[r]] for r in sorted(regions)], sent, [[r, t] for r, t in stack]
+
+
+@given(traces(max_locations=2), st.integers(1, 30))
+def test_summary_and_snapshot_checkpoints(tmp_path_factory, trace, interval):
+    path, _ = write(tmp_path_factory.mktemp("s"), trace, checkpoint_interval=interval)
+    with ccg.open(path) as archive:
+        for location, events in trace.items():
+            summary = archive.checkpoints(SectionKind.SUMMARY, location)
+            snapshots = archive.checkpoints(SectionKind.SNAPSHOTS, location)
+            expected_indexes = list(range(interval, len(events), interval)) + [len(events)]
+            assert [c["index"] for c in summary] == expected_indexes
+            end = archive.roots[location].end
+            for point, snap in zip(summary, snapshots):
+                time, regions, messages, stack = brute_force_checkpoint(events, point["index"], end)
+                assert (point["time"], snap["time"]) == (time, time)
+                assert point["regions"] == regions
+                assert point["messages"] == messages
+                assert snap["stack"] == stack
+
+
+def test_open_reads_only_header_and_footer(tmp_path, monkeypatch):
+    trace = {0: [ccg.Event(t, EventKind.SEND, 0, 0, 0, 0, t) for t in range(500)]}
+    path, _ = write(tmp_path, trace, nodes_per_block=16)
+    reads = []
+    original = ccg.Archive.payload
+    monkeypatch.setattr(ccg.Archive, "payload", lambda self, entry: reads.append(entry.kind) or original(self, entry))
+    with ccg.open(path) as archive:
+        assert reads == []
+        assert archive.location(0).event(250).size == 250
+        blocks = sum(entry.kind == SectionKind.NODES for entry in archive._directory)
+        # one block per level on the path: root, two artificial levels, the send (500 > 20**2)
+        assert blocks > 30 and reads.count(SectionKind.NODES) <= 4
+
+
+def test_writing_is_atomic(tmp_path):
+    target = tmp_path / "out.ccg"
+    with ccg.Writer(target) as writer:
+        writer.add_nodes(ccg.Builder().pool)
+    assert not target.exists() and os.listdir(tmp_path) == []

@@ -355,3 +355,17 @@ def test_cli_help_and_usage_errors(tmp_path):
         proc = run_cli(*bad)
         assert proc.returncode == 2, (bad, proc.stderr)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_writes_an_archive_for_a_ccg_name(tmp_path):
+    import ccgformat
+
+    out = tmp_path / "trace.ccg"
+    result = run_cli(str(out), "--locations", "2", "--events-per-location", "500", "--jitter", "0.2",
+                     "--seed", "4")
+    assert result.returncode == 0, result.stderr
+    _, events = synth.synthesize(2, 500, jitter=0.2, seed=4)
+    with ccgformat.open(out) as archive:
+        assert archive.params.lossless
+        for loc in range(2):
+            assert whole(events, loc).equals(EventBatch.concat(list(archive.location(loc).events())))

@@ -23,7 +23,8 @@ with ``(seed, location, stream, block)`` for fixed-size blocks of the event (or
 iteration) index, so a location's events do not depend on ``batch_size`` or on which
 other locations are generated.
 
-Run as a script it writes a ``.npz`` file (see `main`); `load_npz` reads one back.
+Run as a script it writes a ``.ccg`` archive or a ``.npz`` file (see `main`); `load_npz` reads
+one back.
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 try:
+    import ccgformat
     from ccgformat.model import (COLUMNS, Communicator, Definitions, EventBatch, EventKind, Location,
                                  Metric, Region, SystemTreeNode)
 except ImportError:  # run as `python tools/synth.py` from a source checkout
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import ccgformat
     from ccgformat.model import (COLUMNS, Communicator, Definitions, EventBatch, EventKind, Location,
                                  Metric, Region, SystemTreeNode)
 
@@ -437,8 +440,9 @@ def load_npz(path: str | os.PathLike[str]) -> tuple[dict, dict[int, EventBatch]]
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="synth.py",
-        description="Write a deterministic synthetic trace as a .npz file "
-                    "(per location i the columns loc{i}_{column}, plus definitions_json).")
+        description="Write a deterministic synthetic trace: OUT.ccg as a ccgformat archive (lossless "
+                    "unless --abs/--rel are given), any other name as a .npz file (per location i the "
+                    "columns loc{i}_{column}, plus definitions_json).")
     parser.add_argument("out", metavar="OUT", help="output file (replaced atomically)")
     parser.add_argument("--locations", type=int, required=True, help="number of locations (ranks), >= 1")
     parser.add_argument("--events-per-location", type=int, required=True,
@@ -448,6 +452,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default 0)")
     parser.add_argument("--pattern", choices=PATTERNS, default="spmd", help="trace pattern (default spmd)")
     parser.add_argument("--depth", type=int, default=3, help="compute call depth for spmd, >= 1 (default 3)")
+    parser.add_argument("--abs", type=int, default=0, dest="abs_dev",
+                        help="archive only: absolute timestamp bound in ticks (default 0)")
+    parser.add_argument("--rel", type=float, default=0.0, dest="rel_dev",
+                        help="archive only: relative duration bound (default 0)")
     return parser
 
 
@@ -460,7 +468,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          seed=args.seed, pattern=args.pattern, depth=args.depth)
     except ValueError as e:
         parser.error(str(e))
-    count = write_npz(args.out, definitions, events)
+    if str(args.out).endswith(".ccg"):
+        params = ccgformat.Params(abs_dev=args.abs_dev, rel_dev=args.rel_dev)
+        graph = ccgformat.write_trace(args.out, definitions,
+                                      ((loc, events(loc)) for loc in range(args.locations)), params)
+        count = graph.event_count
+    else:
+        count = write_npz(args.out, definitions, events)
     size = os.path.getsize(args.out)
     print(f"synth.py: wrote {args.out}: {args.locations} locations, {count} events "
           f"({count // args.locations} per location), {size} bytes", file=sys.stderr)

@@ -11,8 +11,12 @@ Only what cannot be derived is stored (spec/format.md, "Node blocks"):
   first referenced by the next parent made: the writer and the reader keep the same
   *pending stack* of nodes not referenced yet, and a child that is on top of it is
   stored as one "fresh" flag and popped; any other child is stored by its id.
+  Other children are coded move-to-front over the block's recently referenced ids, so
+  the few nodes shared everywhere (a send to the same peer) cost a small number.
 * Gaps. A call node's 2n+1 durations alternate gaps and child durations; the child
-  durations equal the children's own totals, so only the n+1 gaps are stored.
+  durations equal the children's own totals, so only the n+1 gaps are stored, grouped
+  by node shape (kind, key, child count) and position, so that values of one kind of
+  gap stand together.
 * Totals, event counts and metric sums of sub-trees are recomputed while decoding, from
   the block's own nodes and an *import table* that carries them for the children the
   block references in earlier blocks. A block therefore decodes on its own.
@@ -35,7 +39,9 @@ BLOCK_START = struct.Struct("<QI")    # first node id u64, node count u32
 WIDTHS = (1, 2, 4, 8)
 #: The pending stack keeps at most this many nodes; older ones fall off its bottom.
 PENDING_LIMIT = 4096
-STREAMS = ("pending", "kind", "child_count", "child_fresh", "child_id", "gaps", "key", "soft",
+#: The move-to-front list of recently referenced children holds at most this many ids.
+RECENT_LIMIT = 255
+STREAMS = ("pending", "kind", "child_count", "child_fresh", "child_recent", "child_id", "gaps", "key", "soft",
            "import_id", "import_total", "import_events", "import_metric_count", "import_metric_id",
            "import_metric_sum")
 SIGNED = frozenset({"key", "soft", "import_metric_sum"})
@@ -86,6 +92,30 @@ def decode_stream(raw: bytes, position: int) -> tuple[np.ndarray, int]:
     return values, end
 
 
+def _deltas(increasing: list[int]) -> list[int]:
+    """The first id, then the differences to the previous one (all >= 1)."""
+    return [b - a for a, b in zip([0] + increasing[:-1], increasing)]
+
+
+def _undeltas(values: np.ndarray, what: str) -> list[int]:
+    _check(len(values) == 0 or (int(values.max()) < 1 << 62 and int(values[1:].min(initial=1)) >= 1),
+           f"{what} ids are not increasing")
+    return np.cumsum(values.astype(np.int64)).tolist()
+
+
+def _refer(recent: list[int], child: int) -> int:
+    """Move-to-front step: the child's rank (1-based) in ``recent``, or 0 if absent."""
+    try:
+        rank = recent.index(child) + 1
+        del recent[rank - 1]
+    except ValueError:
+        rank = 0
+    recent.insert(0, child)
+    if len(recent) > RECENT_LIMIT:
+        recent.pop()
+    return rank
+
+
 class NodeEncoder:
     """Encodes consecutive node ranges of a pool, carrying the pending stack across blocks."""
 
@@ -95,10 +125,12 @@ class NodeEncoder:
     def encode(self, pool: NodePool, first: int, stop: int) -> bytes:
         """The raw payload of a node block holding ids ``first <= id < stop``."""
         columns: dict[str, list[int]] = {name: [] for name in STREAMS}
-        columns["pending"] = list(self.pending)
+        columns["pending"] = _deltas(self.pending)
         columns["kind"] = pool.kind[first:stop]
         imported: set[int] = set()
         stack = self.pending
+        recent: list[int] = []
+        shapes: dict[tuple, list[tuple[int, ...]]] = {}  # node shape -> gap rows, first seen first
         for node in range(first, stop):
             if pool.kind[node] <= NodeKind.ARTIFICIAL:
                 children = pool.children[node]
@@ -109,16 +141,24 @@ class NodeEncoder:
                         fresh[j] = True
                 columns["child_count"].append(len(children))
                 columns["child_fresh"].extend(fresh)
-                columns["child_id"].extend(c for c, f in zip(children, fresh) if not f)
-                columns["gaps"].extend(pool.durations[node][0::2])
+                for child, is_fresh in zip(children, fresh):
+                    if not is_fresh:
+                        rank = _refer(recent, child)
+                        columns["child_recent"].append(rank)
+                        if rank == 0:
+                            columns["child_id"].append(child)
+                shape = (pool.kind[node], pool.key[node], len(children))
+                shapes.setdefault(shape, []).append(pool.durations[node][0::2])
                 imported.update(c for c in children if c < first)
             columns["key"].extend(pool.key[node])
             columns["soft"].extend(pool.soft[node])
             stack.append(node)
             if len(stack) > PENDING_LIMIT:
                 del stack[0]
+        for rows in shapes.values():
+            columns["gaps"].extend(gap for position in zip(*rows) for gap in position)
+        columns["import_id"] = _deltas(sorted(imported))
         for node in sorted(imported):
-            columns["import_id"].append(node)
             columns["import_total"].append(pool.total[node])
             columns["import_events"].append(pool.events[node])
             columns["import_metric_count"].append(len(pool.metric_sums[node]))
@@ -192,8 +232,11 @@ def _decode(raw: bytes) -> NodeBlock:
     _check(len(s["child_fresh"]) == edges, "fresh flags do not match the child counts")
     fresh = s["child_fresh"]
     _check(edges == 0 or int(fresh.max()) <= 1, "a fresh flag is not 0 or 1")
+    recent_rank = s["child_recent"]
+    _check(len(recent_rank) == edges - int(fresh.sum()), "move-to-front ranks do not match the fresh flags")
+    _check(len(recent_rank) == 0 or int(recent_rank.max()) <= RECENT_LIMIT, "move-to-front rank too large")
     explicit = s["child_id"]
-    _check(len(explicit) == edges - int(fresh.sum()), "child ids do not match the fresh flags")
+    _check(len(explicit) == int((recent_rank == 0).sum()), "child ids do not match the move-to-front ranks")
     gap_count = np.where(inner, child_count + 1, 0)
     _check(len(s["gaps"]) == int(gap_count.sum()), "gap count does not match the child counts")
     _check(len(s["gaps"]) == 0 or int(s["gaps"].max()) < 1 << 62, "implausible gap")
@@ -206,14 +249,16 @@ def _decode(raw: bytes) -> NodeBlock:
 
     # one pass in id order (children precede parents): rebuild the child references from
     # the pending stack and the explicit ids, and sum totals, event counts and metric sums
-    stack = s["pending"].astype(np.int64).tolist()
+    stack = _undeltas(s["pending"], "pending")
     _check(len(stack) <= PENDING_LIMIT and all(0 <= node < first for node in stack),
            "pending stack is too long or names a node outside the earlier blocks")
-    gaps = s["gaps"].astype(np.int64)
     gap_start = np.concatenate(([0], np.cumsum(gap_count)))
+    gaps = _gaps_in_node_order(s["gaps"].astype(np.int64), kind, key_start, key, child_count, gap_start)
     running = np.concatenate((np.zeros(1, np.uint64), np.cumsum(gaps, dtype=np.uint64)))  # wraps harmlessly
     gap_sum = (running[gap_start[1:]] - running[gap_start[:-1]]).view(np.int64).tolist()
     fresh_list, explicit_list = fresh.tolist(), explicit.astype(np.int64).tolist()
+    rank_list = recent_rank.astype(np.int64).tolist()
+    recent: list[int] = []
     kinds, counts, starts = kind.tolist(), child_count.tolist(), child_start.tolist()
     key_list, key_start_list = key.tolist(), key_start.tolist()
     soft_list, soft_start_list = soft.tolist(), soft_start.tolist()
@@ -224,7 +269,7 @@ def _decode(raw: bytes) -> NodeBlock:
     total: list[int] = [0] * count
     events: list[int] = [1] * count
     sums: list[tuple[tuple[int, int], ...]] = [()] * count
-    next_explicit = 0
+    next_explicit = next_ranked = 0
     for i in range(count):
         node = first + i
         kind_i = kinds[i]
@@ -241,8 +286,14 @@ def _decode(raw: bytes) -> NodeBlock:
             merged: dict[int, int] | None = None
             for j in range(a, b):
                 if not fresh_list[j]:
-                    children[j] = explicit_list[next_explicit]
-                    next_explicit += 1
+                    rank = rank_list[next_ranked]
+                    next_ranked += 1
+                    if rank:
+                        children[j] = recent[rank - 1]
+                    else:
+                        children[j] = explicit_list[next_explicit]
+                        next_explicit += 1
+                    _refer(recent, children[j])
                 child = children[j]
                 if first <= child < node:
                     c_total, c_events, c_sums = total[child - first], events[child - first], sums[child - first]
@@ -277,9 +328,28 @@ def _decode(raw: bytes) -> NodeBlock:
                      duration_start, durations, events, total, key_start, key, soft_start, soft, sums)
 
 
+def _gaps_in_node_order(stored: np.ndarray, kind: np.ndarray, key_start: np.ndarray, key: np.ndarray,
+                        child_count: np.ndarray, gap_start: np.ndarray) -> np.ndarray:
+    """Undo the grouping of the gaps stream: shapes in order of first appearance, within a
+    shape position by position, within a position node by node."""
+    shapes: dict[tuple, list[int]] = {}
+    keys, starts, counts = key.tolist(), key_start.tolist(), child_count.tolist()
+    for i in np.flatnonzero(kind <= NodeKind.ARTIFICIAL).tolist():
+        shape = (int(kind[i]), tuple(keys[starts[i]:starts[i + 1]]), counts[i])
+        shapes.setdefault(shape, []).append(i)
+    gaps = np.empty(len(stored), dtype=np.int64)
+    position = 0
+    for (_, _, children), members in shapes.items():
+        width, m = children + 1, len(members)
+        rows = gap_start[members][None, :] + np.arange(width)[:, None]
+        gaps[rows] = stored[position:position + width * m].reshape(width, m)
+        position += width * m
+    return gaps
+
+
 def _imports(s: dict[str, np.ndarray], first: int) -> dict[int, tuple[int, int, tuple[tuple[int, int], ...]]]:
     """The import table: total, event count and metric sums of earlier-block children."""
-    ids = s["import_id"].astype(np.int64).tolist()
+    ids = _undeltas(s["import_id"], "import")
     n = len(ids)
     _check(len(s["import_total"]) == n and len(s["import_events"]) == n and len(s["import_metric_count"]) == n,
            "import table columns differ in length")

@@ -131,3 +131,24 @@ def test_writing_is_atomic(tmp_path):
     with ccg.Writer(target) as writer:
         writer.add_nodes(ccg.Builder().pool)
     assert not target.exists() and os.listdir(tmp_path) == []
+
+
+def test_many_locations_overflow_the_pending_stack(tmp_path, monkeypatch):
+    """Roots are never referenced, so with thousands of locations the pending stack runs
+    past its limit and is trimmed (spec 5.3); decoding must follow it exactly."""
+    count = 4200
+    trace = {loc: [ccg.Event(loc, EventKind.SEND, 0, 0, 0, 0, loc)] for loc in range(count)}
+    path = tmp_path / "many.ccg"
+    definitions_ = definitions()
+    definitions_.locations = [definitions_.locations[0]] * count
+    ccg.write_trace(path, definitions_, ((loc, batches(events, 1)) for loc, events in trace.items()),
+                    nodes_per_block=1000)
+    from ccgformat.archive import codec
+
+    replays = []
+    replay = codec.children_by_replay
+    monkeypatch.setattr(codec, "children_by_replay", lambda *args: replays.append(1) or replay(*args))
+    with ccg.open(path) as archive:
+        for loc in (0, 4095, 4096, count - 1):
+            assert [e for b in archive.location(loc).events() for e in b.rows()] == trace[loc]
+    assert replays  # the block past the limit was decoded by the replay

@@ -11,8 +11,6 @@ Only what cannot be derived is stored (spec/format.md, "Node blocks"):
   first referenced by the next parent made: the writer and the reader keep the same
   *pending stack* of nodes not referenced yet, and a child that is on top of it is
   stored as one "fresh" flag and popped; any other child is stored by its id.
-  Other children are coded move-to-front over the block's recently referenced ids, so
-  the few nodes shared everywhere (a send to the same peer) cost a small number.
 * Gaps. A call node's 2n+1 durations alternate gaps and child durations; the child
   durations equal the children's own totals, so only the n+1 gaps are stored, grouped
   by node shape (kind, key, child count) and position, so that values of one kind of
@@ -20,6 +18,11 @@ Only what cannot be derived is stored (spec/format.md, "Node blocks"):
 * Totals, event counts and metric sums of sub-trees are recomputed while decoding, from
   the block's own nodes and an *import table* that carries them for the children the
   block references in earlier blocks. A block therefore decodes on its own.
+
+Decoding is vectorised: the pending stack is replayed as a matching of pushes and pops
+by stack depth, and the bottom-up sums are iterated to their fixpoint, one numpy pass per
+level of nesting inside the block. `children_by_replay` is the plain sequential reference
+of the stack replay (and the path taken when the stack grows past its limit).
 """
 
 from __future__ import annotations
@@ -39,9 +42,7 @@ BLOCK_START = struct.Struct("<QI")    # first node id u64, node count u32
 WIDTHS = (1, 2, 4, 8)
 #: The pending stack keeps at most this many nodes; older ones fall off its bottom.
 PENDING_LIMIT = 4096
-#: The move-to-front list of recently referenced children holds at most this many ids.
-RECENT_LIMIT = 255
-STREAMS = ("pending", "kind", "child_count", "child_fresh", "child_recent", "child_id", "gaps", "key", "soft",
+STREAMS = ("pending", "kind", "child_count", "child_fresh", "child_id", "gaps", "key", "soft",
            "import_id", "import_total", "import_events", "import_metric_count", "import_metric_id",
            "import_metric_sum")
 SIGNED = frozenset({"key", "soft", "import_metric_sum"})
@@ -103,19 +104,6 @@ def _undeltas(values: np.ndarray, what: str) -> list[int]:
     return np.cumsum(values.astype(np.int64)).tolist()
 
 
-def _refer(recent: list[int], child: int) -> int:
-    """Move-to-front step: the child's rank (1-based) in ``recent``, or 0 if absent."""
-    try:
-        rank = recent.index(child) + 1
-        del recent[rank - 1]
-    except ValueError:
-        rank = 0
-    recent.insert(0, child)
-    if len(recent) > RECENT_LIMIT:
-        recent.pop()
-    return rank
-
-
 class NodeEncoder:
     """Encodes consecutive node ranges of a pool, carrying the pending stack across blocks."""
 
@@ -129,7 +117,6 @@ class NodeEncoder:
         columns["kind"] = pool.kind[first:stop]
         imported: set[int] = set()
         stack = self.pending
-        recent: list[int] = []
         shapes: dict[tuple, list[tuple[int, ...]]] = {}  # node shape -> gap rows, first seen first
         for node in range(first, stop):
             if pool.kind[node] <= NodeKind.ARTIFICIAL:
@@ -141,12 +128,7 @@ class NodeEncoder:
                         fresh[j] = True
                 columns["child_count"].append(len(children))
                 columns["child_fresh"].extend(fresh)
-                for child, is_fresh in zip(children, fresh):
-                    if not is_fresh:
-                        rank = _refer(recent, child)
-                        columns["child_recent"].append(rank)
-                        if rank == 0:
-                            columns["child_id"].append(child)
+                columns["child_id"].extend(c for c, is_fresh in zip(children, fresh) if not is_fresh)
                 shape = (pool.kind[node], pool.key[node], len(children))
                 shapes.setdefault(shape, []).append(pool.durations[node][0::2])
                 imported.update(c for c in children if c < first)
@@ -181,7 +163,6 @@ class NodeBlock:
     child_start: np.ndarray     # per node, offset into ``children`` (count + 1 entries)
     children: np.ndarray        # absolute child ids
     child_events: list[int]     # per child reference: events in the child's sub-tree
-    child_sums: list[tuple[tuple[int, int], ...]]  # per child reference: its metric sums
     duration_start: np.ndarray  # per node, offset into ``durations``
     durations: np.ndarray       # the 2n+1 durations of every call and artificial node
     events: list[int]
@@ -190,11 +171,25 @@ class NodeBlock:
     key: np.ndarray             # int64
     soft_start: np.ndarray
     soft: np.ndarray            # int64
-    metric_sums: list[tuple[tuple[int, int], ...]]
+    metrics: list[int]          # metric ids sampled in the block's sub-trees
+    metric_sum: np.ndarray      # (metrics, nodes) sums of differences
+    metric_seen: np.ndarray     # (metrics, nodes) True where the sub-tree has a sample
+    imports: _Imports
     memo: dict[str, dict[int, Any]] = field(default_factory=dict)  # values read so far, per column
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    def metric_sums(self, i: int) -> tuple[tuple[int, int], ...]:
+        """(metric, sum) pairs of node ``first + i``, sorted by metric."""
+        return tuple((metric, int(self.metric_sum[k, i])) for k, metric in enumerate(self.metrics)
+                     if self.metric_seen[k, i])
+
+    def child_metric_sums(self, i: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """The metric sums of each child of node ``first + i``."""
+        children = self.children[self.child_start[i]:self.child_start[i + 1]].tolist()
+        return tuple(self.metric_sums(c - self.first) if c >= self.first else self.imports.sums(c)
+                     for c in children)
 
 
 def decode_nodes(raw: bytes, path: str, offset: int) -> NodeBlock:
@@ -208,6 +203,13 @@ def decode_nodes(raw: bytes, path: str, offset: int) -> NodeBlock:
 def _check(condition: bool, reason: str) -> None:
     if not condition:
         raise ValueError(reason)
+
+
+def _segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Sums of ``values[starts[i]:starts[i+1]]`` (modulo 2**64, as int64), along the last axis."""
+    running = np.cumsum(values.astype(np.uint64), axis=-1, dtype=np.uint64)
+    running = np.concatenate((np.zeros(values.shape[:-1] + (1,), np.uint64), running), axis=-1)
+    return (running[..., starts[1:]] - running[..., starts[:-1]]).view(np.int64)
 
 
 def _decode(raw: bytes) -> NodeBlock:
@@ -226,17 +228,15 @@ def _decode(raw: bytes) -> NodeBlock:
     inner = kind <= NodeKind.ARTIFICIAL
     child_count = np.zeros(count, dtype=np.int64)
     _check(len(s["child_count"]) == int(inner.sum()), "child counts do not match the node kinds")
+    _check(len(s["child_count"]) == 0 or int(s["child_count"].max()) < 1 << 32, "implausible child count")
     child_count[inner] = s["child_count"].astype(np.int64)
     child_start = np.concatenate(([0], np.cumsum(child_count)))
     edges = int(child_start[-1])
     _check(len(s["child_fresh"]) == edges, "fresh flags do not match the child counts")
-    fresh = s["child_fresh"]
-    _check(edges == 0 or int(fresh.max()) <= 1, "a fresh flag is not 0 or 1")
-    recent_rank = s["child_recent"]
-    _check(len(recent_rank) == edges - int(fresh.sum()), "move-to-front ranks do not match the fresh flags")
-    _check(len(recent_rank) == 0 or int(recent_rank.max()) <= RECENT_LIMIT, "move-to-front rank too large")
-    explicit = s["child_id"]
-    _check(len(explicit) == int((recent_rank == 0).sum()), "child ids do not match the move-to-front ranks")
+    _check(edges == 0 or int(s["child_fresh"].max()) <= 1, "a fresh flag is not 0 or 1")
+    fresh = s["child_fresh"].astype(bool)
+    _check(len(s["child_id"]) == edges - int(fresh.sum()), "child ids do not match the fresh flags")
+    _check(len(s["child_id"]) == 0 or int(s["child_id"].max()) < 1 << 62, "implausible child id")
     gap_count = np.where(inner, child_count + 1, 0)
     _check(len(s["gaps"]) == int(gap_count.sum()), "gap count does not match the child counts")
     _check(len(s["gaps"]) == 0 or int(s["gaps"].max()) < 1 << 62, "implausible gap")
@@ -245,74 +245,54 @@ def _decode(raw: bytes) -> NodeBlock:
     _check(len(s["key"]) == key_start[-1] and len(s["soft"]) == soft_start[-1],
            "property counts do not match the node kinds")
     key, soft = unzigzag(s["key"]), unzigzag(s["soft"])
-    imports = _imports(s, first)
-
-    # one pass in id order (children precede parents): rebuild the child references from
-    # the pending stack and the explicit ids, and sum totals, event counts and metric sums
-    stack = _undeltas(s["pending"], "pending")
-    _check(len(stack) <= PENDING_LIMIT and all(0 <= node < first for node in stack),
+    pending = _undeltas(s["pending"], "pending")
+    _check(len(pending) <= PENDING_LIMIT and all(0 <= node < first for node in pending),
            "pending stack is too long or names a node outside the earlier blocks")
+
+    parent = np.repeat(np.arange(count, dtype=np.int64), child_count)
+    children = children_by_matching(first, child_count, fresh, s["child_id"].astype(np.int64), pending)
+    if children is None:
+        children = children_by_replay(first, child_count, fresh, s["child_id"].astype(np.int64), pending)
+    _check(edges == 0 or bool(((children >= 0) & (children < first + parent)).all()),
+           "a child reference does not point to an earlier node")
+
+    imports = _Imports(s, first)
+    internal = children >= first
+    external = imports.locate(children[~internal])
     gap_start = np.concatenate(([0], np.cumsum(gap_count)))
     gaps = _gaps_in_node_order(s["gaps"].astype(np.int64), kind, key_start, key, child_count, gap_start)
-    running = np.concatenate((np.zeros(1, np.uint64), np.cumsum(gaps, dtype=np.uint64)))  # wraps harmlessly
-    gap_sum = (running[gap_start[1:]] - running[gap_start[:-1]]).view(np.int64).tolist()
-    fresh_list, explicit_list = fresh.tolist(), explicit.astype(np.int64).tolist()
-    rank_list = recent_rank.astype(np.int64).tolist()
-    recent: list[int] = []
-    kinds, counts, starts = kind.tolist(), child_count.tolist(), child_start.tolist()
-    key_list, key_start_list = key.tolist(), key_start.tolist()
-    soft_list, soft_start_list = soft.tolist(), soft_start.tolist()
-    children = [0] * edges
-    child_totals = [0] * edges
-    child_events = [0] * edges
-    child_sums: list[tuple[tuple[int, int], ...]] = [()] * edges
-    total: list[int] = [0] * count
-    events: list[int] = [1] * count
-    sums: list[tuple[tuple[int, int], ...]] = [()] * count
-    next_explicit = next_ranked = 0
-    for i in range(count):
-        node = first + i
-        kind_i = kinds[i]
-        if kind_i > NodeKind.ARTIFICIAL:
-            if kind_i == EventKind.METRIC:
-                sums[i] = ((key_list[key_start_list[i]], soft_list[soft_start_list[i]]),)
-        else:
-            a, b = starts[i], starts[i] + counts[i]
-            for j in range(b - 1, a - 1, -1):
-                if fresh_list[j]:
-                    children[j] = stack.pop()
-            node_total = gap_sum[i]
-            node_events = 2 if kind_i == NodeKind.CALL else 0
-            merged: dict[int, int] | None = None
-            for j in range(a, b):
-                if not fresh_list[j]:
-                    rank = rank_list[next_ranked]
-                    next_ranked += 1
-                    if rank:
-                        children[j] = recent[rank - 1]
-                    else:
-                        children[j] = explicit_list[next_explicit]
-                        next_explicit += 1
-                    _refer(recent, children[j])
-                child = children[j]
-                if first <= child < node:
-                    c_total, c_events, c_sums = total[child - first], events[child - first], sums[child - first]
-                else:
-                    c_total, c_events, c_sums = imports[child]
-                child_totals[j], child_events[j], child_sums[j] = c_total, c_events, c_sums
-                node_total += c_total
-                node_events += c_events
-                if c_sums:
-                    merged = {} if merged is None else merged
-                    for metric, value in c_sums:
-                        merged[metric] = wrap64(merged.get(metric, 0) + value)
-            _check(node_total < 1 << 63, "sub-tree duration overflows")
-            total[i], events[i] = node_total, node_events
-            if merged:
-                sums[i] = tuple(sorted(merged.items()))
-        stack.append(node)
-        if len(stack) > PENDING_LIMIT:
-            del stack[0]
+    own_total = _segment_sums(gaps, gap_start)
+    own_events = np.where(kind == NodeKind.CALL, 2, np.where(inner, 0, 1)).astype(np.int64)
+
+    # metric samples: the METRIC nodes' differences, per metric present in the block
+    is_metric = kind == EventKind.METRIC
+    sample_metric = key[key_start[:-1][is_metric]]
+    metrics = sorted(set(sample_metric.tolist()) | set(imports.metric_ids.tolist()))
+    row = {metric: k for k, metric in enumerate(metrics)}
+    own_sum = np.zeros((len(metrics), count), dtype=np.int64)
+    own_seen = np.zeros((len(metrics), count), dtype=np.int64)
+    if metrics:
+        rows = np.array([row[m] for m in sample_metric.tolist()], dtype=np.int64)
+        own_sum[rows, np.flatnonzero(is_metric)] = soft[soft_start[:-1][is_metric]]
+        own_seen[rows, np.flatnonzero(is_metric)] = 1
+
+    # bottom-up values: iterate value = own + sum over children until nothing changes
+    # (children precede parents, so each pass settles one more level of nesting)
+    edge_values = np.zeros((2 + 2 * len(metrics), edges), dtype=np.int64)
+    edge_values[:, ~internal] = imports.values(external, metrics)
+    own = np.vstack((own_total, own_events, own_sum, own_seen))
+    values = own.copy()
+    inside = children[internal] - first
+    for _ in range(count + 1):
+        edge_values[:, internal] = values[:, inside]
+        updated = own + _segment_sums(edge_values, child_start)
+        if np.array_equal(updated, values):
+            break
+        values = updated
+    else:
+        _check(False, "sub-tree sums do not settle")
+    total, events = values[0], values[1]
+    _check(bool((total >= 0).all()) and bool((events >= 0).all()), "sub-tree duration or event count overflows")
 
     # the 2n+1 durations: gaps interleaved with the children's totals
     duration_count = np.where(inner, 2 * child_count + 1, 0)
@@ -321,48 +301,152 @@ def _decode(raw: bytes) -> NodeBlock:
     node_of_gap = np.repeat(np.arange(count), gap_count)
     gap_rank = np.arange(len(gaps)) - gap_start[node_of_gap]
     durations[duration_start[node_of_gap] + 2 * gap_rank] = gaps
-    node_of_edge = np.repeat(np.arange(count), child_count)
-    edge_rank = np.arange(edges) - child_start[node_of_edge]
-    durations[duration_start[node_of_edge] + 2 * edge_rank + 1] = np.array(child_totals, dtype=np.int64)
-    return NodeBlock(first, kind, child_start, np.array(children, dtype=np.int64), child_events, child_sums,
-                     duration_start, durations, events, total, key_start, key, soft_start, soft, sums)
+    edge_rank = np.arange(edges) - child_start[parent]
+    durations[duration_start[parent] + 2 * edge_rank + 1] = edge_values[0]
+    m = len(metrics)
+    return NodeBlock(first, kind, child_start, children, edge_values[1].tolist(), duration_start, durations,
+                     events.tolist(), total.tolist(), key_start, key, soft_start, soft, metrics,
+                     values[2:2 + m], values[2 + m:2 + 2 * m] > 0, imports)
+
+
+def children_by_matching(first: int, child_count: np.ndarray, fresh: np.ndarray, explicit: np.ndarray,
+                         pending: list[int]) -> np.ndarray | None:
+    """Child ids from the pending-stack rule (spec 5.3) without a loop: every pop is matched
+    with the latest earlier push at the same stack depth. None when the stack would exceed
+    PENDING_LIMIT (its bottom is then trimmed, which only the replay follows)."""
+    count = len(child_count)
+    parent = np.repeat(np.arange(count, dtype=np.int64), child_count)
+    fresh_edges = np.flatnonzero(fresh)
+    pops = np.bincount(parent[fresh_edges], minlength=count).astype(np.int64)
+    op_start = np.concatenate(([0], np.cumsum(pops + 1)))[:-1]  # node i: pops, then its push
+    ops = int(pops.sum()) + count
+    is_push = np.zeros(ops, dtype=bool)
+    is_push[op_start + pops] = True
+    step = np.where(is_push, 1, -1)
+    depth_after = len(pending) + np.cumsum(step)
+    _check(len(depth_after) == 0 or int(depth_after.min()) >= 0, "a node pops an empty pending stack")
+    if len(depth_after) and int(depth_after.max()) > PENDING_LIMIT:
+        return None
+    slot = np.where(is_push, depth_after - 1, depth_after)
+    value = np.full(ops, -1, dtype=np.int64)
+    value[is_push] = first + np.arange(count)
+    all_slot = np.concatenate((np.arange(len(pending)), slot))
+    all_value = np.concatenate((np.array(pending, dtype=np.int64), value))
+    all_push = np.concatenate((np.ones(len(pending), bool), is_push))
+    order = np.lexsort((np.arange(len(all_slot)), all_slot))  # by slot, then time
+    popped = ~all_push[order[1:]]
+    pop_value = np.empty(len(all_slot), dtype=np.int64)
+    pop_value[order[1:][popped]] = all_value[order[:-1][popped]]
+    pop_value = pop_value[len(pending):]
+    # a node pops its fresh children last first
+    owner = parent[fresh_edges]
+    rank = np.arange(len(fresh_edges)) - (np.cumsum(pops) - pops)[owner]
+    children = np.empty(len(fresh), dtype=np.int64)
+    children[fresh_edges] = pop_value[op_start[owner] + pops[owner] - 1 - rank]
+    children[~fresh] = explicit
+    return children
+
+
+def children_by_replay(first: int, child_count: np.ndarray, fresh: np.ndarray, explicit: np.ndarray,
+                       pending: list[int]) -> np.ndarray:
+    """Child ids by replaying the pending stack node by node, as spec 5.3 states it."""
+    stack = list(pending)
+    fresh_list, explicit_list, counts = fresh.tolist(), explicit.tolist(), child_count.tolist()
+    children = [0] * len(fresh_list)
+    start = next_explicit = 0
+    for i, n in enumerate(counts):
+        for j in range(start + n - 1, start - 1, -1):
+            if fresh_list[j]:
+                _check(bool(stack), "a node pops an empty pending stack")
+                children[j] = stack.pop()
+        for j in range(start, start + n):
+            if not fresh_list[j]:
+                children[j] = explicit_list[next_explicit]
+                next_explicit += 1
+        start += n
+        stack.append(first + i)
+        if len(stack) > PENDING_LIMIT:
+            del stack[0]
+    return np.array(children, dtype=np.int64)
 
 
 def _gaps_in_node_order(stored: np.ndarray, kind: np.ndarray, key_start: np.ndarray, key: np.ndarray,
                         child_count: np.ndarray, gap_start: np.ndarray) -> np.ndarray:
     """Undo the grouping of the gaps stream: shapes in order of first appearance, within a
     shape position by position, within a position node by node."""
-    shapes: dict[tuple, list[int]] = {}
-    keys, starts, counts = key.tolist(), key_start.tolist(), child_count.tolist()
-    for i in np.flatnonzero(kind <= NodeKind.ARTIFICIAL).tolist():
-        shape = (int(kind[i]), tuple(keys[starts[i]:starts[i + 1]]), counts[i])
-        shapes.setdefault(shape, []).append(i)
-    gaps = np.empty(len(stored), dtype=np.int64)
-    position = 0
-    for (_, _, children), members in shapes.items():
-        width, m = children + 1, len(members)
-        rows = gap_start[members][None, :] + np.arange(width)[:, None]
-        gaps[rows] = stored[position:position + width * m].reshape(width, m)
-        position += width * m
-    return gaps
+    nodes = np.flatnonzero(kind <= NodeKind.ARTIFICIAL)
+    if not len(nodes):
+        return stored
+    # a call or artificial node's shape: (kind, region or -1, child count)
+    region = np.full(len(nodes), -1, dtype=np.int64)
+    calls = kind[nodes] == NodeKind.CALL
+    region[calls] = key[key_start[nodes[calls]]]
+    if int(region.max()) < 1 << 40 and int(child_count.max()) < 1 << 21:  # one integer per shape
+        shapes = ((region + 1) << 22) | (child_count[nodes] << 1) | kind[nodes].astype(np.int64)
+        _, first_seen, label = np.unique(shapes, return_index=True, return_inverse=True)
+    else:
+        shapes = np.stack((kind[nodes].astype(np.int64), region, child_count[nodes]), axis=1)
+        _, first_seen, label = np.unique(shapes, axis=0, return_index=True, return_inverse=True)
+    label = np.argsort(np.argsort(first_seen, kind="stable"), kind="stable")[label.reshape(-1)]
+    members = np.bincount(label)
+    width = child_count[nodes][np.argsort(label, kind="stable")][np.cumsum(members) - members] + 1
+    group_start = np.concatenate(([0], np.cumsum(members * width)))[:-1]
+    by_group = np.argsort(label, kind="stable")
+    rank = np.empty(len(nodes), dtype=np.int64)
+    rank[by_group] = np.arange(len(nodes)) - (np.cumsum(members) - members)[label[by_group]]
+    gaps_per_node = child_count[nodes] + 1
+    node_of_gap = np.repeat(np.arange(len(nodes)), gaps_per_node)
+    position = np.arange(len(stored)) - np.repeat(gap_start[nodes] - gap_start[nodes[0]], gaps_per_node)
+    source = group_start[label[node_of_gap]] + position * members[label[node_of_gap]] + rank[node_of_gap]
+    return stored[source]
 
 
-def _imports(s: dict[str, np.ndarray], first: int) -> dict[int, tuple[int, int, tuple[tuple[int, int], ...]]]:
+class _Imports:
     """The import table: total, event count and metric sums of earlier-block children."""
-    ids = _undeltas(s["import_id"], "import")
-    n = len(ids)
-    _check(len(s["import_total"]) == n and len(s["import_events"]) == n and len(s["import_metric_count"]) == n,
-           "import table columns differ in length")
-    _check(all(0 <= a < b for a, b in zip(ids, ids[1:] + [first])), "import ids are not sorted and earlier")
-    metric_count = s["import_metric_count"].astype(np.int64)
-    metric_start = np.concatenate(([0], np.cumsum(metric_count))).tolist()
-    _check(len(s["import_metric_id"]) == metric_start[-1] == len(s["import_metric_sum"]),
-           "import metric sums do not match their counts")
-    _check(n == 0 or int(s["import_total"].max()) < 1 << 63, "implausible imported total")
-    metric_id = s["import_metric_id"].astype(np.int64).tolist()
-    metric_sum = unzigzag(s["import_metric_sum"]).tolist()
-    totals, events = s["import_total"].astype(np.int64).tolist(), s["import_events"].astype(np.int64).tolist()
-    return {node: (totals[k], events[k],
-                   tuple(zip(metric_id[metric_start[k]:metric_start[k + 1]],
-                             metric_sum[metric_start[k]:metric_start[k + 1]])))
-            for k, node in enumerate(ids)}
+
+    def __init__(self, s: dict[str, np.ndarray], first: int):
+        self.ids = np.array(_undeltas(s["import_id"], "import"), dtype=np.int64)
+        n = len(self.ids)
+        _check(len(s["import_total"]) == n and len(s["import_events"]) == n
+               and len(s["import_metric_count"]) == n, "import table columns differ in length")
+        _check(n == 0 or int(self.ids[-1]) < first, "an imported node is not in an earlier block")
+        _check(n == 0 or (int(s["import_total"].max()) < 1 << 62 and int(s["import_events"].max()) < 1 << 62),
+               "implausible imported total or event count")
+        self.total = s["import_total"].astype(np.int64)
+        self.events = s["import_events"].astype(np.int64)
+        pair_count = s["import_metric_count"].astype(np.int64)
+        _check(n == 0 or int(pair_count.max()) < 1 << 32, "implausible metric count")
+        pair_start = np.concatenate(([0], np.cumsum(pair_count)))
+        _check(len(s["import_metric_id"]) == pair_start[-1] == len(s["import_metric_sum"]),
+               "import metric sums do not match their counts")
+        self.metric_ids = s["import_metric_id"].astype(np.int64)
+        metric_sum = unzigzag(s["import_metric_sum"])
+        self.pair_owner = np.repeat(np.arange(n), pair_count)
+        self.metric_sum = metric_sum
+        self.pair_start = pair_start
+
+    def sums(self, node: int) -> tuple[tuple[int, int], ...]:
+        """The (metric, sum) pairs of an imported node."""
+        row = int(np.searchsorted(self.ids, node))
+        a, b = int(self.pair_start[row]), int(self.pair_start[row + 1])
+        return tuple(zip(self.metric_ids[a:b].tolist(), self.metric_sum[a:b].tolist()))
+
+    def locate(self, nodes: np.ndarray) -> np.ndarray:
+        """Row of each node in the table; every node must be listed."""
+        rows = np.searchsorted(self.ids, nodes)
+        _check(bool((rows < len(self.ids)).all()) and bool((self.ids[np.minimum(rows, len(self.ids) - 1)]
+                                                             == nodes).all()) if len(nodes) else True,
+               "a child in an earlier block is missing from the import table")
+        return rows
+
+    def values(self, rows: np.ndarray, metrics: list[int]) -> np.ndarray:
+        """Per row: total, events, then the sum and the presence of each metric."""
+        out = np.zeros((2 + 2 * len(metrics), len(rows)), dtype=np.int64)
+        out[0], out[1] = self.total[rows], self.events[rows]
+        if metrics and len(self.metric_ids):
+            table = np.zeros((2 * len(metrics), len(self.ids)), dtype=np.int64)
+            index = np.searchsorted(np.array(metrics), self.metric_ids)
+            table[index, self.pair_owner] = self.metric_sum
+            table[len(metrics) + index, self.pair_owner] = 1
+            out[2:] = table[:, rows]
+        return out

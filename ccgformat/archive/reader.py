@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import CcgError, CorruptArchiveError, TruncatedError, UnsupportedVersionError
 from ..graph.graph import LocationRoot
+from ..graph.pool import NodeKind
 from ..graph.walk import LocationWalker
 from ..model import Definitions, EventBatch
 from ..params import Params
@@ -79,6 +80,9 @@ class ArchivePool:
         self._firsts = [entry.first for entry in entries]
         self._cache: OrderedDict[int, NodeBlock] = OrderedDict()
         self._last: NodeBlock | None = None
+        #: what decoded blocks' import tables say about nodes of blocks not decoded since:
+        #: node -> (events, total, offset of the claiming block); checked when it is decoded
+        self._claims: dict[int, tuple[int, int, int]] = {}
         self.size = entries[-1].first + entries[-1].count if entries else 0
         self.kind = _Column(self, "kind", lambda b, i: int(b.kind[i]))
         self.children = _Column(self, "children", lambda b, i: tuple(b.children[b.child_start[i]:b.child_start[i + 1]].tolist()))
@@ -88,9 +92,9 @@ class ArchivePool:
         self.soft = _Column(self, "soft", lambda b, i: tuple(b.soft[b.soft_start[i]:b.soft_start[i + 1]].tolist()))
         self.events = _Column(self, "events", lambda b, i: b.events[i])
         self.total = _Column(self, "total", lambda b, i: b.total[i])
-        self.metric_sums = _Column(self, "metric_sums", lambda b, i: b.metric_sums[i])
+        self.metric_sums = _Column(self, "metric_sums", lambda b, i: b.metric_sums(i))
         self.child_events = _Column(self, "child_events", lambda b, i: tuple(b.child_events[b.child_start[i]:b.child_start[i + 1]]))
-        self.child_metric_sums = _Column(self, "child_metric_sums", lambda b, i: tuple(b.child_sums[b.child_start[i]:b.child_start[i + 1]]))
+        self.child_metric_sums = _Column(self, "child_metric_sums", lambda b, i: b.child_metric_sums(i))
 
     def __len__(self) -> int:
         return self.size
@@ -110,6 +114,7 @@ class ArchivePool:
             if block.first != entry.first or len(block) != entry.count:
                 raise CorruptArchiveError("node block does not hold the ids the footer lists",
                                           path=self._archive.path, offset=entry.offset)
+            self._check_claims(block, entry)
             self._cache[index] = block
             if len(self._cache) > BLOCK_CACHE_SIZE:
                 self._cache.popitem(last=False)
@@ -117,6 +122,38 @@ class ArchivePool:
             self._cache.move_to_end(index)
         self._last = block
         return block
+
+    def _check_claims(self, block: NodeBlock, entry: DirectoryEntry) -> None:
+        """A block's import table repeats the event count and duration of the children it
+        takes from earlier blocks; a damaged (but well-sealed) table would mislead the
+        walker, so every such claim is compared with the node itself once both are known."""
+        def conflict(node: int, claim: tuple[int, int, int], events: int, total: int) -> CorruptArchiveError:
+            return CorruptArchiveError(f"the block at {claim[2]} says node {node} holds {claim[0]} events "
+                                       f"over {claim[1]} ticks, its own block gives {events} over {total}",
+                                       path=self._archive.path, offset=entry.offset)
+
+        claims = self._claims
+        for i in range(len(block)) if claims else ():
+            claim = claims.pop(block.first + i, None)
+            if claim is not None and claim[:2] != (block.events[i], block.total[i]):
+                raise conflict(block.first + i, claim, block.events[i], block.total[i])
+        edges = np.flatnonzero(block.children < block.first)
+        if not len(edges):
+            return
+        parent = np.searchsorted(block.child_start, edges, side="right") - 1
+        rank = edges - block.child_start[parent]
+        totals = block.durations[block.duration_start[parent] + 2 * rank + 1].tolist()
+        for j, child, total in zip(edges.tolist(), block.children[edges].tolist(), totals):
+            claim = (block.child_events[j], total, entry.offset)
+            owner = self._cache.get(bisect.bisect_right(self._firsts, child) - 1)
+            if owner is not None:
+                if claim[:2] != (owner.events[child - owner.first], owner.total[child - owner.first]):
+                    raise conflict(child, claim, owner.events[child - owner.first], owner.total[child - owner.first])
+                continue
+            known = claims.setdefault(child, claim)
+            if known[:2] != claim[:2]:
+                raise CorruptArchiveError(f"the blocks at {known[2]} and {entry.offset} disagree about node "
+                                          f"{child}", path=self._archive.path, offset=entry.offset)
 
 
 class Archive:
@@ -130,10 +167,11 @@ class Archive:
                 raise TruncatedError(f"{size} bytes is too short for an archive", path=self.path, offset=size)
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self.file_bytes = size
+        self._closed = False
         try:
             self._directory = self._read_footer()
         except BaseException:
-            self._map.close()
+            self.close()
             raise
         self.pool = ArchivePool(self, [e for e in self._directory if e.kind == SectionKind.NODES])
         self._indexes: dict[int, list[Any]] = {}
@@ -181,6 +219,9 @@ class Archive:
                 if entry.first != expected_node or entry.count == 0:
                     raise CorruptArchiveError("node blocks do not cover consecutive ids", path=self.path,
                                               offset=entry.offset)
+                if entry.count > entry.raw_length:  # every node takes at least its kind byte
+                    raise CorruptArchiveError(f"node block at {entry.offset} claims {entry.count} nodes in "
+                                              f"{entry.raw_length} bytes", path=self.path, offset=entry.offset)
                 expected_node += entry.count
         for kind in (SectionKind.DEFINITIONS, SectionKind.PARAMETERS, SectionKind.ROOTS):
             if sum(entry.kind == kind for entry in directory) != 1:
@@ -190,7 +231,7 @@ class Archive:
 
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block."""
-        if self._map.closed:
+        if self._closed:
             raise ValueError("the archive is closed")
         kind, flags, stored = read_block(self._map, entry.offset, self.path, expect_kind=entry.kind)
         if flags != entry.flags or len(stored) != entry.length:
@@ -205,7 +246,13 @@ class Archive:
         return decode_json(self.payload(entry), kind.name, self.path, entry.offset)
 
     def close(self) -> None:
-        self._map.close()
+        self._closed = True
+        try:
+            self._map.close()
+        except BufferError:
+            # a view of the map is still referenced, typically by the traceback of an error
+            # raised while reading a block; the mapping is released when that view is freed
+            pass
 
     def __enter__(self) -> Archive:
         return self
@@ -286,6 +333,11 @@ class Archive:
         root = self.roots.get(location)
         if root is None:
             raise KeyError(f"no location {location} in {self.path}")
+        pool = self.pool
+        if (pool.kind[root.root] > NodeKind.ARTIFICIAL or pool.events[root.root] != root.events
+                or pool.total[root.root] != root.end - root.start):
+            raise CorruptArchiveError(f"location {location}: root node {root.root} does not match the roots "
+                                      f"section", path=self.path, offset=self._section(SectionKind.ROOTS).offset)
         return LocationWalker(self.pool, root.root, root.start, location)  # type: ignore[arg-type]
 
     def checkpoints(self, kind: SectionKind, location: int) -> list[dict[str, Any]]:

@@ -1,8 +1,9 @@
 """ccgformat: archive parallel-program execution traces as compressed Complete Call Graphs."""
 
 from .archive import Archive, Writer, open_archive as open, save_graph, write_trace
-from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError, ParameterError, TraceError,
-                     TruncatedError, UnsupportedVersionError)
+from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError, FormatError, ParameterError,
+                     TraceError, TruncatedError, UnsupportedVersionError)
+from .formats import convert
 from .graph import Builder, Graph
 from .model import Definitions, Event, EventBatch, EventKind
 from .params import Params
@@ -10,5 +11,5 @@ from .params import Params
 from ._version import __version__
 
 __all__ = ["Archive", "ArchiveError", "Builder", "CcgError", "ChecksumError", "CorruptArchiveError", "Definitions",
-           "Event", "EventBatch", "EventKind", "Graph", "ParameterError", "Params", "TraceError", "TruncatedError",
+           "Event", "EventBatch", "EventKind", "FormatError", "Graph", "ParameterError", "convert", "Params", "TraceError", "TruncatedError",
            "UnsupportedVersionError", "Writer", "__version__", "open", "save_graph", "write_trace"]

@@ -56,3 +56,23 @@ class TruncatedError(CorruptArchiveError):
 
 class UnsupportedVersionError(ArchiveError):
     """The file needs a newer reader: an unknown major version or must-understand section."""
+
+
+class FormatError(CcgError):
+    """An input file whose format is unknown, or that a format reader cannot parse.
+
+    The message names the file and, where known, the line or byte offset of the problem.
+    """
+
+    def __init__(self, reason: str, *, path: str | None = None, line: int | None = None,
+                 offset: int | None = None):
+        self.reason = reason
+        self.path = path
+        self.line = line
+        self.offset = offset
+        where = path or "<input>"
+        if line is not None:
+            where += f" line {line}"
+        if offset is not None:
+            where += f" at byte {offset}"
+        super().__init__(f"{where}: {reason}")

@@ -152,3 +152,25 @@ def test_many_locations_overflow_the_pending_stack(tmp_path, monkeypatch):
         for loc in (0, 4095, 4096, count - 1):
             assert [e for b in archive.location(loc).events() for e in b.rows()] == trace[loc]
     assert replays  # the block past the limit was decoded by the replay
+
+
+def test_index_blocks_find_locations_written_in_any_order(tmp_path):
+    trace = {loc: [ccg.Event(10 * loc + 1, EventKind.SEND, 0, 0, 0, 0, loc)] for loc in (2, 0, 1)}
+    path = tmp_path / "order.ccg"
+    ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()))
+    with ccg.open(path) as archive:
+        assert archive.version == (1, 0)
+        for loc in trace:
+            assert archive.checkpoints(SectionKind.SUMMARY, loc)[-1]["messages"] == [1, loc, 0, 0]
+
+
+def test_a_failed_rename_leaves_no_temporary_file(tmp_path):
+    (tmp_path / "taken").mkdir()
+    trace = {0: [ccg.Event(1, EventKind.SEND, 0)]}
+    try:
+        ccg.write_trace(tmp_path / "taken", definitions(), ((0, batches(trace[0], 1)),))
+    except OSError:
+        pass
+    else:
+        raise AssertionError("writing over a folder must fail")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]

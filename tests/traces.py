@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ccgformat.model import KIND_FIELDS, Event, EventBatch, EventKind
+from ccgformat.model import KIND_FIELDS, Definitions, Event, EventBatch, EventKind, Location, Metric, Region
 
 ATOMIC = [k for k in EventKind if k not in (EventKind.ENTER, EventKind.LEAVE)]
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -93,11 +93,9 @@ def call_stack_at(events: list[Event], time: int) -> list[int]:
     return stack
 
 
-def definitions() -> "Definitions":
+def definitions() -> Definitions:
     """Definitions that every trace of `traces` refers to: regions 0-3, locations and
     metrics 0-2 (references are drawn from 0..2, regions from 0..3)."""
-    from ccgformat.model import Definitions, Location, Metric, Region
-
     return Definitions(regions=[Region(f"r{i}") for i in range(4)],
                        locations=[Location(f"rank {i}") for i in range(3)],
                        metrics=[Metric(f"m{i}") for i in range(3)])

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from ..graph.pool import NodeKind, NodePool, wrap64
+from ..graph.pool import NodeKind, NodePool
 from ..model import KIND_FIELDS, EventKind
 
 STREAM_HEADER = struct.Struct("<BI")  # width u8, value count u32

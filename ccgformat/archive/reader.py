@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..errors import CcgError, CorruptArchiveError, TruncatedError, UnsupportedVersionError
+from ..errors import CorruptArchiveError, TruncatedError, UnsupportedVersionError
 from ..graph.graph import LocationRoot
 from ..graph.pool import NodeKind
 from ..graph.walk import LocationWalker
@@ -229,6 +229,17 @@ class Archive:
                                           path=self.path, offset=footer_offset)
         return directory
 
+    @property
+    def version(self) -> tuple[int, int]:
+        """The format version (major, minor) from the header."""
+        _, major, minor, _ = FILE_HEADER.unpack_from(self._map, 0)
+        return major, minor
+
+    @property
+    def directory(self) -> list[DirectoryEntry]:
+        """Every block the footer lists, in file order."""
+        return list(self._directory)
+
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block."""
         if self._closed:
@@ -286,7 +297,7 @@ class Archive:
         try:
             return Params(abs_dev=p["abs_dev"], rel_dev=p["rel_dev"], rel_size=p["rel_size"],
                           rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"])
-        except (KeyError, TypeError, CcgError) as error:
+        except (KeyError, TypeError, ValueError) as error:  # ValueError includes CcgError
             raise CorruptArchiveError(f"parameters section: {error}", path=self.path,
                                       offset=self._section(SectionKind.PARAMETERS).offset) from None
 
@@ -320,7 +331,7 @@ class Archive:
         metrics = self.parameters.get("metrics", {})
         try:
             N, n, M, m = (int(metrics[key]) for key in ("N", "n", "M", "m"))
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise CorruptArchiveError("parameters section lacks the build metrics", path=self.path) from None
         events = sum(root.events for root in self.roots.values())
         return ArchiveStats(events, N, n, N / n if n else 1.0, M / m if m else 1.0, self.file_bytes,

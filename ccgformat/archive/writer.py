@@ -100,8 +100,8 @@ class Writer:
             payload = {"interval": self.checkpoint_interval,
                        "locations": [{"location": location, "checkpoints": [part(p) for p in points]}
                                      for location, points in self._indexes]}
-            self._block(kind, encode_json(payload), must_understand=False, first=self._indexes[0][0],
-                        count=len(self._indexes))
+            self._block(kind, encode_json(payload), must_understand=False,
+                        first=min(location for location, _ in self._indexes), count=len(self._indexes))
         self._indexes.clear()
 
     def finish(self, graph: Graph) -> Path:
@@ -119,7 +119,11 @@ class Writer:
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
-        os.replace(self._temporary, self.path)
+        try:
+            os.replace(self._temporary, self.path)
+        except OSError:
+            self._temporary.unlink(missing_ok=True)
+            raise
         _fsync_folder(self.path.parent)
         return self.path
 

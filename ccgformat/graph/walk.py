@@ -125,7 +125,6 @@ class Cursor:
                 continue
             children = pool.children[node]
             d = pool.durations[node]
-            n = len(children)
             first_child_slot = 1 if kind == NodeKind.CALL else 0
             if slot == 0:
                 frames.pop()

@@ -1,0 +1,419 @@
+"""Full structural check of a .ccg file (`ccg verify`).
+
+Opening an archive checks only the header, the trailer and the footer; `verify` goes on
+to read every block the footer lists and checks what a reader relies on: each block's
+CRC32C and decompressed size, the node blocks' encoding, the import tables against the
+nodes they name, the node keys against the definitions, the roots against their nodes
+and the snapshot and summary indexes against the roots. It keeps going after a problem
+wherever the rest can still be checked, and returns every problem found in file-offset
+order.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ArchiveError, CcgError
+from ..graph.graph import LocationRoot
+from ..graph.pool import NodeKind
+from ..model import PEER_KINDS, Definitions, EventKind
+from .codec import NodeBlock, decode_nodes
+from .layout import BLOCK_OVERHEAD, FILE_HEADER, RESERVED_AGGREGATION, TRAILER, SectionKind
+from .reader import Archive
+from .sections import DirectoryEntry, decode_json, decode_roots
+
+__all__ = ["Problem", "verify"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One violated invariant: where (byte offset and block kind) and why.
+
+    ``kind`` is the section kind of the block the problem was found in, or None for
+    the file's own framing (header, trailer, footer location, unlisted bytes).
+    """
+
+    offset: int
+    kind: int | None
+    reason: str
+
+    @property
+    def kind_name(self) -> str:
+        return kind_name(self.kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"offset": self.offset, "kind": self.kind_name, "reason": self.reason}
+
+    def __str__(self) -> str:
+        if self.kind is None:
+            return f"byte {self.offset}: {self.reason}"
+        return f"{self.kind_name} block at byte {self.offset}: {self.reason}"
+
+
+def kind_name(kind: int | None) -> str:
+    """The name of a section kind (``"file"`` for None, ``"kind 42"`` for unknown ones)."""
+    if kind is None:
+        return "file"
+    try:
+        return SectionKind(kind).name
+    except ValueError:
+        return f"AGGREGATION_{kind}" if kind in RESERVED_AGGREGATION else f"kind {kind}"
+
+
+def verify(path: str | os.PathLike[str]) -> list[Problem]:
+    """Check every structural invariant of the archive at ``path``.
+
+    Returns the problems found, in file-offset order (empty for a sound archive). A file
+    that cannot be opened at all (bad header, trailer or footer) gives one problem.
+    Raises OSError only when the file cannot be read.
+    """
+    try:
+        archive = Archive(path)
+    except CcgError as error:
+        return [_problem_of(error, None, 0)]
+    with archive:
+        return _Verifier(archive).run()
+
+
+def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
+    if isinstance(error, ArchiveError):
+        return Problem(error.offset if error.offset is not None else offset, kind, error.reason)
+    return Problem(offset, kind, str(error))
+
+
+@dataclass
+class _Nodes:
+    """What later checks need of a decoded node block."""
+
+    first: int
+    events: np.ndarray
+    total: np.ndarray
+    metric_sums: dict[int, tuple[tuple[int, int], ...]]  # by index in the block; only non-empty ones
+
+    def sums(self, local: int) -> tuple[tuple[int, int], ...]:
+        return self.metric_sums.get(local, ())
+
+
+class _Verifier:
+    def __init__(self, archive: Archive):
+        self.archive = archive
+        self.path = archive.path
+        self.problems: list[Problem] = []
+        self.entries = sorted(archive.directory, key=lambda e: e.offset)
+        self.definitions: Definitions | None = None
+        self.roots: dict[int, LocationRoot] | None = None
+        self.blocks: list[_Nodes] = []        # decoded node blocks, in id order
+        self.firsts: list[int] = []
+
+    def add(self, entry: DirectoryEntry | None, reason: str, offset: int | None = None) -> None:
+        kind = None if entry is None else entry.kind
+        if offset is None:
+            offset = 0 if entry is None else entry.offset
+        self.problems.append(Problem(offset, kind, reason))
+
+    def payload(self, entry: DirectoryEntry) -> bytes | None:
+        try:
+            return self.archive.payload(entry)
+        except CcgError as error:
+            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            return None
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> list[Problem]:
+        self.check_layout()
+        by_kind: dict[int, list[DirectoryEntry]] = {}
+        for entry in self.entries:
+            by_kind.setdefault(entry.kind, []).append(entry)
+        one = {kind: by_kind[kind][0] for kind in (SectionKind.DEFINITIONS, SectionKind.PARAMETERS,
+                                                     SectionKind.ROOTS)}  # opening checked there is one
+        self.check_definitions(one[SectionKind.DEFINITIONS])
+        self.check_roots_section(one[SectionKind.ROOTS])
+        for entry in sorted(by_kind.get(SectionKind.NODES, []), key=lambda e: e.first):
+            self.check_nodes(entry)
+        self.check_parameters(one[SectionKind.PARAMETERS])
+        self.check_roots(one[SectionKind.ROOTS])
+        self.check_stats(one[SectionKind.PARAMETERS])
+        for kind in (SectionKind.SNAPSHOTS, SectionKind.SUMMARY):
+            seen: set[int] = set()
+            for entry in by_kind.get(kind, []):
+                self.check_index(entry, seen)
+        handled = {int(kind) for kind in SectionKind}
+        for entry in self.entries:
+            if entry.kind not in handled or entry.kind == SectionKind.FOOTER:
+                self.payload(entry)  # optional sections unknown here: framing and CRC only
+        self.problems.sort(key=lambda p: p.offset)
+        return self.problems
+
+    # ------------------------------------------------------------------ framing
+
+    def check_layout(self) -> None:
+        """Blocks tile the data area: no overlap and no bytes the footer does not list."""
+        size = self.archive.file_bytes
+        footer_length, _ = TRAILER.unpack_from(self.archive._map, size - TRAILER.size)
+        footer_offset = size - TRAILER.size - footer_length
+        position = FILE_HEADER.size
+        for entry in self.entries:
+            if entry.kind == SectionKind.FOOTER:
+                self.add(entry, "the footer lists a FOOTER block")
+            if entry.offset < position:
+                self.add(entry, f"block overlaps the bytes before {position}")
+            elif entry.offset > position:
+                self.add(None, f"{entry.offset - position} bytes are not part of any block the footer lists",
+                         offset=position)
+            position = max(position, entry.offset + BLOCK_OVERHEAD + entry.length)
+        if position < footer_offset:
+            self.add(None, f"{footer_offset - position} bytes before the footer are not part of any block "
+                           f"the footer lists", offset=position)
+
+    # ------------------------------------------------------------------ metadata
+
+    def check_definitions(self, entry: DirectoryEntry) -> None:
+        if self.payload(entry) is None:
+            return
+        try:
+            self.definitions = self.archive.definitions
+        except CcgError as error:
+            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+
+    def check_parameters(self, entry: DirectoryEntry) -> None:
+        if self.payload(entry) is None:
+            return
+        try:
+            parameters = self.archive.parameters
+            self.archive.params
+        except CcgError as error:
+            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            return
+        metrics = parameters.get("metrics")
+        values = {}
+        for name in ("N", "n", "M", "m"):
+            value = metrics.get(name) if isinstance(metrics, dict) else None
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                self.add(entry, f"build metric {name} is missing or not a non-negative integer")
+                return
+            values[name] = value
+        nodes = len(self.archive.pool)
+        if values["n"] != nodes:
+            self.add(entry, f"build metric n = {values['n']} but the node blocks hold {nodes} nodes")
+        if values["N"] < values["n"] or values["M"] < values["m"]:
+            self.add(entry, "build metrics say the compressed graph is larger than the uncompressed one")
+        interval = parameters.get("checkpoint_interval")
+        if interval is not None and (not isinstance(interval, int) or isinstance(interval, bool) or interval < 1):
+            self.add(entry, f"checkpoint_interval {interval!r} is not a positive integer")
+
+    def check_stats(self, entry: DirectoryEntry) -> None:
+        """`Archive.stats` works once the parameters and roots are sound."""
+        if self.roots is None or any(p.kind in (SectionKind.PARAMETERS, SectionKind.ROOTS) for p in self.problems):
+            return
+        try:
+            self.archive.stats
+        except CcgError as error:
+            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+
+    def check_roots_section(self, entry: DirectoryEntry) -> None:
+        raw = self.payload(entry)
+        if raw is None:
+            return
+        try:
+            self.roots = decode_roots(raw, self.path, entry.offset)
+        except CcgError as error:
+            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            return
+        if entry.count != len(self.roots):
+            self.add(entry, f"the footer says {entry.count} roots, the section holds {len(self.roots)}")
+
+    def check_roots(self, entry: DirectoryEntry) -> None:
+        """Every root names an existing node whose event count and duration it repeats."""
+        if self.roots is None:
+            return
+        nodes = len(self.archive.pool)
+        for location, root in sorted(self.roots.items()):
+            if not 0 <= root.root < nodes:
+                self.add(entry, f"location {location}: root node {root.root} is outside the {nodes} nodes")
+                continue
+            found = self.node(root.root)
+            if found is None:
+                continue  # its block is damaged; already reported there
+            events, total = found
+            if events != root.events:
+                self.add(entry, f"location {location}: {root.events} events listed, its root node "
+                                f"{root.root} holds {events}")
+            if root.end != root.start + total:
+                self.add(entry, f"location {location}: end {root.end} is not start {root.start} + the "
+                                f"root node's duration {total}")
+
+    # ------------------------------------------------------------------ nodes
+
+    def node(self, node: int) -> tuple[int, int] | None:
+        """(events, total) of a node from the decoded blocks, None if its block failed."""
+        index = bisect.bisect_right(self.firsts, node) - 1
+        if index < 0:
+            return None
+        block = self.blocks[index]
+        local = node - block.first
+        if local >= len(block.events):
+            return None
+        return int(block.events[local]), int(block.total[local])
+
+    def check_nodes(self, entry: DirectoryEntry) -> None:
+        raw = self.payload(entry)
+        if raw is None:
+            return
+        try:
+            block = decode_nodes(raw, self.path, entry.offset)
+        except CcgError as error:
+            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            return
+        if block.first != entry.first or len(block) != entry.count:
+            self.add(entry, f"the block holds nodes {block.first}..{block.first + len(block) - 1}, the footer "
+                            f"says {entry.first}..{entry.first + entry.count - 1}")
+            return
+        self.check_keys(entry, block)
+        self.check_imports(entry, block)
+        self.blocks.append(_Nodes(block.first, np.array(block.events, dtype=np.int64),
+                                  np.array(block.total, dtype=np.int64),
+                                  {i: sums for i in range(len(block)) if (sums := block.metric_sums(i))}))
+        self.firsts.append(block.first)
+
+    def check_keys(self, entry: DirectoryEntry, block: NodeBlock) -> None:
+        """Regions of call nodes, peers of point-to-point nodes and metrics of metric
+        nodes must be defined."""
+        if self.definitions is None:
+            return
+        kind = block.kind
+        starts = block.key_start[:-1]
+        has_key = block.key_start[1:] > starts
+        if not len(block.key):
+            return
+        first_key = np.where(has_key, block.key[np.minimum(starts, len(block.key) - 1)], 0)
+        defs = self.definitions
+        for selected, count, what in (
+                (kind == NodeKind.CALL, len(defs.regions), "region"),
+                (np.isin(kind, [int(k) for k in PEER_KINDS]), len(defs.locations), "peer location"),
+                (kind == EventKind.METRIC, len(defs.metrics), "metric")):
+            bad = np.flatnonzero(selected & has_key & ((first_key < 0) | (first_key >= count)))
+            if len(bad):
+                i = int(bad[0])
+                more = f" (and {len(bad) - 1} more nodes in this block)" if len(bad) > 1 else ""
+                self.add(entry, f"node {block.first + i}: {what} {int(first_key[i])} is not defined "
+                                f"({count} defined){more}")
+
+    def check_imports(self, entry: DirectoryEntry, block: NodeBlock) -> None:
+        """The import table's events, durations and metric sums of children in earlier
+        blocks must equal those nodes' own."""
+        children = block.children
+        imported = np.flatnonzero(children < block.first)
+        if not len(imported):
+            return
+        counts = np.diff(block.child_start)
+        node_of_edge = np.repeat(np.arange(len(block)), counts)
+        rank = np.arange(len(children)) - block.child_start[node_of_edge]
+        child_total = block.durations[block.duration_start[node_of_edge] + 2 * rank + 1]
+        child_events = np.array(block.child_events, dtype=np.int64)
+        ids = children[imported]
+        position = np.searchsorted(np.array(self.firsts, dtype=np.int64), ids, side="right") - 1
+        mismatches: list[str] = []
+        for b in np.unique(position).tolist():
+            if b < 0:
+                continue
+            nodes = self.blocks[b]
+            edges = imported[position == b]
+            local = children[edges] - nodes.first
+            known = local < len(nodes.events)
+            edges, local = edges[known], local[known]
+            bad = (nodes.events[local] != child_events[edges]) | (nodes.total[local] != child_total[edges])
+            for j, i in zip(edges[bad].tolist(), local[bad].tolist()):
+                mismatches.append(f"child {int(children[j])} has {int(nodes.events[i])} events and duration "
+                                  f"{int(nodes.total[i])}, the import table says {int(child_events[j])} and "
+                                  f"{int(child_total[j])}")
+            for j, i in zip(edges[~bad].tolist(), local[~bad].tolist()):
+                child = int(children[j])
+                claimed = block.child_metric_sums(int(node_of_edge[j]))[int(rank[j])]
+                actual = nodes.sums(i)
+                if claimed != actual:
+                    mismatches.append(f"child {child} has metric sums {actual}, the import table says {claimed}")
+        if mismatches:
+            more = f" (and {len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
+            self.add(entry, f"import table disagrees with an earlier block: {mismatches[0]}{more}")
+
+    # ------------------------------------------------------------------ indexes
+
+    def check_index(self, entry: DirectoryEntry, seen: set[int]) -> None:
+        """A SNAPSHOTS or SUMMARY block: per location, checkpoints every `interval`
+        events with increasing indexes in [1, events], the last one at the end."""
+        raw = self.payload(entry)
+        if raw is None:
+            return
+        name = kind_name(entry.kind)
+        try:
+            document = decode_json(raw, name, self.path, entry.offset)
+        except CcgError as error:
+            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            return
+        if not isinstance(document, dict) or not isinstance(document.get("locations"), list):
+            self.add(entry, "not an object with a 'locations' list")
+            return
+        interval = document.get("interval")
+        if not _is_int(interval) or interval < 1:
+            self.add(entry, f"interval {interval!r} is not a positive integer")
+            interval = None
+        items = document["locations"]
+        if entry.count != len(items):
+            self.add(entry, f"the footer says {entry.count} locations, the block lists {len(items)}")
+        for item in items:
+            if not isinstance(item, dict) or not _is_int(item.get("location")) \
+                    or not isinstance(item.get("checkpoints"), list):
+                self.add(entry, "a location entry is not an object with an integer 'location' and a "
+                                "'checkpoints' list")
+                continue
+            location = item["location"]
+            if location < entry.first:
+                self.add(entry, f"location {location} is listed in a block the footer says starts at "
+                                f"location {entry.first}: readers will not find it")
+            if location in seen:
+                self.add(entry, f"location {location} is listed twice")
+            seen.add(location)
+            reason = self.check_checkpoints(location, item["checkpoints"], interval)
+            if reason:
+                self.add(entry, f"location {location}: {reason}")
+
+    def check_checkpoints(self, location: int, checkpoints: list[Any], interval: int | None) -> str | None:
+        if self.roots is None:
+            return None
+        root = self.roots.get(location)
+        if root is None:
+            return "no such location in the roots section"
+        if not checkpoints:
+            return "no checkpoints (the final one at the end is required)"
+        events = root.events
+        previous_index, previous_time = 0, root.start
+        for k, point in enumerate(checkpoints):
+            if not isinstance(point, dict) or not _is_int(point.get("index")) or not _is_int(point.get("time")):
+                return f"checkpoint {k} lacks an integer index or time"
+            index, time = point["index"], point["time"]
+            if events and not previous_index < index <= events:
+                return (f"checkpoint {k} has index {index}, outside ({previous_index}, {events}]"
+                        if index > previous_index else
+                        f"checkpoint indexes do not increase ({previous_index} then {index})")
+            if not events and index != 0:
+                return f"checkpoint {k} has index {index}, but the location has no events"
+            last = k == len(checkpoints) - 1
+            if interval is not None and not last and index != (k + 1) * interval:
+                return f"checkpoint {k} has index {index}, expected {(k + 1) * interval} (interval {interval})"
+            if not previous_time <= time <= root.end:
+                return (f"checkpoint {k} has time {time}, outside [{previous_time}, {root.end}] "
+                        f"(times must not decrease and lie within the location's time range)")
+            previous_index, previous_time = index, time
+        if previous_index != events:
+            return f"the last checkpoint is at index {previous_index}, not at the location's {events} events"
+        return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

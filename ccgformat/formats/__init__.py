@@ -1,0 +1,230 @@
+"""Input formats: detection from content, one reader per format, and `convert`.
+
+A format is registered under a short name with two functions:
+
+``sniff(path, head) -> bool``
+    True when the file looks like this format. ``head`` holds the file's first
+    `SNIFF_BYTES` bytes (empty for a folder or an unreadable file); sniffing must be
+    cheap, must not raise and must not need optional dependencies.
+``read(path) -> (Definitions, iterator of (location, iterator of EventBatch))``
+    The trace, streamed one location after another in bounded batches. Bad content
+    raises a `CcgError` subclass (`FormatError`, `TraceError`) naming the file and the
+    position. Resources are released when the iterator is exhausted or closed.
+
+Detection tries the formats in registration order and never looks at the file name's
+extension. New importers call `register` from this module (see the bottom).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from ..archive import open_archive, write_trace
+from ..archive.layout import MAGIC as CCG_MAGIC
+from ..archive.writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK
+from ..errors import FormatError
+from ..model import Definitions, EventBatch
+from ..params import Params
+from . import npz as _npz
+
+__all__ = ["SNIFF_BYTES", "ConvertReport", "Format", "TraceSource", "convert", "detect", "formats", "get",
+           "read", "register"]
+
+#: Bytes of the file's beginning handed to every sniff function.
+SNIFF_BYTES = 4096
+
+LocationStreams = Iterator[tuple[int, Iterable[EventBatch]]]
+TraceSource = tuple[Definitions, LocationStreams]
+
+
+@dataclass(frozen=True)
+class Format:
+    """A registered input format."""
+
+    name: str
+    description: str
+    sniff: Callable[[Path, bytes], bool]
+    read: Callable[[Path], TraceSource]
+
+
+_FORMATS: dict[str, Format] = {}
+
+
+def register(name: str, description: str, sniff: Callable[[Path, bytes], bool],
+             read: Callable[[Path], TraceSource]) -> Format:
+    """Add a format (detection tries formats in registration order)."""
+    if name in _FORMATS:
+        raise ValueError(f"format {name!r} is already registered")
+    fmt = _FORMATS[name] = Format(name, description, sniff, read)
+    return fmt
+
+
+def formats() -> list[Format]:
+    """The registered formats, in detection order."""
+    return list(_FORMATS.values())
+
+
+def get(name: str) -> Format:
+    """The format registered under ``name``; `FormatError` if there is none."""
+    try:
+        return _FORMATS[name]
+    except KeyError:
+        raise FormatError(f"unknown format name {name!r}; known formats: {', '.join(_FORMATS)}") from None
+
+
+def _head(path: Path) -> bytes:
+    if path.is_dir():
+        return b""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(SNIFF_BYTES)
+    except OSError as error:
+        raise FormatError(f"cannot read the input: {error.strerror or error}", path=str(path)) from None
+
+
+def detect(path: str | os.PathLike[str]) -> str:
+    """The name of the input's format, judged from its content (never its extension)."""
+    path = Path(path)
+    if not path.exists():
+        raise FormatError("no such file", path=str(path))
+    head = _head(path)
+    for fmt in _FORMATS.values():
+        if fmt.sniff(path, head):
+            return fmt.name
+    raise FormatError(f"unrecognised input format (first bytes {head[:8].hex(' ') or 'none'}); known "
+                      f"formats: {', '.join(_FORMATS)}", path=str(path))
+
+
+def read(path: str | os.PathLike[str], fmt: str | None = None) -> TraceSource:
+    """Definitions and per-location event batches of the input at ``path``; the format
+    is detected from the content unless ``fmt`` names it."""
+    path = Path(path)
+    name = detect(path) if fmt is None else get(fmt).name
+    if fmt is not None and not path.exists():
+        raise FormatError("no such file", path=str(path))
+    return _FORMATS[name].read(path)
+
+
+# --------------------------------------------------------------------------- convert
+
+@dataclass(frozen=True)
+class ConvertReport:
+    """What `convert` did."""
+
+    source: str
+    target: str
+    format: str
+    locations: int
+    events: int
+    N: int               #: nodes of the uncompressed graph
+    n: int               #: nodes stored
+    file_bytes: int
+
+    @property
+    def r_nodes(self) -> float:
+        return self.N / self.n if self.n else 1.0
+
+    @property
+    def bytes_per_event(self) -> float | None:
+        return self.file_bytes / self.events if self.events else None
+
+
+#: ``progress(location, events done in that location, events done in total)``
+Progress = Callable[[int, int, int], None]
+
+
+def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], params: Params | None = None, *,
+            fmt: str | None = None, repair: bool = False, level: int = DEFAULT_LEVEL,
+            checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
+            nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, progress: Progress | None = None,
+            **bounds: float) -> ConvertReport:
+    """Convert a trace (any registered format, detected from content) to a .ccg archive.
+
+    Compression parameters come from ``params`` or from keyword arguments naming
+    `Params` fields (``abs_dev=1000, rel_dev=0.05``); unnamed ones keep their defaults
+    (lossless). The target is written atomically: on any error nothing appears under its
+    name. A .ccg source is rebuilt from its (possibly already lossy) events.
+    """
+    if params is not None and bounds:
+        raise TypeError("give either params or keyword bounds, not both")
+    params = params if params is not None else Params(**bounds)  # type: ignore[arg-type]
+    source, target = Path(source), Path(target)
+    if target.exists() and source.exists() and os.path.samefile(source, target):
+        raise FormatError("the target is the input file; conversion never modifies its input", path=str(target))
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "the target is a folder", str(target))
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "the target's folder does not exist", str(folder))
+    name = detect(source) if fmt is None else get(fmt).name
+    definitions, streams = read(source, name)
+    if "source_format" not in definitions.provenance:
+        definitions = dataclasses.replace(definitions, provenance={**definitions.provenance, "source_format": name})
+    counter = _Counter(streams, progress)
+    try:
+        graph = write_trace(target, definitions, counter, params, repair=repair, level=level,
+                            checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block)
+    finally:
+        close = getattr(streams, "close", None)
+        if close is not None:
+            close()
+    return ConvertReport(str(source), str(target), name, len(graph.roots), graph.event_count, graph.metrics.N,
+                         graph.metrics.n, os.path.getsize(target))
+
+
+class _Counter:
+    """Passes the location streams through, counting events for the progress callback."""
+
+    def __init__(self, streams: LocationStreams, progress: Progress | None):
+        self.streams = streams
+        self.progress = progress
+        self.total = 0
+
+    def __iter__(self) -> Iterator[tuple[int, Iterator[EventBatch]]]:
+        for location, batches in self.streams:
+            yield location, self._count(location, batches)
+
+    def _count(self, location: int, batches: Iterable[EventBatch]) -> Iterator[EventBatch]:
+        done = 0
+        if self.progress is not None:
+            self.progress(location, 0, self.total)
+        for batch in batches:
+            yield batch
+            done += len(batch)
+            self.total += len(batch)
+            if self.progress is not None:
+                self.progress(location, done, self.total)
+
+
+# --------------------------------------------------------------------------- built-in formats
+
+def _sniff_ccg(path: Path, head: bytes) -> bool:
+    return head.startswith(CCG_MAGIC)
+
+
+def _read_ccg(path: Path) -> TraceSource:
+    archive = open_archive(path)
+    try:
+        definitions = archive.definitions
+        locations = archive.locations
+    except BaseException:
+        archive.close()
+        raise
+
+    def streams() -> LocationStreams:
+        try:
+            for location in locations:
+                yield location, archive.location(location).events()
+        finally:
+            archive.close()
+
+    return definitions, streams()
+
+
+register("ccg", "ccgformat archive (.ccg), rebuilt with new parameters", _sniff_ccg, _read_ccg)
+register("npz", "numpy zip of per-location columns, as written by tools/synth.py", _npz.sniff, _npz.read)

@@ -1,0 +1,134 @@
+"""numpy zip traces, as written by tools/synth.py.
+
+The file is an ``.npz`` archive (a zip of ``.npy`` members) holding ``definitions_json``
+(a 0-d string array: `Definitions.to_dict` as JSON) and, for every location ``i`` with
+events, the 1-D integer columns ``loc{i}_time``, ``loc{i}_kind``, ``loc{i}_ref``,
+``loc{i}_comm``, ``loc{i}_tag``, ``loc{i}_request``, ``loc{i}_size``,
+``loc{i}_recv_size`` and ``loc{i}_value``, all of the same length. Locations are read
+one at a time (each one's columns are loaded whole) and handed on in batches.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import FormatError
+from ..model import COLUMNS, Definitions, EventBatch
+
+ZIP_MAGIC = b"PK\x03\x04"
+DEFINITIONS_MEMBER = "definitions_json"
+BATCH_SIZE = 65536
+_COLUMN_NAMES = ("time", "kind") + COLUMNS
+_MEMBER = re.compile(r"loc(\d+)_(\w+)")
+_ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A zip file with a ``definitions_json`` member."""
+    if not head.startswith(ZIP_MAGIC):
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return f"{DEFINITIONS_MEMBER}.npy" in archive.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return False
+
+
+def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBatch]]]]:
+    name = str(path)
+    try:
+        data = np.load(path, allow_pickle=False)
+    except _ERRORS as error:
+        raise FormatError(f"not a readable numpy zip file: {error}", path=name) from None
+    try:
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise FormatError("a single numpy array, not a numpy zip file", path=name)
+        definitions = _definitions(data, name)
+        locations = _locations(data, definitions, name)
+    except BaseException:
+        data.close()
+        raise
+
+    def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
+        try:
+            for location in locations:
+                yield location, _batches(data, location, name)
+        finally:
+            data.close()
+
+    return definitions, streams()
+
+
+def _member(data: Any, member: str, path: str) -> np.ndarray:
+    try:
+        return data[member]
+    except _ERRORS as error:
+        raise FormatError(f"member {member!r} cannot be read: {error}", path=path) from None
+
+
+def _definitions(data: Any, path: str) -> Definitions:
+    if DEFINITIONS_MEMBER not in data.files:
+        raise FormatError(f"no {DEFINITIONS_MEMBER!r} member", path=path)
+    text = _member(data, DEFINITIONS_MEMBER, path)
+    if text.shape != () or text.dtype.kind != "U":
+        raise FormatError(f"{DEFINITIONS_MEMBER!r} is not a single string", path=path)
+    try:
+        document = json.loads(str(text))
+        if not isinstance(document, dict):
+            raise TypeError("not a JSON object")
+        return Definitions.from_dict(document)
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as error:
+        raise FormatError(f"{DEFINITIONS_MEMBER!r} does not hold valid definitions: "
+                          f"{type(error).__name__}: {error}", path=path) from None
+
+
+def _locations(data: Any, definitions: Definitions, path: str) -> list[int]:
+    """Locations with event columns, checking every one is defined and complete."""
+    found: dict[int, set[str]] = {}
+    for member in data.files:
+        if member == DEFINITIONS_MEMBER:
+            continue
+        match = _MEMBER.fullmatch(member)
+        if match is None or match.group(2) not in _COLUMN_NAMES:
+            raise FormatError(f"unexpected member {member!r}", path=path)
+        found.setdefault(int(match.group(1)), set()).add(match.group(2))
+    for location, columns in sorted(found.items()):
+        if location >= len(definitions.locations):
+            raise FormatError(f"events for location {location}, but only {len(definitions.locations)} "
+                              f"locations are defined", path=path)
+        missing = [c for c in _COLUMN_NAMES if c not in columns]
+        if missing:
+            raise FormatError(f"location {location} lacks the column(s) {', '.join(missing)}", path=path)
+    return sorted(found)
+
+
+def _batches(data: Any, location: int, path: str) -> Iterator[EventBatch]:
+    columns = {}
+    for column in _COLUMN_NAMES:
+        member = f"loc{location}_{column}"
+        values = _member(data, member, path)
+        if values.ndim != 1 or values.dtype.kind not in "iu":
+            raise FormatError(f"member {member!r} is not a 1-D integer array ({values.dtype}, shape "
+                              f"{values.shape})", path=path)
+        if columns and len(values) != len(columns["time"]):
+            raise FormatError(f"member {member!r} has {len(values)} entries, loc{location}_time has "
+                              f"{len(columns['time'])}", path=path)
+        if values.dtype.kind == "u" and values.dtype.itemsize == 8 and len(values) and values.max() >= 1 << 63:
+            raise FormatError(f"member {member!r} holds values beyond the int64 range", path=path)
+        columns[column] = values
+    kind = columns.pop("kind")
+    if len(kind) and (int(kind.min()) < 0 or int(kind.max()) > 255):
+        raise FormatError(f"member 'loc{location}_kind' holds values outside 0..255", path=path)
+    kind = kind.astype(np.uint8)
+    time = columns.pop("time")
+    for start in range(0, len(time), BATCH_SIZE):
+        stop = start + BATCH_SIZE
+        yield EventBatch.from_columns(time[start:stop], kind[start:stop],
+                                      **{name: values[start:stop] for name, values in columns.items()})

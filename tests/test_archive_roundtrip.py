@@ -174,3 +174,19 @@ def test_a_failed_rename_leaves_no_temporary_file(tmp_path):
     else:
         raise AssertionError("writing over a folder must fail")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+@given(traces(), st.data())
+def test_global_time_order_across_locations(tmp_path_factory, trace, data):
+    path, _ = write(tmp_path_factory.mktemp("g"), trace)
+    times = [e.time for events in trace.values() for e in events] or [0]
+    start = data.draw(st.integers(min(times) - 5, max(times) + 5))
+    span = data.draw(st.integers(0, max(times) - min(times) + 10))
+    expected = sorted(((e.time, loc, i, e) for loc, events in trace.items() for i, e in enumerate(events)
+                       if start <= e.time < start + span), key=lambda row: row[:3])
+    with ccg.open(path) as archive:
+        got = [(int(loc), e) for locations, batch in archive.events(start, start + span, batch_size=4)
+               for loc, e in zip(locations, batch.rows())]
+        everything = [(int(loc), e) for locations, batch in archive.events() for loc, e in zip(locations, batch.rows())]
+    assert got == [(loc, e) for _, loc, _, e in expected]
+    assert len(everything) == sum(len(events) for events in trace.values())

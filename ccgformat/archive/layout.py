@@ -29,6 +29,13 @@ ROOT_ENTRY = struct.Struct("<QQqqQ")
 BLOCK_OVERHEAD = BLOCK_HEADER.size + BLOCK_CRC.size
 
 
+def largest_raw_length(stored_length: int) -> int:
+    """The most a compressed payload may expand to: 1 MiB, or 4096 times its stored size.
+    Writers store a payload that compresses better than that uncompressed; readers refuse
+    a directory entry that claims more, so a damaged file cannot demand a huge allocation."""
+    return max(1 << 20, 4096 * stored_length)
+
+
 class SectionKind(IntEnum):
     """What a block holds. Kinds 16-31 are reserved for the aggregation tables."""
 

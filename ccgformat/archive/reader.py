@@ -29,7 +29,7 @@ from ..params import Params
 from .blocks import read_block, unpack_payload
 from .codec import NodeBlock, decode_nodes
 from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags,
-                     SectionKind)
+                     SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
 
 BLOCK_CACHE_SIZE = 64
@@ -209,7 +209,7 @@ class Archive:
             if entry.flags & ~BlockFlags.known():
                 raise CorruptArchiveError(f"unknown flags {entry.flags:#x} in the directory",
                                           path=self.path, offset=entry.offset)
-            if entry.raw_length > max(64 * entry.length, 1 << 20) * 1024:
+            if entry.raw_length > largest_raw_length(entry.length):
                 raise CorruptArchiveError(f"block at {entry.offset} claims {entry.raw_length} bytes "
                                           f"uncompressed from {entry.length}", path=self.path, offset=entry.offset)
             if entry.kind not in _KNOWN_KINDS and entry.flags & BlockFlags.MUST_UNDERSTAND:

@@ -19,7 +19,7 @@ def encode_json(document: Any) -> bytes:
 def decode_json(raw: bytes, what: str, path: str, offset: int) -> Any:
     try:
         return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+    except (ValueError, RecursionError) as error:  # incl. bad UTF-8, bad JSON, integers over 4300 digits
         raise CorruptArchiveError(f"{what} section is not valid JSON: {error}", path=path, offset=offset) from None
 
 

@@ -24,7 +24,8 @@ from ..params import Params
 from .blocks import compress, frame_block
 from .codec import NodeEncoder
 from .indexes import Checkpoint, checkpoints
-from .layout import FILE_HEADER, MAGIC, MAJOR_VERSION, MINOR_VERSION, TRAILER, END_MAGIC, BlockFlags, SectionKind
+from .layout import (END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
+                     largest_raw_length)
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 
 DEFAULT_LEVEL = 19
@@ -73,6 +74,8 @@ class Writer:
                count: int = 0) -> None:
         stored = compress(raw, self.level)
         flags = BlockFlags.ZSTD | (BlockFlags.MUST_UNDERSTAND if must_understand else 0)
+        if len(raw) > largest_raw_length(len(stored)):
+            stored, flags = raw, flags & ~BlockFlags.ZSTD
         self._directory.append(DirectoryEntry(kind, int(flags), self._offset, len(stored), len(raw), first, count))
         self._emit(frame_block(kind, int(flags), stored))
 

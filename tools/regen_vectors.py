@@ -1,0 +1,673 @@
+#!/usr/bin/env python3
+"""Regenerate the golden archives: spec/vectors/ and tests/data/bad/.
+
+This script is the only writer of those files (DESIGN.md, "Principles"): tests read
+them and fail when one is missing, they never re-create them. Run it from a source
+checkout after a deliberate change of the on-disk format::
+
+    python tools/regen_vectors.py           # rewrite every golden file
+    python tools/regen_vectors.py --check   # exit 1 if the files on disk differ
+
+Output is deterministic: the events are hand-written (no random numbers), the writer is
+deterministic for a given ccgformat and zstd version, and running the script twice gives
+byte-identical files.
+
+spec/vectors/NAME.ccg
+    an archive, with NAME.events.txt: the events that were fed to the writer (never read
+    back from the archive), one line per event, ``location time KIND field=value ...``
+    naming only the kind's hard and soft columns (ccgformat.model.KIND_FIELDS), per
+    location in time order, locations ascending. The first line is a comment
+    ``# locations: 0 1 ...`` listing every location of the archive, including those
+    without events. README.md describes each vector.
+tests/data/bad/NAME.ccg
+    damaged archives derived from spec/vectors/every_kind.ccg, each with a row in
+    tests/data/bad/README.md naming how it was made, the exception it must raise and the
+    byte offset the error names.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if "PYTEST_CURRENT_TEST" in os.environ or "pytest" in sys.modules:
+    raise RuntimeError("tools/regen_vectors.py writes golden files and must never run inside pytest")
+
+import argparse
+import shutil
+import struct
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import zstandard
+
+try:
+    import ccgformat as ccg
+except ImportError:  # run as `python tools/regen_vectors.py` from a source checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import ccgformat as ccg
+from ccgformat.archive.blocks import frame_block
+from ccgformat.archive.codec import BLOCK_START, STREAM_HEADER, STREAMS, decode_stream
+from ccgformat.archive.layout import (BLOCK_HEADER, END_MAGIC, FILE_HEADER, TRAILER, BlockFlags,
+                                      SectionKind)
+from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory
+from ccgformat.model import (KIND_FIELDS, Communicator, Definitions, Event, EventBatch, EventKind, Location,
+                             Metric, Region, SystemTreeNode)
+
+ROOT = Path(__file__).resolve().parent.parent
+VECTORS = ROOT / "spec" / "vectors"
+BAD = ROOT / "tests" / "data" / "bad"
+
+K = EventKind
+
+
+# --------------------------------------------------------------------------- listings
+
+def describe(location: int, event: Event) -> str:
+    """One listing line: ``location time KIND field=value ...`` (hard, then soft columns)."""
+    fields = KIND_FIELDS[EventKind(event.kind)]
+    parts = [str(location), str(event.time), EventKind(event.kind).name]
+    parts += [f"{name}={getattr(event, name)}" for name in fields.hard + fields.soft]
+    return " ".join(parts)
+
+
+def listing(trace: dict[int, list[Event]]) -> str:
+    lines = ["# locations: " + " ".join(str(location) for location in sorted(trace))]
+    for location in sorted(trace):
+        lines += [describe(location, event) for event in trace[location]]
+    return "\n".join(lines) + "\n"
+
+
+class Timeline:
+    """Appends events with a running clock: ``at(gap, kind, ...)`` advances by ``gap``."""
+
+    def __init__(self, start: int):
+        self.time = start
+        self.events: list[Event] = []
+
+    def at(self, gap: int, kind: EventKind, **columns: int) -> None:
+        self.time += gap
+        self.events.append(Event(self.time, int(kind), **columns))
+
+
+# --------------------------------------------------------------------------- vectors
+
+@dataclass
+class Vector:
+    name: str
+    summary: str                       # one paragraph for the README
+    definitions: Definitions
+    trace: dict[int, list[Event]]      # location -> events, the writer's input
+    params: ccg.Params = ccg.Params()
+    level: int = 19
+    checkpoint_interval: int = 65536
+    nodes_per_block: int = 4096
+    notes: list[str] = field(default_factory=list)
+
+
+def minimal() -> Vector:
+    A, B, C = range(3)
+    events = [Event(10, K.ENTER, A), Event(20, K.ENTER, B), Event(30, K.LEAVE, B), Event(50, K.ENTER, C),
+              Event(60, K.SEND, ref=1, comm=0, tag=0, size=0), Event(70, K.LEAVE, C), Event(90, K.LEAVE, A)]
+    definitions = Definitions(regions=[Region("A"), Region("B"), Region("C")],
+                              locations=[Location("rank 0"), Location("rank 1")],
+                              communicators=[Communicator("WORLD", (0, 1))],
+                              provenance={"source": "dissertation Fig. 4.1"})
+    return Vector("minimal", "The construction example of the dissertation's Fig. 4.1 on one location: "
+                  "enter A 10, enter B 20, leave B 30, enter C 50, send 60 (to location 1, which is "
+                  "defined but has no events in the archive), leave C 70, leave A 90. Five nodes, "
+                  "nothing repeats.", definitions, {0: events})
+
+
+def double_bits(value: float) -> int:
+    """The IEEE-754 bits of a double as a signed 64-bit integer (the value column of a
+    ``double`` metric)."""
+    return struct.unpack("<q", struct.pack("<d", value))[0]
+
+
+EVERY_KIND_REGIONS = ["main", "compute", "MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait",
+                      "MPI_Allreduce", "kernel"]
+MAIN, COMPUTE, MPI_SEND, MPI_RECV, MPI_ISEND, MPI_IRECV, MPI_WAIT, MPI_ALLREDUCE, KERNEL = range(9)
+FP_OPS, TEMPERATURE, BALANCE = range(3)
+OP_ALLREDUCE = 3  # an operation code of COLL_END
+GENERIC_RECORD = 5  # the source record kind of the generic events
+
+
+def every_kind_definitions() -> Definitions:
+    group = {"main": "USR", "compute": "USR", "kernel": "USR"}
+    return Definitions(
+        regions=[Region(name, "function", "user" if name in group else "mpi", group.get(name, "MPI"))
+                 for name in EVERY_KIND_REGIONS],
+        system_tree=[SystemTreeNode("cluster", "machine"), SystemTreeNode("node0", "node", 0),
+                     SystemTreeNode("node1", "node", 0)],
+        locations=[Location("rank 0", "process", 1), Location("rank 1", "process", 1),
+                   Location("rank 2", "process", 2)],
+        communicators=[Communicator("MPI_COMM_WORLD", (0, 1, 2)), Communicator("pair", (0, 1))],
+        metrics=[Metric("PAPI_FP_OPS", "flop", "accumulated", "int64"),
+                 Metric("temperature", "degC", "absolute", "double"),
+                 Metric("balance", "units", "absolute", "int64")],
+        strings=["phase start", "checkpoint written", "OTF2 attribute: colour=red"],
+        timer_resolution=1_000_000, clock_offset=1_700_000_000,
+        provenance={"source": "hand-written", "generator": "tools/regen_vectors.py"})
+
+
+def every_kind_trace() -> dict[int, list[Event]]:
+    """Three ranks of a ring: three iterations each using every event kind. The compute
+    and allreduce sub-trees are identical across ranks (shared nodes); the message
+    sub-trees differ by peer."""
+    trace = {}
+    temperatures = [21.5, 22.25, -3.0e-7]
+    for rank in range(3):
+        right, left = (rank + 1) % 3, (rank + 2) % 3
+        t = Timeline(1000)
+        t.at(0, K.ENTER, ref=MAIN)
+        t.at(2, K.MARKER, ref=0, value=0)
+        for i in range(3):
+            t.at(5, K.ENTER, ref=COMPUTE)
+            if rank == 2:  # one rank does a little more work
+                t.at(1, K.ENTER, ref=KERNEL)
+                t.at(7, K.LEAVE, ref=KERNEL)
+            t.at(3, K.METRIC, ref=FP_OPS, value=1000 * (i + 1))
+            t.at(0, K.METRIC, ref=TEMPERATURE, value=double_bits(temperatures[i]))
+            t.at(0, K.METRIC, ref=BALANCE, value=-42 + 25 * (i % 2))
+            t.at(20, K.LEAVE, ref=COMPUTE)
+            t.at(1, K.ENTER, ref=MPI_SEND)
+            t.at(1, K.SEND, ref=right, comm=0, tag=7, size=1024)
+            t.at(2, K.LEAVE, ref=MPI_SEND)
+            t.at(1, K.ENTER, ref=MPI_RECV)
+            t.at(4, K.RECV, ref=left, comm=0, tag=7, size=1024)
+            t.at(1, K.LEAVE, ref=MPI_RECV)
+            t.at(1, K.ENTER, ref=MPI_IRECV)
+            t.at(1, K.IRECV_REQUEST, request=100 + i)
+            t.at(1, K.LEAVE, ref=MPI_IRECV)
+            t.at(1, K.ENTER, ref=MPI_ISEND)
+            t.at(1, K.ISEND, ref=right, comm=1 if rank < 2 else 0, tag=8, request=200 + i, size=1 << 40)
+            t.at(1, K.LEAVE, ref=MPI_ISEND)
+            t.at(1, K.ENTER, ref=MPI_WAIT)
+            t.at(3, K.REQUEST_COMPLETE, request=200 + i)
+            t.at(2, K.IRECV, ref=left, comm=1 if rank > 0 else 0, tag=8, request=100 + i, size=1 << 40)
+            t.at(1, K.LEAVE, ref=MPI_WAIT)
+            t.at(1, K.ENTER, ref=MPI_ALLREDUCE)
+            t.at(1, K.COLL_BEGIN)
+            t.at(6, K.COLL_END, ref=OP_ALLREDUCE, comm=0, tag=0, size=8, recv_size=24)
+            t.at(1, K.LEAVE, ref=MPI_ALLREDUCE)
+            t.at(2, K.GENERIC, ref=GENERIC_RECORD, value=2)
+        t.at(3, K.MARKER, ref=1, value=1)
+        t.at(4, K.LEAVE, ref=MAIN)
+        trace[rank] = t.events
+    return trace
+
+
+def every_kind() -> Vector:
+    return Vector(
+        "every_kind", "Three ranks of a ring, three iterations each, using every event kind: ENTER, "
+        "LEAVE, SEND, RECV, ISEND, IRECV, IRECV_REQUEST, REQUEST_COMPLETE, COLL_BEGIN, COLL_END, "
+        "METRIC (an accumulated int64 counter, a double metric whose value column holds the "
+        "IEEE-754 bits - including a negative double - and an int64 metric with negative values), "
+        "MARKER and GENERIC (value = index into the strings table). Message sizes include 2**40. "
+        "Definitions use every table: regions with groups, a three-level system tree, locations "
+        "attached to it, two communicators, three metrics, strings, a timer resolution of 1 MHz, a "
+        "clock offset and provenance. The compute and allreduce sub-trees repeat across ranks, "
+        "so compression shares nodes between locations; four nodes per block give several NODES "
+        "blocks (with import tables), and a checkpoint every 16 events several SNAPSHOTS/SUMMARY "
+        "checkpoints per location.",
+        every_kind_definitions(), every_kind_trace(), ccg.Params(branching=4),
+        checkpoint_interval=16, nodes_per_block=4)
+
+
+def wide_split() -> Vector:
+    MAIN_, F0, F1, F2 = range(4)
+    t = Timeline(0)
+    t.at(0, K.ENTER, ref=MAIN_)
+    for i in range(100):
+        region = F0 + i % 3
+        t.at(3, K.ENTER, ref=region)
+        t.at(5 + i % 4, K.LEAVE, ref=region)
+    t.at(3, K.LEAVE, ref=MAIN_)
+    definitions = Definitions(regions=[Region("main"), Region("f0"), Region("f1"), Region("f2")],
+                              locations=[Location("rank 0")])
+    return Vector("wide_split", "One flat location: main calls f0, f1, f2 in turn 100 times (durations "
+                  "cycling 5..8 ticks, period 12 calls) at branching factor 3, so main's 100 "
+                  "children are split into a tree of artificial nodes (dissertation 4.1.2), some "
+                  "of them shared because the pattern repeats.", definitions, {0: t.events},
+                  ccg.Params(branching=3), nodes_per_block=16)
+
+
+def jitter(i: int, span: int) -> int:
+    """A fixed, irregular pattern in ``[0, span)`` (no random generator: deterministic
+    across numpy versions)."""
+    return (i * 7919 + (i * i) % 13) % span
+
+
+def lossy() -> Vector:
+    MAIN_, LOOP, COMPUTE_, MPI_SEND_ = range(4)
+    t = Timeline(5_000)
+    t.at(0, K.ENTER, ref=MAIN_)
+    for i in range(40):
+        t.at(10, K.ENTER, ref=LOOP)
+        t.at(2, K.ENTER, ref=COMPUTE_)
+        t.at(1000 + jitter(i, 40), K.LEAVE, ref=COMPUTE_)
+        t.at(3, K.ENTER, ref=MPI_SEND_)
+        t.at(1, K.SEND, ref=1, comm=0, tag=1, size=4096 + jitter(i, 100))
+        t.at(20 + jitter(i + 5, 4), K.LEAVE, ref=MPI_SEND_)
+        t.at(2, K.LEAVE, ref=LOOP)
+    t.at(10, K.LEAVE, ref=MAIN_)
+    definitions = Definitions(regions=[Region("main"), Region("loop"), Region("compute"),
+                                       Region("MPI_Send", paradigm="mpi", group="MPI")],
+                              locations=[Location("rank 0"), Location("rank 1")],
+                              communicators=[Communicator("MPI_COMM_WORLD", (0, 1))])
+    params = ccg.Params(abs_dev=50, rel_dev=0.05, rel_size=0.05, branching=8)
+    return Vector("lossy", "One location running a loop of 40 iterations whose compute durations "
+                  "(1000..1039 ticks), send durations and message sizes (4096..4195 bytes) "
+                  "jitter. Written with abs_dev=50, rel_dev=0.05, rel_size=0.05: the archive "
+                  "holds fewer nodes than the input needs, and the events a reader gets back are "
+                  "NOT equal to the listing. They must lie within the bounds instead: same count, "
+                  "kinds and hard fields; every timestamp within abs_dev ticks of the listed one; "
+                  "every duration between neighbouring events and every enter-to-leave duration "
+                  "within rel_dev of the listed one; every size within rel_size.",
+                  definitions, {0: t.events}, params, nodes_per_block=8,
+                  notes=["Bounds are read from the archive (PARAMETERS section), not assumed."])
+
+
+def empty_location() -> Vector:
+    MAIN_, WORK = range(2)
+    events = [Event(100, K.ENTER, MAIN_), Event(110, K.ENTER, WORK), Event(150, K.LEAVE, WORK),
+              Event(151, K.MARKER, ref=4, value=0), Event(160, K.LEAVE, MAIN_)]
+    definitions = Definitions(regions=[Region("main"), Region("work")],
+                              locations=[Location("rank 0"), Location("rank 1")],
+                              strings=["done"])
+    return Vector("empty_location", "Two locations: location 0 with five events, location 1 with none. "
+                  "The archive lists location 1 with an empty root (0 events, an artificial node "
+                  "without children); its listing has no event lines, only the header names it.",
+                  definitions, {0: events, 1: []})
+
+
+VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location]
+
+
+def write_vector(vector: Vector, folder: Path) -> bytes:
+    path = folder / f"{vector.name}.ccg"
+    ccg.write_trace(path, vector.definitions,
+                    ((location, [EventBatch.from_events(events)] if events else [])
+                     for location, events in sorted(vector.trace.items())),
+                    vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
+                    nodes_per_block=vector.nodes_per_block)
+    (folder / f"{vector.name}.events.txt").write_text(listing(vector.trace))
+    return path.read_bytes()
+
+
+def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
+    out = [
+        "# Golden vectors",
+        "",
+        "Archives written by `tools/regen_vectors.py` (the only writer of these files; never edit",
+        "or regenerate them by hand or from a test). `tests/test_vectors.py` reads every",
+        "`NAME.ccg` here and compares its events with `NAME.events.txt`; it fails when a file is",
+        "missing. Regenerate only after a deliberate format change, and say so in the change log",
+        "of `spec/format.md`: a reader must keep reading the old files.",
+        "",
+        "## Listing format (`NAME.events.txt`)",
+        "",
+        "UTF-8 text, one line per event, produced from the events the script *fed to the",
+        "writer* (never read back from the archive). The first line is a comment,",
+        "`# locations: 0 1 ...`, naming every location of the archive (also those without",
+        "events). Then per location, locations ascending, its events in order:",
+        "",
+        "    location time KIND field=value ...",
+        "",
+        "`KIND` is the `EventKind` name; the fields are exactly the kind's hard columns then its",
+        "soft columns (`ccgformat.model.KIND_FIELDS`), as decimal integers. A `double` metric's",
+        "value is the signed 64-bit integer holding its IEEE-754 bits. Example:",
+        "",
+        "    0 60 SEND ref=1 comm=0 tag=0 size=0",
+        "",
+        "Lossless vectors must read back exactly as listed. For the lossy vector the reader's",
+        "events lie within the bounds recorded in the archive's PARAMETERS section (see below).",
+        "",
+        "## Vectors",
+        "",
+    ]
+    for v in vectors:
+        p = v.params
+        events = sum(len(e) for e in v.trace.values())
+        kinds = sorted({EventKind(e.kind).name for es in v.trace.values() for e in es})
+        out += [f"### `{v.name}.ccg` ({len(blobs[v.name])} bytes)", "", v.summary, ""]
+        out += [f"- locations: {', '.join(f'{loc} ({len(v.trace[loc])} events)' for loc in sorted(v.trace))};"
+                f" {events} events in all",
+                f"- event kinds: {', '.join(kinds)}",
+                f"- parameters: abs_dev={p.abs_dev}, rel_dev={p.rel_dev}, rel_size={p.rel_size}, "
+                f"rel_metric={p.rel_metric}, branching={p.branching}, search_length={p.search_length}",
+                f"- writer: zstd level {v.level}, checkpoint_interval {v.checkpoint_interval}, "
+                f"nodes_per_block {v.nodes_per_block}",
+                f"- sections: {section_summary(blobs[v.name])}"]
+        out += [f"- {note}" for note in v.notes]
+        out.append("")
+    out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOTS,",
+            "SNAPSHOTS, SUMMARY and the FOOTER) and every event kind; the test checks that too.", ""]
+    return "\n".join(out)
+
+
+def section_summary(data: bytes) -> str:
+    archive = parse(data)
+    counts: dict[str, int] = {}
+    for entry in archive.entries:
+        name = SectionKind(entry.kind).name
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(f"{name} x{n}" if n > 1 else name for name, n in counts.items()) + ", FOOTER"
+
+
+# --------------------------------------------------------------------------- archive surgery
+
+@dataclass
+class Parsed:
+    """An archive cut into its parts: header bytes, directory, stored block payloads."""
+
+    header: bytes
+    entries: list[DirectoryEntry]
+    stored: list[bytes]       # per entry, the stored payload (between block header and CRC)
+    footer_offset: int
+
+
+def parse(data: bytes) -> Parsed:
+    footer_length, end_magic = TRAILER.unpack_from(data, len(data) - TRAILER.size)
+    assert end_magic == END_MAGIC
+    footer_offset = len(data) - TRAILER.size - footer_length
+    kind, _, length = BLOCK_HEADER.unpack_from(data, footer_offset)
+    assert kind == SectionKind.FOOTER
+    start = footer_offset + BLOCK_HEADER.size
+    entries = decode_directory(data[start:start + length], "", footer_offset)
+    stored = [data[e.offset + BLOCK_HEADER.size:e.offset + BLOCK_HEADER.size + e.length] for e in entries]
+    return Parsed(data[:FILE_HEADER.size], entries, stored, footer_offset)
+
+
+def build(parsed: Parsed, *, fix_offsets: bool = True) -> bytes:
+    """Lay the blocks out again after the header (offsets recomputed unless told not to),
+    then a fresh footer with a valid CRC and the trailer."""
+    out = bytearray(parsed.header)
+    entries = []
+    for entry, stored in zip(parsed.entries, parsed.stored):
+        if fix_offsets:
+            entry = replace(entry, offset=len(out), length=len(stored))
+        entries.append(entry)
+        out += frame_block(entry.kind, entry.flags, stored)
+    footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND), encode_directory(entries))
+    out += footer + TRAILER.pack(len(footer), END_MAGIC)
+    return bytes(out)
+
+
+def index_of(parsed: Parsed, kind: SectionKind, nth: int = 0) -> int:
+    return [i for i, e in enumerate(parsed.entries) if e.kind == kind][nth]
+
+
+def zstd_frame(raw: bytes) -> bytes:
+    return zstandard.ZstdCompressor(level=19, write_content_size=True).compress(raw)
+
+
+def node_stream_span(raw: bytes, name: str) -> tuple[int, int]:
+    """Byte position of stream ``name``'s values in a raw node block, and its width."""
+    position = BLOCK_START.size
+    for stream in STREAMS:
+        width, _ = STREAM_HEADER.unpack_from(raw, position)
+        if stream == name:
+            return position + STREAM_HEADER.size, width
+        _, position = decode_stream(raw, position)
+    raise KeyError(name)
+
+
+@dataclass
+class Bad:
+    name: str
+    how: str
+    raises: str              # an exception class name of ccgformat.errors, or "reads fine"
+    offset: int | None       # the byte offset the error names, if meaningful
+    data: bytes
+
+
+def bad_archives(base: bytes) -> list[Bad]:
+    """Damaged variants of ``base`` (every_kind.ccg), each with the error it must raise."""
+    size = len(base)
+    p = parse(base)
+    bads: list[Bad] = []
+
+    def add(name: str, how: str, raises: str, offset: int | None, data: bytes) -> None:
+        bads.append(Bad(name, how, raises, offset, data))
+
+    add("empty.ccg", "an empty file (0 bytes)", "TruncatedError", 0, b"")
+
+    cut = p.footer_offset + BLOCK_HEADER.size + 10
+    add("truncated_footer.ccg", f"every_kind.ccg cut to {cut} bytes, 10 bytes into the footer's "
+        f"directory (the trailer with the end marker is gone); the error names the last 8 bytes",
+        "TruncatedError", cut - 8, base[:cut])
+
+    data = bytearray(base)
+    data[1:4] = b"XYZ"
+    add("bad_magic.ccg", "bytes 1-3 of the magic replaced by `XYZ`", "CorruptArchiveError", 0, bytes(data))
+
+    data = bytearray(base)
+    FILE_HEADER.pack_into(data, 0, *FILE_HEADER.unpack_from(base, 0)[:1], 2, 0, 0)
+    add("unknown_major.ccg", "major version in the header set to 2 (minor 0)", "UnsupportedVersionError", 8,
+        bytes(data))
+
+    data = bytearray(base)
+    struct.pack_into("<I", data, 12, 1)
+    add("reserved_header.ccg", "the reserved u32 of the header (byte 12) set to 1", "CorruptArchiveError", 12,
+        bytes(data))
+
+    data = bytearray(base)
+    struct.pack_into("<Q", data, size - TRAILER.size, 1 << 40)
+    add("huge_footer_length.ccg", "the trailer's footer length set to 2**40 (1 TiB)", "CorruptArchiveError",
+        size - TRAILER.size, bytes(data))
+
+    k = index_of(p, SectionKind.NODES, 1)
+    entry = p.entries[k]
+    data = bytearray(base)
+    struct.pack_into("<Q", data, entry.offset + 4, 8 << 30)
+    add("huge_length.ccg", f"the payload length in the block header of the second NODES block (at byte "
+        f"{entry.offset}) set to 8 GiB (CRC and footer left alone: the length is checked against the "
+        f"file size first); opening works, reading location 0 fails", "TruncatedError", entry.offset,
+        bytes(data))
+
+    k = index_of(p, SectionKind.NODES, 2)
+    entry = p.entries[k]
+    data = bytearray(base)
+    position = entry.offset + BLOCK_HEADER.size + entry.length // 2
+    data[position] ^= 0x01
+    add("crc_mismatch.ccg", f"one bit of a payload byte (byte {position}) of the third NODES block (at byte "
+        f"{entry.offset}) flipped; opening works, reading fails", "ChecksumError", entry.offset, bytes(data))
+
+    k = index_of(p, SectionKind.DEFINITIONS)
+    q = parse(base)
+    q.entries[k] = replace(q.entries[k], offset=size + 4096)
+    add("offset_past_end.ccg", f"the DEFINITIONS entry of the directory points at byte {size + 4096}, past "
+        f"the end; footer rewritten with a valid CRC, so the bounds check fires (the error names the "
+        f"footer)", "CorruptArchiveError", p.footer_offset, build(q, fix_offsets=False))
+
+    q = parse(base)
+    q.entries[k] = replace(q.entries[k], raw_length=q.entries[k].raw_length + 1)
+    add("raw_length_lie.ccg", "the DEFINITIONS entry's raw_length is one more than the zstd frame's "
+        "content size; footer rewritten with a valid CRC; opening works, reading the definitions fails",
+        "CorruptArchiveError", p.entries[k].offset, build(q, fix_offsets=False))
+
+    # a zstd frame header declaring 1 TiB: magic, descriptor (8-byte content size, single
+    # segment), the size, then one empty raw last block
+    bomb = struct.pack("<IBQ", 0xFD2FB528, 0xE0, 1 << 40) + bytes([0x01, 0x00, 0x00])
+    q = parse(base)
+    q.stored[k] = bomb
+    q.entries[k] = replace(q.entries[k], raw_length=1 << 40)
+    bombed = build(q)
+    add("zstd_bomb.ccg", "the DEFINITIONS block replaced by a 16-byte zstd frame whose header declares "
+        "1 TiB of content, listed with raw_length 2**40; refused on opening, before any allocation",
+        "CorruptArchiveError", parse(bombed).entries[k].offset, bombed)
+
+    q = parse(base)
+    raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
+    q.stored[k] = zstandard.ZstdCompressor(level=19, write_content_size=False).compress(raw)
+    unsized = build(q)
+    add("zstd_no_content_size.ccg", "the DEFINITIONS block recompressed without the frame content size "
+        "(sizes and offsets in the footer updated); reading the definitions fails",
+        "CorruptArchiveError", parse(unsized).entries[k].offset, unsized)
+
+    q = parse(base)
+    q.stored[k] = zstd_frame(b'{"regions": [')
+    q.entries[k] = replace(q.entries[k], raw_length=13)
+    broken = build(q)
+    add("definitions_not_json.ccg", "the DEFINITIONS payload replaced by the unfinished JSON "
+        "`{\"regions\": [` (valid zstd, CRC and footer); reading the definitions fails",
+        "CorruptArchiveError", parse(broken).entries[k].offset, broken)
+
+    q = parse(base)
+    ordinal, k, raw = 0, -1, bytearray()
+    for k, entry in enumerate(q.entries):
+        if entry.kind != SectionKind.NODES:
+            continue
+        ordinal += 1
+        raw = bytearray(zstandard.ZstdDecompressor().decompress(q.stored[k]))
+        position, width = node_stream_span(bytes(raw), "child_id")
+        if width == 1 and struct.unpack_from("<I", raw, position - 4)[0]:  # explicit child ids
+            raw[position] = 0xFF  # the first id becomes 255
+            break
+    else:
+        raise AssertionError("no node block with one-byte explicit child ids")
+    q.stored[k] = zstd_frame(bytes(raw))
+    dangling = build(q)
+    add("node_bad_reference.ccg", f"in NODES block {ordinal} (first node {q.entries[k].first}) the first "
+        f"explicit child id set to 255, a node outside the block and its import table (recompressed; "
+        f"valid CRC and footer); opening works, reading fails in the node decoder",
+        "CorruptArchiveError", parse(dangling).entries[k].offset, dangling)
+
+    q = parse(base)
+    ordinal, k, raw = 0, -1, bytearray()
+    for k, entry in enumerate(q.entries):
+        if entry.kind != SectionKind.NODES:
+            continue
+        ordinal += 1
+        raw = bytearray(zstandard.ZstdDecompressor().decompress(q.stored[k]))
+        position, width = node_stream_span(bytes(raw), "import_events")
+        if width == 1 and struct.unpack_from("<I", raw, position - 4)[0] and raw[position] < 255:
+            raw[position] += 1  # the first imported node's event count, one too many
+            break
+    else:
+        raise AssertionError("no node block with one-byte imported event counts")
+    q.stored[k] = zstd_frame(bytes(raw))
+    lying = build(q)
+    add("import_claim_lie.ccg", f"in NODES block {ordinal} (first node {q.entries[k].first}) the import "
+        f"table's event count of the first node taken from an earlier block raised by one (recompressed; "
+        f"valid CRC and footer): the block decodes, but the claim disagrees with the node's own block, "
+        f"which the reader finds when it holds both (the offset depends on the order of reading)",
+        "CorruptArchiveError", None, lying)
+
+    for name, flags, raises in (("unknown_must_understand.ccg", BlockFlags.MUST_UNDERSTAND,
+                                 "UnsupportedVersionError"),
+                                ("unknown_optional.ccg", BlockFlags(0), "reads fine")):
+        q = parse(base)
+        payload = b"a section from a future version\n"
+        q.entries.append(DirectoryEntry(200, int(flags), 0, len(payload), len(payload), 0, 0))
+        q.stored.append(payload)
+        extended = build(q)
+        offset = parse(extended).entries[-1].offset
+        flag_text = "the MUST_UNDERSTAND flag set" if flags else "no flags (optional, uncompressed)"
+        add(name, f"an extra block of unknown kind 200 with {flag_text} inserted before the footer "
+            f"(at byte {offset}) and listed in a rewritten footer", raises,
+            offset if flags else None, extended)
+    return bads
+
+
+def bad_readme(bads: list[Bad]) -> str:
+    out = [
+        "# Damaged archives",
+        "",
+        "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` (the only writer of",
+        "these files; never edit them by hand). `tests/test_bad_archives.py` parses the table",
+        "below, so the two cannot drift: reading a file - opening it, the definitions,",
+        "parameters and stats, every location's events in full, `event(i)`, `find` and the",
+        "checkpoints - must raise exactly the exception named (not a subclass), and when an",
+        "offset is given the error's `offset` attribute and its message (`at byte N`) must name",
+        "it. \"reads fine\" means reading succeeds and gives the events of `every_kind`. The files",
+        "also seed the fuzz corpus. All exception classes live in `ccgformat.errors` and derive",
+        "from `CcgError`.",
+        "",
+        "| file | how it was made | raises | offset |",
+        "|---|---|---|---|",
+    ]
+    for bad in bads:
+        raises = bad.raises if bad.raises == "reads fine" else f"`{bad.raises}`"
+        offset = "-" if bad.offset is None else str(bad.offset)
+        out.append(f"| `{bad.name}` | {bad.how} | {raises} | {offset} |")
+    out.append("")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- main
+
+def generate(vectors_dir: Path, bad_dir: Path) -> None:
+    vectors = [make() for make in VECTOR_BUILDERS]
+    blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
+    (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
+    bads = bad_archives(blobs["every_kind"])
+    for bad in bads:
+        (bad_dir / bad.name).write_bytes(bad.data)
+        check_bad(bad_dir / bad.name, bad)
+    (bad_dir / "README.md").write_text(bad_readme(bads))
+
+
+def read_all(path: Path) -> None:
+    with ccg.open(path) as archive:
+        archive.definitions, archive.params, archive.stats
+        for location in archive.locations:
+            for _ in archive.location(location).events():
+                pass
+            archive.checkpoints(SectionKind.SNAPSHOTS, location)
+            archive.checkpoints(SectionKind.SUMMARY, location)
+
+
+def check_bad(path: Path, bad: Bad) -> None:
+    """Refuse to write a README row the reader does not live up to (the damage may need
+    adjusting after a change of the codec)."""
+    try:
+        read_all(path)
+    except ccg.CcgError as error:
+        got, offset = type(error).__name__, getattr(error, "offset", None)
+        if got != bad.raises or (bad.offset is not None and offset != bad.offset):
+            raise SystemExit(f"{bad.name}: expected {bad.raises} at {bad.offset}, the reader raises {got} at "
+                             f"{offset}: {error}")
+    else:
+        if bad.raises != "reads fine":
+            raise SystemExit(f"{bad.name}: expected {bad.raises}, but it reads fine")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="compare with the files on disk instead of writing; exit 1 on a difference")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as scratch:
+        vectors_tmp, bad_tmp = Path(scratch, "vectors"), Path(scratch, "bad")
+        vectors_tmp.mkdir()
+        bad_tmp.mkdir()
+        generate(vectors_tmp, bad_tmp)
+        status = 0
+        for produced, target in ((vectors_tmp, VECTORS), (bad_tmp, BAD)):
+            names = sorted(path.name for path in produced.iterdir())
+            existing = sorted(path.name for path in target.glob("*")) if target.is_dir() else []
+            if args.check:
+                for name in sorted(set(names) | set(existing)):
+                    ours, theirs = produced / name, target / name
+                    if not theirs.exists() or not ours.exists() or ours.read_bytes() != theirs.read_bytes():
+                        print(f"differs: {target.relative_to(ROOT) / name}")
+                        status = 1
+                continue
+            target.mkdir(parents=True, exist_ok=True)
+            for name in existing:  # files this script no longer makes
+                if name not in names and (name.endswith((".ccg", ".events.txt")) or name == "README.md"):
+                    (target / name).unlink()
+            for name in names:
+                shutil.copyfile(produced / name, target / f".{name}.tmp")
+                os.replace(target / f".{name}.tmp", target / name)
+            print(f"wrote {len(names)} files to {target.relative_to(ROOT)}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

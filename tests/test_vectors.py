@@ -12,8 +12,9 @@ import pytest
 
 import ccgformat as ccg
 from ccgformat.archive.layout import BLOCK_HEADER, TRAILER, SectionKind
-from ccgformat.graph.pool import wrap64
 from ccgformat.model import KIND_FIELDS, Event, EventKind
+
+from .test_graph_lossy import check_location
 
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 #: The vectors tools/regen_vectors.py writes; each must exist with its listing.
@@ -87,7 +88,7 @@ def test_vector_reads_back_as_listed(name):
             assert [describe(loc, e) for loc in locations for e in got[loc]] == lines
         else:
             for location in locations:
-                check_bounds(expected[location], got[location], archive.params)
+                check_location(expected[location], got[location], archive.params)
         for location in locations:
             walker = archive.location(location)
             events = got[location]
@@ -101,39 +102,6 @@ def test_vector_reads_back_as_listed(name):
             snapshots = archive.checkpoints(SectionKind.SNAPSHOTS, location)
             assert summary and [c["index"] for c in summary] == [c["index"] for c in snapshots]
             assert summary[-1]["index"] == len(events)
-
-
-def within(new: int, old: int, rel: float) -> bool:
-    return abs(new - old) <= rel * abs(old)
-
-
-def check_bounds(original: list[Event], rebuilt: list[Event], params: ccg.Params) -> None:
-    """The lossy contract (spec/vectors/README.md): same kinds and hard fields, timestamps
-    within abs_dev, durations within rel_dev, sizes within rel_size, metric differences
-    within rel_metric."""
-    assert len(rebuilt) == len(original)
-    enters: list[tuple[int, int]] = []
-    previous_metric: dict[int, tuple[int, int]] = {}
-    for i, (a, b) in enumerate(zip(original, rebuilt)):
-        assert b.kind == a.kind, i
-        fields = KIND_FIELDS[EventKind(a.kind)]
-        assert all(getattr(b, name) == getattr(a, name) for name in fields.hard), (i, a, b)
-        assert abs(b.time - a.time) <= params.abs_dev, (i, a.time, b.time)
-        if i:
-            assert b.time >= rebuilt[i - 1].time, i
-            assert within(b.time - rebuilt[i - 1].time, a.time - original[i - 1].time, params.rel_dev), i
-        if a.kind == EventKind.ENTER:
-            enters.append((a.time, b.time))
-        elif a.kind == EventKind.LEAVE:
-            enter_a, enter_b = enters.pop()
-            assert within(b.time - enter_b, a.time - enter_a, params.rel_dev), i
-        elif a.kind == EventKind.METRIC:
-            old_a, old_b = previous_metric.get(a.ref, (0, 0))
-            assert within(wrap64(b.value - old_b), wrap64(a.value - old_a), params.rel_metric), i
-            previous_metric[a.ref] = (a.value, b.value)
-        for name in ("size", "recv_size"):
-            if name in fields.soft:
-                assert within(getattr(b, name), getattr(a, name), params.rel_size), (i, name)
 
 
 def test_the_lossy_vector_is_lossy():

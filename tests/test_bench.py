@@ -16,7 +16,7 @@ BENCH = ROOT / "tools" / "bench.py"
 @pytest.mark.slow
 def test_quick_benchmark_writes_one_sane_entry_per_configuration(tmp_path):
     out = tmp_path / "bench.json"
-    done = subprocess.run([sys.executable, str(BENCH), "--quick", "--repeat", "1", "--json", str(out)],
+    done = subprocess.run([sys.executable, str(BENCH), "builder", "--quick", "--repeat", "1", "--json", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "builder ev/s" in done.stdout
@@ -35,7 +35,49 @@ def test_quick_benchmark_writes_one_sane_entry_per_configuration(tmp_path):
     assert by_config["regular", "lossless"]["r_nodes"] > by_config["jittered", "lossless"]["r_nodes"]
 
 
+@pytest.mark.slow
+def test_quick_archive_benchmark_reports_sizes_and_access_times(tmp_path):
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        pytest.skip("the archive benchmark compares with Parquet and needs pyarrow (pip install pyarrow)")
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, str(BENCH), "archive", "--quick", "--skip-10m", "--repeat", "1",
+                           "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "parquet bytes" in done.stdout and "open ms" in done.stdout
+    result = json.loads(out.read_text())
+    assert result["meta"]["skip_10m"] is True
+    entries = result["benchmarks"]["archive"]
+    configurations = [(e["trace"], e["params"]) for e in entries]
+    assert sorted(configurations) == sorted(
+        (trace, params) for trace in ("regular", "jittered") for params in ("lossless", "lossy"))
+    by_config = dict(zip(configurations, entries))
+    for e in entries:
+        assert e["events"] > 0 and e["events"] == e["write_events"]
+        assert e["ccg_bytes"] > 0 and e["parquet_bytes"] > 0 and e["zstd_raw_bytes"] > 0
+        assert e["ccg_bytes_per_event"] == pytest.approx(e["ccg_bytes"] / e["events"])
+        assert e["ratio"] == pytest.approx(e["parquet_bytes"] / e["ccg_bytes"])
+        assert sum(part["bytes"] for part in e["sections"].values()) == e["ccg_bytes"]
+        assert e["sections"]["NODES"]["bytes"] > 0 and e["node_blocks"] >= 1
+        for key in ("open_ms", "event_us", "find_us", "event_cold_ms", "find_cold_ms", "walk_events_per_s"):
+            assert e[key]["median"] > 0, key
+        assert e["write_seconds"] > 0
+        assert e["write_peak_rss_mb"] is None or e["write_peak_rss_mb"] > 0
+        assert e["event_cold_breakdown"]["blocks"] >= 1
+        assert e["check"] == "ok"
+        assert {"open", "warm", "cold"} <= set(e["targets"])
+        assert all(isinstance(t["pass"], bool) for t in e["targets"].values())
+    assert set(by_config["regular", "lossless"]["targets"]) >= {"size"}
+    assert "size" not in by_config["regular", "lossy"]["targets"]
+    # the same trace gives the same Parquet file whatever the parameters
+    assert by_config["jittered", "lossless"]["parquet_bytes"] == by_config["jittered", "lossy"]["parquet_bytes"]
+    assert by_config["regular", "lossless"]["ccg_bytes"] < by_config["jittered", "lossless"]["ccg_bytes"]
+    assert by_config["jittered", "lossy"]["ccg_bytes"] <= by_config["jittered", "lossless"]["ccg_bytes"]
+
+
 def test_help_exits_zero():
     done = subprocess.run([sys.executable, str(BENCH), "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     assert "--repeat" in done.stdout and "--quick" in done.stdout and "--json" in done.stdout
+    assert "--skip-10m" in done.stdout

@@ -96,20 +96,3 @@ def test_jittered_repetitions_compress_more_when_lossy(seed, bounds):
         sizes[params.lossless] = graph.metrics.n
     assert sizes[False] < sizes[True]
 
-
-def test_a_node_without_a_match_is_stored_with_rounded_gaps():
-    """3.5: representatives are compressed further - long gaps snap to coarse values."""
-    from ccgformat.model import EventBatch
-
-    rows = [(0, EventKind.ENTER, 0), (1003, EventKind.ENTER, 1), (1003 + 2999, EventKind.LEAVE, 1),
-            (1003 + 2999 + 517, EventKind.LEAVE, 0)]
-    params = Params(abs_dev=200, rel_dev=0.05)
-    builder = Builder(params)
-    builder.add(0, EventBatch.from_events(rows))
-    graph = builder.finish()
-    pool = graph.pool
-    inner = [pool.durations[i] for i in range(len(pool)) if pool.kind[i] == 0 and pool.key[i] == (1,)]
-    assert inner and inner[0][0] % 64 == 0 and inner[0][0] != 2999  # window 149: steps of 128 or 64
-    rebuilt = [e for b in graph.location(0).events() for e in b.rows()]
-    check_location([e for e in EventBatch.from_events(rows).rows()], rebuilt, params)
-    assert rebuilt != [e for e in EventBatch.from_events(rows).rows()]

@@ -32,7 +32,7 @@ from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSIO
                      SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
 
-BLOCK_CACHE_SIZE = 64
+BLOCK_CACHE_SIZE = 128
 _KNOWN_KINDS = {int(kind) for kind in SectionKind}
 
 

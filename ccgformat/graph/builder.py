@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..model import KIND_FIELDS, Definitions, EventBatch, EventKind, LocationValidator, Repair
-from ..params import REL_SCALE_BITS, Params, rel_numerator, within_rel
+from ..params import Params, rel_numerator, within_rel
 from .graph import BuildMetrics, Graph, LocationRoot
 from .intervals import Interval
 from .pool import NodeKind, NodePool, node_bytes, wrap64
@@ -255,54 +255,11 @@ class Builder:
             if match is not None:
                 found, deviation = match
                 return Entry(found, 0, node.start, end, self.pool.total[found], deviation)
-            rounded = self._rounded(own, edges, drift, bound)
-            if rounded is not None:
-                stored, deviation = rounded
-                created = self.pool.add_inner(node.kind, node.key, children, stored)
-                self.index.insert(slist, created, stored)
-                self.n += 1
-                self.m += size
-                return Entry(created, 0, node.start, end, sum(stored), deviation)
         created = self.pool.add_inner(node.kind, node.key, children, own)
         self.index.insert(slist, created, own)
         self.n += 1
         self.m += size
         return Entry(created, 0, node.start, end, sum(own), self._hull(edges))
-
-    def _rounded(self, own: tuple[int, ...], edges: list[Interval], end_drift: int, bound: Interval
-                 ) -> tuple[tuple[int, ...], Interval] | None:
-        """A representative for a node that found none: its gaps rounded to coarse values.
-
-        This is the dissertation's further compression of the remaining representative
-        nodes (3.5): rounded gaps repeat, so later nodes find them, and they cost fewer
-        bits in the file. Each gap moves within the relative bound and only as far as
-        keeps the next child's edge interval (or the node's end) inside ``bound`` given
-        the shift so far; within that range it takes the multiple of the largest power of
-        two that fits, nearest to the value that cancels the shift. The result passes the
-        same test as any candidate (Lemmas 4 and 5); None if nothing could be rounded.
-        """
-        rounded = list(own)
-        shift = 0
-        for j in range(len(edges) + 1):
-            original = own[2 * j]
-            window = (original * self._rel_time) >> REL_SCALE_BITS  # largest allowed |change|
-            edge = edges[j] if j < len(edges) else Interval.point(end_drift)
-            low = max(original - window, original - shift + bound.lo - edge.lo)
-            high = min(original + window, original - shift + bound.hi - edge.hi)
-            if window == 0 or low > high:
-                continue  # keep the gap; the final test decides
-            target = min(max(original - shift, low), high)
-            step = 1 << (window.bit_length() - 1)
-            while -(-low // step) * step > high:
-                step >>= 1
-            value = min(max((target + step // 2) // step * step, -(-low // step) * step), high // step * step)
-            rounded[2 * j] = value
-            shift += value - original
-        candidate = tuple(rounded)
-        if candidate == own:
-            return None
-        deviation = self._time_deviation(candidate, own, edges, end_drift, bound)
-        return None if deviation is None else (candidate, deviation)
 
     @staticmethod
     def _hull(edges: list[Interval]) -> Interval:

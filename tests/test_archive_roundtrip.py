@@ -190,3 +190,12 @@ def test_global_time_order_across_locations(tmp_path_factory, trace, data):
         everything = [(int(loc), e) for locations, batch in archive.events() for loc, e in zip(locations, batch.rows())]
     assert got == [(loc, e) for _, loc, _, e in expected]
     assert len(everything) == sum(len(events) for events in trace.values())
+
+
+@given(traces(max_locations=2), lossy_params)
+def test_same_input_same_bytes(tmp_path_factory, trace, params):
+    folder = tmp_path_factory.mktemp("d")
+    first, _ = write(folder, trace, params, nodes_per_block=5, checkpoint_interval=7)
+    data = first.read_bytes()
+    second, _ = write(folder, trace, params, nodes_per_block=5, checkpoint_interval=7)
+    assert second.read_bytes() == data

@@ -517,40 +517,40 @@ def bad_archives(base: bytes) -> list[Bad]:
         "`{\"regions\": [` (valid zstd, CRC and footer); reading the definitions fails",
         "CorruptArchiveError", parse(broken).entries[k].offset, broken)
 
-    q = parse(base)
-    ordinal, k, raw = 0, -1, bytearray()
-    for k, entry in enumerate(q.entries):
-        if entry.kind != SectionKind.NODES:
-            continue
-        ordinal += 1
-        raw = bytearray(zstandard.ZstdDecompressor().decompress(q.stored[k]))
-        position, width = node_stream_span(bytes(raw), "child_id")
-        if width == 1 and struct.unpack_from("<I", raw, position - 4)[0]:  # explicit child ids
-            raw[position] = 0xFF  # the first id becomes 255
-            break
-    else:
-        raise AssertionError("no node block with one-byte explicit child ids")
-    q.stored[k] = zstd_frame(bytes(raw))
+    def damage_first_node_block(stream: str, damage: Callable[[bytearray, int], bool]) -> tuple[Parsed, int, int]:
+        """Apply ``damage`` to the one-byte ``stream`` of the first NODES block where it
+        succeeds; returns the parsed file, the entry index and the block's ordinal."""
+        q = parse(base)
+        ordinal = 0
+        for k, entry in enumerate(q.entries):
+            if entry.kind != SectionKind.NODES:
+                continue
+            ordinal += 1
+            raw = bytearray(zstandard.ZstdDecompressor().decompress(q.stored[k]))
+            position, width = node_stream_span(bytes(raw), stream)
+            if width == 1 and struct.unpack_from("<I", raw, position - 4)[0] and damage(raw, position):
+                q.stored[k] = zstd_frame(bytes(raw))
+                return q, k, ordinal
+        raise AssertionError(f"no node block with a non-empty one-byte {stream} stream")
+
+    def point_outside(raw: bytearray, position: int) -> bool:
+        raw[position] = 0xFF  # the first explicit child id becomes 255
+        return True
+
+    q, k, ordinal = damage_first_node_block("child_id", point_outside)
     dangling = build(q)
     add("node_bad_reference.ccg", f"in NODES block {ordinal} (first node {q.entries[k].first}) the first "
         f"explicit child id set to 255, a node outside the block and its import table (recompressed; "
         f"valid CRC and footer); opening works, reading fails in the node decoder",
         "CorruptArchiveError", parse(dangling).entries[k].offset, dangling)
 
-    q = parse(base)
-    ordinal, k, raw = 0, -1, bytearray()
-    for k, entry in enumerate(q.entries):
-        if entry.kind != SectionKind.NODES:
-            continue
-        ordinal += 1
-        raw = bytearray(zstandard.ZstdDecompressor().decompress(q.stored[k]))
-        position, width = node_stream_span(bytes(raw), "import_events")
-        if width == 1 and struct.unpack_from("<I", raw, position - 4)[0] and raw[position] < 255:
-            raw[position] += 1  # the first imported node's event count, one too many
-            break
-    else:
-        raise AssertionError("no node block with one-byte imported event counts")
-    q.stored[k] = zstd_frame(bytes(raw))
+    def one_event_more(raw: bytearray, position: int) -> bool:
+        if raw[position] == 255:
+            return False
+        raw[position] += 1  # the first imported node's event count, one too many
+        return True
+
+    q, k, ordinal = damage_first_node_block("import_events", one_event_more)
     lying = build(q)
     add("import_claim_lie.ccg", f"in NODES block {ordinal} (first node {q.entries[k].first}) the import "
         f"table's event count of the first node taken from an earlier block raised by one (recompressed; "

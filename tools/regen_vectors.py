@@ -53,7 +53,7 @@ from ccgformat.archive.codec import BLOCK_START, STREAM_HEADER, STREAMS, decode_
 from ccgformat.archive.layout import (BLOCK_HEADER, END_MAGIC, FILE_HEADER, TRAILER, BlockFlags,
                                       SectionKind)
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory
-from ccgformat.model import (KIND_FIELDS, Communicator, Definitions, Event, EventBatch, EventKind, Location,
+from ccgformat.model import (Communicator, Definitions, Event, EventBatch, EventKind, Location,
                              Metric, Region, SystemTreeNode)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,18 +65,11 @@ K = EventKind
 
 # --------------------------------------------------------------------------- listings
 
-def describe(location: int, event: Event) -> str:
-    """One listing line: ``location time KIND field=value ...`` (hard, then soft columns)."""
-    fields = KIND_FIELDS[EventKind(event.kind)]
-    parts = [str(location), str(event.time), EventKind(event.kind).name]
-    parts += [f"{name}={getattr(event, name)}" for name in fields.hard + fields.soft]
-    return " ".join(parts)
-
-
 def listing(trace: dict[int, list[Event]]) -> str:
+    """One line per event: ``location time KIND field=value ...`` (hard, then soft columns)."""
     lines = ["# locations: " + " ".join(str(location) for location in sorted(trace))]
     for location in sorted(trace):
-        lines += [describe(location, event) for event in trace[location]]
+        lines += [f"{location} {event.describe()}" for event in trace[location]]
     return "\n".join(lines) + "\n"
 
 

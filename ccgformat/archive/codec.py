@@ -174,7 +174,7 @@ class NodeBlock:
     metrics: list[int]          # metric ids sampled in the block's sub-trees
     metric_sum: np.ndarray      # (metrics, nodes) sums of differences
     metric_seen: np.ndarray     # (metrics, nodes) True where the sub-tree has a sample
-    imports: _Imports
+    imports: ImportTable
     memo: dict[str, dict[int, Any]] = field(default_factory=dict)  # values read so far, per column
 
     def __len__(self) -> int:
@@ -256,7 +256,7 @@ def _decode(raw: bytes) -> NodeBlock:
     _check(edges == 0 or bool(((children >= 0) & (children < first + parent)).all()),
            "a child reference does not point to an earlier node")
 
-    imports = _Imports(s, first)
+    imports = ImportTable(s, first)
     internal = children >= first
     external = imports.locate(children[~internal])
     gap_start = np.concatenate(([0], np.cumsum(gap_count)))
@@ -401,7 +401,7 @@ def _gaps_in_node_order(stored: np.ndarray, kind: np.ndarray, key_start: np.ndar
     return stored[source]
 
 
-class _Imports:
+class ImportTable:
     """The import table: total, event count and metric sums of earlier-block children."""
 
     def __init__(self, s: dict[str, np.ndarray], first: int):

@@ -137,14 +137,9 @@ class ArchivePool:
             claim = claims.pop(block.first + i, None)
             if claim is not None and claim[:2] != (block.events[i], block.total[i]):
                 raise conflict(block.first + i, claim, block.events[i], block.total[i])
-        edges = np.flatnonzero(block.children < block.first)
-        if not len(edges):
-            return
-        parent = np.searchsorted(block.child_start, edges, side="right") - 1
-        rank = edges - block.child_start[parent]
-        totals = block.durations[block.duration_start[parent] + 2 * rank + 1].tolist()
-        for j, child, total in zip(edges.tolist(), block.children[edges].tolist(), totals):
-            claim = (block.child_events[j], total, entry.offset)
+        imports = block.imports
+        for child, events, total in zip(imports.ids.tolist(), imports.events.tolist(), imports.total.tolist()):
+            claim = (events, total, entry.offset)
             owner = self._cache.get(bisect.bisect_right(self._firsts, child) - 1)
             if owner is not None:
                 if claim[:2] != (owner.events[child - owner.first], owner.total[child - owner.first]):

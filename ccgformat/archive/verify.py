@@ -307,35 +307,27 @@ class _Verifier:
     def check_imports(self, entry: DirectoryEntry, block: NodeBlock) -> None:
         """The import table's events, durations and metric sums of children in earlier
         blocks must equal those nodes' own."""
-        children = block.children
-        imported = np.flatnonzero(children < block.first)
-        if not len(imported):
+        imports = block.imports
+        if not len(imports.ids):
             return
-        counts = np.diff(block.child_start)
-        node_of_edge = np.repeat(np.arange(len(block)), counts)
-        rank = np.arange(len(children)) - block.child_start[node_of_edge]
-        child_total = block.durations[block.duration_start[node_of_edge] + 2 * rank + 1]
-        child_events = np.array(block.child_events, dtype=np.int64)
-        ids = children[imported]
-        position = np.searchsorted(np.array(self.firsts, dtype=np.int64), ids, side="right") - 1
+        position = np.searchsorted(np.array(self.firsts, dtype=np.int64), imports.ids, side="right") - 1
         mismatches: list[str] = []
         for b in np.unique(position).tolist():
             if b < 0:
                 continue
             nodes = self.blocks[b]
-            edges = imported[position == b]
-            local = children[edges] - nodes.first
+            rows = np.flatnonzero(position == b)
+            local = imports.ids[rows] - nodes.first
             known = local < len(nodes.events)
-            edges, local = edges[known], local[known]
-            bad = (nodes.events[local] != child_events[edges]) | (nodes.total[local] != child_total[edges])
-            for j, i in zip(edges[bad].tolist(), local[bad].tolist()):
-                mismatches.append(f"child {int(children[j])} has {int(nodes.events[i])} events and duration "
-                                  f"{int(nodes.total[i])}, the import table says {int(child_events[j])} and "
-                                  f"{int(child_total[j])}")
-            for j, i in zip(edges[~bad].tolist(), local[~bad].tolist()):
-                child = int(children[j])
-                claimed = block.child_metric_sums(int(node_of_edge[j]))[int(rank[j])]
-                actual = nodes.sums(i)
+            rows, local = rows[known], local[known]
+            bad = (nodes.events[local] != imports.events[rows]) | (nodes.total[local] != imports.total[rows])
+            for row, i in zip(rows[bad].tolist(), local[bad].tolist()):
+                mismatches.append(f"child {int(imports.ids[row])} has {int(nodes.events[i])} events and duration "
+                                  f"{int(nodes.total[i])}, the import table says {int(imports.events[row])} and "
+                                  f"{int(imports.total[row])}")
+            for row, i in zip(rows[~bad].tolist(), local[~bad].tolist()):
+                child = int(imports.ids[row])
+                claimed, actual = imports.sums(child), nodes.sums(i)
                 if claimed != actual:
                     mismatches.append(f"child {child} has metric sums {actual}, the import table says {claimed}")
         if mismatches:

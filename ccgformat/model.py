@@ -226,7 +226,9 @@ class Definitions:
 
     ``timer_resolution`` is the number of ticks per second; ``clock_offset`` the tick
     value of the trace's time zero. ``strings`` holds interned texts that markers and
-    generic records refer to through their ``value`` column.
+    generic records refer to through their ``value`` column. ``extensions`` keeps, per
+    source format name, the definitions the common model has no field for (JSON values
+    only), so that an exporter to the same format can restore them.
     """
 
     regions: list[Region] = field(default_factory=list)
@@ -238,10 +240,15 @@ class Definitions:
     timer_resolution: int = 1_000_000_000
     clock_offset: int = 0
     provenance: dict[str, str] = field(default_factory=dict)
+    extensions: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain lists, dicts, strings and integers: ready for JSON."""
-        return dataclasses.asdict(self)
+        """Plain lists, dicts, strings and integers: ready for JSON. ``extensions`` is
+        left out when empty (format 1.0 files have none)."""
+        document = dataclasses.asdict(self)
+        if not self.extensions:
+            del document["extensions"]
+        return document
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Definitions:
@@ -274,6 +281,7 @@ class Definitions:
             timer_resolution=integer(data["timer_resolution"]),
             clock_offset=integer(data["clock_offset"]),
             provenance={text(k): text(v) for k, v in data["provenance"].items()},
+            extensions={text(k): v for k, v in data.get("extensions", {}).items()},
         )
 
 

@@ -138,3 +138,12 @@ def test_every_kind_uses_several_blocks_and_checkpoints():
         assert definitions.regions and definitions.system_tree and definitions.communicators
         assert definitions.metrics and definitions.strings and definitions.provenance
         assert {m.value_type for m in definitions.metrics} >= {"int64", "double"}
+
+
+def test_extensions_need_minor_version_1():
+    with ccg.open(VECTORS / "empty_location.ccg") as archive:
+        assert archive.version == (1, 1)
+        assert archive.definitions.extensions == {"otf2": {"location_ids": [7, 1 << 40], "paradigms": {"mpi": 1}}}
+    for name in ("minimal", "every_kind", "wide_split", "lossy"):
+        with ccg.open(VECTORS / f"{name}.ccg") as archive:
+            assert archive.version == (1, 0) and archive.definitions.extensions == {}

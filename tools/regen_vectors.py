@@ -270,10 +270,13 @@ def empty_location() -> Vector:
               Event(151, K.MARKER, ref=4, value=0), Event(160, K.LEAVE, MAIN_)]
     definitions = Definitions(regions=[Region("main"), Region("work")],
                               locations=[Location("rank 0"), Location("rank 1")],
-                              strings=["done"])
+                              strings=["done"],
+                              extensions={"otf2": {"location_ids": [7, 1 << 40], "paradigms": {"mpi": 1}}})
     return Vector("empty_location", "Two locations: location 0 with five events, location 1 with none. "
                   "The archive lists location 1 with an empty root (0 events, an artificial node "
-                  "without children); its listing has no event lines, only the header names it.",
+                  "without children); its listing has no event lines, only the header names it. "
+                  "Its definitions carry format-specific `extensions` (otf2: location_ids [7, "
+                  "1099511627776], paradigms {mpi: 1}), so the header says format version 1.1.",
                   definitions, {0: events, 1: []})
 
 

@@ -11,7 +11,8 @@ from enum import IntEnum, IntFlag
 MAGIC = b"\x89CCG\r\n\x1a\n"        #: first 8 bytes of every archive
 END_MAGIC = b"\x89CCGEND\n"          #: last 8 bytes of every complete archive
 MAJOR_VERSION = 1
-MINOR_VERSION = 0
+#: the minor version that introduced DEFINITIONS `extensions`; files without them stay 1.0
+EXTENSIONS_MINOR_VERSION = 1
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")

@@ -24,7 +24,7 @@ from ..params import Params
 from .blocks import compress, frame_block
 from .codec import NodeEncoder
 from .indexes import Checkpoint, checkpoints
-from .layout import (END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
+from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 
@@ -57,7 +57,7 @@ class Writer:
         self._encoder = NodeEncoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._offset = 0
-        self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, MINOR_VERSION, 0))
+        self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
 
     def __enter__(self) -> Writer:
         return self
@@ -119,6 +119,10 @@ class Writer:
                              encode_directory(self._directory))
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
+        if graph.definitions.extensions:  # the lowest minor version whose features the file uses
+            self._file.seek(0)
+            self._file.write(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, EXTENSIONS_MINOR_VERSION, 0))
+            self._file.seek(self._offset)
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()

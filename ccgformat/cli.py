@@ -15,7 +15,7 @@ import sys
 from typing import Any, Callable, Iterable, Sequence, TextIO
 
 from ._version import __version__
-from .archive import Archive, open_archive
+from .archive import Archive, exporters, open_archive
 from .archive.verify import kind_name, verify
 from .archive.writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL
 from .errors import CcgError, ParameterError
@@ -127,6 +127,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--end", type=int, metavar="T", help="end time (exclusive)")
     p.add_argument("--format", choices=("text", "csv", "jsonl"), default="text", help="default %(default)s")
     p.set_defaults(run=cmd_cat)
+
+    p = commands.add_parser(
+        "export", help="write an archive's trace in another format",
+        description="Write the archive's events and definitions in another trace format, for tools "
+                    "that cannot read .ccg. The format comes from --to, else from DST's suffix. DST is "
+                    "written atomically.",
+        epilog="Output formats: " + ", ".join(f"{e.name} ({e.description}; {', '.join(e.suffixes)})"
+                                               for e in exporters()))
+    p.add_argument("archive", metavar="ARCHIVE")
+    p.add_argument("target", metavar="DST", help="output file (or folder, for OTF2)")
+    p.add_argument("--to", choices=[e.name for e in exporters()], help="output format")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.set_defaults(run=cmd_export)
     return parser
 
 
@@ -138,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit.code if isinstance(exit.code, int) else 2
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("ccg: error: a command is required (convert, info, verify, cat)", file=sys.stderr)
+        print("ccg: error: a command is required (convert, info, verify, cat, export)", file=sys.stderr)
         return 2
     try:
         return args.run(args)
@@ -309,6 +322,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"  {problem}")
     return 1
+
+
+# --------------------------------------------------------------------------- export
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        target = archive.export(args.target, args.to)
+    if not args.quiet:
+        print(f"wrote {target}")
+    return 0
 
 
 # --------------------------------------------------------------------------- cat

@@ -28,6 +28,7 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import read_block, unpack_payload
 from .codec import NodeBlock, decode_nodes
+from .export import exporter_for
 from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags,
                      SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
@@ -391,6 +392,18 @@ class Archive:
         for batch in walker.events(first, last):
             for event in batch.rows():
                 yield (event.time, location, event)
+
+    # ----------------------------------------------------------------- export
+
+    def export(self, target: str | os.PathLike[str], to: str | None = None) -> Path:
+        """Write the trace to another format: ``to`` names it (``otf2``, ``paje``,
+        ``chrome``...), else the target's suffix decides. The target is written atomically
+        and never replaces this archive's own file."""
+        target = Path(target)
+        if target.exists() and os.path.samefile(target, self.path):
+            raise FileExistsError(17, "the export target is the archive itself", str(target))
+        exporter_for(target, to).write(self, target)
+        return target
 
 
 def open_archive(path: str | os.PathLike[str]) -> Archive:

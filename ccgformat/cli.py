@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint-interval", type=_bounded_int(1), default=DEFAULT_CHECKPOINT_INTERVAL,
                    metavar="K", help="snapshot/summary checkpoint every K events (default %(default)s)")
     p.add_argument("--repair", action="store_true",
-                   help="close regions left open at a location's end instead of failing")
+                   help="close regions left open at a location's end and drop LEAVEs that match no "
+                        "open region, instead of failing; each change is printed on stderr")
     p.add_argument("--quiet", "-q", action="store_true", help="print neither progress nor the result line")
     p.set_defaults(run=cmd_convert)
 
@@ -188,6 +189,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.clear()
+    if report.repairs:
+        with open_archive(args.target) as archive:
+            names = [region.name for region in archive.definitions.regions]
+        for repair in report.repairs:
+            name = repr(names[repair.region]) if 0 <= repair.region < len(names) else None
+            print(f"ccg convert: repaired: {repair.describe(name)}", file=sys.stderr)
     if not args.quiet:
         print(_convert_line(report))
     return 0

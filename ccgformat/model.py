@@ -288,11 +288,19 @@ class Definitions:
 # --------------------------------------------------------------------------- validation
 
 class Repair(NamedTuple):
-    """What repair mode changed: a LEAVE added at ``time`` for an ``region`` left open."""
+    """What repair mode changed: a LEAVE of ``region`` added at ``time`` to close a
+    region left open at the end (``action`` "closed"), or an unmatched LEAVE dropped
+    (``action`` "dropped")."""
 
     location: int
     region: int
     time: int
+    action: str = "closed"
+
+    def describe(self, region_name: str | None = None) -> str:
+        name = region_name if region_name is not None else f"region {self.region}"
+        what = "closed open" if self.action == "closed" else "dropped the unmatched LEAVE of"
+        return f"location {self.location}: {what} {name} at time {self.time}"
 
 
 _KIND_COUNT = len(EventKind)
@@ -304,12 +312,16 @@ class LocationValidator:
     Raises `TraceError` for an unknown kind, a non-zero column the kind does not use,
     decreasing timestamps, a LEAVE with nothing open, a LEAVE whose region differs from
     the open ENTER, references outside the definitions, and (in `finish`) regions still
-    open at the end unless repair is requested.
+    open at the end. With ``repair``, a LEAVE whose region is not open at all (or with
+    nothing open) is dropped instead and listed in `repairs`; nothing is invented, so a
+    LEAVE of a region open further out (which would need LEAVEs added) still fails.
     """
 
-    def __init__(self, location: int, definitions: Definitions | None = None):
+    def __init__(self, location: int, definitions: Definitions | None = None, repair: bool = False):
         self.location = location
         self.definitions = definitions
+        self.repair = repair
+        self.repairs: list[Repair] = []
         self.count = 0
         self.last_time: int | None = None
         self.open_regions: list[int] = []
@@ -317,11 +329,12 @@ class LocationValidator:
     def _fail(self, reason: str, batch: EventBatch, i: int) -> TraceError:
         return TraceError(reason, location=self.location, index=self.count + i, time=int(batch.time[i]))
 
-    def check(self, batch: EventBatch) -> None:
-        """Validate the next batch of this location (vectorised, then the nesting)."""
+    def check(self, batch: EventBatch) -> EventBatch:
+        """Validate the next batch of this location (vectorised, then the nesting); returns
+        it, without the LEAVEs repair mode dropped."""
         n = len(batch)
         if n == 0:
-            return
+            return batch
         bad = np.flatnonzero(batch.kind >= _KIND_COUNT)
         if len(bad):
             raise self._fail(f"unknown event kind {int(batch.kind[bad[0]])}", batch, int(bad[0]))
@@ -345,9 +358,14 @@ class LocationValidator:
             if len(negative):
                 raise self._fail(f"{name} must not be negative", batch, int(negative[0]))
         self._check_references(batch)
-        self._check_nesting(batch)
+        dropped = self._check_nesting(batch)
         self.count += n
         self.last_time = int(batch.time[-1])
+        if dropped:
+            keep = np.ones(n, dtype=bool)
+            keep[dropped] = False
+            batch = EventBatch(**{name: getattr(batch, name)[keep] for name in ("time", "kind") + COLUMNS})
+        return batch
 
     def _check_references(self, batch: EventBatch) -> None:
         defs = self.definitions
@@ -364,22 +382,28 @@ class LocationValidator:
                 i = int(bad[0])
                 raise self._fail(f"{what} {int(batch.ref[i])} is not defined ({count} defined)", batch, i)
 
-    def _check_nesting(self, batch: EventBatch) -> None:
+    def _check_nesting(self, batch: EventBatch) -> list[int]:
+        """Follow ENTER/LEAVE; returns the positions of the LEAVEs repair mode drops."""
         calls = np.flatnonzero(batch.kind <= EventKind.LEAVE)
         kinds = batch.kind[calls].tolist()
         regions = batch.ref[calls].tolist()
         stack = self.open_regions
+        dropped: list[int] = []
         for i, kind, region in zip(calls.tolist(), kinds, regions):
             if kind == EventKind.ENTER:
                 stack.append(region)
+            elif stack and stack[-1] == region:
+                stack.pop()
+            elif self.repair and region not in stack:
+                dropped.append(i)
+                self.repairs.append(Repair(self.location, region, int(batch.time[i]), "dropped"))
             elif not stack:
                 raise self._fail(f"LEAVE of region {region} with no region open", batch, i)
-            elif stack[-1] != region:
-                raise self._fail(f"LEAVE of region {region} but region {stack[-1]} is open", batch, i)
             else:
-                stack.pop()
+                raise self._fail(f"LEAVE of region {region} but region {stack[-1]} is open", batch, i)
+        return dropped
 
-    def finish(self, repair: bool = False) -> list[Repair]:
+    def finish(self) -> list[Repair]:
         """End of the stream: regions still open are an error, or closed when repairing.
 
         Repair mode closes every open region, innermost first, at the last timestamp and
@@ -387,7 +411,7 @@ class LocationValidator:
         """
         if not self.open_regions:
             return []
-        if not repair:
+        if not self.repair:
             raise TraceError(
                 f"{len(self.open_regions)} region(s) still open at the end (innermost: "
                 f"region {self.open_regions[-1]}); use repair mode to close them",
@@ -395,13 +419,15 @@ class LocationValidator:
         assert self.last_time is not None
         repairs = [Repair(self.location, region, self.last_time) for region in reversed(self.open_regions)]
         self.open_regions.clear()
+        self.repairs.extend(repairs)
         return repairs
 
 
 def validate(location: int, batches: Iterable[EventBatch], definitions: Definitions | None = None,
              repair: bool = False) -> list[Repair]:
     """Validate a whole location; returns the repairs made (empty unless ``repair``)."""
-    validator = LocationValidator(location, definitions)
+    validator = LocationValidator(location, definitions, repair)
     for batch in batches:
         validator.check(batch)
-    return validator.finish(repair)
+    validator.finish()
+    return validator.repairs

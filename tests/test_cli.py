@@ -179,6 +179,9 @@ def test_repair_closes_regions_left_open(tmp_path, capsys):
     assert code == 1 and "still open" in err and not (tmp_path / "r.ccg").exists()
     code, _, err = run(capsys, "convert", tmp_path / "open.npz", tmp_path / "r.ccg", "--repair", "-q")
     assert code == 0, err
+    main_name = definitions.regions[0].name
+    for location in (0, 1):
+        assert f"repaired: location {location}: closed open {main_name!r} at time" in err
     with ccg.open(tmp_path / "r.ccg") as ar:
         last = ar.location(1).event(-1)
         assert (last.kind, last.ref, last.time) == (EventKind.LEAVE, 0, int(columns["loc1_time"][-1]))

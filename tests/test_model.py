@@ -140,3 +140,25 @@ def test_double_metrics_stay_exact_under_a_metric_bound():
     builder.add(0, batch(*rows))
     got = [e.value for b in builder.finish().location(0).events() for e in b.rows()]
     assert got == bits.tolist()
+
+
+def test_repair_drops_leaves_that_match_no_open_region():
+    builder = Builder(repair=True)
+    builder.add(0, batch((1, K.LEAVE, 3), (2, K.ENTER, 0), (3, K.LEAVE, 2), (4, K.LEAVE, 0)))
+    builder.add(0, batch((5, K.LEAVE, 0)))
+    graph = builder.finish()
+    assert [(r.region, r.time, r.action) for r in graph.repairs] == [(3, 1, "dropped"), (2, 3, "dropped"),
+                                                                     (0, 5, "dropped")]
+    events = [(e.time, e.kind, e.ref) for b in graph.location(0).events() for e in b.rows()]
+    assert events == [(2, K.ENTER, 0), (4, K.LEAVE, 0)]
+
+
+def test_repair_never_invents_leaves_for_a_region_open_further_out():
+    builder = Builder(repair=True)
+    with pytest.raises(TraceError, match="region 1 is open"):
+        builder.add(0, batch((1, K.ENTER, 0), (2, K.ENTER, 1), (3, K.LEAVE, 0)))
+
+
+def test_without_repair_an_unmatched_leave_fails():
+    with pytest.raises(TraceError, match="no region open"):
+        Builder().add(0, batch((1, K.LEAVE, 0)))

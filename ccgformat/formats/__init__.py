@@ -28,7 +28,7 @@ from ..archive import open_archive, write_trace
 from ..archive.layout import MAGIC as CCG_MAGIC
 from ..archive.writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK
 from ..errors import FormatError
-from ..model import Definitions, EventBatch
+from ..model import Definitions, EventBatch, Repair
 from ..params import Params
 from . import npz as _npz
 
@@ -124,6 +124,7 @@ class ConvertReport:
     N: int               #: nodes of the uncompressed graph
     n: int               #: nodes stored
     file_bytes: int
+    repairs: tuple[Repair, ...] = ()  #: what ``repair=True`` changed in the input
 
     @property
     def r_nodes(self) -> float:
@@ -148,7 +149,9 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     Compression parameters come from ``params`` or from keyword arguments naming
     `Params` fields (``abs_dev=1000, rel_dev=0.05``); unnamed ones keep their defaults
     (lossless). The target is written atomically: on any error nothing appears under its
-    name. A .ccg source is rebuilt from its (possibly already lossy) events.
+    name. A .ccg source is rebuilt from its (possibly already lossy) events. ``repair``
+    closes regions left open at a location's end and drops LEAVEs that match no open
+    region (never inventing other data); the report lists each change.
     """
     if params is not None and bounds:
         raise TypeError("give either params or keyword bounds, not both")
@@ -174,7 +177,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
         if close is not None:
             close()
     return ConvertReport(str(source), str(target), name, len(graph.roots), graph.event_count, graph.metrics.N,
-                         graph.metrics.n, os.path.getsize(target))
+                         graph.metrics.n, os.path.getsize(target), graph.repairs)
 
 
 class _Counter:

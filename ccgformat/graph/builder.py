@@ -101,7 +101,8 @@ class Builder:
     Feed each location's events in time order with `add` (locations may interleave;
     the result depends on the order of the calls, so converters feed one location after
     another), then call `finish`. With ``repair``, regions still open at the end of a
-    location are closed at its last timestamp and listed in `repairs`.
+    location are closed at its last timestamp and unmatched LEAVEs are dropped; both
+    are listed in `repairs`.
     """
 
     def __init__(self, params: Params = Params(), definitions: Definitions | None = None, *,
@@ -131,9 +132,9 @@ class Builder:
             raise ValueError(f"location {location} has already been finished")
         state = self._locations.get(location)
         if state is None:
-            validator = LocationValidator(location, self.definitions if self._validate else None)
+            validator = LocationValidator(location, self.definitions if self._validate else None, self.repair)
             state = self._locations[location] = _LocationState(validator)
-        state.validator.check(batch)
+        batch = state.validator.check(batch)
         if len(batch) == 0:
             return
         times = batch.time.tolist()
@@ -165,8 +166,8 @@ class Builder:
         state = self._locations.pop(location, None)
         if state is None:
             state = _LocationState(LocationValidator(location))
-        repairs = state.validator.finish(self.repair)
-        self.repairs.extend(repairs)
+        repairs = state.validator.finish()
+        self.repairs.extend(state.validator.repairs)
         stack = state.stack
         for repair in repairs:
             node = stack.pop()
@@ -183,7 +184,7 @@ class Builder:
         for location in sorted(self._locations):
             self.end_location(location)
         return Graph(self.pool, dict(sorted(self._roots.items())), self.params, self.definitions,
-                     self.metrics)
+                     self.metrics, tuple(self.repairs))
 
     @property
     def metrics(self) -> BuildMetrics:

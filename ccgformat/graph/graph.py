@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import Definitions
+from ..model import Definitions, Repair
 from ..params import Params
 from .pool import NodePool
 from .walk import LocationWalker
@@ -51,6 +51,7 @@ class Graph:
     params: Params
     definitions: Definitions
     metrics: BuildMetrics
+    repairs: tuple[Repair, ...] = ()  #: what repair mode changed in the input
 
     def location(self, location: int) -> LocationWalker:
         """Random access, iteration and time search over one location's events."""

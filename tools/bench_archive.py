@@ -1,0 +1,504 @@
+"""Archive benchmark: sizes next to Parquet, open time, warm and cold random access,
+sequential iteration and writing, on synthetic archives."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import synth
+from benchkit import (Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, fmt_stat, peak_rss_mb,
+                      rate, rss_now_mb, run_child, run_repeated)
+from ccgformat import Params
+from ccgformat.model import COLUMNS, EventBatch
+from bench_builder import (PARAM_SETS, RANDOM_ACCESSES, RANDOM_SEED, TRACES, check_location, config_name,
+                           mb_cell, per_call_us)
+
+
+# --------------------------------------------------------------------------- archive benchmark
+
+#: zstd level of every compressed artefact of the archive benchmark (.ccg blocks, Parquet, raw).
+ARCHIVE_LEVEL = 19
+#: The large trace has this many times the events per location of the small ones
+#: (8 x 1,250,000 = 10M events at full size, 1M with --quick).
+LARGE_FACTOR = 10
+#: Every open-time sample is the median of this many fresh opens.
+OPEN_SAMPLES = 25
+#: Random event(i) / find(t) calls on a fresh Archive each, per repeat.
+COLD_CALLS = 30
+#: Size targets: (SPMD trace kind, parameter set) -> minimum parquet_bytes / ccg_bytes.
+SIZE_TARGETS: dict[tuple[str, str], float] = {
+    ("regular", "lossless"): 10.0,
+    ("jittered", "lossless"): 1.0,
+    ("jittered", "lossy"): 10.0,
+}
+OPEN_TARGET_MS = 10.0
+WARM_TARGET_US = 100.0
+COLD_TARGET_MS = 5.0
+#: The Parquet columns besides location, time and kind (all int64).
+PARQUET_INT64 = COLUMNS
+
+
+def _short_count(n: int) -> str:
+    if n >= 1_000_000 and n % 1_000_000 == 0:
+        return f"{n // 1_000_000}M"
+    if n >= 1000 and n % 1000 == 0:
+        return f"{n // 1000}k"
+    return str(n)
+
+
+def _archive_traces(options: argparse.Namespace) -> list[dict[str, Any]]:
+    """The traces of the archive benchmark: name, SPMD kind (a `TRACES` key) and size."""
+    small = options.events_per_location
+    traces = [{"trace": kind, "kind": kind, "locations": options.locations, "events_per_location": small}
+              for kind in ("regular", "jittered")]
+    if not options.skip_10m:
+        large = LARGE_FACTOR * small
+        traces.append({"trace": f"jittered-{_short_count(options.locations * large)}", "kind": "jittered",
+                       "locations": options.locations, "events_per_location": large})
+    return traces
+
+
+def _synthesize(spec: dict[str, Any]):
+    return synth.synthesize(spec["locations"], spec["events_per_location"], pattern="spmd",
+                            **TRACES[spec["kind"]])
+
+
+def _delta(times: np.ndarray) -> np.ndarray:
+    """Differences to the previous event; the first stays absolute."""
+    out = np.empty_like(times)
+    out[:1] = times[:1]
+    np.subtract(times[1:], times[:-1], out=out[1:])
+    return out
+
+
+@child_task("archive_reference")
+def archive_reference_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """The comparison files of one trace: Parquet (zstd 19, per-location delta time) and
+    plain zstd 19 of the raw columns (every column, all locations, as tools/synth.py's .npz
+    holds them: absolute int64 times, uint8 kinds, int64 others)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import zstandard
+
+    definitions, events = _synthesize(spec)
+    t0 = time.perf_counter()
+    data = [EventBatch.concat(list(events(location))) for location in range(spec["locations"])]
+    generate_seconds = time.perf_counter() - t0
+    count = sum(len(batch) for batch in data)
+
+    columns = {
+        "location": pa.array(np.concatenate([np.full(len(b), i, dtype=np.int32) for i, b in enumerate(data)])),
+        "time": pa.array(np.concatenate([_delta(b.time.astype(np.int64)) for b in data])),
+        "kind": pa.array(np.concatenate([b.kind for b in data]).astype(np.uint8)),
+    }
+    for name in PARQUET_INT64:
+        columns[name] = pa.array(np.concatenate([getattr(b, name) for b in data]).astype(np.int64))
+    table = pa.table(columns)
+    del columns
+    path = Path(spec["parquet_path"])
+    t0 = time.perf_counter()
+    pq.write_table(table, path, compression="zstd", compression_level=ARCHIVE_LEVEL)
+    parquet_seconds = time.perf_counter() - t0
+    del table
+    rows = pq.ParquetFile(path).metadata.num_rows
+    assert rows == count, (rows, count)
+
+    # plain zstd of the raw columns, streamed column by column (one frame)
+    compressor = zstandard.ZstdCompressor(level=ARCHIVE_LEVEL).compressobj()
+    raw_bytes = zstd_bytes = 0
+    t0 = time.perf_counter()
+    for name in ("time", "kind") + COLUMNS:
+        for batch in data:
+            chunk = np.ascontiguousarray(getattr(batch, name)).tobytes()
+            raw_bytes += len(chunk)
+            zstd_bytes += len(compressor.compress(chunk))
+    zstd_bytes += len(compressor.flush())
+    zstd_seconds = time.perf_counter() - t0
+    return {
+        "events": count,
+        "generate_seconds": generate_seconds,
+        "parquet_bytes": path.stat().st_size,
+        "parquet_seconds": parquet_seconds,
+        "parquet_row_groups": pq.ParquetFile(path).metadata.num_row_groups,
+        "raw_bytes": raw_bytes,
+        "zstd_raw_bytes": zstd_bytes,
+        "zstd_raw_seconds": zstd_seconds,
+        "pyarrow": pa.__version__,
+    }
+
+
+@child_task("archive_write")
+def archive_write_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """One streaming `write_trace` of a (trace, params) configuration. The synthetic events
+    are generated on the fly (a few % of the time), so peak RSS is the writer's own."""
+    import ccgformat
+
+    definitions, events = _synthesize(spec)
+    params = Params(**PARAM_SETS[spec["params"]])
+    gc.collect()
+    rss_before = rss_now_mb()
+    peak_before = peak_rss_mb()
+    t0 = time.perf_counter()
+    graph = ccgformat.write_trace(spec["path"], definitions,
+                                  ((location, events(location)) for location in range(spec["locations"])),
+                                  params, level=ARCHIVE_LEVEL)
+    seconds = time.perf_counter() - t0
+    peak_after = peak_rss_mb()
+    count = sum(root.events for root in graph.roots.values())
+    return {"write_seconds": seconds, "write_events_per_s": count / seconds if seconds > 0 else None,
+            "write_events": count, "write_rss_before_mb": rss_before, "write_maxrss_before_mb": peak_before,
+            "write_peak_rss_mb": peak_after}
+
+
+class _Probe:
+    """Wall time spent in the reader's block functions, by temporarily wrapping the names
+    `ccgformat.archive.reader` calls them by (instrumentation only; the package is unchanged)."""
+
+    NAMES = ("read_block", "unpack_payload", "decode_nodes")
+
+    def __init__(self) -> None:
+        from ccgformat.archive import reader
+        self._reader = reader
+        self._saved = {name: getattr(reader, name) for name in self.NAMES}
+        self.reset()
+
+    def reset(self) -> None:
+        self.seconds = {name: 0.0 for name in self.NAMES}
+        self.calls = {name: 0 for name in self.NAMES}
+
+    def __enter__(self) -> _Probe:
+        for name, fn in self._saved.items():
+            setattr(self._reader, name, self._timed(name, fn))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name, fn in self._saved.items():
+            setattr(self._reader, name, fn)
+
+    def _timed(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        clock = time.perf_counter
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[name] += clock() - t0
+                self.calls[name] += 1
+        return timed
+
+
+@child_task("archive_read")
+def archive_read_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Open, random access (warm and cold), sequential iteration and sizes of one archive."""
+    import ccgformat
+    from ccgformat.archive.layout import BLOCK_OVERHEAD, SectionKind
+
+    path, repeat, location = spec["path"], spec["repeat"], 0
+    params = Params(**PARAM_SETS[spec["params"]])
+    ccgformat.open(path).close()  # imports and page cache
+
+    # sizes
+    archive = ccgformat.open(path)
+    stats = archive.stats
+    sections: dict[str, dict[str, int]] = {}
+    for entry in archive._directory:
+        name = SectionKind(entry.kind).name if entry.kind in {int(k) for k in SectionKind} else str(entry.kind)
+        part = sections.setdefault(name, {"blocks": 0, "bytes": 0, "raw_bytes": 0})
+        part["blocks"] += 1
+        part["bytes"] += BLOCK_OVERHEAD + entry.length
+        part["raw_bytes"] += entry.raw_length
+    listed = sum(part["bytes"] for part in sections.values())
+    sections["FOOTER"] = {"blocks": 1, "bytes": stats.file_bytes - listed, "raw_bytes": 0}  # + header, trailer
+    node_blocks = sections.get("NODES", {}).get("blocks", 0)
+    archive.close()
+
+    # open: every sample is the median of OPEN_SAMPLES opens of a fresh Archive
+    def open_once() -> float:
+        samples = []
+        for _ in range(OPEN_SAMPLES):
+            t0 = time.perf_counter()
+            opened = ccgformat.open(path)
+            samples.append(time.perf_counter() - t0)
+            opened.close()
+        return statistics.median(samples) * 1000
+
+    open_ms = run_repeated(open_once, repeat)
+
+    # warm random access on one Archive, after a warm-up pass over the same calls
+    archive = ccgformat.open(path)
+    walker = archive.location(location)
+    count = len(walker)
+    root = archive.roots[location]
+    rng = np.random.default_rng(RANDOM_SEED)
+    indices = rng.integers(0, count, RANDOM_ACCESSES).tolist()
+    times = rng.integers(root.start, root.end + 1, RANDOM_ACCESSES).tolist()
+    for i in indices:
+        walker.event(i)
+    for t in times:
+        walker.find(t)
+    event_us = run_repeated(per_call_us(walker.event, indices), repeat)
+    find_us = run_repeated(per_call_us(walker.find, times), repeat)
+    probe = _Probe()
+    with probe:  # block decodes during one more warm pass: LRU cache misses
+        for i in indices:
+            walker.event(i)
+        for t in times:
+            walker.find(t)
+    warm_decodes = probe.calls["decode_nodes"]
+    archive.close()
+    del walker, archive
+
+    # cold random access: a fresh Archive for every call (location lookup included)
+    cold_indices = rng.integers(0, count, COLD_CALLS).tolist()
+    cold_times = rng.integers(root.start, root.end + 1, COLD_CALLS).tolist()
+    cold_event = lambda a, i: a.location(location).event(i)
+    cold_find = lambda a, t: a.location(location).find(t)
+
+    def cold_ms(call: Callable[[Any, int], Any], args: list[int]) -> Callable[[], float]:
+        def sample() -> float:
+            calls = []
+            for arg in args:
+                opened = ccgformat.open(path)
+                t0 = time.perf_counter_ns()
+                call(opened, arg)
+                calls.append(time.perf_counter_ns() - t0)
+                opened.close()
+            return statistics.median(calls) / 1e6
+        return sample
+
+    event_cold_ms = run_repeated(cold_ms(cold_event, cold_indices), repeat)
+    find_cold_ms = run_repeated(cold_ms(cold_find, cold_times), repeat)
+
+    # where the cold time goes: one instrumented pass (mean ms per call)
+    def breakdown(call: Callable[[Any, int], Any], args: list[int]) -> dict[str, float]:
+        totals = {"total_ms": 0.0, "read_block_ms": 0.0, "zstd_ms": 0.0, "decode_nodes_ms": 0.0,
+                  "blocks": 0.0}
+        with _Probe() as probe:
+            for arg in args:
+                opened = ccgformat.open(path)
+                probe.reset()
+                t0 = time.perf_counter()
+                call(opened, arg)
+                totals["total_ms"] += (time.perf_counter() - t0) * 1000
+                totals["read_block_ms"] += probe.seconds["read_block"] * 1000
+                totals["zstd_ms"] += probe.seconds["unpack_payload"] * 1000
+                totals["decode_nodes_ms"] += probe.seconds["decode_nodes"] * 1000
+                totals["blocks"] += probe.calls["decode_nodes"]
+                opened.close()
+        means = {key: value / len(args) for key, value in totals.items()}
+        means["other_ms"] = means["total_ms"] - means["read_block_ms"] - means["zstd_ms"] - means["decode_nodes_ms"]
+        return means
+
+    cold_event_breakdown = breakdown(cold_event, cold_indices)
+    cold_find_breakdown = breakdown(cold_find, cold_times)
+
+    # sequential iteration over the location, on a fresh Archive each time
+    def walk_once() -> float:
+        opened = ccgformat.open(path)
+        w = opened.location(location)
+        t0 = time.perf_counter()
+        seen = 0
+        for batch in w.events():
+            seen += len(batch)
+        elapsed = time.perf_counter() - t0
+        opened.close()
+        assert seen == count, (seen, count)
+        return elapsed
+
+    walk_seconds = run_repeated(walk_once, repeat)
+
+    # the location read back against the synthetic input
+    _, events = _synthesize(spec)
+    with ccgformat.open(path) as opened:
+        check = check_location(opened, params, EventBatch.concat(list(events(location))))
+
+    return {
+        "ccg_bytes": stats.file_bytes,
+        "ccg_bytes_per_event": stats.bytes_per_event,
+        "events": stats.events,
+        "N": stats.N,
+        "n": stats.n,
+        "r_nodes": stats.r_nodes,
+        "r_memory": stats.r_memory,
+        "sections": sections,
+        "node_blocks": node_blocks,
+        "open_ms": open_ms.as_dict(),
+        "walk_location": location,
+        "walk_events": count,
+        "event_us": event_us.as_dict(),
+        "find_us": find_us.as_dict(),
+        "warm_block_decodes": warm_decodes,
+        "warm_calls": 2 * RANDOM_ACCESSES,
+        "event_cold_ms": event_cold_ms.as_dict(),
+        "find_cold_ms": find_cold_ms.as_dict(),
+        "cold_calls": COLD_CALLS,
+        "event_cold_breakdown": cold_event_breakdown,
+        "find_cold_breakdown": cold_find_breakdown,
+        "walk_events_per_s": rate(count, walk_seconds).as_dict(),
+        "check": check,
+    }
+
+
+def _archive_targets(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """PASS/FAIL of every target that applies to an entry: name -> target, value, pass."""
+    targets: dict[str, dict[str, Any]] = {}
+    need = SIZE_TARGETS.get((entry["kind"], entry["params"]))
+    if need is not None:
+        targets["size"] = {"target": f"parquet/ccg >= {need:g}", "min": need, "value": entry["ratio"],
+                           "pass": entry["ratio"] >= need}
+    open_ms = entry["open_ms"]["median"]
+    targets["open"] = {"target": f"open < {OPEN_TARGET_MS:g} ms", "value": open_ms,
+                       "pass": open_ms < OPEN_TARGET_MS}
+    warm = max(entry["event_us"]["median"], entry["find_us"]["median"])
+    targets["warm"] = {"target": f"event/find warm < {WARM_TARGET_US:g} us", "value": warm,
+                       "pass": warm < WARM_TARGET_US}
+    cold = max(entry["event_cold_ms"]["median"], entry["find_cold_ms"]["median"])
+    targets["cold"] = {"target": f"event/find cold < {COLD_TARGET_MS:g} ms", "value": cold,
+                       "pass": cold < COLD_TARGET_MS}
+    return targets
+
+
+def _status(name: str) -> Callable[[dict[str, Any]], str]:
+    def cell(e: dict[str, Any]) -> str:
+        target = e["targets"].get(name)
+        return "-" if target is None else ("PASS" if target["pass"] else "FAIL")
+    return cell
+
+
+def _ms(x: float) -> str:
+    return f"{x:.3f}" if x < 1 else f"{x:.2f}"
+
+
+def _us(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def _section_bytes(kind: str) -> Callable[[dict[str, Any]], str]:
+    return lambda e: fmt_int(e["sections"].get(kind, {}).get("bytes"))
+
+
+def _breakdown(key: str, field_: str, digits: int = 2) -> Callable[[dict[str, Any]], str]:
+    return lambda e: fmt_float(e[key][field_], digits)
+
+
+@benchmark(
+    "archive",
+    ".ccg archives vs Parquet: size, open, random and sequential access, writer time and memory",
+    [
+        ("Size (bytes; ratio = parquet/ccg; targets: regular lossless >= 10x, jittered lossless >= 1x, "
+         "jittered lossy >= 10x)", [
+            Column("trace/params", config_name, "<"),
+            Column("events", lambda e: fmt_int(e["events"])),
+            Column("ccg bytes", lambda e: fmt_int(e["ccg_bytes"])),
+            Column("ccg B/ev", lambda e: f"{e['ccg_bytes_per_event']:.4f}"),
+            Column("parquet bytes", lambda e: fmt_int(e["parquet_bytes"])),
+            Column("parquet B/ev", lambda e: f"{e['parquet_bytes_per_event']:.4f}"),
+            Column("zstd raw bytes", lambda e: fmt_int(e["zstd_raw_bytes"])),
+            Column("ratio", lambda e: f"{e['ratio']:.2f}"),
+            Column("target", lambda e: f">= {e['targets']['size']['min']:g}x" if "size" in e["targets"] else "-"),
+            Column("size", _status("size")),
+            Column("R_nodes", lambda e: fmt_float(e["r_nodes"])),
+        ]),
+        ("Sections of the .ccg (bytes incl. block framing; FOOTER includes file header and trailer)", [
+            Column("trace/params", config_name, "<"),
+            Column("NODES", _section_bytes("NODES")),
+            Column("blocks", lambda e: fmt_int(e["node_blocks"])),
+            Column("SNAPSHOTS", _section_bytes("SNAPSHOTS")),
+            Column("SUMMARY", _section_bytes("SUMMARY")),
+            Column("DEFINITIONS", _section_bytes("DEFINITIONS")),
+            Column("PARAMETERS", _section_bytes("PARAMETERS")),
+            Column("ROOTS", _section_bytes("ROOTS")),
+            Column("FOOTER", _section_bytes("FOOTER")),
+        ]),
+        (f"Access on location 0 (open: median of {OPEN_SAMPLES} fresh opens per repeat; warm: median us "
+         f"per call over {RANDOM_ACCESSES} random calls after a warm-up pass; cold: median ms per call, "
+         f"fresh Archive per call, {COLD_CALLS} calls; walk: sequential events() on a fresh Archive; "
+         f"targets: open < {OPEN_TARGET_MS:g} ms, warm < {WARM_TARGET_US:g} us, cold < {COLD_TARGET_MS:g} ms)", [
+            Column("trace/params", config_name, "<"),
+            Column("open ms", lambda e: fmt_stat(e["open_ms"], _ms)),
+            Column("event(i) us", lambda e: fmt_stat(e["event_us"], _us)),
+            Column("find(t) us", lambda e: fmt_stat(e["find_us"], _us)),
+            Column("event(i) cold ms", lambda e: fmt_stat(e["event_cold_ms"], _ms)),
+            Column("find(t) cold ms", lambda e: fmt_stat(e["find_cold_ms"], _ms)),
+            Column("walk ev/s", lambda e: fmt_stat(e["walk_events_per_s"])),
+            Column("open", _status("open")),
+            Column("warm", _status("warm")),
+            Column("cold", _status("cold")),
+            Column("check", lambda e: e["check"], "<"),
+        ]),
+        ("Cold calls broken down (mean ms per call; blocks = node blocks decoded per call; "
+         "warm decodes = node blocks decoded in one warm pass of 2x1000 calls, i.e. LRU misses)", [
+            Column("trace/params", config_name, "<"),
+            Column("event ms", _breakdown("event_cold_breakdown", "total_ms")),
+            Column("blocks", _breakdown("event_cold_breakdown", "blocks", 1)),
+            Column("read+crc", _breakdown("event_cold_breakdown", "read_block_ms")),
+            Column("zstd", _breakdown("event_cold_breakdown", "zstd_ms")),
+            Column("decode_nodes", _breakdown("event_cold_breakdown", "decode_nodes_ms")),
+            Column("other", _breakdown("event_cold_breakdown", "other_ms")),
+            Column("find ms", _breakdown("find_cold_breakdown", "total_ms")),
+            Column("blocks", _breakdown("find_cold_breakdown", "blocks", 1)),
+            Column("decode_nodes", _breakdown("find_cold_breakdown", "decode_nodes_ms")),
+            Column("warm decodes", lambda e: fmt_int(e["warm_block_decodes"])),
+        ]),
+        ("Writing (one streaming write_trace per configuration, synthetic events generated on the fly; "
+         "memory in MiB of the writer's child process; Parquet and raw zstd times for comparison)", [
+            Column("trace/params", config_name, "<"),
+            Column("events", lambda e: fmt_int(e["events"])),
+            Column("write s", lambda e: fmt_float(e["write_seconds"], 1)),
+            Column("write ev/s", lambda e: fmt_rate(e["write_events_per_s"])),
+            Column("rss_before_mb", mb_cell("write_rss_before_mb")),
+            Column("peak_rss_mb", mb_cell("write_peak_rss_mb")),
+            Column("generate s", lambda e: fmt_float(e["generate_seconds"], 2)),
+            Column("parquet s", lambda e: fmt_float(e["parquet_seconds"], 1)),
+            Column("zstd raw s", lambda e: fmt_float(e["zstd_raw_seconds"], 1)),
+        ]),
+    ])
+def archive_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
+    """Per trace one reference child (Parquet, raw zstd); per (trace, params) one write
+    child (the single build) and one read child on the archive it left in the run's
+    temporary folder."""
+    entries = []
+    with tempfile.TemporaryDirectory(prefix="ccg-bench-") as folder:
+        for trace in _archive_traces(options):
+            t0 = time.perf_counter()
+            reference = run_child("archive_reference",
+                                  {**trace, "parquet_path": str(Path(folder) / f"{trace['trace']}.parquet")})
+            print(f"  archive {trace['trace']}: {reference['events']:,} events, Parquet "
+                  f"{reference['parquet_bytes']:,} bytes ({time.perf_counter() - t0:.1f} s)",
+                  file=sys.stderr, flush=True)
+            for params in PARAM_SETS:
+                spec = {**trace, "params": params, "repeat": options.repeat,
+                        "path": str(Path(folder) / f"{trace['trace']}-{params}.ccg")}
+                t0 = time.perf_counter()
+                written = run_child("archive_write", spec)
+                read = run_child("archive_read", spec)
+                assert read["events"] == reference["events"] == written["write_events"], (
+                    read["events"], reference["events"], written["write_events"])
+                entry = {
+                    "trace": trace["trace"], "kind": trace["kind"], "params": params,
+                    "trace_args": TRACES[trace["kind"]], "params_args": PARAM_SETS[params],
+                    "zstd_level": ARCHIVE_LEVEL, "locations": trace["locations"],
+                    "events_per_location_requested": trace["events_per_location"], "repeat": options.repeat,
+                    **reference, **written, **read,
+                    "parquet_bytes_per_event": reference["parquet_bytes"] / reference["events"],
+                    "ratio": reference["parquet_bytes"] / read["ccg_bytes"],
+                    "zstd_raw_ratio": reference["zstd_raw_bytes"] / read["ccg_bytes"],
+                }
+                entry["targets"] = _archive_targets(entry)
+                entries.append(entry)
+                failed = [name for name, target in entry["targets"].items() if not target["pass"]]
+                print(f"  archive {trace['trace']}/{params}: {entry['ccg_bytes']:,} bytes, "
+                      f"ratio {entry['ratio']:.2f}, write {entry['write_seconds']:.1f} s, "
+                      f"targets {'FAIL ' + ', '.join(failed) if failed else 'PASS'} "
+                      f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
+    return entries

@@ -1,0 +1,176 @@
+"""Benchmark infrastructure shared by the tools/bench_*.py modules.
+
+The registry (`BENCHMARKS`, filled by the `benchmark` decorator; `CHILD_TASKS` for work
+done in a fresh interpreter), the common runner `run_repeated` (repeat a measurement,
+keep every sample, report the median with min and max), memory probes and table
+formatting. tools/bench.py is the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+TOOLS = Path(__file__).resolve().parent
+BENCH_SCRIPT = TOOLS / "bench.py"
+
+# --------------------------------------------------------------------------- measurements
+
+
+@dataclass
+class Stat:
+    """Repeated samples of one measurement."""
+
+    samples: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def min(self) -> float:
+        return min(self.samples)
+
+    @property
+    def max(self) -> float:
+        return max(self.samples)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"median": self.median, "min": self.min, "max": self.max, "samples": list(self.samples)}
+
+    def map(self, fn: Callable[[float], float]) -> Stat:
+        return Stat([fn(x) for x in self.samples])
+
+
+def run_repeated(sample: Callable[[], float], repeat: int) -> Stat:
+    """The common runner: call ``sample`` (which measures once and returns the value,
+    e.g. seconds) ``repeat`` times after a garbage collection each, keep every sample."""
+    values = []
+    for _ in range(repeat):
+        gc.collect()
+        values.append(float(sample()))
+    return Stat(values)
+
+
+def rate(count: int, seconds: Stat) -> Stat:
+    """Items per second for every sample of a duration."""
+    return seconds.map(lambda s: count / s if s > 0 else float("inf"))
+
+
+def rss_now_mb() -> float | None:
+    """The current resident set size of this process in MiB (Linux), else None."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def peak_rss_mb() -> float | None:
+    """``ru_maxrss`` of this process in MiB (KiB on Linux, bytes on macOS), else None."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+
+
+def run_child(task: str, spec: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    """Run ``task`` of `CHILD_TASKS` in a fresh interpreter; returns the JSON it prints."""
+    command = [sys.executable, str(BENCH_SCRIPT), "--child", task, json.dumps(spec)]
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"child {task} {spec} failed with exit status {done.returncode}")
+    lines = done.stdout.strip().splitlines()
+    if not lines:
+        raise RuntimeError(f"child {task} {spec} printed nothing")
+    return json.loads(lines[-1])
+
+
+# --------------------------------------------------------------------------- registry
+
+
+@dataclass
+class Column:
+    """One column of a printed table: a header and how to format an entry's cell."""
+
+    header: str
+    cell: Callable[[dict[str, Any]], str]
+    align: str = ">"
+
+
+@dataclass
+class Benchmark:
+    name: str
+    description: str
+    run: Callable[[argparse.Namespace], list[dict[str, Any]]]
+    tables: list[tuple[str, list[Column]]] = field(default_factory=list)
+
+
+#: Every benchmark by name, in the order they run.
+BENCHMARKS: dict[str, Benchmark] = {}
+#: Work done in a fresh subprocess (``--child TASK SPEC``): spec dict -> result dict.
+CHILD_TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def benchmark(name: str, description: str, tables: list[tuple[str, list[Column]]]):
+    """Register a benchmark function ``fn(options) -> list of result entries``."""
+    def register(fn):
+        BENCHMARKS[name] = Benchmark(name, description, fn, tables)
+        return fn
+    return register
+
+
+def child_task(name: str):
+    def register(fn):
+        CHILD_TASKS[name] = fn
+        return fn
+    return register
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def fmt_int(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.0f}"
+
+
+def fmt_float(x: float | None, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:,.{digits}f}"
+
+
+def fmt_rate(x: float) -> str:
+    """Events/s, shortened: 123.4k, 1.23M."""
+    if x >= 1e6:
+        return f"{x / 1e6:.2f}M"
+    if x >= 1e3:
+        return f"{x / 1e3:.1f}k"
+    return f"{x:.0f}"
+
+
+def fmt_stat(stat: dict[str, Any], fmt: Callable[[float], str] = fmt_rate) -> str:
+    """``median (min-max)``; just the median for a single sample."""
+    if stat["min"] == stat["max"]:
+        return fmt(stat["median"])
+    return f"{fmt(stat['median'])} ({fmt(stat['min'])}-{fmt(stat['max'])})"
+
+
+def render_table(title: str, columns: list[Column], entries: list[dict[str, Any]]) -> str:
+    rows = [[c.cell(e) for c in columns] for e in entries]
+    widths = [max([len(c.header)] + [len(r[i]) for r in rows]) for i, c in enumerate(columns)]
+    line = lambda cells: "  ".join(f"{cell:{c.align}{w}}" for cell, c, w in zip(cells, columns, widths))
+    out = [title, line([c.header for c in columns]), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+

@@ -19,7 +19,7 @@ from .archive import Archive, exporters, open_archive
 from .archive.verify import kind_name, verify
 from .archive.writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL
 from .errors import CcgError, ParameterError
-from .formats import ConvertReport, convert, formats
+from .formats import ConvertProgress, ConvertReport, convert, formats
 from .model import COLUMNS, KIND_FIELDS, Event, EventKind
 from .params import Params
 
@@ -201,14 +201,20 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 class _Progress:
-    """One self-overwriting line on a terminal: the location and its events done."""
+    """One self-overwriting line on a terminal: a bar of the locations finished, the
+    location being read and the events so far."""
+
+    BAR = 24
 
     def __init__(self, stream: TextIO):
         self.stream = stream
         self.width = 0
 
-    def __call__(self, location: int, done: int, total: int) -> None:
-        self._show(f"ccg convert: location {location}: {done:,} events ({total:,} in all)")
+    def __call__(self, p: ConvertProgress) -> None:
+        filled = self.BAR * p.locations_done // p.locations
+        bar = "#" * filled + "-" * (self.BAR - filled)
+        self._show(f"ccg convert [{bar}] {p.locations_done}/{p.locations} locations; location "
+                   f"{p.location}: {p.location_events:,} events ({p.events:,} in all)")
 
     def _show(self, text: str) -> None:
         self.stream.write("\r" + text.ljust(self.width))

@@ -219,6 +219,8 @@ def test_progress_is_shown_only_on_a_terminal_and_not_when_quiet(trace, tmp_path
         assert main(argv) == 0
         shown = terminal.getvalue()
         assert ("location 2:" in shown and f"{len(trace['events'][2]):,} events" in shown) is expected
+        last = len(trace["events"])
+        assert (f"] {last - 1}/{last} locations" in shown and "[" + "-" * 24 + "] 0/" in shown) is expected
         assert shown == "" or shown.endswith("\r")  # the line is wiped at the end
     capsys.readouterr()
 

@@ -32,7 +32,7 @@ from ..model import Definitions, EventBatch, Repair
 from ..params import Params
 from . import npz as _npz
 
-__all__ = ["SNIFF_BYTES", "ConvertReport", "Format", "TraceSource", "convert", "detect", "formats", "get",
+__all__ = ["SNIFF_BYTES", "ConvertProgress", "ConvertReport", "Format", "TraceSource", "convert", "detect", "formats", "get",
            "read", "register"]
 
 #: Bytes of the file's beginning handed to every sniff function.
@@ -135,8 +135,18 @@ class ConvertReport:
         return self.file_bytes / self.events if self.events else None
 
 
-#: ``progress(location, events done in that location, events done in total)``
-Progress = Callable[[int, int, int], None]
+@dataclass(frozen=True)
+class ConvertProgress:
+    """Where a conversion is, handed to the ``progress`` callback after every batch."""
+
+    location: int            #: the location being read
+    location_events: int     #: its events so far
+    events: int              #: events of all locations so far
+    locations_done: int      #: locations finished
+    locations: int           #: locations the definitions list
+
+
+Progress = Callable[[ConvertProgress], None]
 
 
 def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], params: Params | None = None, *,
@@ -168,7 +178,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     definitions, streams = read(source, name)
     if "source_format" not in definitions.provenance:
         definitions = dataclasses.replace(definitions, provenance={**definitions.provenance, "source_format": name})
-    counter = _Counter(streams, progress)
+    counter = _Counter(streams, progress, len(definitions.locations))
     try:
         graph = write_trace(target, definitions, counter, params, repair=repair, level=level,
                             checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block)
@@ -183,25 +193,31 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
 class _Counter:
     """Passes the location streams through, counting events for the progress callback."""
 
-    def __init__(self, streams: LocationStreams, progress: Progress | None):
+    def __init__(self, streams: LocationStreams, progress: Progress | None, locations: int):
         self.streams = streams
         self.progress = progress
+        self.locations = locations
+        self.finished = 0
         self.total = 0
 
     def __iter__(self) -> Iterator[tuple[int, Iterator[EventBatch]]]:
         for location, batches in self.streams:
             yield location, self._count(location, batches)
+            self.finished += 1
 
     def _count(self, location: int, batches: Iterable[EventBatch]) -> Iterator[EventBatch]:
         done = 0
-        if self.progress is not None:
-            self.progress(location, 0, self.total)
+        self._report(location, done)
         for batch in batches:
             yield batch
             done += len(batch)
             self.total += len(batch)
-            if self.progress is not None:
-                self.progress(location, done, self.total)
+            self._report(location, done)
+
+    def _report(self, location: int, done: int) -> None:
+        if self.progress is not None:
+            self.progress(ConvertProgress(location, done, self.total, self.finished,
+                                          max(self.locations, self.finished + 1)))
 
 
 # --------------------------------------------------------------------------- built-in formats

@@ -81,9 +81,9 @@ class ArchivePool:
         self._firsts = [entry.first for entry in entries]
         self._cache: OrderedDict[int, NodeBlock] = OrderedDict()
         self._last: NodeBlock | None = None
-        #: what decoded blocks' import tables say about nodes of blocks not decoded since:
-        #: node -> (events, total, offset of the claiming block); checked when it is decoded
-        self._claims: dict[int, tuple[int, int, int]] = {}
+        #: what decoded blocks' import tables say about the nodes of blocks not decoded
+        #: since, by the owner block's index; checked when the owner is decoded
+        self._claims: dict[int, list[_Claim]] = {}
         self.size = entries[-1].first + entries[-1].count if entries else 0
         self.kind = _Column(self, "kind", lambda b, i: int(b.kind[i]))
         self.children = _Column(self, "children", lambda b, i: tuple(b.children[b.child_start[i]:b.child_start[i + 1]].tolist()))
@@ -127,29 +127,47 @@ class ArchivePool:
     def _check_claims(self, block: NodeBlock, entry: DirectoryEntry) -> None:
         """A block's import table repeats the event count and duration of the children it
         takes from earlier blocks; a damaged (but well-sealed) table would mislead the
-        walker, so every such claim is compared with the node itself once both are known."""
-        def conflict(node: int, claim: tuple[int, int, int], events: int, total: int) -> CorruptArchiveError:
-            return CorruptArchiveError(f"the block at {claim[2]} says node {node} holds {claim[0]} events "
-                                       f"over {claim[1]} ticks, its own block gives {events} over {total}",
-                                       path=self._archive.path, offset=entry.offset)
-
-        claims = self._claims
-        for i in range(len(block)) if claims else ():
-            claim = claims.pop(block.first + i, None)
-            if claim is not None and claim[:2] != (block.events[i], block.total[i]):
-                raise conflict(block.first + i, claim, block.events[i], block.total[i])
+        walker, so every such claim is compared with the node itself once both blocks
+        have been decoded (vectorised, per pair of blocks)."""
+        index = bisect.bisect_right(self._firsts, block.first) - 1
+        pending = self._claims.pop(index, [])
+        if pending:
+            self._compare(block, pending)
         imports = block.imports
-        for child, events, total in zip(imports.ids.tolist(), imports.events.tolist(), imports.total.tolist()):
-            claim = (events, total, entry.offset)
-            owner = self._cache.get(bisect.bisect_right(self._firsts, child) - 1)
-            if owner is not None:
-                if claim[:2] != (owner.events[child - owner.first], owner.total[child - owner.first]):
-                    raise conflict(child, claim, owner.events[child - owner.first], owner.total[child - owner.first])
-                continue
-            known = claims.setdefault(child, claim)
-            if known[:2] != claim[:2]:
-                raise CorruptArchiveError(f"the blocks at {known[2]} and {entry.offset} disagree about node "
-                                          f"{child}", path=self._archive.path, offset=entry.offset)
+        if not len(imports.ids):
+            return
+        owners = np.searchsorted(self._firsts, imports.ids, side="right") - 1
+        for owner in np.unique(owners).tolist():
+            chosen = owners == owner
+            claim = _Claim(imports.ids[chosen], imports.events[chosen], imports.total[chosen], entry.offset)
+            decoded = self._cache.get(owner)
+            if decoded is not None:
+                self._compare(decoded, [claim])
+            else:
+                self._claims.setdefault(owner, []).append(claim)
+
+    def _compare(self, block: NodeBlock, claims: list[_Claim]) -> None:
+        events, total = np.asarray(block.events, dtype=np.int64), np.asarray(block.total, dtype=np.int64)
+        for claim in claims:
+            local = claim.ids - block.first
+            wrong = np.flatnonzero((events[local] != claim.events) | (total[local] != claim.total))
+            if len(wrong):
+                i = int(wrong[0])
+                node = int(claim.ids[i])
+                raise CorruptArchiveError(
+                    f"the block at {claim.offset} says node {node} holds {int(claim.events[i])} events over "
+                    f"{int(claim.total[i])} ticks, its own block gives {int(events[local[i]])} over "
+                    f"{int(total[local[i]])}", path=self._archive.path, offset=claim.offset)
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """What one block's import table says about the nodes of one earlier block."""
+
+    ids: np.ndarray
+    events: np.ndarray
+    total: np.ndarray
+    offset: int  #: of the claiming block
 
 
 class Archive:

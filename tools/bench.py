@@ -21,6 +21,7 @@ work, repeats the timings itself and prints one JSON line (`benchkit.run_child`)
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -37,6 +38,7 @@ import numpy as np  # noqa: E402
 
 import bench_archive  # noqa: E402,F401  (registers the archive benchmark)
 import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
+import bench_formats  # noqa: E402,F401  (registers the import benchmark)
 from bench_archive import LARGE_FACTOR  # noqa: E402
 from bench_builder import EVENTS_FULL, EVENTS_QUICK, LOCATIONS  # noqa: E402
 from benchkit import BENCHMARKS, CHILD_TASKS, render_table  # noqa: E402
@@ -46,8 +48,11 @@ from ccgformat import __version__  # noqa: E402
 def _needs(benchmarks: Sequence[str]) -> list[str]:
     """Problems that keep the selected benchmarks from running (missing optional packages)."""
     problems = []
+    if "import" in benchmarks:
+        if importlib.util.find_spec("otf2") is None:
+            problems.append("the import benchmark reads and writes OTF2 and needs the otf2 package "
+                            "(pip install otf2, or the 'otf2' extra)")
     if "archive" in benchmarks:
-        import importlib.util
         if importlib.util.find_spec("pyarrow") is None:
             problems.append("the archive benchmark needs pyarrow (pip install pyarrow, or the 'bench' extra); "
                             "name the other benchmarks to run them without it")

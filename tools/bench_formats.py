@@ -1,0 +1,148 @@
+"""Import benchmark: conversion speed per input format.
+
+Two measurements, each in a fresh subprocess (peak memory):
+
+- every registered format's largest corpus trace (found by content detection under
+  ``CCG_CORPUS``, default ``../shared/traces``), converted losslessly: events/s;
+- a synthetic OTF2 trace written by ``tools/synth.py --otf2`` (8 locations, 1M events at
+  full size): the time the plain ``otf2`` Python reader needs just to iterate it
+  (``for _ in trace.events``) next to the conversion time, in the same process. Target:
+  conversion takes at most 1.25 times that iteration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchkit import (TOOLS, Column, benchmark, child_task, fmt_float, fmt_int, fmt_stat, peak_rss_mb, rate,
+                      run_child, run_repeated)
+
+import ccgformat
+from ccgformat.errors import CcgError
+from ccgformat.formats import detect
+
+#: conversion / plain otf2 iteration, at most
+OTF2_RATIO_TARGET = 1.25
+#: formats of this project's own making, not measured against a corpus
+INTERNAL_FORMATS = ("ccg", "npz")
+
+
+def corpus_root() -> Path:
+    return Path(os.environ.get("CCG_CORPUS", TOOLS.parent.parent / "shared" / "traces"))
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def largest_corpus_traces(root: Path) -> dict[str, Path]:
+    """Per format, the largest input under ``root`` that detection assigns to it."""
+    best: dict[str, tuple[int, Path]] = {}
+    for path in sorted(root.rglob("*")):
+        try:
+            name = detect(path)
+        except (CcgError, OSError):
+            continue
+        if name in INTERNAL_FORMATS:
+            continue
+        size = _size(path)
+        if name not in best or size > best[name][0]:
+            best[name] = (size, path)
+    return {name: path for name, (_, path) in sorted(best.items())}
+
+
+@child_task("convert")
+def convert_child(spec: dict[str, Any]) -> dict[str, Any]:
+    source = Path(spec["source"])
+    with tempfile.TemporaryDirectory() as folder:
+        target = Path(folder) / "out.ccg"
+        reports = []
+
+        def once() -> float:
+            t0 = time.perf_counter()
+            reports.append(ccgformat.convert(source, target))
+            return time.perf_counter() - t0
+
+        seconds = run_repeated(once, spec["repeat"])
+        iterate = run_repeated(lambda: _iterate_otf2(source), spec["repeat"]) if spec.get("baseline") else None
+    report = reports[-1]
+    entry = {"format": report.format, "source": str(source), "events": report.events,
+             "locations": report.locations, "ccg_bytes": report.file_bytes, "source_bytes": _size(source),
+             "convert_seconds": seconds.as_dict(),
+             "convert_events_per_s": rate(report.events, seconds).as_dict(), "peak_rss_mb": peak_rss_mb()}
+    if iterate is not None:
+        entry["iterate_seconds"] = iterate.as_dict()
+        entry["iterate_events_per_s"] = rate(report.events, iterate).as_dict()
+        entry["ratio"] = seconds.median / iterate.median
+        entry["target"] = {"target": f"convert <= {OTF2_RATIO_TARGET:g} x otf2 iteration",
+                           "pass": entry["ratio"] <= OTF2_RATIO_TARGET}
+    return entry
+
+
+def _iterate_otf2(source: Path) -> float:
+    """Seconds the plain otf2 reader needs to visit every event (the user's baseline)."""
+    import otf2
+    anchor = source if source.is_file() else next(source.glob("*.otf2"))
+    t0 = time.perf_counter()
+    with otf2.reader.open(str(anchor)) as trace:
+        for _ in trace.events:
+            pass
+    return time.perf_counter() - t0
+
+
+def _synthetic_otf2(folder: Path, options: argparse.Namespace) -> Path:
+    out = folder / "synthetic-otf2"
+    subprocess.run([sys.executable, str(TOOLS / "synth.py"), str(out), "--otf2",
+                    "--locations", str(options.locations),
+                    "--events-per-location", str(options.events_per_location), "--seed", "1"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+@benchmark(
+    "import",
+    "conversion speed per input format (largest corpus trace) and OTF2 conversion next to plain otf2 iteration",
+    [
+        ("Conversion to .ccg, lossless (events/s: median (min-max); memory in MiB)", [
+            Column("format", lambda e: e["format"], "<"),
+            Column("trace", lambda e: e["label"], "<"),
+            Column("events", lambda e: fmt_int(e["events"])),
+            Column("input bytes", lambda e: fmt_int(e["source_bytes"])),
+            Column(".ccg bytes", lambda e: fmt_int(e["ccg_bytes"])),
+            Column("convert ev/s", lambda e: fmt_stat(e["convert_events_per_s"])),
+            Column("otf2 iterate ev/s", lambda e: fmt_stat(e["iterate_events_per_s"]) if "ratio" in e else "-"),
+            Column("convert/iterate", lambda e: fmt_float(e.get("ratio"))),
+            Column("target", lambda e: ("PASS" if e["target"]["pass"] else "FAIL") if "target" in e else "-"),
+            Column("peak RSS", lambda e: fmt_float(e["peak_rss_mb"], 0)),
+        ]),
+    ])
+def import_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
+    entries = []
+    root = corpus_root()
+    runs: list[tuple[str, Path, bool]] = []
+    if root.is_dir():
+        runs += [(f"corpus: {path.relative_to(root)}", path, False)
+                 for path in largest_corpus_traces(root).values()]
+    else:
+        print(f"  import: no corpus at {root} (set CCG_CORPUS); corpus traces skipped", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as folder:
+        runs.append((f"synth --otf2 {options.locations} x {options.events_per_location:,}",
+                     _synthetic_otf2(Path(folder), options), True))
+        for label, source, baseline in runs:
+            t0 = time.perf_counter()
+            entry = run_child("convert", {"source": str(source), "repeat": options.repeat, "baseline": baseline})
+            entry["label"] = label
+            entries.append(entry)
+            print(f"  import {label}: {entry['events']:,} events, "
+                  f"{entry['convert_events_per_s']['median']:,.0f} events/s "
+                  f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
+    return entries

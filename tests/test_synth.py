@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -321,7 +320,7 @@ def test_cli_round_trip(tmp_path, pattern):
     assert len(proc.stderr.strip().splitlines()) == 1
     definitions, batches = synth.load_npz(out)
     defs, ev = synth.synthesize(3, 5000, jitter=0.3, seed=12, pattern=pattern, depth=4)
-    assert definitions == json.loads(json.dumps(dataclasses.asdict(defs)))
+    assert definitions == json.loads(json.dumps(defs.to_dict()))
     assert Definitions.from_dict(definitions) == defs
     assert sorted(batches) == [0, 1, 2]
     for loc in range(3):

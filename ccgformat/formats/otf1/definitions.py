@@ -1,0 +1,200 @@
+"""OTF v1 definition records to `Definitions`, and the id tables events are resolved with.
+
+Processes (``DP``) become locations in definition order, each with a system-tree node of
+its own whose parent is the node of its ``PT`` parent (a process with a parent is a
+thread). Functions (``DF``) become regions (their group is the ``DFG`` name), process
+groups (``DPG``) communicators, counters (``DCNT``) metrics (``ACC``/``ABS`` mode;
+``DOUBLE`` counters hold IEEE bits, signed integer types are ``int64``, the rest keep
+their raw 64 bits as ``uint64``). ``DTR`` gives the timer resolution, ``DV``/``DCR`` the
+provenance. Every definition record, in file order with its stream and key-values, is
+kept in ``extensions["otf1"]["definitions"]`` so nothing is lost; the OTF ids behind
+each model index are listed there too.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ...errors import FormatError
+from ...model import Communicator, Definitions, Location, Metric, Region, SystemTreeNode
+from .files import lines
+from .grammar import DEFINITION_FILE, KEY_VALUE
+
+_ABSOLUTE, _VARTYPE_BITS, _DOUBLE, _SIGNED, _FLOAT = 1, 480, 288, 32, 256
+
+
+@dataclass
+class Catalog:
+    """OTF ids to model indexes (marker and key tables are filled from their files)."""
+
+    processes: dict[int, int] = field(default_factory=dict)
+    functions: dict[int, int] = field(default_factory=dict)
+    counters: dict[int, int] = field(default_factory=dict)
+    groups: dict[int, int] = field(default_factory=dict)
+    operations: dict[int, int] = field(default_factory=dict)
+    keys: dict[int, int] = field(default_factory=dict)
+    markers: dict[int, int] = field(default_factory=dict)
+
+
+class Strings:
+    """Interns texts into a `Definitions.strings` list, each distinct text once."""
+
+    def __init__(self, table: list[str]):
+        self.table = table
+        self.known = {text: i for i, text in enumerate(table)}
+
+    def __call__(self, text: str) -> int:
+        index = self.known.get(text)
+        if index is None:
+            index = self.known[text] = len(self.table)
+            self.table.append(text)
+        return index
+
+    def json(self, value: Any) -> int:
+        return self(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+def key_value(fields: dict[str, Any]) -> list[Any]:
+    """A ``K`` line as JSON: ``[key, type, hex value]`` plus the length of a byte array."""
+    return [fields["key"], fields["type"], fields["value"]] + ([fields["length"]] if "length" in fields else [])
+
+
+@dataclass(frozen=True)
+class _Record:
+    stream: int
+    name: str
+    fields: dict[str, Any]
+    path: str
+    line: int
+
+    def fail(self, reason: str) -> FormatError:
+        return FormatError(reason, path=self.path, line=self.line)
+
+
+def read_definitions(files: Iterable[tuple[int, Path]]) -> tuple[Definitions, Catalog]:
+    """All definition records of ``(stream, file)`` pairs, global ones first."""
+    records: list[_Record] = []
+    for stream, path in files:
+        pending: list[list[Any]] = []
+        for number, line in lines(path):
+            parsed = DEFINITION_FILE.parse(line)
+            if parsed is None:
+                raise FormatError("unparseable definition record", path=str(path), line=number)
+            record, fields = parsed
+            if record is KEY_VALUE:
+                pending.append(key_value(fields))
+                continue
+            if pending:
+                fields["kv"], pending = pending, []
+            records.append(_Record(stream, record.name, fields, str(path), number))
+        if pending:
+            raise FormatError("key-value lines at the end of the file belong to no record", path=str(path))
+    return _Builder(records).build()
+
+
+class _Builder:
+    def __init__(self, records: list[_Record]):
+        self.records = records
+        self.catalog = Catalog()
+        self.definitions = Definitions()
+
+    def of(self, name: str) -> list[_Record]:
+        return [r for r in self.records if r.name == name]
+
+    def unique(self, name: str, key: str) -> dict[int, _Record]:
+        table: dict[int, _Record] = {}
+        for record in self.of(name):
+            ident = record.fields[key]
+            if ident in table:
+                raise record.fail(f"{name} {ident} is defined twice")
+            table[ident] = record
+        return table
+
+    def build(self) -> tuple[Definitions, Catalog]:
+        defs, catalog = self.definitions, self.catalog
+        self._processes()
+        groups = {i: r.fields["name"] for i, r in self.unique("DefFunctionGroup", "group").items()}
+        for function, record in self.unique("DefFunction", "function").items():
+            catalog.functions[function] = len(defs.regions)
+            defs.regions.append(Region(record.fields["name"], group=groups.get(record.fields["group"], "")))
+        for group, record in self.unique("DefProcessGroup", "group").items():
+            members = tuple(self._process(record, p, "member") for p in record.fields["members"])
+            catalog.groups[group] = len(defs.communicators)
+            defs.communicators.append(Communicator(record.fields["name"], members))
+        for counter, record in self.unique("DefCounter", "counter").items():
+            catalog.counters[counter] = len(defs.metrics)
+            defs.metrics.append(_metric(record.fields))
+        for operation in self.unique("DefCollectiveOperation", "operation"):
+            catalog.operations[operation] = len(catalog.operations)
+        catalog.keys = {key: r.fields["type"] for key, r in self.unique("DefKeyValue", "key").items()}
+        self._timer()
+        for record in self.records:
+            for key, *_ in record.fields.get("kv", []):
+                if key not in catalog.keys:
+                    raise record.fail(f"key {key} is not defined")
+        for record in self.of("DefVersion"):
+            defs.provenance["otf1_version"] = ".".join(str(int(x, 16)) for x in record.fields["version"].split("."))
+            defs.provenance["otf1_version_name"] = record.fields.get("identifier", "")
+        for record in self.of("DefCreator"):
+            defs.provenance["creator"] = record.fields["creator"]
+        defs.extensions["otf1"] = {
+            "definitions": [[r.stream, r.name, r.fields] for r in self.records],
+            "process": list(catalog.processes), "function": list(catalog.functions),
+            "process_group": list(catalog.groups), "counter": list(catalog.counters),
+            "collective_operation": list(catalog.operations),
+        }
+        return defs, catalog
+
+    def _process(self, record: _Record, process: int, role: str) -> int:
+        try:
+            return self.catalog.processes[process]
+        except KeyError:
+            raise record.fail(f"{role} process {process} is not defined") from None
+
+    def _processes(self) -> None:
+        table = self.unique("DefProcess", "process")
+        for index, process in enumerate(table):
+            self.catalog.processes[process] = index
+        for process, record in table.items():
+            parent = record.fields.get("parent", 0)
+            ancestors = {process}
+            while parent:
+                if parent not in table:
+                    raise record.fail(f"parent process {parent} is not defined")
+                if parent in ancestors:
+                    raise record.fail(f"process {process} is its own ancestor")
+                ancestors.add(parent)
+                parent = table[parent].fields.get("parent", 0)
+        for process, record in table.items():
+            parent = record.fields.get("parent", 0)
+            kind = "thread" if parent else "process"
+            name = record.fields.get("name", f"process {process}")
+            index = self.catalog.processes[process]
+            self.definitions.system_tree.append(
+                SystemTreeNode(name, kind, self.catalog.processes[parent] if parent else None))
+            self.definitions.locations.append(Location(name, kind, index))
+
+    def _timer(self) -> None:
+        values = {r.fields["ticks_per_second"]: r for r in self.of("DefTimerResolution")}
+        if len(values) > 1:
+            raise list(values.values())[-1].fail(f"conflicting timer resolutions {sorted(values)}")
+        for ticks, record in values.items():
+            if not 0 < ticks < 1 << 63:
+                raise record.fail(f"timer resolution {ticks} is out of range")
+            self.definitions.timer_resolution = ticks
+
+
+def _metric(fields: dict[str, Any]) -> Metric:
+    properties = fields["properties"]
+    vartype = properties & _VARTYPE_BITS
+    if vartype == _DOUBLE:
+        value_type = "double"
+    elif vartype < _FLOAT and vartype & _SIGNED:
+        value_type = "int64"
+    else:
+        value_type = "uint64"
+    mode = "absolute" if properties & 3 == _ABSOLUTE else "accumulated"
+    return Metric(fields["name"], fields["unit"], mode, value_type)

@@ -23,8 +23,8 @@ with ``(seed, location, stream, block)`` for fixed-size blocks of the event (or
 iteration) index, so a location's events do not depend on ``batch_size`` or on which
 other locations are generated.
 
-Run as a script it writes a ``.ccg`` archive or a ``.npz`` file (see `main`); `load_npz` reads
-one back.
+Run as a script it writes a ``.ccg`` archive, a ``.npz`` file or, with ``--otf2``, an OTF2
+archive folder (see `main`); `load_npz` reads an npz file back.
 """
 
 from __future__ import annotations
@@ -441,9 +441,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="synth.py",
         description="Write a deterministic synthetic trace: OUT.ccg as a ccgformat archive (lossless "
-                    "unless --abs/--rel are given), any other name as a .npz file (per location i the "
-                    "columns loc{i}_{column}, plus definitions_json).")
-    parser.add_argument("out", metavar="OUT", help="output file (replaced atomically)")
+                    "unless --abs/--rel are given), with --otf2 OUT as an OTF2 archive folder, any other "
+                    "name as a .npz file (per location i the columns loc{i}_{column}, plus "
+                    "definitions_json).")
+    parser.add_argument("out", metavar="OUT", help="output file or, with --otf2, folder (replaced atomically)")
+    parser.add_argument("--otf2", action="store_true",
+                        help="write OUT as an OTF2 archive folder (traces.otf2, traces.def, traces/)")
     parser.add_argument("--locations", type=int, required=True, help="number of locations (ranks), >= 1")
     parser.add_argument("--events-per-location", type=int, required=True,
                         help="requested events per location (rounded down to whole iterations)")
@@ -468,14 +471,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          seed=args.seed, pattern=args.pattern, depth=args.depth)
     except ValueError as e:
         parser.error(str(e))
-    if str(args.out).endswith(".ccg"):
+    if args.otf2:
+        from ccgformat.formats.otf2_export import write_events
+
+        write_events(definitions, events, args.out)
+        count = event_count(args.events_per_location, args.pattern, args.depth) * args.locations
+    elif str(args.out).endswith(".ccg"):
         params = ccgformat.Params(abs_dev=args.abs_dev, rel_dev=args.rel_dev)
         graph = ccgformat.write_trace(args.out, definitions,
                                       ((loc, events(loc)) for loc in range(args.locations)), params)
         count = graph.event_count
     else:
         count = write_npz(args.out, definitions, events)
-    size = os.path.getsize(args.out)
+    size = (sum(p.stat().st_size for p in Path(args.out).rglob("*") if p.is_file()) if args.otf2
+            else os.path.getsize(args.out))
     print(f"synth.py: wrote {args.out}: {args.locations} locations, {count} events "
           f"({count // args.locations} per location), {size} bytes", file=sys.stderr)
     return 0

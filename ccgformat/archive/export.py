@@ -69,10 +69,18 @@ def exporter_for(target: str | os.PathLike[str], to: str | None = None) -> Expor
                       path=str(target))
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_output(target: Path, *, folder: bool = False) -> Iterator[Path]:
     """A temporary path beside ``target`` (a file, or an empty folder when ``folder``) that
-    replaces ``target`` when the block ends without an error and is removed otherwise."""
+    replaces ``target`` when the block ends without an error and is removed otherwise.
+    The result gets the permissions of a plainly created file or folder (umask applied),
+    not the private ones of a temporary."""
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
         raise FileNotFoundError(2, "the target's folder does not exist", str(parent))
@@ -83,6 +91,7 @@ def atomic_output(target: Path, *, folder: bool = False) -> Iterator[Path]:
         os.close(descriptor)
         temporary = Path(name)
     try:
+        os.chmod(temporary, (0o777 if folder else 0o666) & ~_umask())
         yield temporary
         if folder and target.is_dir():
             shutil.rmtree(target)

@@ -39,9 +39,12 @@ def corpus_root() -> Path:
 
 
 def _size(path: Path) -> int:
+    """Bytes of the input: a folder's files, or the file with its siblings of the same
+    stem (an OTF master file names its definition and event files that way)."""
     if path.is_dir():
         return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    return path.stat().st_size
+    stem = path.name.split(".")[0]
+    return sum(p.stat().st_size for p in path.parent.glob(f"{stem}.*") if p.is_file())
 
 
 def largest_corpus_traces(root: Path) -> dict[str, Path]:

@@ -9,7 +9,10 @@ A format is registered under a short name with two functions:
 ``read(path) -> (Definitions, iterator of (location, iterator of EventBatch))``
     The trace, streamed one location after another in bounded batches. Bad content
     raises a `CcgError` subclass (`FormatError`, `TraceError`) naming the file and the
-    position. Resources are released when the iterator is exhausted or closed.
+    position. Resources are released when the iterator is exhausted or closed. The
+    returned `Definitions` object may still grow while the events stream (texts that
+    GENERIC and MARKER events intern are appended to ``strings``): it is complete once
+    the iterator is exhausted, which is when the archive writer stores it.
 
 Detection tries the formats in registration order and never looks at the file name's
 extension. New importers call `register` from this module (see the bottom).
@@ -24,13 +27,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..archive import open_archive, write_trace
+from ..archive import open_archive, register_exporter, write_trace
 from ..archive.layout import MAGIC as CCG_MAGIC
 from ..archive.writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK
 from ..errors import FormatError
 from ..model import Definitions, EventBatch, Repair
 from ..params import Params
+from . import chrome as _chrome
+from . import epilog as _epilog
 from . import npz as _npz
+from . import otf1 as _otf1
+from . import otf2 as _otf2
+from . import otf2_export as _otf2_export
+from . import paje as _paje
 
 __all__ = ["SNIFF_BYTES", "ConvertProgress", "ConvertReport", "Format", "TraceSource", "convert", "detect", "formats", "get",
            "read", "register"]
@@ -247,3 +256,11 @@ def _read_ccg(path: Path) -> TraceSource:
 
 register("ccg", "ccgformat archive (.ccg), rebuilt with new parameters", _sniff_ccg, _read_ccg)
 register("npz", "numpy zip of per-location columns, as written by tools/synth.py", _npz.sniff, _npz.read)
+register("otf1", "OTF version 1 trace (VampirTrace): the .otf master control file", _otf1.sniff, _otf1.read)
+register("epilog", "EPILOG trace (KOJAK, Scalasca 1.x), plain or gzip", _epilog.sniff, _epilog.read)
+register("chrome", "Chrome Trace Event JSON (chrome://tracing, Perfetto), optionally gzip", _chrome.sniff, _chrome.read)
+register_exporter("chrome", "Chrome Trace Event JSON (Perfetto UI, chrome://tracing)", (".json", ".json.gz"), _chrome.write)
+register("paje", "Paje trace (pajeng, SimGrid, StarPU)", _paje.sniff, _paje.read)
+register_exporter("paje", "Paje trace", (".trace", ".paje"), _paje.write)
+register("otf2", "OTF2 archive (Score-P): the folder or its .otf2 anchor file", _otf2.sniff, _otf2.read)
+register_exporter("otf2", "OTF2 archive folder (traces.otf2, traces.def, traces/)", (".otf2",), _otf2_export.write)

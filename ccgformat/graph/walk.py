@@ -10,10 +10,11 @@ The frame's time is when its current slot starts.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..model import COLUMNS, KIND_FIELDS, Event, EventBatch, EventKind
 from .pool import NodeKind, NodePool, wrap64
+from .spans import SpanReader
 
 _COLUMN_INDEX = {name: i for i, name in enumerate(COLUMNS)}
 #: For each atomic kind, the column positions of its hard and of its soft properties.
@@ -295,8 +296,16 @@ class LocationWalker:
         if start >= stop:
             return
         cursor = self.cursor(stop - 1 if reverse else start)
-        step = cursor.prev if reverse else cursor.next
-        remaining = stop - start
+        if not reverse:
+            yield from SpanReader(self.pool, self.root, self.start).batches(start, stop, cursor.metrics, batch_size)
+            return
+        yield from self.cursor_events(cursor, stop - start, cursor.prev, batch_size)
+
+    @staticmethod
+    def cursor_events(cursor: Cursor, remaining: int, step: Callable[[], bool],
+                      batch_size: int) -> Iterator[EventBatch]:
+        """``remaining`` events from ``cursor`` on, moving with ``step``, event by event
+        (the reference for the bulk path of `events`)."""
         while remaining:
             rows = []
             for _ in range(min(batch_size, remaining)):

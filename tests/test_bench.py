@@ -81,3 +81,25 @@ def test_help_exits_zero():
     assert done.returncode == 0
     assert "--repeat" in done.stdout and "--quick" in done.stdout and "--json" in done.stdout
     assert "--skip-10m" in done.stdout
+
+
+@pytest.mark.slow
+def test_quick_import_benchmark_converts_every_format_and_the_synthetic_otf2(tmp_path):
+    pytest.importorskip("otf2", reason="the import benchmark reads OTF2 through the otf2 package")
+    from .corpus import corpus_root
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, str(BENCH), "import", "--quick", "--repeat", "1",
+                           "--events-per-location", "2000", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    entries = json.loads(out.read_text())["benchmarks"]["import"]
+    synthetic = [e for e in entries if e["label"].startswith("synth --otf2")]
+    assert len(synthetic) == 2
+    for e in synthetic:
+        assert e["format"] == "otf2" and e["events"] > 8 * 1900
+        assert e["ratio"] == pytest.approx(e["convert_seconds"]["median"] / e["iterate_seconds"]["median"])
+        assert e["target"]["pass"] == (e["ratio"] <= 1.25)
+    if corpus_root().is_dir():
+        assert {e["format"] for e in entries} >= {"otf2", "otf1", "paje", "epilog", "chrome"}
+    for e in entries:
+        assert e["convert_events_per_s"]["median"] > 0 and e["ccg_bytes"] > 0

@@ -4,8 +4,8 @@ Two measurements, each in a fresh subprocess (peak memory):
 
 - every registered format's largest corpus trace (found by content detection under
   ``CCG_CORPUS``, default ``../shared/traces``), converted losslessly: events/s;
-- a synthetic OTF2 trace written by ``tools/synth.py --otf2`` (8 locations, 1M events at
-  full size): the time the plain ``otf2`` Python reader needs just to iterate it
+- synthetic OTF2 traces written by ``tools/synth.py --otf2`` (8 locations, 1M events at
+  full size; regular, and with jitter 0.2): the time the plain ``otf2`` Python reader needs just to iterate it
   (``for _ in trace.events``) next to the conversion time, in the same process. Target:
   conversion takes at most 1.25 times that iteration.
 """
@@ -30,6 +30,8 @@ from ccgformat.formats import detect
 
 #: conversion / plain otf2 iteration, at most
 OTF2_RATIO_TARGET = 1.25
+#: the synthetic OTF2 traces: regular (the target's trace) and jittered (the builder's harder case)
+SYNTHETIC_JITTER = (0.0, 0.2)
 #: formats of this project's own making, not measured against a corpus
 INTERNAL_FORMATS = ("ccg", "npz")
 
@@ -102,11 +104,11 @@ def _iterate_otf2(source: Path) -> float:
     return time.perf_counter() - t0
 
 
-def _synthetic_otf2(folder: Path, options: argparse.Namespace) -> Path:
-    out = folder / "synthetic-otf2"
+def _synthetic_otf2(folder: Path, options: argparse.Namespace, jitter: float) -> Path:
+    out = folder / f"synthetic-otf2-jitter{jitter:g}"
     subprocess.run([sys.executable, str(TOOLS / "synth.py"), str(out), "--otf2",
-                    "--locations", str(options.locations),
-                    "--events-per-location", str(options.events_per_location), "--seed", "1"],
+                    "--locations", str(options.locations), "--events-per-location", str(options.events_per_location),
+                    "--jitter", str(jitter), "--seed", "1"],
                    check=True, stdout=subprocess.DEVNULL)
     return out
 
@@ -138,8 +140,9 @@ def import_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
     else:
         print(f"  import: no corpus at {root} (set CCG_CORPUS); corpus traces skipped", file=sys.stderr)
     with tempfile.TemporaryDirectory() as folder:
-        runs.append((f"synth --otf2 {options.locations} x {options.events_per_location:,}",
-                     _synthetic_otf2(Path(folder), options), True))
+        for jitter in SYNTHETIC_JITTER:
+            runs.append((f"synth --otf2 {options.locations} x {options.events_per_location:,} --jitter {jitter:g}",
+                         _synthetic_otf2(Path(folder), options, jitter), True))
         for label, source, baseline in runs:
             t0 = time.perf_counter()
             entry = run_child("convert", {"source": str(source), "repeat": options.repeat, "baseline": baseline})

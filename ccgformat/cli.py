@@ -15,10 +15,10 @@ import sys
 from typing import Any, Callable, Iterable, Sequence, TextIO
 
 from ._version import __version__
-from .archive import Archive, exporters, open_archive
+from .archive import Archive, exporter_for, exporters, open_archive
 from .archive.verify import kind_name, verify
 from .archive.writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL
-from .errors import CcgError, ParameterError
+from .errors import CcgError, FormatError, ParameterError
 from .formats import ConvertProgress, ConvertReport, convert, formats
 from .model import COLUMNS, KIND_FIELDS, Event, EventKind
 from .params import Params
@@ -340,8 +340,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- export
 
 def cmd_export(args: argparse.Namespace) -> int:
+    try:
+        exporter = exporter_for(args.target, args.to)
+    except FormatError as error:
+        raise UsageError(f"{error.reason}: {args.target}") from None
     with open_archive(args.archive) as archive:
-        target = archive.export(args.target, args.to)
+        target = archive.export(args.target, exporter.name)
     if not args.quiet:
         print(f"wrote {target}")
     return 0

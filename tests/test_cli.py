@@ -451,3 +451,33 @@ def test_cat_into_a_closed_pipe_is_quiet(trace):
     assert process.wait(timeout=60) == 0
     assert json.loads(first)["kind"] == "ENTER"
     assert error == b""
+
+
+def test_export_writes_each_format_and_reimports_the_same_calls(trace, tmp_path, capsys):
+    with ccg.open(trace["ccg"]) as archive:
+        original = {loc: [e for b in archive.location(loc).events() for e in b.rows()] for loc in archive.locations}
+    for target, options in ((tmp_path / "t.json", []), (tmp_path / "t.bin", ["--to", "paje"]),
+                            (tmp_path / "t.otf2", [])):
+        code, out, err = run(capsys, "export", trace["ccg"], target, *options)
+        assert code == 0, err
+        assert out.strip() == f"wrote {target}"
+        back = tmp_path / (target.name + ".ccg")
+        assert run(capsys, "convert", target, back, "-q")[0] == 0
+        with ccg.open(back) as archive:
+            events = sorted(e for loc in archive.locations for b in archive.location(loc).events()
+                            for e in b.rows())
+        expected = sorted(e for rows in original.values() for e in rows)
+        calls = (EventKind.ENTER, EventKind.LEAVE)  # what every format keeps, whatever it came from
+        assert ([(e.time, e.kind) for e in events if e.kind in calls]
+                == [(e.time, e.kind) for e in expected if e.kind in calls]), target
+    assert leftovers(tmp_path) == []
+
+
+def test_export_usage_errors(trace, tmp_path, capsys):
+    code, _, err = run(capsys, "export", trace["ccg"], tmp_path / "out.bin")
+    assert code == 2 and "cannot tell the export format" in err
+    code, _, err = run(capsys, "export", trace["ccg"], tmp_path / "out.json", "--to", "xml")
+    assert code == 2 and "usage:" in err
+    code, _, err = run(capsys, "export", tmp_path / "missing.ccg", tmp_path / "out.json")
+    assert code == 1 and "missing.ccg" in err
+    assert list(tmp_path.iterdir()) == []

@@ -9,7 +9,6 @@ possible because children precede parents; here restore is lazy and per block).
 from __future__ import annotations
 
 import bisect
-import heapq
 import mmap
 import os
 from collections import OrderedDict
@@ -29,6 +28,7 @@ from ..params import Params
 from .blocks import read_block, unpack_payload
 from .codec import NodeBlock, decode_nodes
 from .export import exporter_for
+from .merge import merge_by_time
 from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags,
                      SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
@@ -394,22 +394,14 @@ class Archive:
         """Events of all (or the given) locations with ``start <= time < stop`` in global time
         order (ties by location), as batches paired with each event's location."""
         chosen = self.locations if locations is None else locations
-        streams = [self._timed(location, start, stop) for location in chosen]
-        merged = heapq.merge(*streams)
-        while True:
-            rows = [row for _, row in zip(range(batch_size), merged)]
-            if not rows:
-                return
-            yield (np.array([row[1] for row in rows], dtype=np.int64),
-                   EventBatch.from_events([row[2] for row in rows]))
+        return merge_by_time(((location, self._window(location, start, stop, batch_size)) for location in chosen),
+                             batch_size)
 
-    def _timed(self, location: int, start: int | None, stop: int | None) -> Iterator[tuple]:
+    def _window(self, location: int, start: int | None, stop: int | None, batch_size: int) -> Iterator[EventBatch]:
         walker = self.location(location)
         first = 0 if start is None else walker.find(start)
         last = len(walker) if stop is None else walker.find(stop)
-        for batch in walker.events(first, last):
-            for event in batch.rows():
-                yield (event.time, location, event)
+        return walker.events(first, last, batch_size=batch_size)
 
     # ----------------------------------------------------------------- export
 

@@ -1,4 +1,4 @@
-"""Tests of the OTF2 importer and exporter (ccgformat/formats/otf2*.py).
+"""Tests of the OTF2 importer and exporter (ccgformat/formats/otf2/).
 
 The corpus traces go OTF2 -> .ccg (lossless) -> OTF2 and the reference tool ``otf2-print``
 must print the same events and definitions for both; the importer's events are also
@@ -31,7 +31,7 @@ from .traces import traces
 otf2 = pytest.importorskip("otf2", reason="the otf2 package is not installed")
 _otf2 = pytest.importorskip("_otf2")
 
-from ccgformat.formats.otf2_export import write_events  # noqa: E402
+from ccgformat.formats.otf2.export import write_events  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_TRACES = (
@@ -170,7 +170,7 @@ def _all_records_trace(folder: Path) -> Path:
     records name rank 0 (mapped) or rank 1 (outside the one-location communicators). At
     the end: a Metric whose value type differs from its member's, a Leave of a region that
     is not open and an Enter left open."""
-    from ccgformat.formats.otf2_binding import load
+    from ccgformat.formats.otf2.binding import load
 
     from otf2.enums import GroupType, Paradigm, Type
 

@@ -472,7 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         parser.error(str(e))
     if args.otf2:
-        from ccgformat.formats.otf2_export import write_events
+        from ccgformat.formats.otf2.export import write_events
 
         write_events(definitions, events, args.out)
         count = event_count(args.events_per_location, args.pattern, args.depth) * args.locations

@@ -38,7 +38,6 @@ from . import epilog as _epilog
 from . import npz as _npz
 from . import otf1 as _otf1
 from . import otf2 as _otf2
-from . import otf2_export as _otf2_export
 from . import paje as _paje
 
 __all__ = ["SNIFF_BYTES", "ConvertProgress", "ConvertReport", "Format", "TraceSource", "convert", "detect", "formats", "get",
@@ -263,4 +262,4 @@ register_exporter("chrome", "Chrome Trace Event JSON (Perfetto UI, chrome://trac
 register("paje", "Paje trace (pajeng, SimGrid, StarPU)", _paje.sniff, _paje.read)
 register_exporter("paje", "Paje trace", (".trace", ".paje"), _paje.write)
 register("otf2", "OTF2 archive (Score-P): the folder or its .otf2 anchor file", _otf2.sniff, _otf2.read)
-register_exporter("otf2", "OTF2 archive folder (traces.otf2, traces.def, traces/)", (".otf2",), _otf2_export.write)
+register_exporter("otf2", "OTF2 archive folder (traces.otf2, traces.def, traces/)", (".otf2",), _otf2.write)

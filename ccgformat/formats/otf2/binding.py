@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable
 
-from ..errors import FormatError
+from ...errors import FormatError
 
 __all__ = ["Binding", "Record", "load", "ATTRIBUTE_BYTES", "CALLBACK_INTERRUPT"]
 
@@ -63,7 +63,7 @@ def _plain(ctype: Any) -> tuple[Any, str]:
 class Binding:
     """The loaded library: record table, callback prototypes and the cffi call table."""
 
-    def __init__(self, otf2: ModuleType, _otf2: ModuleType):
+    def __init__(self, otf2: ModuleType, _otf2: ModuleType) -> None:
         import cffi
 
         self.otf2 = otf2
@@ -76,6 +76,7 @@ class Binding:
         self.lib = self.ffi.dlopen(path)
 
     def _records(self) -> dict[str, Record]:
+        """Every event record the library knows, from the `_otf2` callback prototypes."""
         prototypes = importlib.import_module("_otf2.EvtReaderCallbacks")
         records = {}
         for attribute in dir(prototypes):
@@ -91,6 +92,7 @@ class Binding:
         return records
 
     def _cdef(self) -> str:
+        """The cffi declarations of the attribute list and event writer functions."""
         lines = [
             "uint32_t OTF2_AttributeList_GetNumberOfElements(uintptr_t);",
             "int OTF2_AttributeList_GetAttributeByIndex(uintptr_t, uint32_t, uint32_t*, uint8_t*, uint64_t*);",

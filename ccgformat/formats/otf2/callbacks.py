@@ -1,0 +1,271 @@
+"""Reading one location's events into plain lists through C callbacks.
+
+Every OTF2 event record gets a ctypes callback (see `binding`) that appends to four
+lists: time, kind, ref and, for the events that use more columns, flat runs of the
+other fields. Records without a kind of their own, and attribute lists, become GENERIC
+``otf2:<Record>`` events whose fields are compact JSON. No Python object per event:
+about four times the speed of the `otf2` package's own event iteration.
+`columns.to_columns` turns the lists into model columns.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+from array import array
+from typing import Any, Callable
+
+from ...errors import FormatError
+from ...model import EventKind
+from .binding import CALLBACK_INTERRUPT, Binding
+from .common import COMPACT_JSON, UINT64
+from .definitions import Strings, Tables
+
+__all__ = ["EventReader"]
+
+_READ_CHUNK = 1 << 20
+#: Event kinds as plain ints: the per-event lists convert to numpy 4x faster than IntEnums.
+_COLL_BEGIN, _COLL_END, _METRIC, _MARKER, _GENERIC = (int(k) for k in (
+    EventKind.COLL_BEGIN, EventKind.COLL_END, EventKind.METRIC, EventKind.MARKER, EventKind.GENERIC))
+
+
+class EventReader:
+    """Reads one location's events into lists through C callbacks."""
+
+    def __init__(self, binding: Binding, tables: Tables, intern: Strings) -> None:
+        self.binding = binding
+        self.tables = tables
+        self.intern = intern
+        self.time: list[int] = []
+        self.kind: list[int] = []
+        self.ref: list[int] = []
+        #: flat runs of (event index, comm, tag, request, size, recv_size, value) for the
+        #: events that use more columns than ref
+        self.extra: list[int] = []
+        self.error: BaseException | None = None
+        self.callbacks = binding._otf2.EvtReaderCallbacks_New()
+        self._keep: list[Any] = []
+        handlers = self._handlers()
+        for name, record in binding.records.items():
+            handler = handlers[name] if name in handlers else self._generic(name, record.fields)
+            self._register(name, binding.callback_type(record), handler)
+        self._register("Unknown", binding.callback_type(None), self._generic("Unknown", ()))
+
+    def _register(self, name: str, prototype: Any, handler: Callable[..., int]) -> None:
+        """Make ``handler`` the C callback of record ``name``."""
+        function = prototype(handler)
+        self._keep.append(function)          # OTF2 holds only the C pointer
+        self.binding.set_callback(self.callbacks, name, function)
+
+    def close(self) -> None:
+        """Release the callback table."""
+        self.binding._otf2.EvtReaderCallbacks_Delete(self.callbacks)
+
+    def _fail(self, error: BaseException) -> int:
+        """Keep ``error`` for `read` and stop reading."""
+        self.error = error
+        return CALLBACK_INTERRUPT
+
+    def _attributes(self, address: int, time: int) -> None:
+        """The attribute list at ``address`` as a GENERIC ``otf2:attributes`` event."""
+        self._generic_event(time, "otf2:attributes", self.binding.attributes(address))
+
+    def _generic_event(self, time: int, kind: str, fields: Any) -> None:
+        """Append a GENERIC event of ``kind`` with ``fields`` as compact JSON."""
+        self.ref.append(self.intern(kind))
+        self.extra.extend((len(self.time), 0, 0, 0, 0, 0, self.intern(json.dumps(fields, **COMPACT_JSON))))
+        self.time.append(time)
+        self.kind.append(_GENERIC)
+
+    def _generic(self, name: str, fields: tuple[str, ...]) -> Callable[..., int]:
+        """The callback that keeps record ``name`` as a GENERIC ``otf2:<name>`` event."""
+        kind = f"otf2:{name}"
+        count = self.binding.lib.OTF2_AttributeList_GetNumberOfElements
+        attributes, generic_event, fail = self._attributes, self._generic_event, self._fail
+
+        def callback(location: int, time: int, position: int, user: Any, attribute_list: int, *values: int) -> int:
+            try:
+                if attribute_list and count(attribute_list):
+                    attributes(attribute_list, time)
+                generic_event(time, kind, dict(zip(fields, values)))
+                return 0
+            except BaseException as error:
+                return fail(error)
+        return callback
+
+    def _handlers(self) -> dict[str, Callable[..., int]]:
+        """Callbacks of the records with a kind of their own (kept lean: they run per event)."""
+        time_, kind_, ref_, extra_ = self.time, self.kind, self.ref, self.extra
+        ta, ka, ra, xa = time_.append, kind_.append, ref_.append, extra_.extend
+        count = self.binding.lib.OTF2_AttributeList_GetNumberOfElements
+        attributes, fail, binding = self._attributes, self._fail, self.binding
+
+        def region(code: int) -> Callable[..., int]:
+            def callback(location: int, time: int, position: int, user: Any, al: int, region: int) -> int:
+                try:
+                    if al and count(al):
+                        attributes(al, time)
+                    ta(time)
+                    ka(code)
+                    ra(region)
+                    return 0
+                except BaseException as error:
+                    return fail(error)
+            return callback
+
+        def p2p(code: int) -> Callable[..., int]:
+            def callback(location: int, time: int, position: int, user: Any, al: int, peer: int, comm: int,
+                         tag: int, length: int, request: int = 0) -> int:   # MpiSend/Recv have no request
+                try:
+                    if al and count(al):
+                        attributes(al, time)
+                    xa((len(time_), comm, tag, request, length, 0, 0))
+                    ta(time)
+                    ka(code)
+                    ra(peer)
+                    return 0
+                except BaseException as error:
+                    return fail(error)
+            return callback
+
+        def request(code: int) -> Callable[..., int]:
+            def callback(location: int, time: int, position: int, user: Any, al: int, request: int) -> int:
+                try:
+                    if al and count(al):
+                        attributes(al, time)
+                    xa((len(time_), 0, 0, request, 0, 0, 0))
+                    ta(time)
+                    ka(code)
+                    ra(0)
+                    return 0
+                except BaseException as error:
+                    return fail(error)
+            return callback
+
+        def collective_begin(location: int, time: int, position: int, user: Any, al: int) -> int:
+            try:
+                if al and count(al):
+                    attributes(al, time)
+                ta(time)
+                ka(_COLL_BEGIN)
+                ra(0)
+                return 0
+            except BaseException as error:
+                return fail(error)
+
+        def collective_end(location: int, time: int, position: int, user: Any, al: int, operation: int,
+                           comm: int, root: int, sent: int, received: int) -> int:
+            try:
+                if al and count(al):
+                    attributes(al, time)
+                xa((len(time_), comm, root, 0, sent, received, 0))
+                ta(time)
+                ka(_COLL_END)
+                ra(operation)
+                return 0
+            except BaseException as error:
+                return fail(error)
+
+        layouts = self.tables.metrics
+        generic_event = self._generic_event
+
+        def metric(location: int, time: int, position: int, user: Any, al: int, metric: int, n: int,
+                   types: int, values: int) -> int:
+            try:
+                if al and count(al):
+                    attributes(al, time)
+                layout = layouts.get(metric)
+                if layout is None:
+                    raise FormatError(f"event {position} (time {time}): metric {metric} is not defined")
+                type_bytes = ctypes.string_at(types, n) if n else b""
+                bits = array("Q", ctypes.string_at(values, 8 * n) if n else b"")
+                if type_bytes != layout[1]:
+                    generic_event(time, "otf2:Metric", {"metric": metric, "types": list(type_bytes),
+                                                        "values": bits.tolist()})
+                    return 0
+                base = layout[0]
+                for i, value in enumerate(bits):
+                    xa((len(time_), 0, 0, 0, 0, 0, value))
+                    ta(time)
+                    ka(_METRIC)
+                    ra(base + i)
+                return 0
+            except BaseException as error:
+                return fail(error)
+
+        def program_begin(location: int, time: int, position: int, user: Any, al: int, name: int, n: int,
+                          arguments: int) -> int:
+            try:
+                if al and count(al):
+                    attributes(al, time)
+                generic_event(time, "otf2:ProgramBegin",
+                              {"programName": name, "programArguments": binding.unpack("uint32_t", arguments, n)})
+                return 0
+            except BaseException as error:
+                return fail(error)
+
+        markers, generics, texts, intern = self.tables.markers, self.tables.generics, self.tables.strings, self.intern
+        parameter_int, parameter_string = self._generic("ParameterInt", ("parameter", "value")), \
+            self._generic("ParameterString", ("parameter", "string"))
+
+        def marker(location: int, time: int, position: int, user: Any, al: int, parameter: int, value: int) -> int:
+            if parameter not in markers:
+                return parameter_int(location, time, position, user, al, parameter, value)
+            try:
+                if al and count(al):
+                    attributes(al, time)
+                xa((len(time_), 0, 0, 0, 0, 0, value & UINT64))
+                ta(time)
+                ka(_MARKER)
+                ra(markers[parameter] & UINT64)
+                return 0
+            except BaseException as error:
+                return fail(error)
+
+        def generic(location: int, time: int, position: int, user: Any, al: int, parameter: int, string: int) -> int:
+            if parameter not in generics:
+                return parameter_string(location, time, position, user, al, parameter, string)
+            try:
+                if al and count(al):
+                    attributes(al, time)
+                xa((len(time_), 0, 0, 0, 0, 0, intern(texts[string])))
+                ta(time)
+                ka(_GENERIC)
+                ra(intern(generics[parameter]))
+                return 0
+            except BaseException as error:
+                return fail(error)
+
+        return {
+            "ParameterInt": marker, "ParameterString": generic,
+            "Enter": region(int(EventKind.ENTER)), "Leave": region(int(EventKind.LEAVE)),
+            "MpiSend": p2p(int(EventKind.SEND)), "MpiRecv": p2p(int(EventKind.RECV)),
+            "MpiIsend": p2p(int(EventKind.ISEND)), "MpiIrecv": p2p(int(EventKind.IRECV)),
+            "MpiIrecvRequest": request(int(EventKind.IRECV_REQUEST)),
+            "MpiIsendComplete": request(int(EventKind.REQUEST_COMPLETE)),
+            "MpiCollectiveBegin": collective_begin, "MpiCollectiveEnd": collective_end,
+            "Metric": metric, "ProgramBegin": program_begin,
+        }
+
+    def read(self, handle: Any, ref: int, path: str) -> None:
+        """Fill the lists with the events of location ``ref`` (event file ``path``)."""
+        _otf2 = self.binding._otf2
+        for column in (self.time, self.kind, self.ref, self.extra):
+            column.clear()
+        self.error = None
+        reader = _otf2.Reader_GetEvtReader(handle, ref)
+        try:
+            _otf2.EvtReader_SetCallbacks(reader, self.callbacks, None)
+            while _otf2.EvtReader_ReadEvents(reader, _READ_CHUNK) == _READ_CHUNK:
+                pass
+        except _otf2.Error as error:
+            if isinstance(self.error, FormatError):
+                raise FormatError(self.error.reason, path=path) from None
+            if isinstance(self.error, (KeyboardInterrupt, MemoryError)):
+                raise self.error from None
+            if self.error is not None:
+                raise FormatError(f"event {len(self.time)}: {type(self.error).__name__}: {self.error}",
+                                  path=path) from None
+            raise FormatError(f"cannot read the events: {error}", path=path) from None
+        finally:
+            _otf2.Reader_CloseEvtReader(handle, reader)

@@ -1,0 +1,100 @@
+"""Reading an OTF2 archive: the global definitions, then every location's events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from ...errors import CcgError, FormatError
+from ...model import Definitions, EventBatch
+from .anchor import find_anchor
+from .binding import Binding, load
+from .callbacks import EventReader
+from .columns import to_columns
+from .definitions import Strings, read_definitions
+
+__all__ = ["BATCH_SIZE", "read"]
+
+BATCH_SIZE = 65536
+
+
+def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBatch]]]]:
+    """The definitions and the per-location event batches of an OTF2 archive."""
+    anchor = find_anchor(Path(path))
+    binding = load(str(anchor))
+    _otf2 = binding._otf2
+    errors = (_otf2.Error, binding.otf2.error.TraceReaderError, TypeError, KeyError, ValueError)
+    try:
+        _otf2.Reader_Close(_otf2.Reader_Open(str(anchor)))
+    except errors as error:
+        raise FormatError(f"not a readable OTF2 anchor file: {error}", path=str(anchor)) from None
+    try:
+        tr = binding.otf2.reader.Reader(str(anchor))
+    except errors as error:
+        raise FormatError(f"cannot read the global definitions: {error}",
+                          path=str(anchor.with_suffix(".def"))) from None
+    try:
+        definitions, tables = read_definitions(tr, binding)
+        handle = tr.handle
+        events_folder = anchor.with_suffix("")
+        _open_event_files(binding, handle, tables.locations, events_folder)
+        reader = EventReader(binding, tables, Strings(definitions.strings))
+    except BaseException as error:
+        tr.close()
+        if isinstance(error, (CcgError, KeyboardInterrupt)):
+            raise
+        if isinstance(error, errors):
+            raise FormatError(f"cannot read the OTF2 archive: {error}", path=str(anchor)) from None
+        raise
+
+    def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
+        try:
+            for index, ref in enumerate(tables.locations):
+                event_file = str(events_folder / f"{ref}.evt")
+                reader.read(handle, ref, event_file)
+                yield index, _batches(to_columns(reader, event_file))
+        finally:
+            reader.close()
+            try:
+                _otf2.Reader_CloseEvtFiles(handle)
+            finally:
+                tr.close()
+
+    return definitions, streams()
+
+
+def _open_event_files(binding: Binding, handle: Any, refs: list[int], folder: Path) -> None:
+    """Select every location, read its local definitions (mappings, clock offsets) and
+    open its event reader, as the OTF2 reading protocol asks."""
+    _otf2 = binding._otf2
+    for ref in refs:
+        _otf2.Reader_SelectLocation(handle, ref)
+    try:
+        _otf2.Reader_OpenDefFiles(handle)
+        local_definitions = True
+    except _otf2.Error:
+        local_definitions = False   # an archive without local definition files
+    _otf2.Reader_OpenEvtFiles(handle)
+    for ref in refs:
+        if local_definitions:
+            reader = _otf2.Reader_GetDefReader(handle, ref)
+            if reader:
+                try:
+                    _otf2.Reader_ReadAllLocalDefinitions(handle, reader)
+                except _otf2.Error as error:
+                    raise FormatError(f"cannot read the local definitions: {error}",
+                                      path=str(folder / f"{ref}.def")) from None
+                finally:
+                    _otf2.Reader_CloseDefReader(handle, reader)
+        _otf2.Reader_GetEvtReader(handle, ref)
+    if local_definitions:
+        _otf2.Reader_CloseDefFiles(handle)
+
+
+def _batches(columns: dict[str, np.ndarray]) -> Iterator[EventBatch]:
+    """The columns in batches of `BATCH_SIZE` events."""
+    n = len(columns["time"])
+    for start in range(0, n, BATCH_SIZE):
+        yield EventBatch(**{name: values[start:start + BATCH_SIZE] for name, values in columns.items()})

@@ -232,12 +232,18 @@ class Builder:
         durations: list[int] = []
         edges: list[Interval] = []
         time, drift = node.start, 0
-        for entry in node.entries:
-            durations.append(entry.start - time)
-            durations.append(entry.total)
-            edges.append(entry.deviation + drift)
-            drift += entry.drift
-            time = entry.end
+        if self.params.exact_time:  # nothing deviates: no intervals to carry (all are [0, 0])
+            for entry in node.entries:
+                durations.append(entry.start - time)
+                durations.append(entry.total)
+                time = entry.end
+        else:
+            for entry in node.entries:
+                durations.append(entry.start - time)
+                durations.append(entry.total)
+                edges.append(entry.deviation + drift)
+                drift += entry.drift
+                time = entry.end
         durations.append(end - time)
         children = tuple(entry.node for entry in node.entries)
         own = tuple(durations)

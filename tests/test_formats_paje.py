@@ -390,8 +390,11 @@ def test_archives_from_elsewhere_export_to_valid_paje(tmp_path_factory, trace):
     assert sum(e.kind == K.SEND for events in reread.values() for e in events) == links
     if shutil.which("pj_dump"):
         lines = pj_dump(target)
-        assert sum(line.startswith("State") for line in lines) == sum(
-            e.kind == K.ENTER for events in trace.values() for e in events)
+        states = sum(e.kind == K.ENTER for events in trace.values() for e in events)
+        # pj_dump leaves out zero-length states at the very end of the trace
+        end = max((e.time for events in trace.values() for e in events), default=0)
+        at_end = sum(e.kind == K.ENTER and e.time == end for events in trace.values() for e in events)
+        assert states - at_end <= sum(line.startswith("State") for line in lines) <= states
         assert sum(line.startswith("Link") for line in lines) == links
 
 

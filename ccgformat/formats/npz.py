@@ -21,10 +21,10 @@ import numpy as np
 
 from ..errors import FormatError
 from ..model import COLUMNS, Definitions, EventBatch
+from .common import batches
 
 ZIP_MAGIC = b"PK\x03\x04"
 DEFINITIONS_MEMBER = "definitions_json"
-BATCH_SIZE = 65536
 _COLUMN_NAMES = ("time", "kind") + COLUMNS
 _MEMBER = re.compile(r"loc(\d+)_(\w+)")
 _ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
@@ -123,12 +123,8 @@ def _batches(data: Any, location: int, path: str) -> Iterator[EventBatch]:
         if values.dtype.kind == "u" and values.dtype.itemsize == 8 and len(values) and values.max() >= 1 << 63:
             raise FormatError(f"member {member!r} holds values beyond the int64 range", path=path)
         columns[column] = values
-    kind = columns.pop("kind")
+    kind = columns["kind"]
     if len(kind) and (int(kind.min()) < 0 or int(kind.max()) > 255):
         raise FormatError(f"member 'loc{location}_kind' holds values outside 0..255", path=path)
-    kind = kind.astype(np.uint8)
-    time = columns.pop("time")
-    for start in range(0, len(time), BATCH_SIZE):
-        stop = start + BATCH_SIZE
-        yield EventBatch.from_columns(time[start:stop], kind[start:stop],
-                                      **{name: values[start:stop] for name, values in columns.items()})
+    columns["kind"] = kind.astype(np.uint8)
+    yield from batches(columns)

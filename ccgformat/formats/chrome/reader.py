@@ -15,12 +15,12 @@ import numpy as np
 from ...errors import FormatError
 from ...model import (COLUMNS, KIND_FIELDS, PEER_KINDS, Definitions, EventBatch, EventKind, Location, Metric,
                       Region, SystemTreeNode)
+from ..common import StringTable, batches
 from .common import (EXTENSION, FIELDS, FLOW, GENERIC_TEXT, INT64_MAX, INT64_MIN, OWN, UINT64_END, WHOLE, Key,
                      compact, identifier)
 from .nesting import ENTER, LEAVE, POINT, nest
 from .parse import MAX_DIGITS, Source, Timer, decimal, fraction_digits, own_timer
 
-BATCH_SIZE = 65536
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _X_KEYS = ("ph", "name", "cat", "pid", "tid", "ts", "dur")
 _X_KEYS_BUT_CAT = ("ph", "name", "pid", "tid", "ts", "dur")
@@ -129,7 +129,7 @@ class _Importer:
         self.top, events, self.form = source.document()
         self.events = events
         self.strings: list[str] = []
-        self.string_index: dict[str, int] = {}
+        self.intern = StringTable(self.strings)
         self.regions: dict[tuple[str, str], int] = {}
         self.keys: dict[Key, int] = {}
         self.named: dict[Key, int] = {}
@@ -144,20 +144,13 @@ class _Importer:
     def fail(self, reason: str, number: int) -> FormatError:
         return self.source.error(f"event {number}: {reason}", self.source.position(number))
 
-    def intern(self, text: str) -> int:
-        index = self.string_index.get(text)
-        if index is None:
-            index = self.string_index[text] = len(self.strings)
-            self.strings.append(text)
-        return index
-
     def extra(self, event: dict[str, Any], used: tuple[str, ...]) -> int | None:
         """The string index of the event's fields outside ``used``, or None if there are none."""
         rest = {k: v for k, v in event.items() if k not in used}
-        return self.intern(compact(rest)) if rest else None
+        return self.intern.json(rest, ensure_ascii=False) if rest else None
 
     def whole(self, event: dict[str, Any]) -> int:
-        return self.intern(compact({k: v for k, v in event.items() if k not in _PLACE_KEYS}))
+        return self.intern.json({k: v for k, v in event.items() if k not in _PLACE_KEYS}, ensure_ascii=False)
 
     def generic(self, name: str, value: int) -> Row:
         return _row(EventKind.GENERIC, ref=self.intern(name), value=value)
@@ -483,13 +476,6 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
 
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
         for location, table in enumerate(tables):
-            yield location, _batches(table)
+            yield location, batches({name: table[:, i] for i, name in enumerate(("time", "kind") + COLUMNS)})
 
     return definitions, streams()
-
-
-def _batches(table: np.ndarray) -> Iterator[EventBatch]:
-    for start in range(0, len(table), BATCH_SIZE):
-        part = table[start:start + BATCH_SIZE]
-        yield EventBatch.from_columns(part[:, 0], part[:, 1],
-                                      **{name: part[:, 2 + i] for i, name in enumerate(COLUMNS)})

@@ -41,8 +41,9 @@ from pathlib import Path
 import numpy as np
 
 from ...model import Definitions
+from ..common import StringTable
 from .definitions import DefinitionReader
-from .events import Events, LocationStreams, Strings
+from .events import Events, LocationStreams
 from .layouts import ATTRIBUTES
 from .model import Model
 from .records import decode
@@ -80,11 +81,11 @@ def read(path: Path) -> tuple[Definitions, LocationStreams]:
     regions, region_index = model.regions()
     seconds = global_seconds(records.times, defs.offsets) if model.per_rank else records.times
     ticks, resolution, exact = to_ticks(source, seconds, records.starts)
-    strings = Strings()
+    strings = StringTable([])
     events = Events(model, region_index, strings, ticks)
     definitions = Definitions(
         regions=regions, system_tree=system_tree, locations=locations, communicators=communicators,
-        metrics=model.metrics(), strings=strings.items, timer_resolution=resolution, clock_offset=0,
+        metrics=model.metrics(), strings=strings.strings, timer_resolution=resolution, clock_offset=0,
         provenance={"epilog_version": f"{source.major}.{source.minor}"},
         extensions={"epilog": {
             "version": [source.major, source.minor],

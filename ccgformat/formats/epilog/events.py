@@ -8,28 +8,12 @@ from typing import Any, Iterator
 import numpy as np
 
 from ...model import EventBatch, EventKind
+from ..common import StringTable, batches
 from .layouts import ATTR_REQUEST, CONSUMED, MAIN_EVENTS
 from .model import Model, lookup
 from .records import Group
 
-BATCH_SIZE = 65536
-
 LocationStreams = Iterator[tuple[int, Iterator[EventBatch]]]
-
-
-class Strings:
-    """Interned texts of the definitions' ``strings``."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-        self.index: dict[str, int] = {}
-
-    def __call__(self, text: str) -> int:
-        found = self.index.get(text)
-        if found is None:
-            found = self.index[text] = len(self.items)
-            self.items.append(text)
-        return found
 
 
 def _json_rows(data: np.ndarray, names: list[str]) -> list[str]:
@@ -43,7 +27,7 @@ def _json_rows(data: np.ndarray, names: list[str]) -> list[str]:
 class Events:
     """Expands records into model events (file order), then orders them by location."""
 
-    def __init__(self, model: Model, regions: dict[int, int], strings: Strings, ticks: np.ndarray) -> None:
+    def __init__(self, model: Model, regions: dict[int, int], strings: StringTable, ticks: np.ndarray) -> None:
         self.model, self.records, self.regions, self.strings = model, model.records, regions, strings
         records = self.records
         self.requests = np.zeros(len(records.starts), np.int64)
@@ -187,12 +171,7 @@ class Events:
         """Per location, its events in batches."""
         locations, firsts = np.unique(self.location, return_index=True)
         bounds = np.r_[firsts, len(self.location)]
+        columns = {"time": self.time, "kind": self.kind, **self.columns}
         for i, location in enumerate(locations.tolist()):
-            yield location, self._batches(int(bounds[i]), int(bounds[i + 1]))
-
-    def _batches(self, begin: int, end: int) -> Iterator[EventBatch]:
-        """Events ``begin:end`` in batches of at most BATCH_SIZE."""
-        for first in range(begin, end, BATCH_SIZE):
-            last = min(first + BATCH_SIZE, end)
-            yield EventBatch.from_columns(self.time[first:last], self.kind[first:last],
-                                          **{name: values[first:last] for name, values in self.columns.items()})
+            part = slice(int(bounds[i]), int(bounds[i + 1]))
+            yield location, batches({name: values[part] for name, values in columns.items()})

@@ -29,8 +29,9 @@ from typing import Iterable, Iterator
 
 from ...errors import FormatError
 from ...model import Definitions, EventBatch
-from .definitions import Catalog, Strings, read_definitions
-from .events import Buffer, Spot, StreamReader, batches, merge_spots
+from ..common import StringTable, batches
+from .definitions import Catalog, read_definitions
+from .events import Buffer, Spot, StreamReader, merge_spots
 from .files import IOFSL_LINE, MASTER_LINE, Master, expected_name, namestub, read_master, stream_file
 from .markers import read_markers
 
@@ -71,7 +72,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterable[EventBat
     definition_files = [(0, global_definitions)] + _existing(stub, streams, "def")
     definitions, catalog = read_definitions(definition_files)
     definitions.extensions["otf1"]["master"] = {"streams": master.streams, "iofsl": master.iofsl}
-    strings = Strings(definitions.strings)
+    strings = StringTable(definitions.strings)
     spots = read_markers(_existing(stub, [0] + streams, "marker"), definitions, catalog, strings)
     return definitions, _locations(stub, master, catalog, strings, spots)
 
@@ -81,7 +82,7 @@ def _existing(stub: Path, streams: list[int], suffix: str) -> list[tuple[int, Pa
     return [(stream, file) for stream, file in found if file is not None]
 
 
-def _locations(stub: Path, master: Master, catalog: Catalog, strings: Strings,
+def _locations(stub: Path, master: Master, catalog: Catalog, strings: StringTable,
                spots: dict[int, list[Spot]]) -> Iterator[tuple[int, Iterable[EventBatch]]]:
     claimed: set[int] = set()
     for stream, _ in master.streams:

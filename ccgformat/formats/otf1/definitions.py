@@ -13,7 +13,6 @@ each model index are listed there too.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -37,24 +36,6 @@ class Catalog:
     operations: dict[int, int] = field(default_factory=dict)
     keys: dict[int, int] = field(default_factory=dict)
     markers: dict[int, int] = field(default_factory=dict)
-
-
-class Strings:
-    """Interns texts into a `Definitions.strings` list, each distinct text once."""
-
-    def __init__(self, table: list[str]):
-        self.table = table
-        self.known = {text: i for i, text in enumerate(table)}
-
-    def __call__(self, text: str) -> int:
-        index = self.known.get(text)
-        if index is None:
-            index = self.known[text] = len(self.table)
-            self.table.append(text)
-        return index
-
-    def json(self, value: Any) -> int:
-        return self(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
 
 def key_value(fields: dict[str, Any]) -> list[Any]:

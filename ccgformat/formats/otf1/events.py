@@ -32,17 +32,17 @@ from __future__ import annotations
 import re
 from array import array
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
 from ...errors import FormatError
-from ...model import COLUMNS, EventBatch, EventKind
-from .definitions import Catalog, Strings, key_value
+from ...model import EventKind
+from ..common import StringTable
+from .definitions import Catalog, key_value
 from .files import lines
 from .grammar import EVENT_FILE, KEY_VALUE
 
-BATCH_SIZE = 65536
 _HEX = re.compile(rb"[0-9a-f]+")
 _TIME_FIRST = frozenset(b"0123456789abcdef")
 _STAR = ord("*")
@@ -90,7 +90,7 @@ class Buffer:
 class StreamReader:
     """Reads one event file into a `Buffer` per process."""
 
-    def __init__(self, path: Path, catalog: Catalog, strings: Strings, claimed: set[int]):
+    def __init__(self, path: Path, catalog: Catalog, strings: StringTable, claimed: set[int]):
         self.path = path
         self.catalog = catalog
         self.strings = strings
@@ -175,7 +175,7 @@ class StreamReader:
             raise self.fail(f"{what} {ident} is not defined") from None
 
     def generic(self, buffer: Buffer, time: int, name: str, fields: dict[str, Any]) -> None:
-        buffer.add(time, GENERIC, ref=self.strings(f"otf1:{name}"), value=self.strings.json(fields))
+        buffer.add(time, GENERIC, ref=self.strings(f"otf1:{name}"), value=self.strings.json(fields, ensure_ascii=False))
 
     def attributes(self, buffer: Buffer, time: int, extra: dict[str, Any], pending: list[list[Any]]) -> None:
         if pending:
@@ -274,7 +274,7 @@ class StreamReader:
         for position, name, fields in rewrites:
             buffer.kind[position] = GENERIC
             buffer.ref[position] = self.strings(f"otf1:{name}")
-            buffer.value[position] = self.strings.json(fields)
+            buffer.value[position] = self.strings.json(fields, ensure_ascii=False)
         buffer.open.clear()
         buffer.collectives.clear()
 
@@ -288,10 +288,3 @@ def merge_spots(columns: dict[str, np.ndarray], spots: list[Spot]) -> dict[str, 
     at = np.searchsorted(columns["time"], new[:, 0], side="right")
     inserted = {"time": new[:, 0], "kind": new[:, 1].astype(np.uint8), "ref": new[:, 2], "value": new[:, 3]}
     return {name: np.insert(values, at, inserted.get(name, 0)) for name, values in columns.items()}
-
-
-def batches(columns: dict[str, np.ndarray]) -> Iterator[EventBatch]:
-    for start in range(0, len(columns["time"]), BATCH_SIZE):
-        part = slice(start, start + BATCH_SIZE)
-        yield EventBatch.from_columns(columns["time"][part], columns["kind"][part],
-                                      **{name: columns[name][part] for name in COLUMNS})

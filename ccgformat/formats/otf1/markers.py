@@ -15,14 +15,15 @@ from typing import Any, Iterable
 
 from ...errors import FormatError
 from ...model import Definitions
-from .definitions import Catalog, Strings, key_value
+from ..common import StringTable
+from .definitions import Catalog, key_value
 from .events import GENERIC, MARKER, Spot
 from .files import lines
 from .grammar import KEY_VALUE, MARKER_FILE
 
 
 def read_markers(files: Iterable[tuple[int, Path]], definitions: Definitions, catalog: Catalog,
-                 strings: Strings) -> dict[int, list[Spot]]:
+                 strings: StringTable) -> dict[int, list[Spot]]:
     """Marker definitions into ``definitions`` and ``catalog``; spots by process id."""
     markers: list[dict[str, Any]] = []
     spots: list[tuple[dict[str, Any], str, int]] = []
@@ -58,7 +59,7 @@ def read_markers(files: Iterable[tuple[int, Path]], definitions: Definitions, ca
                 raise FormatError(f"{what} {ident} is not defined", path=path, line=number)
         if fields["time"] >> 63:
             raise FormatError(f"time stamp {fields['time']} is out of range", path=path, line=number)
-        events = [(GENERIC, strings("otf1:attributes"), strings.json({"kv": fields["kv"]}))] if "kv" in fields else []
+        events = [(GENERIC, strings("otf1:attributes"), strings.json({"kv": fields["kv"]}, ensure_ascii=False))] if "kv" in fields else []
         events.append((MARKER, catalog.markers[fields["marker"]], strings(fields["text"])))
         by_process.setdefault(fields["process"], []).append((fields["time"], events))
     return by_process

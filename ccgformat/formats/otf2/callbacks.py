@@ -11,15 +11,15 @@ about four times the speed of the `otf2` package's own event iteration.
 from __future__ import annotations
 
 import ctypes
-import json
 from array import array
 from typing import Any, Callable
 
 from ...errors import FormatError
 from ...model import EventKind
+from ..common import StringTable
 from .binding import CALLBACK_INTERRUPT, Binding
-from .common import COMPACT_JSON, UINT64
-from .definitions import Strings, Tables
+from .common import UINT64
+from .definitions import Tables
 
 __all__ = ["EventReader"]
 
@@ -32,7 +32,7 @@ _COLL_BEGIN, _COLL_END, _METRIC, _MARKER, _GENERIC = (int(k) for k in (
 class EventReader:
     """Reads one location's events into lists through C callbacks."""
 
-    def __init__(self, binding: Binding, tables: Tables, intern: Strings) -> None:
+    def __init__(self, binding: Binding, tables: Tables, intern: StringTable) -> None:
         self.binding = binding
         self.tables = tables
         self.intern = intern
@@ -73,7 +73,7 @@ class EventReader:
     def _generic_event(self, time: int, kind: str, fields: Any) -> None:
         """Append a GENERIC event of ``kind`` with ``fields`` as compact JSON."""
         self.ref.append(self.intern(kind))
-        self.extra.extend((len(self.time), 0, 0, 0, 0, 0, self.intern(json.dumps(fields, **COMPACT_JSON))))
+        self.extra.extend((len(self.time), 0, 0, 0, 0, 0, self.intern.json(fields, ensure_ascii=True)))
         self.time.append(time)
         self.kind.append(_GENERIC)
 

@@ -8,15 +8,14 @@ LEAVE that breaks the nesting) becomes its OTF2 record as a GENERIC event.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from ...errors import FormatError
 from ...model import EventKind
+from ..common import StringTable
 from .callbacks import EventReader
-from .common import COMPACT_JSON, P2P_RECORDS, UNDEFINED_UINT32
-from .definitions import Strings, Tables
+from .common import P2P_RECORDS, UNDEFINED_UINT32
+from .definitions import Tables
 
 __all__ = ["to_columns"]
 
@@ -96,7 +95,7 @@ def _map_communication(t: Tables, kind: np.ndarray, raw: np.ndarray, ref: np.nda
     return selected[~ok].tolist()
 
 
-def _to_generic(columns: dict[str, np.ndarray], tables: Tables, intern: Strings, raw_ref: np.ndarray, i: int) -> None:
+def _to_generic(columns: dict[str, np.ndarray], tables: Tables, intern: StringTable, raw_ref: np.ndarray, i: int) -> None:
     """An event the model cannot hold exactly becomes its OTF2 record as GENERIC."""
     kind = EventKind(int(columns["kind"][i]))
     comm = tables.comms[int(columns["comm"][i])]
@@ -115,13 +114,13 @@ def _to_generic(columns: dict[str, np.ndarray], tables: Tables, intern: Strings,
     _set_generic(columns, intern, i, f"otf2:{name}", fields)
 
 
-def _set_generic(columns: dict[str, np.ndarray], intern: Strings, i: int, kind: str, fields: dict[str, int]) -> None:
+def _set_generic(columns: dict[str, np.ndarray], intern: StringTable, i: int, kind: str, fields: dict[str, int]) -> None:
     """Event ``i`` becomes a GENERIC event of ``kind`` with ``fields`` as compact JSON."""
     for name in ("comm", "tag", "request", "size", "recv_size"):
         columns[name][i] = 0
     columns["kind"][i] = EventKind.GENERIC
     columns["ref"][i] = intern(kind)
-    columns["value"][i] = intern(json.dumps(fields, **COMPACT_JSON))
+    columns["value"][i] = intern.json(fields, ensure_ascii=True)
 
 
 def _unmatched_calls(kind: np.ndarray, ref: np.ndarray) -> list[int]:

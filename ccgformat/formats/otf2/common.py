@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...model import EventKind
 
-__all__ = ["COMPACT_JSON", "GENERIC_PARAMETER", "MARKER_PARAMETER", "P2P_RECORDS", "UINT64", "UNDEFINED_UINT32"]
+__all__ = ["GENERIC_PARAMETER", "MARKER_PARAMETER", "P2P_RECORDS", "UINT64", "UNDEFINED_UINT32"]
 
 #: A ParameterInt event of the parameter "MARKER <n>" is a MARKER event of type n; a
 #: ParameterString event of the parameter "GENERIC <kind>" a GENERIC event of that kind
@@ -16,5 +16,3 @@ P2P_RECORDS = {EventKind.SEND: "MpiSend", EventKind.RECV: "MpiRecv", EventKind.I
                EventKind.IRECV: "MpiIrecv"}
 UNDEFINED_UINT32 = 0xFFFFFFFF
 UINT64 = (1 << 64) - 1                  #: also OTF2's undefined timestamp
-#: `json.dumps` arguments of the fields of GENERIC ``otf2:<Record>`` events.
-COMPACT_JSON = {"separators": (",", ":")}

@@ -14,7 +14,7 @@ from ...model import Communicator, Definitions, Location, Metric, Region, System
 from .binding import Binding
 from .common import GENERIC_PARAMETER, MARKER_PARAMETER
 
-__all__ = ["EXTENSION_VERSION", "Strings", "Tables", "read_definitions"]
+__all__ = ["EXTENSION_VERSION", "Tables", "read_definitions"]
 
 #: Version of the layout of ``extensions["otf2"]``.
 EXTENSION_VERSION = 1
@@ -54,21 +54,6 @@ class _Recorder:
 
     def event_writer_from_location(self, location: Any) -> None:
         """The registry asks for every location's event writer; nothing to do here."""
-
-
-class Strings:
-    """Interns texts into ``Definitions.strings``."""
-
-    def __init__(self, strings: list[str]) -> None:
-        self.strings = strings
-        self.index = {text: i for i, text in enumerate(strings)}
-
-    def __call__(self, text: str) -> int:
-        i = self.index.get(text)
-        if i is None:
-            i = self.index[text] = len(self.strings)
-            self.strings.append(text)
-        return i
 
 
 @dataclass

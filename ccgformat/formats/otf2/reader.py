@@ -5,19 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
-
 from ...errors import CcgError, FormatError
 from ...model import Definitions, EventBatch
+from ..common import StringTable, batches
 from .anchor import find_anchor
 from .binding import Binding, load
 from .callbacks import EventReader
 from .columns import to_columns
-from .definitions import Strings, read_definitions
+from .definitions import read_definitions
 
-__all__ = ["BATCH_SIZE", "read"]
-
-BATCH_SIZE = 65536
+__all__ = ["read"]
 
 
 def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBatch]]]]:
@@ -40,7 +37,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         handle = tr.handle
         events_folder = anchor.with_suffix("")
         _open_event_files(binding, handle, tables.locations, events_folder)
-        reader = EventReader(binding, tables, Strings(definitions.strings))
+        reader = EventReader(binding, tables, StringTable(definitions.strings))
     except BaseException as error:
         tr.close()
         if isinstance(error, (CcgError, KeyboardInterrupt)):
@@ -54,7 +51,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
             for index, ref in enumerate(tables.locations):
                 event_file = str(events_folder / f"{ref}.evt")
                 reader.read(handle, ref, event_file)
-                yield index, _batches(to_columns(reader, event_file))
+                yield index, batches(to_columns(reader, event_file))
         finally:
             reader.close()
             try:
@@ -91,10 +88,3 @@ def _open_event_files(binding: Binding, handle: Any, refs: list[int], folder: Pa
         _otf2.Reader_GetEvtReader(handle, ref)
     if local_definitions:
         _otf2.Reader_CloseDefFiles(handle)
-
-
-def _batches(columns: dict[str, np.ndarray]) -> Iterator[EventBatch]:
-    """The columns in batches of `BATCH_SIZE` events."""
-    n = len(columns["time"])
-    for start in range(0, n, BATCH_SIZE):
-        yield EventBatch(**{name: values[start:start + BATCH_SIZE] for name, values in columns.items()})

@@ -18,13 +18,13 @@ import numpy as np
 
 from ...errors import FormatError
 from ...model import Communicator, Definitions, EventBatch, EventKind, Location, Metric, Region, SystemTreeNode
+from ..common import StringTable, batches
 from .hints import HINT, IMPLICIT, POP, PUSH, RECORD, RESET, SET, explicit_ways, json_text
 from .scanner import Definition, Scanner
 from .syntax import MAX_DECIMALS, parse_date, parse_double
 
 __all__ = ["read"]
 
-BATCH_SIZE = 65536
 _INT64_MAX = (1 << 63) - 1
 _DOUBLE = struct.Struct("<d")
 _BITS = struct.Struct("<q")
@@ -102,7 +102,7 @@ class _Reader:
         self.hints: list[dict[str, Any]] = []
         self.hint_ids: dict[str, int] = {}
         self.strings: list[str] = []
-        self.string_ids: dict[str, int] = {}
+        self._intern = StringTable(self.strings)
         self.decimals = 0
         self.max_time: int | None = None
         self.includes: list[dict[str, Any]] = []
@@ -170,13 +170,6 @@ class _Reader:
         if found is None:
             raise self._fail(f"undefined container {ref!r}")
         return found
-
-    def _intern(self, text: str) -> int:
-        index = self.string_ids.get(text)
-        if index is None:
-            index = self.string_ids[text] = len(self.strings)
-            self.strings.append(text)
-        return index
 
     def _new_loc(self, container: _Container, state: _Type | None) -> _Loc:
         loc = _Loc(len(self.locs), container, state)
@@ -518,10 +511,4 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
     reader = _Reader(path)
     reader.scanner.read(str(path))
     definitions, columns = reader.finish()
-
-    def batches(arrays: dict[str, np.ndarray]) -> Iterator[EventBatch]:
-        for start in range(0, len(arrays["time"]), BATCH_SIZE):
-            part = {name: values[start:start + BATCH_SIZE] for name, values in arrays.items()}
-            yield EventBatch.from_columns(part.pop("time"), part.pop("kind"), **part)
-
     return definitions, ((location, batches(arrays)) for location, arrays in columns)

@@ -11,6 +11,7 @@ about four times the speed of the `otf2` package's own event iteration.
 from __future__ import annotations
 
 import ctypes
+import os
 from array import array
 from typing import Any, Callable
 
@@ -256,8 +257,13 @@ class EventReader:
         reader = _otf2.Reader_GetEvtReader(handle, ref)
         try:
             _otf2.EvtReader_SetCallbacks(reader, self.callbacks, None)
+            # every event record takes at least one byte of the file: more events than
+            # bytes means the library is reading past a damaged end, which must not go on
+            limit = os.path.getsize(path) if os.path.exists(path) else None
             while _otf2.EvtReader_ReadEvents(reader, _READ_CHUNK) == _READ_CHUNK:
-                pass
+                if limit is not None and len(self.time) > limit:
+                    raise FormatError(f"more events ({len(self.time):,}) than the event file has bytes "
+                                      f"({limit:,}); the file is damaged", path=path)
         except _otf2.Error as error:
             if isinstance(self.error, FormatError):
                 raise FormatError(self.error.reason, path=path) from None

@@ -1,5 +1,6 @@
 """ccgformat: archive parallel-program execution traces as compressed Complete Call Graphs."""
 
+from .backends import ACTIVE as backend
 from .archive import Archive, Writer, open_archive as open, save_graph, write_trace
 from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError, FormatError, ParameterError,
                      TraceError, TruncatedError, UnsupportedVersionError)
@@ -12,4 +13,4 @@ from ._version import __version__
 
 __all__ = ["Archive", "ArchiveError", "Builder", "CcgError", "ChecksumError", "CorruptArchiveError", "Definitions",
            "Event", "EventBatch", "EventKind", "FormatError", "Graph", "ParameterError", "convert", "Params", "TraceError", "TruncatedError",
-           "UnsupportedVersionError", "Writer", "__version__", "open", "save_graph", "write_trace"]
+           "UnsupportedVersionError", "Writer", "__version__", "backend", "open", "save_graph", "write_trace"]

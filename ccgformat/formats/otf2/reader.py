@@ -1,10 +1,15 @@
-"""Reading an OTF2 archive: the global definitions, then every location's events."""
+"""Reading an OTF2 archive: the global definitions, then every location's events.
+
+Events are read by the native core (`native`) when it is in use, and by the Python
+reference (`callbacks` + `columns`) otherwise and for every location the native reader
+leaves to it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterator
 
+from ... import backends
 from ...errors import CcgError, FormatError
 from ...model import Definitions, EventBatch
 from ..common import StringTable, batches
@@ -12,7 +17,8 @@ from .anchor import find_anchor
 from .binding import Binding, load
 from .callbacks import EventReader
 from .columns import to_columns
-from .definitions import read_definitions
+from .definitions import Tables, read_definitions
+from .native import LocationBatches, NativeEvents, otf2_reader_address
 
 __all__ = ["read"]
 
@@ -47,12 +53,24 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         raise
 
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
+        native = _native_events(binding, handle, tables)
+        pending: LocationBatches | None = None
         try:
             for index, ref in enumerate(tables.locations):
+                if pending is not None:
+                    pending.detach()
                 event_file = str(events_folder / f"{ref}.evt")
+                pending = native.location(ref, event_file) if native is not None else None
+                if pending is not None:
+                    yield index, pending
+                    continue
                 reader.read(handle, ref, event_file)
                 yield index, batches(to_columns(reader, event_file))
+            if pending is not None:
+                pending.detach()
         finally:
+            if native is not None:
+                native.close()
             reader.close()
             try:
                 _otf2.Reader_CloseEvtFiles(handle)
@@ -60,6 +78,13 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                 tr.close()
 
     return definitions, streams()
+
+
+def _native_events(binding: Binding, handle: Any, tables: Tables) -> NativeEvents | None:
+    """The native event reader when the native core is in use and the OTF2 library loads."""
+    if not backends.native():
+        return None
+    return NativeEvents.create(binding._otf2.Config.lib_path(), otf2_reader_address(handle), tables)
 
 
 def _open_event_files(binding: Binding, handle: Any, refs: list[int], folder: Path) -> None:

@@ -1,0 +1,255 @@
+"""Reading OTF2 events in C (``ccgformat/_native/otf2read.c``): no Python per event.
+
+The native core dlopens the OTF2 library inside the `otf2` package and registers C event
+callbacks that write the model columns directly, with the mapping of the Python reference
+(`callbacks` + `columns`). Whatever the reference turns into a GENERIC event or an error -
+records without a kind of their own (ProgramBegin, MeasurementOnOff, ...), attribute
+lists, MARKER/GENERIC parameters, ranks outside their communicator, sizes or timestamps
+beyond int64, metric values of other types than defined, ENTER/LEAVE records that break
+the nesting, undefined references, damaged files - the native reader does not map: it
+reports the location, and `reader` reads that location again with the Python reference,
+so the result is always the reference's.
+
+A location is read in chunks of at most `BATCH_SIZE` events, each handed on as one
+`EventBatch` over freshly allocated arrays, so memory stays bounded by a chunk. Since a
+location may only be handed on once it is known to need no fallback (the nesting is
+known at its end), a location of more than one chunk is read twice: a first pass checks
+it, a second one yields it; one of at most one chunk is read once.
+
+`NativeEvents.create` returns None, with a `NativeOtf2Warning` (once per archive read),
+when the native core is built but the OTF2 library or one of its functions cannot be
+loaded.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import warnings
+from collections import deque
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from ...errors import FormatError
+from ...model import EventBatch
+from ..common import BATCH_SIZE
+from .definitions import Tables
+
+__all__ = ["LocationBatches", "NativeEvents", "NativeOtf2Warning", "otf2_reader_address", "symbol_names"]
+
+_UINT64_MAX = (1 << 64) - 1
+#: Locations of up to about this many events are read once, larger ones twice (checked,
+#: then handed on chunk by chunk): the memory bound of a location, at 65 bytes per event.
+SINGLE_PASS_EVENTS = 1 << 21
+_MESSAGE_BYTES = 512
+#: column rows of a chunk's int64 block, in `EventBatch` order after ``kind``
+_ROWS = ("time", "ref", "comm", "tag", "request", "size", "recv_size", "value")
+
+
+class NativeOtf2Warning(UserWarning):
+    """The native OTF2 reader cannot load; events are read by the Python reference."""
+
+
+def symbol_names() -> list[str]:
+    """The OTF2 C functions the native reader looks up, in the order it expects them."""
+    ffi, lib = _core()
+    return [ffi.string(lib.otf2r_symbol_name(i)).decode() for i in range(lib.otf2r_symbol_count())]
+
+
+def _core() -> tuple[Any, Any]:
+    from ..._native import load
+    return load()
+
+
+class _Library:
+    """The dlopened OTF2 library (closed when garbage collected)."""
+
+    def __init__(self, path: str, names: Sequence[str]) -> None:
+        ffi, lib = _core()
+        self.ffi, self.lib = ffi, lib
+        encoded = [ffi.new("char[]", name.encode()) for name in names]
+        array = ffi.new("const char *[]", encoded or [ffi.NULL])
+        out = ffi.new("otf2r_library **")
+        message = ffi.new("char[]", _MESSAGE_BYTES)
+        if lib.otf2r_library_open(path.encode(), array, len(names), out, message, _MESSAGE_BYTES) != 0:
+            raise OSError(ffi.string(message).decode(errors="replace") or "cannot load the OTF2 library")
+        self.handle = ffi.gc(out[0], lib.otf2r_library_close)
+
+
+class NativeEvents:
+    """Per location: its batches read in C, or None when the Python reference must read it."""
+
+    def __init__(self, library: _Library, otf2_reader: int, tables: Tables) -> None:
+        self.library = library
+        ffi, lib = library.ffi, library.lib
+        self.ffi, self.lib = ffi, lib
+        self._arrays = _table_arrays(tables)
+        struct = ffi.new("otf2r_tables *")
+        for name, values in self._arrays.items():
+            setattr(struct, name, ffi.cast(f"{_C_TYPES[values.dtype.char]} *", values.ctypes.data))
+        struct.region_count = len(tables.region_refs)
+        struct.comm_count = len(tables.comm_refs)
+        struct.member_count = len(tables.comm_members)
+        struct.metric_count = len(self._arrays["metric_refs"])
+        out = ffi.new("otf2r_reader **")
+        message = ffi.new("char[]", _MESSAGE_BYTES)
+        code = lib.otf2r_reader_new(library.handle, ffi.cast("void *", otf2_reader), struct, out, message,
+                                    _MESSAGE_BYTES)
+        if code != 0:
+            raise MemoryError(ffi.string(message).decode(errors="replace")) if code == 1 else \
+                RuntimeError(ffi.string(message).decode(errors="replace"))
+        self.reader = out[0]
+        self._open: list[_Stream] = []
+
+    @classmethod
+    def create(cls, library_path: str, otf2_reader: int, tables: Tables,
+               names: Sequence[str] | None = None) -> NativeEvents | None:
+        """The native reader of the open OTF2 reader at address ``otf2_reader``; None (with
+        a `NativeOtf2Warning`) when the library at ``library_path`` or one of the functions
+        ``names`` (default: `symbol_names`) cannot be loaded."""
+        try:
+            library = _Library(library_path, symbol_names() if names is None else names)
+        except OSError as error:
+            warnings.warn(f"the native OTF2 reader cannot load ({error}); reading events in Python",
+                          NativeOtf2Warning, stacklevel=3)
+            return None
+        return cls(library, otf2_reader, tables)
+
+    def close(self) -> None:
+        """Close every stream and the reader (before the OTF2 reader is closed)."""
+        for stream in list(self._open):
+            stream.close()
+        if self.reader is not None:
+            self.lib.otf2r_reader_free(self.reader)
+            self.reader = None
+
+    def location(self, ref: int, path: str) -> LocationBatches | None:
+        """The batches of location ``ref`` (event file ``path``); None when the Python
+        reference must read it (its event reader is then closed, to be opened anew)."""
+        limit = os.path.getsize(path) if os.path.exists(path) else _UINT64_MAX
+        stream = self._stream(ref, limit)
+        try:
+            batch, state = stream.read()
+            held: list[EventBatch] | None = [batch]
+            while state == self.lib.OTF2R_MORE:
+                if held is not None and len(held) * BATCH_SIZE < SINGLE_PASS_EVENTS:
+                    batch, state = stream.read()
+                    held.append(batch)
+                else:       # too many to hold: only checked here, a second pass yields them
+                    held = None
+                    state = stream.read(into=batch)[1]
+        finally:
+            stream.close()
+        if state == self.lib.OTF2R_FALLBACK:
+            return None
+        if held is not None:
+            return LocationBatches(iter([batch for batch in held if len(batch)]))
+        return LocationBatches(self._stream(ref, limit).batches())
+
+    def _stream(self, ref: int, limit: int) -> _Stream:
+        stream = _Stream(self, ref, limit)
+        self._open.append(stream)
+        return stream
+
+
+class LocationBatches:
+    """A location's batches, read while they are consumed; `detach` reads the rest at once
+    (the reader calls it before it moves on, so that the OTF2 reader may close)."""
+
+    def __init__(self, source: Iterator[EventBatch]) -> None:
+        self._source = source
+        self._held: deque[EventBatch] = deque()
+
+    def __iter__(self) -> LocationBatches:
+        return self
+
+    def __next__(self) -> EventBatch:
+        return self._held.popleft() if self._held else next(self._source)
+
+    def detach(self) -> None:
+        self._held.extend(self._source)
+
+
+class _Stream:
+    """One pass over a location's events, chunk by chunk."""
+
+    def __init__(self, owner: NativeEvents, ref: int, limit: int) -> None:
+        ffi, lib = owner.ffi, owner.lib
+        self.owner, self.ffi, self.lib = owner, ffi, lib
+        out = ffi.new("otf2r_stream **")
+        message = ffi.new("char[]", _MESSAGE_BYTES)
+        if lib.otf2r_stream_open(owner.reader, ref, limit, out, message, _MESSAGE_BYTES) != 0:
+            raise FormatError(ffi.string(message).decode(errors="replace"))
+        self.handle = out[0]
+        self.columns = ffi.new("otf2r_columns *")
+        self.state_out = ffi.new("int *")
+
+    def read(self, into: EventBatch | None = None) -> tuple[EventBatch, int]:
+        """The next chunk of at most `BATCH_SIZE` events (in the arrays of the chunk ``into``
+        when given, which then no longer holds its events) and the stream's state."""
+        if self.handle is None:
+            raise FormatError("the OTF2 reader was closed before this location's events were read")
+        if into is None:
+            block, kind = np.empty((len(_ROWS), BATCH_SIZE), np.int64), np.empty(BATCH_SIZE, np.uint8)
+        else:
+            block, kind = into.time.base, into.kind.base
+        c = self.columns
+        c.capacity = BATCH_SIZE
+        c.kind = self.ffi.cast("uint8_t *", kind.ctypes.data)
+        for row, name in enumerate(_ROWS):
+            setattr(c, name, self.ffi.cast("int64_t *", block[row].ctypes.data))
+        code = self.lib.otf2r_stream_read(self.handle, c, self.state_out)
+        if code != 0:
+            raise MemoryError("out of memory while reading OTF2 events") if code == 1 else \
+                RuntimeError(f"native OTF2 reader error {code}")
+        n = c.count
+        return EventBatch(kind=kind[:n], **{name: block[row, :n] for row, name in enumerate(_ROWS)}), self.state_out[0]
+
+    def batches(self) -> Iterator[EventBatch]:
+        """Every chunk of the stream (a second pass: the first found no fallback)."""
+        try:
+            while True:
+                batch, state = self.read()
+                if state == self.lib.OTF2R_FALLBACK:
+                    raise FormatError("the event file changed while it was read")
+                if len(batch):
+                    yield batch
+                if state == self.lib.OTF2R_END:
+                    return
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.lib.otf2r_stream_close(self.handle)
+            self.handle = None
+            self.owner._open.remove(self)
+
+
+_C_TYPES = {"Q": "uint64_t", "L": "uint64_t", "q": "int64_t", "l": "int64_t", "B": "uint8_t"}
+
+
+def _table_arrays(tables: Tables) -> dict[str, np.ndarray]:
+    """The reference tables as the C arrays of `otf2r_tables` (metrics sorted by reference)."""
+    metric_refs = sorted(tables.metrics)
+    layouts = [tables.metrics[ref] for ref in metric_refs]
+    type_start = np.zeros(len(layouts) + 1, np.int64)
+    type_start[1:] = np.cumsum([len(types) for _, types in layouts], dtype=np.int64)
+    arrays = {
+        "region_refs": tables.region_refs, "region_index": tables.region_index,
+        "comm_refs": tables.comm_refs, "comm_index": tables.comm_index, "comm_size": tables.comm_size,
+        "comm_offset": tables.comm_offset, "comm_members": tables.comm_members,
+        "metric_refs": np.array(metric_refs, np.uint64),
+        "metric_first": np.array([first for first, _ in layouts], np.int64),
+        "metric_type_start": type_start,
+        "metric_types": np.frombuffer(b"".join(types for _, types in layouts) or b"\0", np.uint8),
+    }
+    return {name: np.ascontiguousarray(values, dtype=np.uint8 if name == "metric_types" else
+                                       np.uint64 if name.endswith("_refs") else np.int64)
+            for name, values in arrays.items()}
+
+
+def otf2_reader_address(handle: Any) -> int:
+    """The address of the OTF2_Reader behind the `otf2` package's handle."""
+    return ctypes.cast(handle, ctypes.c_void_p).value or 0

@@ -34,15 +34,28 @@ import numpy as np
 from ...errors import FormatError
 from ...model import EventBatch
 from ..common import BATCH_SIZE
+from .binding import Binding
 from .definitions import Tables
 
-__all__ = ["LocationBatches", "NativeEvents", "NativeOtf2Warning", "otf2_reader_address", "symbol_names"]
+__all__ = ["LocationBatches", "NativeEvents", "NativeOtf2Warning", "PROTOTYPES", "otf2_reader_address", "symbol_names"]
 
 _UINT64_MAX = (1 << 64) - 1
 #: Locations of up to about this many events are read once, larger ones twice (checked,
 #: then handed on chunk by chunk): the memory bound of a location, at 65 bytes per event.
 SINGLE_PASS_EVENTS = 1 << 21
 _MESSAGE_BYTES = 512
+#: The C argument types (after the attribute list) of the records otf2read.c maps, as it
+#: declares them; checked against the `otf2` package's own prototypes before use.
+PROTOTYPES = {
+    "Enter": ("uint32_t",), "Leave": ("uint32_t",),
+    "MpiSend": ("uint32_t", "uint32_t", "uint32_t", "uint64_t"),
+    "MpiRecv": ("uint32_t", "uint32_t", "uint32_t", "uint64_t"),
+    "MpiIsend": ("uint32_t", "uint32_t", "uint32_t", "uint64_t", "uint64_t"),
+    "MpiIrecv": ("uint32_t", "uint32_t", "uint32_t", "uint64_t", "uint64_t"),
+    "MpiIrecvRequest": ("uint64_t",), "MpiIsendComplete": ("uint64_t",), "MpiCollectiveBegin": (),
+    "MpiCollectiveEnd": ("uint8_t", "uint32_t", "uint32_t", "uint64_t", "uint64_t"),
+    "Metric": ("uint32_t", "uint8_t", "uintptr_t", "uintptr_t"),
+}
 #: column rows of a chunk's int64 block, in `EventBatch` order after ``kind``
 _ROWS = ("time", "ref", "comm", "tag", "request", "size", "recv_size", "value")
 
@@ -103,13 +116,19 @@ class NativeEvents:
         self._open: list[_Stream] = []
 
     @classmethod
-    def create(cls, library_path: str, otf2_reader: int, tables: Tables,
+    def create(cls, binding: Binding, otf2_reader: int, tables: Tables, library_path: str | None = None,
                names: Sequence[str] | None = None) -> NativeEvents | None:
         """The native reader of the open OTF2 reader at address ``otf2_reader``; None (with
-        a `NativeOtf2Warning`) when the library at ``library_path`` or one of the functions
-        ``names`` (default: `symbol_names`) cannot be loaded."""
+        a `NativeOtf2Warning`) when the library (default: the one of ``binding``) or one of
+        the functions ``names`` (default: `symbol_names`) cannot be loaded, or the library's
+        event records have other C types than `otf2read.c` declares (`PROTOTYPES`)."""
         try:
-            library = _Library(library_path, symbol_names() if names is None else names)
+            changed = [name for name, types in PROTOTYPES.items()
+                       if name not in binding.records or binding.records[name].c_types != types]
+            if changed:
+                raise OSError(f"the OTF2 records {', '.join(changed)} have other C types than expected")
+            path = binding._otf2.Config.lib_path() if library_path is None else library_path
+            library = _Library(path, symbol_names() if names is None else names)
         except OSError as error:
             warnings.warn(f"the native OTF2 reader cannot load ({error}); reading events in Python",
                           NativeOtf2Warning, stacklevel=3)

@@ -84,7 +84,7 @@ def _native_events(binding: Binding, handle: Any, tables: Tables) -> NativeEvent
     """The native event reader when the native core is in use and the OTF2 library loads."""
     if not backends.native():
         return None
-    return NativeEvents.create(binding._otf2.Config.lib_path(), otf2_reader_address(handle), tables)
+    return NativeEvents.create(binding, otf2_reader_address(handle), tables)
 
 
 def _open_event_files(binding: Binding, handle: Any, refs: list[int], folder: Path) -> None:

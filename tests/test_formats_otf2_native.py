@@ -145,10 +145,10 @@ def test_every_record_falls_back_to_the_reference(tmp_path: Path, paths: dict[st
 
 
 def test_locations_needing_the_fallback_next_to_mapped_ones(tmp_path: Path, paths: dict[str, int]) -> None:
-    """Location 0 maps; 1 has a MARKER, 2 a GENERIC event and 3 an unclosed ENTER: the
-    reference reads them, and the strings keep their order."""
+    """Location 0 maps; 1 has a MARKER, 2 a GENERIC event, 3 an unclosed ENTER, 4 a MARKER
+    at its end and 5 only a MARKER: the reference reads them, the strings keep their order."""
     definitions = _definitions()
-    definitions.locations.append(definitions.locations[0].__class__("rank 3"))
+    definitions.locations.extend(definitions.locations[0].__class__(f"rank {i}") for i in (3, 4, 5))
     call = [Event(1, EventKind.ENTER, ref=1), Event(2, EventKind.ISEND, ref=2, comm=1, tag=3, request=-7, size=9),
             Event(3, EventKind.IRECV_REQUEST, request=5), Event(4, EventKind.REQUEST_COMPLETE, request=-7),
             Event(5, EventKind.IRECV, ref=1, comm=2, tag=1, request=5, size=1 << 40),
@@ -156,11 +156,12 @@ def test_locations_needing_the_fallback_next_to_mapped_ones(tmp_path: Path, path
             Event(7, EventKind.METRIC, ref=1, value=-5), Event(8, EventKind.LEAVE, ref=1)]
     events = {0: call, 1: call[:3] + [Event(3, EventKind.MARKER, ref=4, value=1)] + call[3:],
               2: call[:1] + [Event(2, EventKind.GENERIC, ref=1, value=2)] + call[1:],
-              3: call + [Event(9, EventKind.ENTER, ref=2)]}
+              3: call + [Event(9, EventKind.ENTER, ref=2)], 4: call + [Event(9, EventKind.MARKER, ref=1, value=2)],
+              5: [Event(9, EventKind.MARKER, ref=1, value=2)]}
     target = tmp_path / "mixed.otf2"
     write_events(definitions, lambda i: [EventBatch.from_events(events[i])], target)
     result = _assert_same(target)
-    assert paths == {"native": 1, "python": 3}
+    assert paths == {"native": 1, "python": 5}
     assert list(result[1][0].rows()) == call
 
 

@@ -104,6 +104,7 @@ struct otf2r_stream {
     otf2r_reader *reader;
     void *evt_reader;
     uint64_t position;      /* of the last record seen */
+    uint64_t records;       /* read by the library, with or without a callback of ours */
     uint64_t limit;         /* most records the location may have */
     int64_t *stack;         /* model regions of the open ENTERs */
     int64_t depth, stack_capacity;
@@ -234,7 +235,8 @@ static inline otf2_callback_code fall_back(otf2r_stream *s, int reason) {
 }
 
 /* The checks every record passes before it is mapped: no record skipped (a record without
- * a callback of ours is a gap in the positions), no attribute list, a timestamp in int64. */
+ * a callback of ours is a gap in the positions; at the end of the location, fewer positions
+ * than records read), no attribute list, a timestamp in int64. */
 static inline int record_ok(otf2r_stream *s, uint64_t time, uint64_t position, void *attributes) {
     if (position != s->position + 1) return fall_back(s, OTF2R_RECORD), 0;
     s->position = position;
@@ -531,6 +533,7 @@ int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
     while (s->reason == OTF2R_MAPPED && !s->ended) {
         uint64_t read = 0;
         otf2_error error = s->reader->library->api.read_events(s->evt_reader, RECORDS_PER_CALL, &read);
+        s->records += read;
         if (s->out_of_memory) {
             s->out = NULL;
             return CCG_ERR_MEMORY;
@@ -545,7 +548,8 @@ int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
             s->reason = OTF2R_DAMAGED;
         } else if (read < RECORDS_PER_CALL) {
             s->ended = 1;
-            if (s->depth != 0) s->reason = OTF2R_NESTING;
+            if (s->records != s->position) s->reason = OTF2R_RECORD;     /* skipped records at the end */
+            else if (s->depth != 0) s->reason = OTF2R_NESTING;
         }
     }
     s->out = NULL;

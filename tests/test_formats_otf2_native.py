@@ -84,8 +84,11 @@ def _assert_same(path: Path) -> Result:
 @pytest.mark.parametrize("parts", CORPUS_TRACES, ids=lambda parts: parts[-1])
 def test_corpus_traces_read_the_same(parts: tuple[str, ...], paths: dict[str, int]) -> None:
     _assert_same(corpus_path(*parts))
-    # Score-P's ProgramBegin (with attributes) and TraceR's MeasurementOnOff are on every location
-    assert paths["python"] > 0
+    # Score-P's ProgramBegin/End (with attributes) and TraceR's MeasurementOnOff on every
+    # location: read by the reference, inserted into the native columns
+    assert paths["native"] > 0
+    # TraceR's location 0 breaks the nesting: all of it is read by the reference
+    assert paths["python"] == (1 if parts[-1] == "traces-32" else 0)
 
 
 def _synth(folder: Path, *options: str) -> Path:
@@ -145,8 +148,9 @@ def test_every_record_falls_back_to_the_reference(tmp_path: Path, paths: dict[st
 
 
 def test_locations_needing_the_fallback_next_to_mapped_ones(tmp_path: Path, paths: dict[str, int]) -> None:
-    """Location 0 maps; 1 has a MARKER, 2 a GENERIC event, 3 an unclosed ENTER, 4 a MARKER
-    at its end and 5 only a MARKER: the reference reads them, the strings keep their order."""
+    """Location 0 maps; 1 has a MARKER, 2 a GENERIC event, 4 a MARKER at its end and 5 only
+    a MARKER (records the reference reads for the native columns); 3 an unclosed ENTER (read
+    by the reference). The strings keep their order."""
     definitions = _definitions()
     definitions.locations.extend(definitions.locations[0].__class__(f"rank {i}") for i in (3, 4, 5))
     call = [Event(1, EventKind.ENTER, ref=1), Event(2, EventKind.ISEND, ref=2, comm=1, tag=3, request=-7, size=9),
@@ -161,7 +165,7 @@ def test_locations_needing_the_fallback_next_to_mapped_ones(tmp_path: Path, path
     target = tmp_path / "mixed.otf2"
     write_events(definitions, lambda i: [EventBatch.from_events(events[i])], target)
     result = _assert_same(target)
-    assert paths == {"native": 1, "python": 5}
+    assert paths == {"native": 5, "python": 1}
     assert list(result[1][0].rows()) == call
 
 
@@ -187,7 +191,7 @@ def test_unloadable_library_gives_no_native_reader(change: Callable[[Any], dict[
 
     binding = load_binding("x")
     with pytest.warns(native.NativeOtf2Warning):
-        assert native.NativeEvents.create(binding, 0, None, **change(binding)) is None  # type: ignore[arg-type]
+        assert native.NativeEvents.create(binding, 0, None, None, **change(binding)) is None  # type: ignore[arg-type]
 
 
 def test_record_prototypes_match_the_otf2_package() -> None:
@@ -196,6 +200,49 @@ def test_record_prototypes_match_the_otf2_package() -> None:
 
     records = load_binding("x").records
     assert {name: records[name].c_types for name in native.PROTOTYPES} == native.PROTOTYPES
+
+
+@pytest.fixture(scope="module")
+def sparse_records(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two locations of calls with MARKER and GENERIC events (ParameterInt/String records,
+    which the native reader skips) in runs of up to three, at the start and at the end."""
+    definitions = _definitions()
+    events: dict[int, list[Event]] = {}
+    for location in range(2):
+        time, run = 0, []
+        for i in range(1500):
+            time += 1 + i % 3
+            if i % 7 < 1 + location:
+                run += [Event(time, EventKind.MARKER, ref=i % 5, value=i)] * (1 + i % 3)
+                run.append(Event(time, EventKind.GENERIC, ref=i % 2, value=2))
+            run += [Event(time, EventKind.ENTER, ref=i % 4), Event(time + 1, EventKind.LEAVE, ref=i % 4)]
+        events[location] = [Event(0, EventKind.MARKER, ref=1, value=1), *run, Event(time + 5, EventKind.MARKER)]
+    target = tmp_path_factory.mktemp("sparse") / "t.otf2"
+    write_events(definitions, lambda i: [EventBatch.from_events(events[i])] if i in events else [], target)
+    return target
+
+
+@pytest.mark.parametrize("batch_size, single_pass", [(512, 1 << 21), (512, 0), (1 << 16, 1 << 21)],
+                         ids=["small-chunks", "two-passes", "one-chunk"])
+def test_sparse_records_are_inserted_where_they_were(sparse_records: Path, paths: dict[str, int],
+                                                     monkeypatch: pytest.MonkeyPatch, batch_size: int,
+                                                     single_pass: int) -> None:
+    monkeypatch.setattr(native, "BATCH_SIZE", batch_size)
+    monkeypatch.setattr(native, "SINGLE_PASS_EVENTS", single_pass)
+    _, events = _assert_same(sparse_records)
+    assert paths == {"native": 3, "python": 0}          # location 2 has no events
+    assert all(int((events[location].kind == EventKind.MARKER).sum()) > 300 for location in (0, 1))
+
+
+def test_failing_sparse_read_leaves_the_location_to_the_reference(sparse_records: Path, paths: dict[str, int],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    create = native.NativeEvents.create
+
+    def failing(binding: Any, address: int, tables: Any, sparse: Any, **options: Any) -> Any:
+        return create(binding, address, tables, lambda ref, path: None, **options)
+    monkeypatch.setattr(native.NativeEvents, "create", failing)
+    _assert_same(sparse_records)
+    assert paths == {"native": 1, "python": 2}          # location 2 has no events
 
 
 # --------------------------------------------------------------------------- damaged files

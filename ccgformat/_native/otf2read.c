@@ -105,6 +105,7 @@ struct otf2r_stream {
     void *evt_reader;
     uint64_t position;      /* of the last record seen */
     uint64_t records;       /* read by the library, with or without a callback of ours */
+    uint64_t skipped;       /* records without a callback of ours */
     uint64_t limit;         /* most records the location may have */
     int64_t *stack;         /* model regions of the open ENTERs */
     int64_t depth, stack_capacity;
@@ -234,13 +235,26 @@ static inline otf2_callback_code fall_back(otf2r_stream *s, int reason) {
     return OTF2R_CALLBACK_INTERRUPT;
 }
 
-/* The checks every record passes before it is mapped: no record skipped (a record without
- * a callback of ours is a gap in the positions; at the end of the location, fewer positions
- * than records read), no attribute list, a timestamp in int64. */
+/* Notes `records` skipped records before the chunk's next event; false when the gap
+ * columns are full. */
+static int add_gap(otf2r_stream *s, uint64_t records) {
+    otf2r_columns *c = s->out;
+    if (c->gap_count >= c->gap_capacity) return 0;
+    c->gap_at[c->gap_count] = c->count;
+    c->gap_records[c->gap_count] = (int64_t)records;
+    c->gap_count++;
+    s->skipped += records;
+    return 1;
+}
+
+/* The checks every record passes before it is mapped: the records skipped before it (a
+ * jump in the positions) noted as a gap, no attribute list, a timestamp in int64. */
 static inline int record_ok(otf2r_stream *s, uint64_t time, uint64_t position, void *attributes) {
-    if (position != s->position + 1) return fall_back(s, OTF2R_RECORD), 0;
-    s->position = position;
+    if (position <= s->position) return fall_back(s, OTF2R_DAMAGED), 0;
     if (position > s->limit) return fall_back(s, OTF2R_DAMAGED), 0;
+    if (position != s->position + 1 && !add_gap(s, position - s->position - 1))
+        return fall_back(s, OTF2R_RECORD), 0;
+    s->position = position;
     if (attributes != NULL && s->reader->library->api.attribute_count(attributes) != 0)
         return fall_back(s, OTF2R_ATTRIBUTES), 0;
     if (time >= INT64_LIMIT) return fall_back(s, OTF2R_TIME), 0;
@@ -527,7 +541,8 @@ int otf2r_stream_open(otf2r_reader *reader, uint64_t location, uint64_t event_li
 
 int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
     columns->count = 0;
-    if (columns->capacity < 2 * OTF2R_HEADROOM) return CCG_ERR_INPUT;
+    columns->gap_count = 0;
+    if (columns->capacity < 2 * OTF2R_HEADROOM || columns->gap_capacity < 1) return CCG_ERR_INPUT;
     s->out = columns;
     s->full = 0;
     while (s->reason == OTF2R_MAPPED && !s->ended) {
@@ -548,8 +563,11 @@ int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
             s->reason = OTF2R_DAMAGED;
         } else if (read < RECORDS_PER_CALL) {
             s->ended = 1;
-            if (s->records != s->position) s->reason = OTF2R_RECORD;     /* skipped records at the end */
+            if (s->records < s->position) s->reason = OTF2R_DAMAGED;
+            else if (s->records > s->position && !add_gap(s, s->records - s->position))   /* at the end */
+                s->reason = OTF2R_RECORD;
             else if (s->depth != 0) s->reason = OTF2R_NESTING;
+            s->position = s->records;
         }
     }
     s->out = NULL;
@@ -558,6 +576,8 @@ int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
 }
 
 int otf2r_stream_reason(const otf2r_stream *s) { return s->reason; }
+
+int64_t otf2r_stream_skipped(const otf2r_stream *s) { return (int64_t)s->skipped; }
 
 void otf2r_stream_close(otf2r_stream *s) {
     if (s == NULL) return;

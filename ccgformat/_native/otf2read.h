@@ -9,13 +9,16 @@
  * A stream reads one location's events with C callbacks that append them to columns, with
  * the mapping of the Python reference (callbacks.py + columns.py): OTF2 region,
  * communicator and metric references become model indexes through the tables Python
- * passes in, peer and root ranks become locations. Whatever that reference would turn into
- * a GENERIC event or an error - a record without a kind of its own (seen as a gap in the
- * event positions, or the library's Unknown record), an attribute list, a rank outside its
- * communicator, a size or timestamp beyond int64, metric values of other types than
- * defined, an ENTER/LEAVE that breaks the nesting, an undefined reference, a library error,
- * more events than the file has bytes - is not mapped here: the stream stops with
- * `OTF2R_FALLBACK` and a reason, and the location is read again by the Python reference.
+ * passes in, peer and root ranks become locations. Records without a kind of their own
+ * have no callback here: the library skips them, and the stream notes each run of skipped
+ * records as a gap (where in the columns, how many records; seen as a jump in the event
+ * positions) for Python to fill with the reference's events of those records. Whatever
+ * else the reference would turn into a GENERIC event or an error - an attribute list on a
+ * mapped record, the library's Unknown record, a rank outside its communicator, a size or
+ * timestamp beyond int64, metric values of other types than defined, an ENTER/LEAVE that
+ * breaks the nesting, an undefined reference, a library error, more records than the file
+ * has bytes - is not mapped here: the stream stops with `OTF2R_FALLBACK` and a reason, and
+ * the location is read again by the Python reference.
  */
 #ifndef OTF2READ_H
 #define OTF2READ_H
@@ -26,7 +29,7 @@
 /* Why a stream left a location to the Python reference (otf2r_stream.reason). */
 enum {
     OTF2R_MAPPED = 0,          /* nothing: every event so far is mapped */
-    OTF2R_RECORD = 1,          /* a record without a native mapping (a GENERIC otf2:<Record>) */
+    OTF2R_RECORD = 1,          /* an Unknown record, or more gaps than the columns hold */
     OTF2R_ATTRIBUTES = 2,      /* a record with an attribute list */
     OTF2R_UNDEFINED = 3,       /* an undefined region, communicator or metric */
     OTF2R_NOT_EXACT = 4,       /* rank outside its communicator, size beyond int64, metric types */
@@ -63,7 +66,8 @@ typedef struct otf2r_tables {
 } otf2r_tables;
 
 /* Where a chunk goes: `capacity` events in each column (Python owns them); a read stops
- * after the record that brings `count` to `capacity - OTF2R_HEADROOM` or beyond. */
+ * after the record that brings `count` to `capacity - OTF2R_HEADROOM` or beyond. Gap i:
+ * gap_records[i] skipped records, whose events go before event gap_at[i] of the chunk. */
 typedef struct otf2r_columns {
     int64_t capacity;
     int64_t count;
@@ -76,6 +80,10 @@ typedef struct otf2r_columns {
     int64_t *size;
     int64_t *recv_size;
     int64_t *value;
+    int64_t gap_capacity;
+    int64_t gap_count;
+    int64_t *gap_at;
+    int64_t *gap_records;
 } otf2r_columns;
 
 /* The most events one record makes (a Metric record of 255 values), plus one. */
@@ -104,6 +112,8 @@ int otf2r_stream_open(otf2r_reader *reader, uint64_t location, uint64_t event_li
  * (the last chunk, nesting checked) or OTF2R_FALLBACK (see otf2r_stream_reason). */
 int otf2r_stream_read(otf2r_stream *stream, otf2r_columns *columns, int *state);
 int otf2r_stream_reason(const otf2r_stream *stream);
+/* The records skipped so far (the sum of all gaps). */
+int64_t otf2r_stream_skipped(const otf2r_stream *stream);
 /* Closes the location's event reader (a later stream reads the location from its start). */
 void otf2r_stream_close(otf2r_stream *stream);
 

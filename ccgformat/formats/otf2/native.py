@@ -1,20 +1,25 @@
 """Reading OTF2 events in C (``ccgformat/_native/otf2read.c``): no Python per event.
 
 The native core dlopens the OTF2 library inside the `otf2` package and registers C event
-callbacks that write the model columns directly, with the mapping of the Python reference
-(`callbacks` + `columns`). Whatever the reference turns into a GENERIC event or an error -
-records without a kind of their own (ProgramBegin, MeasurementOnOff, ...), attribute
-lists, MARKER/GENERIC parameters, ranks outside their communicator, sizes or timestamps
-beyond int64, metric values of other types than defined, ENTER/LEAVE records that break
-the nesting, undefined references, damaged files - the native reader does not map: it
-reports the location, and `reader` reads that location again with the Python reference,
-so the result is always the reference's.
+callbacks for the records with a kind of their own (`PROTOTYPES`) that write the model
+columns directly, with the mapping of the Python reference (`callbacks` + `columns`).
 
-A location is read in chunks of at most `BATCH_SIZE` events, each handed on as one
-`EventBatch` over freshly allocated arrays, so memory stays bounded by a chunk. Since a
-location may only be handed on once it is known to need no fallback (the nesting is
-known at its end), a location of more than one chunk is read twice: a first pass checks
-it, a second one yields it; one of at most one chunk is read once.
+Every other record (ProgramBegin, MeasurementOnOff, ParameterInt, ...) is skipped by the
+library and noted by the C reader as a gap (where, how many records). Such sparse
+records are read by the reference itself, with callbacks for them only (the ``sparse``
+function `reader` passes in), and their events are inserted at the gaps. Whatever else
+the reference turns into a GENERIC event or an error - an attribute list on a mapped
+record, ranks outside their communicator, sizes or timestamps beyond int64, metric values
+of other types than defined, ENTER/LEAVE records that break the nesting, undefined
+references, damaged files - the native reader does not map: `location` returns None and
+`reader` reads that location with the reference. So the result is always the
+reference's.
+
+A location is read in chunks of at most `BATCH_SIZE` events, each handed on as an
+`EventBatch` over freshly allocated arrays. Since a location may only be handed on once
+it is known to need no fallback (the nesting is known at its end), a first pass checks
+it; a location of up to `SINGLE_PASS_EVENTS` is held from that pass, a larger one read
+a second time and handed on chunk by chunk, so memory stays bounded.
 
 `NativeEvents.create` returns None, with a `NativeOtf2Warning` (once per archive read),
 when the native core is built but the OTF2 library or one of its functions cannot be
@@ -27,21 +32,22 @@ import ctypes
 import os
 import warnings
 from collections import deque
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from ...errors import FormatError
-from ...model import EventBatch
+from ...model import COLUMNS, EventBatch
 from ..common import BATCH_SIZE
 from .binding import Binding
 from .definitions import Tables
 
-__all__ = ["LocationBatches", "NativeEvents", "NativeOtf2Warning", "PROTOTYPES", "otf2_reader_address", "symbol_names"]
+__all__ = ["PROTOTYPES", "LocationBatches", "NativeEvents", "NativeOtf2Warning", "Sparse", "otf2_reader_address",
+           "symbol_names"]
 
 _UINT64_MAX = (1 << 64) - 1
-#: Locations of up to about this many events are read once, larger ones twice (checked,
-#: then handed on chunk by chunk): the memory bound of a location, at 65 bytes per event.
+#: Locations of up to about this many events are held from the checking pass, larger ones
+#: read again (chunk by chunk): the memory bound of a location, at 65 bytes per event.
 SINGLE_PASS_EVENTS = 1 << 21
 _MESSAGE_BYTES = 512
 #: The C argument types (after the attribute list) of the records otf2read.c maps, as it
@@ -58,6 +64,19 @@ PROTOTYPES = {
 }
 #: column rows of a chunk's int64 block, in `EventBatch` order after ``kind``
 _ROWS = ("time", "ref", "comm", "tag", "request", "size", "recv_size", "value")
+_ALL = ("time", "kind") + COLUMNS
+
+#: The reference's reading of a location's sparse records: its columns and, per record, the
+#: index of its first event (plus the event count at the end); None when it failed.
+Sparse = Callable[[int, str], "tuple[dict[str, np.ndarray], np.ndarray] | None"]
+
+
+class _Chunk(NamedTuple):
+    """Events read in C, and the gaps where skipped records' events go."""
+
+    batch: EventBatch
+    gap_at: np.ndarray
+    gap_records: np.ndarray
 
 
 class NativeOtf2Warning(UserWarning):
@@ -93,8 +112,9 @@ class _Library:
 class NativeEvents:
     """Per location: its batches read in C, or None when the Python reference must read it."""
 
-    def __init__(self, library: _Library, otf2_reader: int, tables: Tables) -> None:
+    def __init__(self, library: _Library, otf2_reader: int, tables: Tables, sparse: Sparse) -> None:
         self.library = library
+        self.sparse = sparse
         ffi, lib = library.ffi, library.lib
         self.ffi, self.lib = ffi, lib
         self._arrays = _table_arrays(tables)
@@ -116,9 +136,10 @@ class NativeEvents:
         self._open: list[_Stream] = []
 
     @classmethod
-    def create(cls, binding: Binding, otf2_reader: int, tables: Tables, library_path: str | None = None,
-               names: Sequence[str] | None = None) -> NativeEvents | None:
-        """The native reader of the open OTF2 reader at address ``otf2_reader``; None (with
+    def create(cls, binding: Binding, otf2_reader: int, tables: Tables, sparse: Sparse,
+               library_path: str | None = None, names: Sequence[str] | None = None) -> NativeEvents | None:
+        """The native reader of the open OTF2 reader at address ``otf2_reader`` (``sparse``
+        reads the records it skips); None (with
         a `NativeOtf2Warning`) when the library (default: the one of ``binding``) or one of
         the functions ``names`` (default: `symbol_names`) cannot be loaded, or the library's
         event records have other C types than `otf2read.c` declares (`PROTOTYPES`)."""
@@ -133,7 +154,7 @@ class NativeEvents:
             warnings.warn(f"the native OTF2 reader cannot load ({error}); reading events in Python",
                           NativeOtf2Warning, stacklevel=3)
             return None
-        return cls(library, otf2_reader, tables)
+        return cls(library, otf2_reader, tables, sparse)
 
     def close(self) -> None:
         """Close every stream and the reader (before the OTF2 reader is closed)."""
@@ -149,22 +170,28 @@ class NativeEvents:
         limit = os.path.getsize(path) if os.path.exists(path) else _UINT64_MAX
         stream = self._stream(ref, limit)
         try:
-            batch, state = stream.read()
-            held: list[EventBatch] | None = [batch]
+            chunk, state = stream.read()
+            held: list[_Chunk] | None = [chunk]
             while state == self.lib.OTF2R_MORE:
                 if held is not None and len(held) * BATCH_SIZE < SINGLE_PASS_EVENTS:
-                    batch, state = stream.read()
-                    held.append(batch)
+                    chunk, state = stream.read()
+                    held.append(chunk)
                 else:       # too many to hold: only checked here, a second pass yields them
                     held = None
-                    state = stream.read(into=batch)[1]
+                    state = stream.read(into=chunk)[1]
+            skipped = self.lib.otf2r_stream_skipped(stream.handle)
         finally:
             stream.close()
         if state == self.lib.OTF2R_FALLBACK:
             return None
-        if held is not None:
-            return LocationBatches(iter([batch for batch in held if len(batch)]))
-        return LocationBatches(self._stream(ref, limit).batches())
+        filler = None
+        if skipped:
+            sparse = self.sparse(ref, path)
+            if sparse is None or len(sparse[1]) != skipped + 1:
+                return None
+            filler = _Filler(*sparse)
+        chunks = iter(held) if held is not None else self._stream(ref, limit).chunks()
+        return LocationBatches(_batches(chunks, filler))
 
     def _stream(self, ref: int, limit: int) -> _Stream:
         stream = _Stream(self, ref, limit)
@@ -204,36 +231,40 @@ class _Stream:
         self.columns = ffi.new("otf2r_columns *")
         self.state_out = ffi.new("int *")
 
-    def read(self, into: EventBatch | None = None) -> tuple[EventBatch, int]:
+    def read(self, into: _Chunk | None = None) -> tuple[_Chunk, int]:
         """The next chunk of at most `BATCH_SIZE` events (in the arrays of the chunk ``into``
         when given, which then no longer holds its events) and the stream's state."""
         if self.handle is None:
             raise FormatError("the OTF2 reader was closed before this location's events were read")
         if into is None:
             block, kind = np.empty((len(_ROWS), BATCH_SIZE), np.int64), np.empty(BATCH_SIZE, np.uint8)
+            gaps = np.empty((2, BATCH_SIZE + 1), np.int64)
         else:
-            block, kind = into.time.base, into.kind.base
+            block, kind, gaps = into.batch.time.base, into.batch.kind.base, into.gap_at.base
         c = self.columns
         c.capacity = BATCH_SIZE
         c.kind = self.ffi.cast("uint8_t *", kind.ctypes.data)
         for row, name in enumerate(_ROWS):
             setattr(c, name, self.ffi.cast("int64_t *", block[row].ctypes.data))
+        c.gap_capacity = gaps.shape[1]
+        c.gap_at = self.ffi.cast("int64_t *", gaps[0].ctypes.data)
+        c.gap_records = self.ffi.cast("int64_t *", gaps[1].ctypes.data)
         code = self.lib.otf2r_stream_read(self.handle, c, self.state_out)
         if code != 0:
             raise MemoryError("out of memory while reading OTF2 events") if code == 1 else \
                 RuntimeError(f"native OTF2 reader error {code}")
-        n = c.count
-        return EventBatch(kind=kind[:n], **{name: block[row, :n] for row, name in enumerate(_ROWS)}), self.state_out[0]
+        n, g = c.count, c.gap_count
+        batch = EventBatch(kind=kind[:n], **{name: block[row, :n] for row, name in enumerate(_ROWS)})
+        return _Chunk(batch, gaps[0, :g], gaps[1, :g]), self.state_out[0]
 
-    def batches(self) -> Iterator[EventBatch]:
+    def chunks(self) -> Iterator[_Chunk]:
         """Every chunk of the stream (a second pass: the first found no fallback)."""
         try:
             while True:
-                batch, state = self.read()
+                chunk, state = self.read()
                 if state == self.lib.OTF2R_FALLBACK:
                     raise FormatError("the event file changed while it was read")
-                if len(batch):
-                    yield batch
+                yield chunk
                 if state == self.lib.OTF2R_END:
                     return
         finally:
@@ -244,6 +275,36 @@ class _Stream:
             self.lib.otf2r_stream_close(self.handle)
             self.handle = None
             self.owner._open.remove(self)
+
+
+class _Filler:
+    """Inserts the reference's events of skipped records at the gaps, in record order."""
+
+    def __init__(self, columns: dict[str, np.ndarray], starts: np.ndarray) -> None:
+        self.columns = columns
+        self.starts = starts
+        self.record = 0           # the next skipped record
+
+    def fill(self, chunk: _Chunk) -> EventBatch:
+        if not len(chunk.gap_at):
+            return chunk.batch
+        ends = self.record + np.cumsum(chunk.gap_records)
+        if ends[-1] >= len(self.starts):
+            raise FormatError("the event file changed while it was read")
+        events = self.starts[ends] - self.starts[ends - chunk.gap_records]
+        first, last = self.starts[self.record], self.starts[ends[-1]]
+        self.record = int(ends[-1])
+        at = np.repeat(chunk.gap_at, events)
+        return EventBatch(**{name: np.insert(getattr(chunk.batch, name), at, self.columns[name][first:last])
+                             for name in _ALL})
+
+
+def _batches(chunks: Iterator[_Chunk], filler: _Filler | None) -> Iterator[EventBatch]:
+    """The chunks' events, with those of the skipped records, in batches of at most `BATCH_SIZE`."""
+    for chunk in chunks:
+        batch = chunk.batch if filler is None else filler.fill(chunk)
+        for start in range(0, len(batch), BATCH_SIZE):
+            yield batch[start:start + BATCH_SIZE]
 
 
 _C_TYPES = {"Q": "uint64_t", "L": "uint64_t", "q": "int64_t", "l": "int64_t", "B": "uint8_t"}

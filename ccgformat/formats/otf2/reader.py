@@ -1,13 +1,15 @@
 """Reading an OTF2 archive: the global definitions, then every location's events.
 
-Events are read by the native core (`native`) when it is in use, and by the Python
-reference (`callbacks` + `columns`) otherwise and for every location the native reader
-leaves to it."""
+Events are read by the native core (`native`) when it is in use, with the records it
+skips read by the Python reference (`callbacks` + `columns`); by the reference otherwise
+and for every location the native reader leaves to it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterator
+
+import numpy as np
 
 from ... import backends
 from ...errors import CcgError, FormatError
@@ -17,8 +19,8 @@ from .anchor import find_anchor
 from .binding import Binding, load
 from .callbacks import EventReader
 from .columns import to_columns
-from .definitions import Tables, read_definitions
-from .native import LocationBatches, NativeEvents, otf2_reader_address
+from .definitions import read_definitions
+from .native import PROTOTYPES, LocationBatches, NativeEvents, otf2_reader_address
 
 __all__ = ["read"]
 
@@ -43,7 +45,8 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         handle = tr.handle
         events_folder = anchor.with_suffix("")
         _open_event_files(binding, handle, tables.locations, events_folder)
-        reader = EventReader(binding, tables, StringTable(definitions.strings))
+        strings = StringTable(definitions.strings)
+        reader = EventReader(binding, tables, strings)
     except BaseException as error:
         tr.close()
         if isinstance(error, (CcgError, KeyboardInterrupt)):
@@ -53,7 +56,22 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         raise
 
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
-        native = _native_events(binding, handle, tables)
+        sparse_readers: list[EventReader] = []
+
+        def sparse(ref: int, event_file: str) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+            """The reference's events of the records the native reader skips."""
+            if not sparse_readers:
+                sparse_readers.append(EventReader(binding, tables, strings, skip=PROTOTYPES))
+            events = sparse_readers[0]
+            try:
+                events.read(handle, ref, event_file)
+                columns = to_columns(events, event_file)
+            except FormatError:
+                return None      # the reference reads the location and reports the error
+            return columns, np.array(events.starts + [len(events.time)], np.int64)
+
+        native = NativeEvents.create(binding, otf2_reader_address(handle), tables, sparse) \
+            if backends.native() else None
         pending: LocationBatches | None = None
         try:
             for index, ref in enumerate(tables.locations):
@@ -71,20 +89,14 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         finally:
             if native is not None:
                 native.close()
-            reader.close()
+            for events in [reader, *sparse_readers]:
+                events.close()
             try:
                 _otf2.Reader_CloseEvtFiles(handle)
             finally:
                 tr.close()
 
     return definitions, streams()
-
-
-def _native_events(binding: Binding, handle: Any, tables: Tables) -> NativeEvents | None:
-    """The native event reader when the native core is in use and the OTF2 library loads."""
-    if not backends.native():
-        return None
-    return NativeEvents.create(binding, otf2_reader_address(handle), tables)
 
 
 def _open_event_files(binding: Binding, handle: Any, refs: list[int], folder: Path) -> None:

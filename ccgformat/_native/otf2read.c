@@ -67,8 +67,9 @@ static const char *const symbol_names[] = {
 
 #define INT64_LIMIT ((uint64_t)1 << 63)
 #define UNDEFINED_RANK UINT32_C(0xFFFFFFFF)
-/* Records asked of the library per call; a chunk ends earlier through an interrupt. */
-#define RECORDS_PER_CALL (UINT64_C(1) << 30)
+/* Records asked of the library per call (a chunk ends earlier through an interrupt);
+ * between calls the records read are checked against the file's size. */
+#define RECORDS_PER_CALL (UINT64_C(1) << 20)
 /* A reference table is dense (an array indexed by reference) below this many entries. */
 #define DENSE_LIMIT (INT64_C(1) << 22)
 
@@ -559,7 +560,7 @@ int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
             *state = OTF2R_MORE;
             return CCG_OK;
         }
-        if (error != 0) {
+        if (error != 0 || s->records > s->limit) {
             s->reason = OTF2R_DAMAGED;
         } else if (read < RECORDS_PER_CALL) {
             s->ended = 1;

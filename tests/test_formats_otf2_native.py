@@ -222,13 +222,15 @@ def sparse_records(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-@pytest.mark.parametrize("batch_size, single_pass", [(512, 1 << 21), (512, 0), (1 << 16, 1 << 21)],
-                         ids=["small-chunks", "two-passes", "one-chunk"])
+@pytest.mark.parametrize("batch_size, single_pass, gaps", [(512, 1 << 21, 4096), (512, 0, 4096), (512, 0, 2),
+                                                           (1 << 16, 1 << 21, 4096), (1 << 16, 1 << 21, 3)],
+                         ids=["small-chunks", "two-passes", "two-passes-few-gaps", "one-chunk", "few-gaps"])
 def test_sparse_records_are_inserted_where_they_were(sparse_records: Path, paths: dict[str, int],
                                                      monkeypatch: pytest.MonkeyPatch, batch_size: int,
-                                                     single_pass: int) -> None:
+                                                     single_pass: int, gaps: int) -> None:
     monkeypatch.setattr(native, "BATCH_SIZE", batch_size)
     monkeypatch.setattr(native, "SINGLE_PASS_EVENTS", single_pass)
+    monkeypatch.setattr(native, "GAPS_PER_CHUNK", gaps)
     _, events = _assert_same(sparse_records)
     assert paths == {"native": 3, "python": 0}          # location 2 has no events
     assert all(int((events[location].kind == EventKind.MARKER).sum()) > 300 for location in (0, 1))

@@ -277,9 +277,10 @@ static inline void emit(otf2r_stream *s, uint64_t time, uint8_t kind, int64_t re
     c->value[i] = value;
 }
 
-/* After a mapped record: stop when the chunk has no room for another record's events. */
+/* After a mapped record: stop when the chunk has no room for another record's events and
+ * the gap before it (a record adds at most one gap; the end of the location one more). */
 static inline otf2_callback_code record_done(otf2r_stream *s) {
-    if (s->out->count >= s->out->capacity - OTF2R_HEADROOM) {
+    if (s->out->count >= s->out->capacity - OTF2R_HEADROOM || s->out->gap_count >= s->out->gap_capacity - 1) {
         s->full = 1;
         return OTF2R_CALLBACK_INTERRUPT;
     }
@@ -543,7 +544,7 @@ int otf2r_stream_open(otf2r_reader *reader, uint64_t location, uint64_t event_li
 int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
     columns->count = 0;
     columns->gap_count = 0;
-    if (columns->capacity < 2 * OTF2R_HEADROOM || columns->gap_capacity < 1) return CCG_ERR_INPUT;
+    if (columns->capacity < 2 * OTF2R_HEADROOM || columns->gap_capacity < 2) return CCG_ERR_INPUT;
     s->out = columns;
     s->full = 0;
     while (s->reason == OTF2R_MAPPED && !s->ended) {

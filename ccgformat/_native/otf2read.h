@@ -66,8 +66,9 @@ typedef struct otf2r_tables {
 } otf2r_tables;
 
 /* Where a chunk goes: `capacity` events in each column (Python owns them); a read stops
- * after the record that brings `count` to `capacity - OTF2R_HEADROOM` or beyond. Gap i:
- * gap_records[i] skipped records, whose events go before event gap_at[i] of the chunk. */
+ * after the record that brings `count` to `capacity - OTF2R_HEADROOM` or beyond, or
+ * `gap_count` to `gap_capacity - 1` (at least 2). Gap i: gap_records[i] skipped records,
+ * whose events go before event gap_at[i] of the chunk. */
 typedef struct otf2r_columns {
     int64_t capacity;
     int64_t count;

@@ -49,6 +49,8 @@ _UINT64_MAX = (1 << 64) - 1
 #: Locations of up to about this many events are held from the checking pass, larger ones
 #: read again (chunk by chunk): the memory bound of a location, at 65 bytes per event.
 SINGLE_PASS_EVENTS = 1 << 21
+#: Gaps (runs of skipped records) per chunk at most; a chunk ends early when they are used up.
+GAPS_PER_CHUNK = 4096
 _MESSAGE_BYTES = 512
 #: The C argument types (after the attribute list) of the records otf2read.c maps, as it
 #: declares them; checked against the `otf2` package's own prototypes before use.
@@ -238,7 +240,7 @@ class _Stream:
             raise FormatError("the OTF2 reader was closed before this location's events were read")
         if into is None:
             block, kind = np.empty((len(_ROWS), BATCH_SIZE), np.int64), np.empty(BATCH_SIZE, np.uint8)
-            gaps = np.empty((2, BATCH_SIZE + 1), np.int64)
+            gaps = np.empty((2, GAPS_PER_CHUNK), np.int64)
         else:
             block, kind, gaps = into.batch.time.base, into.batch.kind.base, into.gap_at.base
         c = self.columns

@@ -141,10 +141,10 @@ class NativeEvents:
     def create(cls, binding: Binding, otf2_reader: int, tables: Tables, sparse: Sparse,
                library_path: str | None = None, names: Sequence[str] | None = None) -> NativeEvents | None:
         """The native reader of the open OTF2 reader at address ``otf2_reader`` (``sparse``
-        reads the records it skips); None (with
-        a `NativeOtf2Warning`) when the library (default: the one of ``binding``) or one of
-        the functions ``names`` (default: `symbol_names`) cannot be loaded, or the library's
-        event records have other C types than `otf2read.c` declares (`PROTOTYPES`)."""
+        reads the records it skips); None (with a `NativeOtf2Warning`) when the library
+        (default: the one of ``binding``) or one of the functions ``names`` (default:
+        `symbol_names`) cannot be loaded, or the library's event records have other C types
+        than `otf2read.c` declares (`PROTOTYPES`)."""
         try:
             changed = [name for name, types in PROTOTYPES.items()
                        if name not in binding.records or binding.records[name].c_types != types]

@@ -70,10 +70,11 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                 return None      # the reference reads the location and reports the error
             return columns, np.array(events.starts + [len(events.time)], np.int64)
 
-        native = NativeEvents.create(binding, otf2_reader_address(handle), tables, sparse) \
-            if backends.native() else None
+        native: NativeEvents | None = None
         pending: LocationBatches | None = None
         try:
+            if backends.native():
+                native = NativeEvents.create(binding, otf2_reader_address(handle), tables, sparse)
             for index, ref in enumerate(tables.locations):
                 if pending is not None:
                     pending.detach()

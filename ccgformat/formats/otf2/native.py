@@ -152,7 +152,7 @@ class NativeEvents:
                 raise OSError(f"the OTF2 records {', '.join(changed)} have other C types than expected")
             path = binding._otf2.Config.lib_path() if library_path is None else library_path
             library = _Library(path, symbol_names() if names is None else names)
-        except OSError as error:
+        except (OSError, AttributeError) as error:       # AttributeError: a native core built without otf2read.c
             warnings.warn(f"the native OTF2 reader cannot load ({error}); reading events in Python",
                           NativeOtf2Warning, stacklevel=3)
             return None

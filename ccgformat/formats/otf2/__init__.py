@@ -34,7 +34,9 @@ Mapping to the event model (docs/formats/otf2.md has the full table):
   properties, and the OTF2 reference of every model region, location, communicator and
   metric, so that the exporter writes the same archive.
 
-Events are read per location with C callbacks that append to plain lists. The strings
+Events are read per location in C (`native`) when the native core is in use, else (and
+for every location the native reader does not map) with ctypes callbacks that append to
+plain lists. The strings
 of GENERIC events are added to the returned ``Definitions.strings`` while the locations
 stream. The exporter writes the inverse mapping (`plan` for the definitions, `export`
 for the events); archives not from OTF2 get definitions made from the model.
@@ -42,7 +44,7 @@ for the events); archives not from OTF2 get definitions made from the model.
 Modules, each importing only those listed before it: `common` (shared constants),
 `anchor` (the anchor file), `binding` (direct calls into the OTF2 C library),
 `definitions` (global definitions), `callbacks` (events into lists), `columns` (lists
-into model columns), `reader` (`read`), `plan` (definitions to write), `export` (`write`).
+into model columns), `native` (events into columns in C), `reader` (`read`), `plan` (definitions to write), `export` (`write`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 import os
 from array import array
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from ...errors import FormatError
 from ...model import EventKind
@@ -33,7 +33,9 @@ _COLL_BEGIN, _COLL_END, _METRIC, _MARKER, _GENERIC = (int(k) for k in (
 class EventReader:
     """Reads one location's events into lists through C callbacks."""
 
-    def __init__(self, binding: Binding, tables: Tables, intern: StringTable) -> None:
+    def __init__(self, binding: Binding, tables: Tables, intern: StringTable, skip: Collection[str] = ()) -> None:
+        """``skip``: records to leave without a callback (the library passes over them);
+        then `starts` holds the first event of every record read."""
         self.binding = binding
         self.tables = tables
         self.intern = intern
@@ -44,19 +46,33 @@ class EventReader:
         #: events that use more columns than ref
         self.extra: list[int] = []
         self.error: BaseException | None = None
+        self.starts: list[int] = []
         self.callbacks = binding._otf2.EvtReaderCallbacks_New()
         self._keep: list[Any] = []
+        self._counted = bool(skip)
         handlers = self._handlers()
         for name, record in binding.records.items():
-            handler = handlers[name] if name in handlers else self._generic(name, record.fields)
-            self._register(name, binding.callback_type(record), handler)
+            if name not in skip:
+                handler = handlers[name] if name in handlers else self._generic(name, record.fields)
+                self._register(name, binding.callback_type(record), handler)
         self._register("Unknown", binding.callback_type(None), self._generic("Unknown", ()))
 
     def _register(self, name: str, prototype: Any, handler: Callable[..., int]) -> None:
         """Make ``handler`` the C callback of record ``name``."""
+        if self._counted:
+            handler = self._counting(handler)
         function = prototype(handler)
         self._keep.append(function)          # OTF2 holds only the C pointer
         self.binding.set_callback(self.callbacks, name, function)
+
+    def _counting(self, handler: Callable[..., int]) -> Callable[..., int]:
+        """``handler``, noting where the events of each record start."""
+        starts, time = self.starts, self.time
+
+        def callback(*arguments: Any) -> int:
+            starts.append(len(time))
+            return handler(*arguments)
+        return callback
 
     def close(self) -> None:
         """Release the callback table."""
@@ -251,7 +267,7 @@ class EventReader:
     def read(self, handle: Any, ref: int, path: str) -> None:
         """Fill the lists with the events of location ``ref`` (event file ``path``)."""
         _otf2 = self.binding._otf2
-        for column in (self.time, self.kind, self.ref, self.extra):
+        for column in (self.time, self.kind, self.ref, self.extra, self.starts):
             column.clear()
         self.error = None
         reader = _otf2.Reader_GetEvtReader(handle, ref)

@@ -1,10 +1,17 @@
-"""Reading an OTF2 archive: the global definitions, then every location's events."""
+"""Reading an OTF2 archive: the global definitions, then every location's events.
+
+Events are read by the native core (`native`) when it is in use, with the records it
+skips read by the Python reference (`callbacks` + `columns`); by the reference otherwise
+and for every location the native reader leaves to it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
+
+from ... import backends
 from ...errors import CcgError, FormatError
 from ...model import Definitions, EventBatch
 from ..common import StringTable, batches
@@ -13,6 +20,7 @@ from .binding import Binding, load
 from .callbacks import EventReader
 from .columns import to_columns
 from .definitions import read_definitions
+from .native import PROTOTYPES, LocationBatches, NativeEvents, otf2_reader_address
 
 __all__ = ["read"]
 
@@ -37,7 +45,8 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         handle = tr.handle
         events_folder = anchor.with_suffix("")
         _open_event_files(binding, handle, tables.locations, events_folder)
-        reader = EventReader(binding, tables, StringTable(definitions.strings))
+        strings = StringTable(definitions.strings)
+        reader = EventReader(binding, tables, strings)
     except BaseException as error:
         tr.close()
         if isinstance(error, (CcgError, KeyboardInterrupt)):
@@ -47,13 +56,42 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         raise
 
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
+        sparse_readers: list[EventReader] = []
+
+        def sparse(ref: int, event_file: str) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+            """The reference's events of the records the native reader skips."""
+            if not sparse_readers:
+                sparse_readers.append(EventReader(binding, tables, strings, skip=PROTOTYPES))
+            events = sparse_readers[0]
+            try:
+                events.read(handle, ref, event_file)
+                columns = to_columns(events, event_file)
+            except FormatError:
+                return None      # the reference reads the location and reports the error
+            return columns, np.array(events.starts + [len(events.time)], np.int64)
+
+        native: NativeEvents | None = None
+        pending: LocationBatches | None = None
         try:
+            if backends.native():
+                native = NativeEvents.create(binding, otf2_reader_address(handle), tables, sparse)
             for index, ref in enumerate(tables.locations):
+                if pending is not None:
+                    pending.detach()
                 event_file = str(events_folder / f"{ref}.evt")
+                pending = native.location(ref, event_file) if native is not None else None
+                if pending is not None:
+                    yield index, pending
+                    continue
                 reader.read(handle, ref, event_file)
                 yield index, batches(to_columns(reader, event_file))
+            if pending is not None:
+                pending.detach()
         finally:
-            reader.close()
+            if native is not None:
+                native.close()
+            for events in [reader, *sparse_readers]:
+                events.close()
             try:
                 _otf2.Reader_CloseEvtFiles(handle)
             finally:

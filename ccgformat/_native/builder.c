@@ -1,0 +1,1210 @@
+/* The streaming cCCG builder: the C twin of ccgformat/graph/builder.py (see builder.h).
+ *
+ * Layout. The node pool is a growing ccg_nodes table (ccg.h). Each location keeps its
+ * validator state (open regions, repairs) and its construction stack (4.1.3): frames of
+ * open nodes whose finalized child entries lie one after another in a shared entry
+ * array, and whose per-level child counts (4.1.2) lie in a shared level array; only the
+ * top frame ever grows, so both arrays work as stacks.
+ *
+ * Replacement search (4.2.1, 4.2.2). A hash table maps (kind, hard properties, child ids)
+ * to an S-list; every S-list holds at most L nodes (its cache area), searched front to
+ * back, a hit swapping places with its predecessor, a miss going to the end of the area
+ * or replacing its last entry. When compatibility means equality (a zero bound) a second
+ * hash table maps (S-list, soft properties) to the one equal node, which the scan would
+ * also find first. Nodes are compared by reading the pool, so both tables store ids only.
+ *
+ * Arithmetic. Durations and drifts are int64: every location's timestamps must span at
+ * most CCG_SPAN_LIMIT ticks and abs_dev is at most CCG_ABS_LIMIT, which keeps every sum
+ * far from overflow; deviation shifts and relative bounds are computed in __int128.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder.h"
+
+#define CCG_SPAN_LIMIT ((int64_t)1 << 61)
+#define CCG_ABS_LIMIT ((int64_t)1 << 60)
+#define REL_SCALE_BITS 32
+
+typedef __int128 i128;
+
+/* ------------------------------------------------------------------ growable arrays */
+
+#define VEC(T) struct { T *data; int64_t n, cap; }
+
+static int reserve(void **data, int64_t *cap, int64_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    int64_t c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > INT64_MAX / 4 / (int64_t)size)
+            return -1;
+        c *= 2;
+    }
+    void *p = realloc(*data, (size_t)c * size);
+    if (!p)
+        return -1;
+    *data = p;
+    *cap = c;
+    return 0;
+}
+
+#define RESERVE(v, need) reserve((void **)&(v).data, &(v).cap, (need), sizeof *(v).data)
+#define PUSH(v, x) (RESERVE(v, (v).n + 1) ? -1 : ((v).data[(v).n++] = (x), 0))
+
+/* ------------------------------------------------------------------ hashing */
+
+static inline uint64_t mix(uint64_t h, uint64_t w)
+{
+    h ^= w * 0x9E3779B97F4A7C15ULL;
+    h = (h << 31) | (h >> 33);
+    return h * 0xBF58476D1CE4E5B9ULL;
+}
+
+static inline uint64_t finish_hash(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 33);
+}
+
+static uint64_t hash_run(uint64_t h, const int64_t *values, int64_t count)
+{
+    h = mix(h, (uint64_t)count);
+    for (int64_t i = 0; i < count; i++)
+        h = mix(h, (uint64_t)values[i]);
+    return h;
+}
+
+/* An open-addressing int64 -> int64 map with linear probing and backward-shift deletion. */
+typedef struct {
+    int64_t *keys, *values;
+    uint8_t *used;
+    int64_t cap, n;
+} i64map;
+
+static int64_t *map_get(const i64map *m, int64_t key)
+{
+    if (!m->cap)
+        return NULL;
+    uint64_t mask = (uint64_t)m->cap - 1;
+    for (uint64_t i = finish_hash((uint64_t)key) & mask; m->used[i]; i = (i + 1) & mask)
+        if (m->keys[i] == key)
+            return &m->values[i];
+    return NULL;
+}
+
+static int map_grow(i64map *m)
+{
+    i64map bigger = {0};
+    bigger.cap = m->cap ? 2 * m->cap : 16;
+    bigger.keys = malloc((size_t)bigger.cap * sizeof(int64_t));
+    bigger.values = malloc((size_t)bigger.cap * sizeof(int64_t));
+    bigger.used = calloc((size_t)bigger.cap, 1);
+    if (!bigger.keys || !bigger.values || !bigger.used) {
+        free(bigger.keys), free(bigger.values), free(bigger.used);
+        return -1;
+    }
+    uint64_t mask = (uint64_t)bigger.cap - 1;
+    for (int64_t j = 0; j < m->cap; j++) {
+        if (!m->used[j])
+            continue;
+        uint64_t i = finish_hash((uint64_t)m->keys[j]) & mask;
+        while (bigger.used[i])
+            i = (i + 1) & mask;
+        bigger.used[i] = 1, bigger.keys[i] = m->keys[j], bigger.values[i] = m->values[j];
+    }
+    bigger.n = m->n;
+    free(m->keys), free(m->values), free(m->used);
+    *m = bigger;
+    return 0;
+}
+
+static int map_put(i64map *m, int64_t key, int64_t value)
+{
+    int64_t *slot = map_get(m, key);
+    if (slot) {
+        *slot = value;
+        return 0;
+    }
+    if (2 * (m->n + 1) > m->cap && map_grow(m))
+        return -1;
+    uint64_t mask = (uint64_t)m->cap - 1;
+    uint64_t i = finish_hash((uint64_t)key) & mask;
+    while (m->used[i])
+        i = (i + 1) & mask;
+    m->used[i] = 1, m->keys[i] = key, m->values[i] = value;
+    m->n++;
+    return 0;
+}
+
+static void map_delete(i64map *m, int64_t key)
+{
+    if (!m->cap)
+        return;
+    uint64_t mask = (uint64_t)m->cap - 1;
+    uint64_t i = finish_hash((uint64_t)key) & mask;
+    while (m->used[i] && m->keys[i] != key)
+        i = (i + 1) & mask;
+    if (!m->used[i])
+        return;
+    for (uint64_t j = (i + 1) & mask; m->used[j]; j = (j + 1) & mask) {
+        uint64_t home = finish_hash((uint64_t)m->keys[j]) & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {  /* j may move back to the hole i */
+            m->keys[i] = m->keys[j], m->values[i] = m->values[j];
+            i = j;
+        }
+    }
+    m->used[i] = 0;
+    m->n--;
+}
+
+static void map_free(i64map *m)
+{
+    free(m->keys), free(m->values), free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+/* A table of ids keyed by a stored 64-bit hash; equality is decided by the caller. */
+typedef struct {
+    uint64_t *hash;
+    int64_t *id;  /* -1: empty */
+    int64_t cap, n;
+} idtable;
+
+static int idtable_grow(idtable *t)
+{
+    int64_t cap = t->cap ? 2 * t->cap : 1024;
+    uint64_t *hash = malloc((size_t)cap * sizeof *hash);
+    int64_t *id = malloc((size_t)cap * sizeof *id);
+    if (!hash || !id) {
+        free(hash), free(id);
+        return -1;
+    }
+    memset(id, 0xff, (size_t)cap * sizeof *id);
+    uint64_t mask = (uint64_t)cap - 1;
+    for (int64_t j = 0; j < t->cap; j++) {
+        if (t->id[j] < 0)
+            continue;
+        uint64_t i = t->hash[j] & mask;
+        while (id[i] >= 0)
+            i = (i + 1) & mask;
+        hash[i] = t->hash[j], id[i] = t->id[j];
+    }
+    free(t->hash), free(t->id);
+    t->hash = hash, t->id = id, t->cap = cap;
+    return 0;
+}
+
+static int idtable_insert(idtable *t, uint64_t h, int64_t value)
+{
+    if (2 * (t->n + 1) > t->cap && idtable_grow(t))
+        return -1;
+    uint64_t mask = (uint64_t)t->cap - 1;
+    uint64_t i = h & mask;
+    while (t->id[i] >= 0)
+        i = (i + 1) & mask;
+    t->hash[i] = h, t->id[i] = value;
+    t->n++;
+    return 0;
+}
+
+static void idtable_delete(idtable *t, uint64_t h, int64_t value)
+{
+    uint64_t mask = (uint64_t)t->cap - 1;
+    uint64_t i = h & mask;
+    while (t->id[i] != value) {
+        if (t->id[i] < 0)
+            return;
+        i = (i + 1) & mask;
+    }
+    for (uint64_t j = (i + 1) & mask; t->id[j] >= 0; j = (j + 1) & mask) {
+        uint64_t home = t->hash[j] & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            t->hash[i] = t->hash[j], t->id[i] = t->id[j];
+            i = j;
+        }
+    }
+    t->id[i] = -1;
+    t->n--;
+}
+
+/* ------------------------------------------------------------------ state */
+
+typedef struct {
+    int64_t node, level, start, end, total, lo, hi;  /* lo/hi: the deviation interval */
+} entry;
+
+static inline int64_t entry_drift(const entry *e) { return e->total - (e->end - e->start); }
+
+typedef struct {
+    uint8_t kind;
+    int64_t region, start, start_drift, drift;
+    int64_t entry_base, level_base, levels;
+} frame;
+
+typedef struct {
+    int64_t location, region, time, action;
+} repair;
+
+typedef struct {
+    int64_t location;
+    /* validator (model.LocationValidator) */
+    int64_t count, last_checked;
+    int has_last;
+    VEC(int64_t) open;
+    VEC(repair) repairs;
+    /* construction */
+    VEC(frame) stack;
+    VEC(entry) entries;
+    VEC(int64_t) levels;
+    i64map previous_metric;
+    int64_t start, last_time;
+} location_state;
+
+typedef struct {
+    int64_t one;      /* the only entry while cap <= 1 */
+    int64_t *items;
+    int64_t n, cap;
+    uint8_t exact;
+} slist;
+
+struct ccg_builder {
+    int64_t abs_dev, rel_time, rel_size, rel_metric, branching, search_length;
+    int exact_time, repair, validate;
+    int64_t regions, locations, metric_count;
+    uint8_t *double_metric;
+
+    /* the pool */
+    VEC(uint8_t) kind;
+    VEC(int64_t) child_start, children, duration_start, durations, key_start, key, soft_start, soft;
+    VEC(int64_t) events, total, metric_start, metric_id, metric_sum;
+    VEC(int64_t) node_slist, node_position;  /* S-list of each node, position in it or -1 */
+    ccg_nodes table;
+    int64_t N, n, M, m;
+
+    /* the replacement index */
+    VEC(slist) slists;
+    idtable by_key, exact;
+
+    /* locations and repairs */
+    i64map location_index;  /* location -> index into states */
+    VEC(location_state *) states;
+    VEC(int64_t) free_slots;  /* indexes of finished locations' states */
+    VEC(repair) repairs;
+
+    /* scratch */
+    VEC(int64_t) durations_tmp, children_tmp, sum_id_tmp, sum_value_tmp;
+    VEC(uint8_t) drop;
+
+    char message[256];
+    int64_t error_location, error_index, error_time, error_flags;
+};
+
+static int fail_memory(ccg_builder *b)
+{
+    snprintf(b->message, sizeof b->message, "out of memory");
+    b->error_flags = 0;
+    return CCG_ERR_MEMORY;
+}
+
+/* ------------------------------------------------------------------ the pool */
+
+#define RUN(b, column, start, node) ((b)->column.data + (b)->start.data[node])
+#define RUN_LEN(b, start, node) ((b)->start.data[(node) + 1] - (b)->start.data[node])
+
+static inline const int64_t *soft_run(const ccg_builder *b, int64_t node, int64_t *count)
+{
+    if (b->kind.data[node] <= CCG_ARTIFICIAL) {
+        *count = RUN_LEN(b, duration_start, node);
+        return RUN(b, durations, duration_start, node);
+    }
+    *count = RUN_LEN(b, soft_start, node);
+    return RUN(b, soft, soft_start, node);
+}
+
+static int append_run(void *vec_data, int64_t *n, int64_t *cap, const int64_t *values, int64_t count,
+                      int64_t *starts, int64_t node)
+{
+    int64_t **data = vec_data;
+    if (reserve((void **)data, cap, *n + count, sizeof(int64_t)))
+        return -1;
+    if (count)
+        memcpy(*data + *n, values, (size_t)count * sizeof(int64_t));
+    *n += count;
+    starts[node + 1] = *n;
+    return 0;
+}
+
+#define APPEND_RUN(b, column, start, values, count, node) \
+    append_run(&(b)->column.data, &(b)->column.n, &(b)->column.cap, values, count, (b)->start.data, node)
+
+static int64_t pool_append(ccg_builder *b, uint8_t kind, const int64_t *key, int64_t keys,
+                           const int64_t *children, int64_t child_count, const int64_t *durations,
+                           int64_t duration_count, const int64_t *soft, int64_t softs, int64_t events,
+                           int64_t total, const int64_t *sum_id, const int64_t *sum_value, int64_t sums)
+{
+    int64_t node = b->kind.n;
+    if (RESERVE(b->kind, node + 1) || RESERVE(b->events, node + 1) || RESERVE(b->total, node + 1) ||
+        RESERVE(b->node_slist, node + 1) || RESERVE(b->node_position, node + 1) ||
+        RESERVE(b->child_start, node + 2) || RESERVE(b->duration_start, node + 2) ||
+        RESERVE(b->key_start, node + 2) || RESERVE(b->soft_start, node + 2) ||
+        RESERVE(b->metric_start, node + 2))
+        return -1;
+    if (APPEND_RUN(b, children, child_start, children, child_count, node) ||
+        APPEND_RUN(b, durations, duration_start, durations, duration_count, node) ||
+        APPEND_RUN(b, key, key_start, key, keys, node) || APPEND_RUN(b, soft, soft_start, soft, softs, node) ||
+        APPEND_RUN(b, metric_id, metric_start, sum_id, sums, node) ||
+        APPEND_RUN(b, metric_sum, metric_start, sum_value, sums, node))
+        return -1;
+    b->kind.data[node] = kind;
+    b->events.data[node] = events;
+    b->total.data[node] = total;
+    b->node_slist.data[node] = -1;
+    b->node_position.data[node] = -1;
+    b->kind.n = b->events.n = b->total.n = b->node_slist.n = b->node_position.n = node + 1;
+    return node;
+}
+
+/* Merge the children's sorted (metric, sum) pairs, sums modulo 2**64 (pool.add_inner). */
+static int merge_sums(ccg_builder *b, const int64_t *children, int64_t count, int64_t *sums)
+{
+    int64_t n = 0;
+    for (int64_t c = 0; c < count; c++) {
+        int64_t child = children[c];
+        const int64_t *ids = RUN(b, metric_id, metric_start, child);
+        const int64_t *values = RUN(b, metric_sum, metric_start, child);
+        int64_t pairs = RUN_LEN(b, metric_start, child);
+        for (int64_t p = 0; p < pairs; p++) {
+            int64_t lo = 0, hi = n;
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (b->sum_id_tmp.data[mid] < ids[p])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < n && b->sum_id_tmp.data[lo] == ids[p]) {
+                b->sum_value_tmp.data[lo] = (int64_t)((uint64_t)b->sum_value_tmp.data[lo] + (uint64_t)values[p]);
+                continue;
+            }
+            if (RESERVE(b->sum_id_tmp, n + 1) || RESERVE(b->sum_value_tmp, n + 1))
+                return -1;
+            memmove(b->sum_id_tmp.data + lo + 1, b->sum_id_tmp.data + lo, (size_t)(n - lo) * sizeof(int64_t));
+            memmove(b->sum_value_tmp.data + lo + 1, b->sum_value_tmp.data + lo,
+                    (size_t)(n - lo) * sizeof(int64_t));
+            b->sum_id_tmp.data[lo] = ids[p];
+            b->sum_value_tmp.data[lo] = values[p];
+            n++;
+        }
+    }
+    *sums = n;
+    return 0;
+}
+
+/* pool.node_bytes */
+static int64_t inner_bytes(uint8_t kind, int64_t children, const int64_t *durations, int64_t count)
+{
+    int64_t top = 0;
+    for (int64_t i = 0; i < count; i++)
+        if (durations[i] > top)
+            top = durations[i];
+    int64_t width = top < ((int64_t)1 << 8) ? 1 : top < ((int64_t)1 << 16) ? 2 : top < ((int64_t)1 << 32) ? 4 : 8;
+    return 4 + 4 * children + width * count + (kind == CCG_CALL ? 8 : 0);
+}
+
+/* ------------------------------------------------------------------ S-lists (4.2.2) */
+
+static inline int64_t *slist_items(slist *s) { return s->cap <= 1 ? &s->one : s->items; }
+
+static inline int runs_equal(const int64_t *a, const int64_t *b, int64_t n)
+{
+    return n == 0 || memcmp(a, b, (size_t)n * sizeof(int64_t)) == 0;
+}
+
+/* The S-list of (kind, key, children), created when missing; -1 when out of memory. */
+static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_t keys,
+                        const int64_t *children, int64_t child_count, int exact)
+{
+    uint64_t h = finish_hash(hash_run(hash_run(kind, key, keys), children, child_count));
+    if (b->by_key.cap) {
+        uint64_t mask = (uint64_t)b->by_key.cap - 1;
+        for (uint64_t i = h & mask; b->by_key.id[i] >= 0; i = (i + 1) & mask) {
+            if (b->by_key.hash[i] != h)
+                continue;
+            int64_t s = b->by_key.id[i];
+            int64_t node = slist_items(&b->slists.data[s])[0];
+            if (b->kind.data[node] == kind && RUN_LEN(b, key_start, node) == keys &&
+                RUN_LEN(b, child_start, node) == child_count &&
+                runs_equal(RUN(b, key, key_start, node), key, keys) &&
+                runs_equal(RUN(b, children, child_start, node), children, child_count))
+                return s;
+        }
+    }
+    slist fresh = {0};
+    fresh.exact = (uint8_t)exact;
+    int64_t s = b->slists.n;
+    if (PUSH(b->slists, fresh) || idtable_insert(&b->by_key, h, s))
+        return -1;
+    return s;
+}
+
+static inline uint64_t exact_hash(int64_t s, const int64_t *soft, int64_t count)
+{
+    return finish_hash(hash_run((uint64_t)s, soft, count));
+}
+
+/* The cached node of exact S-list s with these soft properties, or -1. */
+static int64_t exact_find(const ccg_builder *b, int64_t s, const int64_t *soft, int64_t count)
+{
+    if (!b->exact.cap)
+        return -1;
+    uint64_t h = exact_hash(s, soft, count);
+    uint64_t mask = (uint64_t)b->exact.cap - 1;
+    for (uint64_t i = h & mask; b->exact.id[i] >= 0; i = (i + 1) & mask) {
+        if (b->exact.hash[i] != h)
+            continue;
+        int64_t node = b->exact.id[i], n;
+        const int64_t *other = soft_run(b, node, &n);
+        if (b->node_slist.data[node] == s && n == count && runs_equal(other, soft, count))
+            return node;
+    }
+    return -1;
+}
+
+/* A hit at ``position`` swaps places with its predecessor. */
+static void promote(ccg_builder *b, slist *s, int64_t position)
+{
+    if (position <= 0)
+        return;
+    int64_t *items = slist_items(s);
+    int64_t a = items[position - 1], c = items[position];
+    items[position - 1] = c, items[position] = a;
+    b->node_position.data[c] = position - 1;
+    b->node_position.data[a] = position;
+}
+
+/* A miss: the new node goes to the end of the cache area, or replaces its last entry. */
+static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
+{
+    slist *s = &b->slists.data[s_index];
+    int64_t position;
+    if (s->n < b->search_length) {
+        if (s->n + 1 > s->cap) {
+            int64_t cap = s->cap ? 2 * s->cap : 1;
+            if (cap > b->search_length)
+                cap = b->search_length;
+            if (cap > 1) {
+                int64_t *items = s->cap <= 1 ? malloc((size_t)cap * sizeof *items)
+                                             : realloc(s->items, (size_t)cap * sizeof *items);
+                if (!items)
+                    return -1;
+                if (s->cap == 1)
+                    items[0] = s->one;
+                s->items = items;
+            }
+            s->cap = cap;
+        }
+        position = s->n++;
+    } else {
+        position = b->search_length - 1;
+        int64_t evicted = slist_items(s)[position];
+        b->node_position.data[evicted] = -1;
+        if (s->exact) {
+            int64_t count;
+            const int64_t *soft = soft_run(b, evicted, &count);
+            idtable_delete(&b->exact, exact_hash(s_index, soft, count), evicted);
+        }
+    }
+    slist_items(s)[position] = node;
+    b->node_slist.data[node] = s_index;
+    b->node_position.data[node] = position;
+    if (s->exact) {
+        int64_t count;
+        const int64_t *soft = soft_run(b, node, &count);
+        if (idtable_insert(&b->exact, exact_hash(s_index, soft, count), node))
+            return -1;
+    }
+    return 0;
+}
+
+/* params.within_rel: |new - original| << 32 <= numerator * |original|, exactly. */
+static inline int within_rel(int64_t new_value, int64_t original, int64_t numerator)
+{
+    i128 diff = (i128)new_value - original;
+    if (diff < 0)
+        diff = -diff;
+    i128 base = original < 0 ? -(i128)original : (i128)original;
+    return (diff << REL_SCALE_BITS) <= (i128)numerator * base;
+}
+
+/* ------------------------------------------------------------------ compression (4.2) */
+
+/* builder._time_deviation (Lemmas 4, 5): the deviation interval if ``candidate``'s
+ * durations replace ``own``, or 0 when a gap or a timestamp leaves its bound. */
+static int time_deviation(const ccg_builder *b, const int64_t *candidate, const int64_t *own,
+                          const entry *entries, int64_t count, int64_t end_drift, i128 bound_lo,
+                          i128 bound_hi, int64_t *out_lo, int64_t *out_hi)
+{
+    i128 shift = 0, lo = 0, hi = 0, drift = 0;
+    for (int64_t j = 0; j <= count; j++) {
+        int64_t gap = 2 * j;
+        if (candidate[gap] != own[gap]) {
+            if (!within_rel(candidate[gap], own[gap], b->rel_time))
+                return 0;
+            shift += (i128)candidate[gap] - own[gap];
+        }
+        i128 mlo, mhi;
+        if (j == count) {
+            mlo = mhi = shift + end_drift;
+        } else {  /* the edge interval: the child's deviation plus the drift before it */
+            mlo = entries[j].lo + drift + shift;
+            mhi = entries[j].hi + drift + shift;
+            drift += entry_drift(&entries[j]);
+        }
+        if (mlo < bound_lo || mhi > bound_hi)
+            return 0;
+        if (mlo < lo)
+            lo = mlo;
+        if (mhi > hi)
+            hi = mhi;
+    }
+    *out_lo = (int64_t)lo;
+    *out_hi = (int64_t)hi;
+    return 1;
+}
+
+/* builder._finalize: durations (4.3), then a replacement or a new pool node. */
+static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start, int64_t start_drift,
+                    const entry *entries, int64_t count, int64_t end, entry *out)
+{
+    int64_t ndur = 2 * count + 1;
+    if (RESERVE(b->durations_tmp, ndur) || RESERVE(b->children_tmp, count))
+        return fail_memory(b);
+    int64_t *own = b->durations_tmp.data, *children = b->children_tmp.data;
+    int64_t time = start, drift = 0, lo = 0, hi = 0;
+    for (int64_t j = 0; j < count; j++) {
+        const entry *e = &entries[j];
+        own[2 * j] = e->start - time;
+        own[2 * j + 1] = e->total;
+        children[j] = e->node;
+        if (!b->exact_time) {  /* the hull of the edge intervals (Lemma 5 with s = 0) */
+            if (e->lo + drift < lo)
+                lo = e->lo + drift;
+            if (e->hi + drift > hi)
+                hi = e->hi + drift;
+            drift += entry_drift(e);
+        }
+        time = e->end;
+    }
+    own[2 * count] = end - time;
+    int64_t keys = kind == CCG_CALL ? 1 : 0;
+    int64_t size = inner_bytes(kind, count, own, ndur);
+    b->N += 1;
+    b->M += size;
+    int64_t s_index = slist_of(b, kind, &region, keys, children, count, b->exact_time);
+    if (s_index < 0)
+        return fail_memory(b);
+    slist *s = &b->slists.data[s_index];
+    out->level = 0, out->start = start, out->end = end;
+    if (s->exact) {
+        int64_t found = exact_find(b, s_index, own, ndur);
+        if (found >= 0) {
+            promote(b, s, b->node_position.data[found]);
+            out->node = found, out->total = b->total.data[found], out->lo = lo, out->hi = hi;
+            return CCG_OK;
+        }
+    } else {
+        i128 bound_lo = -(i128)b->abs_dev - start_drift, bound_hi = (i128)b->abs_dev - start_drift;
+        int64_t *items = slist_items(s);
+        for (int64_t p = 0; p < s->n; p++) {
+            int64_t candidate = items[p], dlo, dhi;
+            if (time_deviation(b, RUN(b, durations, duration_start, candidate), own, entries, count, drift,
+                               bound_lo, bound_hi, &dlo, &dhi)) {
+                promote(b, s, p);
+                out->node = candidate, out->total = b->total.data[candidate], out->lo = dlo, out->hi = dhi;
+                return CCG_OK;
+            }
+        }
+    }
+    int64_t sums, events = kind == CCG_CALL ? 2 : 0, total = 0;
+    if (merge_sums(b, children, count, &sums))
+        return fail_memory(b);
+    for (int64_t j = 0; j < count; j++)
+        events += b->events.data[children[j]];
+    for (int64_t j = 0; j < ndur; j++)
+        total += own[j];
+    int64_t node = pool_append(b, kind, &region, keys, children, count, own, ndur, NULL, 0, events, total,
+                               b->sum_id_tmp.data, b->sum_value_tmp.data, sums);
+    if (node < 0 || slist_insert(b, s_index, node))
+        return fail_memory(b);
+    b->n += 1;
+    b->m += size;
+    out->node = node, out->total = total, out->lo = lo, out->hi = hi;
+    return CCG_OK;
+}
+
+/* Column numbers in model.COLUMNS order. */
+enum { COL_REF, COL_COMM, COL_TAG, COL_REQUEST, COL_SIZE, COL_RECV_SIZE, COL_VALUE, COLUMN_COUNT };
+
+/* model.KIND_FIELDS: the hard and soft columns of each kind, -1 terminated. */
+static const int8_t HARD[CCG_KIND_COUNT][5] = {
+    {COL_REF, -1}, {COL_REF, -1},
+    {COL_REF, COL_COMM, COL_TAG, -1}, {COL_REF, COL_COMM, COL_TAG, -1},
+    {COL_REF, COL_COMM, COL_TAG, COL_REQUEST, -1}, {COL_REF, COL_COMM, COL_TAG, COL_REQUEST, -1},
+    {COL_REQUEST, -1}, {COL_REQUEST, -1}, {-1}, {COL_REF, COL_COMM, COL_TAG, -1},
+    {COL_REF, -1}, {COL_REF, COL_VALUE, -1}, {COL_REF, COL_VALUE, -1},
+};
+static const int8_t SOFT[CCG_KIND_COUNT][3] = {
+    {-1}, {-1}, {COL_SIZE, -1}, {COL_SIZE, -1}, {COL_SIZE, -1}, {COL_SIZE, -1}, {-1}, {-1}, {-1},
+    {COL_SIZE, COL_RECV_SIZE, -1}, {COL_VALUE, -1}, {-1}, {-1},
+};
+
+/* builder._atomic: an atomic node (4.1.1), kept or replaced (4.2.1). */
+static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int64_t *const *columns,
+                  int64_t i, int64_t time, entry *out)
+{
+    int64_t key[4], soft[2], keys = 0, softs = 0;
+    for (; HARD[kind][keys] >= 0; keys++)
+        key[keys] = columns[HARD[kind][keys]][i];
+    for (; SOFT[kind][softs] >= 0; softs++)
+        soft[softs] = columns[SOFT[kind][softs]][i];
+    int64_t numerator = b->rel_size;
+    if (kind == CCG_METRIC) {
+        int64_t metric = key[0], value = soft[0];
+        int64_t *previous = map_get(&state->previous_metric, metric);
+        soft[0] = (int64_t)((uint64_t)value - (uint64_t)(previous ? *previous : 0));
+        if (previous)
+            *previous = value;
+        else if (map_put(&state->previous_metric, metric, value))
+            return fail_memory(b);
+        int is_double = metric >= 0 && metric < b->metric_count && b->double_metric[metric];
+        numerator = is_double ? 0 : b->rel_metric;
+    }
+    int64_t size = 4 + 8 * (keys + softs);
+    b->N += 1;
+    b->M += size;
+    int64_t s_index = slist_of(b, kind, key, keys, NULL, 0, numerator == 0);
+    if (s_index < 0)
+        return fail_memory(b);
+    slist *s = &b->slists.data[s_index];
+    int64_t found = -1;
+    if (s->exact) {
+        found = exact_find(b, s_index, soft, softs);
+        if (found >= 0)
+            promote(b, s, b->node_position.data[found]);
+    } else {
+        int64_t *items = slist_items(s);
+        for (int64_t p = 0; p < s->n && found < 0; p++) {
+            const int64_t *other = RUN(b, soft, soft_start, items[p]);
+            int ok = 1;
+            for (int64_t f = 0; f < softs && ok; f++)
+                ok = within_rel(other[f], soft[f], numerator);
+            if (ok) {
+                found = items[p];
+                promote(b, s, p);
+            }
+        }
+    }
+    if (found < 0) {
+        int64_t sum_id = key[0], sums = kind == CCG_METRIC ? 1 : 0;
+        found = pool_append(b, kind, key, keys, NULL, 0, NULL, 0, soft, softs, 1, 0, &sum_id, soft, sums);
+        if (found < 0 || slist_insert(b, s_index, found))
+            return fail_memory(b);
+        b->n += 1;
+        b->m += size;
+    }
+    out->node = found, out->level = 0, out->start = time, out->end = time, out->total = 0;
+    out->lo = out->hi = 0;
+    return CCG_OK;
+}
+
+/* ------------------------------------------------------------------ splitting (4.1.2) */
+
+static int append(ccg_builder *b, location_state *state, frame *f, const entry *e)
+{
+    if (PUSH(state->entries, *e))
+        return fail_memory(b);
+    if (RESERVE(state->levels, f->level_base + e->level + 1))
+        return fail_memory(b);
+    while (f->levels <= e->level) {
+        state->levels.data[f->level_base + f->levels++] = 0;
+    }
+    state->levels.n = f->level_base + f->levels;
+    state->levels.data[f->level_base + e->level]++;
+    f->drift += entry_drift(e);
+    return CCG_OK;
+}
+
+/* builder._group: the last ``count`` entries of the top frame (all on ``level``) become
+ * one artificial node on the next level. */
+static int group(ccg_builder *b, location_state *state, frame *f, int64_t level, int64_t count)
+{
+    entry *first = &state->entries.data[state->entries.n - count];
+    state->levels.data[f->level_base + level] -= count;
+    for (int64_t j = 0; j < count; j++)
+        f->drift -= entry_drift(&first[j]);
+    entry result;
+    int rc = finalize(b, CCG_ARTIFICIAL, 0, first[0].start, f->start_drift + f->drift, first, count,
+                      first[count - 1].end, &result);
+    if (rc)
+        return rc;
+    state->entries.n -= count;
+    result.level = level + 1;
+    return append(b, state, f, &result);
+}
+
+/* Early stage: every child level holding b entries is grouped, lowest level first. */
+static int make_room(ccg_builder *b, location_state *state, frame *f)
+{
+    for (int64_t level = 0; level < f->levels && state->levels.data[f->level_base + level] == b->branching;
+         level++) {
+        int rc = group(b, state, f, level, b->branching);
+        if (rc)
+            return rc;
+    }
+    return CCG_OK;
+}
+
+/* builder._close: the late stage (every pending level below the top is grouped), then
+ * finalization; pops the frame's entries and levels. */
+static int close_frame(ccg_builder *b, location_state *state, frame *f, int64_t end, entry *out)
+{
+    if (state->entries.n - f->entry_base > b->branching) {
+        int64_t top = 0;
+        for (int64_t level = 0; level < f->levels; level++)
+            if (state->levels.data[f->level_base + level])
+                top = level;
+        for (int64_t level = 0; level < top; level++) {
+            int64_t count = state->levels.data[f->level_base + level];
+            if (count) {
+                int rc = group(b, state, f, level, count);
+                if (rc)
+                    return rc;
+            }
+        }
+    }
+    int rc = finalize(b, f->kind, f->region, f->start, f->start_drift, state->entries.data + f->entry_base,
+                      state->entries.n - f->entry_base, end, out);
+    state->entries.n = f->entry_base;
+    state->levels.n = f->level_base;
+    return rc;
+}
+
+static int push_frame(ccg_builder *b, location_state *state, uint8_t kind, int64_t region, int64_t start,
+                      int64_t start_drift)
+{
+    frame f = {kind, region, start, start_drift, 0, state->entries.n, state->levels.n, 0};
+    return PUSH(state->stack, f) ? fail_memory(b) : CCG_OK;
+}
+
+/* Pop the top frame, close it at ``end`` and append it to its parent. */
+static int pop_into_parent(ccg_builder *b, location_state *state, int64_t end)
+{
+    if (state->stack.n < 2) {
+        snprintf(b->message, sizeof b->message, "no open region to close (the builder is in an "
+                 "inconsistent state after an earlier error)");
+        b->error_flags = 0;
+        return CCG_ERR_INPUT;
+    }
+    frame node = state->stack.data[--state->stack.n];
+    entry e;
+    int rc = close_frame(b, state, &node, end, &e);
+    return rc ? rc : append(b, state, &state->stack.data[state->stack.n - 1], &e);
+}
+
+/* ------------------------------------------------------------------ validation */
+
+static const char *const KIND_NAMES[CCG_KIND_COUNT] = {
+    "ENTER", "LEAVE", "SEND", "RECV", "ISEND", "IRECV", "IRECV_REQUEST", "REQUEST_COMPLETE",
+    "COLL_BEGIN", "COLL_END", "METRIC", "MARKER", "GENERIC",
+};
+static const char *const COLUMN_NAMES[COLUMN_COUNT] = {
+    "ref", "comm", "tag", "request", "size", "recv_size", "value",
+};
+
+static uint8_t used_columns(int kind)
+{
+    uint8_t mask = 0;
+    for (int j = 0; HARD[kind][j] >= 0; j++)
+        mask |= (uint8_t)(1u << HARD[kind][j]);
+    for (int j = 0; SOFT[kind][j] >= 0; j++)
+        mask |= (uint8_t)(1u << SOFT[kind][j]);
+    return mask;
+}
+
+static int trace_error(ccg_builder *b, const location_state *state, int64_t i, const int64_t *time,
+                       const char *format, ...) __attribute__((format(printf, 5, 6)));
+
+#include <stdarg.h>
+
+static int trace_error(ccg_builder *b, const location_state *state, int64_t i, const int64_t *time,
+                       const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(b->message, sizeof b->message, format, args);
+    va_end(args);
+    b->error_location = state->location;
+    b->error_index = state->count + i;
+    b->error_time = time ? time[i] : 0;
+    b->error_flags = (time ? 1 : 0) | 2;
+    return CCG_ERR_INPUT;
+}
+
+#define I64 "%lld"
+#define LL(x) ((long long)(x))
+
+/* model.LocationValidator.check: the same checks in the same order, so the same first
+ * error; marks in b->drop the LEAVEs repair mode drops. */
+static int check_batch(ccg_builder *b, location_state *state, int64_t n, const int64_t *time,
+                       const uint8_t *kind, const int64_t *const *columns, int64_t *dropped)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (kind[i] >= CCG_KIND_COUNT)
+            return trace_error(b, state, i, time, "unknown event kind %d", kind[i]);
+    uint8_t unused[CCG_KIND_COUNT];
+    for (int k = 0; k < CCG_KIND_COUNT; k++)
+        unused[k] = (uint8_t)~used_columns(k);
+    uint8_t any = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t nonzero = 0;
+        for (int c = 0; c < COLUMN_COUNT; c++)
+            nonzero |= (uint8_t)((columns[c][i] != 0) << c);
+        any |= nonzero & unused[kind[i]];
+    }
+    if (any) {  /* the first kind (by number) with a bad column, then the first column */
+        for (int k = 0; k < CCG_KIND_COUNT; k++)
+            for (int c = 0; c < COLUMN_COUNT; c++) {
+                if (!((unused[k] >> c) & 1))
+                    continue;
+                for (int64_t i = 0; i < n; i++)
+                    if (kind[i] == k && columns[c][i] != 0)
+                        return trace_error(b, state, i, time, "column '%s' must be 0 for %s", COLUMN_NAMES[c],
+                                           KIND_NAMES[k]);
+            }
+    }
+    if (state->has_last && time[0] < state->last_checked)
+        return trace_error(b, state, 0, time, "timestamp decreases (previous event at " I64 ")",
+                           LL(state->last_checked));
+    for (int64_t i = 1; i < n; i++)
+        if (time[i] < time[i - 1])
+            return trace_error(b, state, i, time, "timestamp decreases (previous event at " I64 ")",
+                               LL(time[i - 1]));
+    for (int c = COL_SIZE; c <= COL_RECV_SIZE; c++)
+        for (int64_t i = 0; i < n; i++)
+            if (columns[c][i] < 0)
+                return trace_error(b, state, i, time, "%s must not be negative", COLUMN_NAMES[c]);
+    if (b->validate) {
+        static const char *const what[3] = {"region", "peer location", "metric"};
+        int64_t counts[3] = {b->regions, b->locations, b->metric_count};
+        for (int check = 0; check < 3; check++)
+            for (int64_t i = 0; i < n; i++) {
+                uint8_t k = kind[i];
+                int selected = check == 0 ? k <= CCG_LEAVE
+                             : check == 1 ? k >= CCG_SEND && k <= CCG_IRECV : k == CCG_METRIC;
+                int64_t r = columns[COL_REF][i];
+                if (selected && (r < 0 || r >= counts[check]))
+                    return trace_error(b, state, i, time, "%s " I64 " is not defined (" I64 " defined)", what[check],
+                                       LL(r), LL(counts[check]));
+            }
+    }
+    /* the nesting (_check_nesting) */
+    int64_t drops = 0;
+    const int64_t *ref = columns[COL_REF];
+    for (int64_t i = 0; i < n; i++) {
+        b->drop.data[i] = 0;
+        if (kind[i] > CCG_LEAVE)
+            continue;
+        int64_t region = ref[i];
+        if (kind[i] == CCG_ENTER) {
+            if (PUSH(state->open, region))
+                return fail_memory(b);
+            continue;
+        }
+        if (state->open.n && state->open.data[state->open.n - 1] == region) {
+            state->open.n--;
+            continue;
+        }
+        int open_further_out = 0;
+        for (int64_t j = 0; j < state->open.n && !open_further_out; j++)
+            open_further_out = state->open.data[j] == region;
+        if (b->repair && !open_further_out) {
+            repair r = {state->location, region, time[i], 1};
+            if (PUSH(state->repairs, r))
+                return fail_memory(b);
+            b->drop.data[i] = 1;
+            drops++;
+        } else if (!state->open.n) {
+            return trace_error(b, state, i, time, "LEAVE of region " I64 " with no region open", LL(region));
+        } else {
+            return trace_error(b, state, i, time, "LEAVE of region " I64 " but region " I64 " is open", LL(region),
+                               LL(state->open.data[state->open.n - 1]));
+        }
+    }
+    *dropped = drops;
+    return CCG_OK;
+}
+
+/* ------------------------------------------------------------------ locations */
+
+static location_state *find_state(ccg_builder *b, int64_t location)
+{
+    int64_t *index = map_get(&b->location_index, location);
+    return index ? b->states.data[*index] : NULL;
+}
+
+static void free_state(location_state *state)
+{
+    if (!state)
+        return;
+    free(state->open.data), free(state->repairs.data), free(state->stack.data);
+    free(state->entries.data), free(state->levels.data);
+    map_free(&state->previous_metric);
+    free(state);
+}
+
+static location_state *new_state(ccg_builder *b, int64_t location)
+{
+    location_state *state = calloc(1, sizeof *state);
+    if (!state)
+        return NULL;
+    state->location = location;
+    int64_t index = b->free_slots.n ? b->free_slots.data[b->free_slots.n - 1] : b->states.n;
+    if (index == b->states.n && PUSH(b->states, NULL)) {
+        free(state);
+        return NULL;
+    }
+    if (map_put(&b->location_index, location, index)) {
+        free(state);
+        return NULL;
+    }
+    if (b->free_slots.n && index == b->free_slots.data[b->free_slots.n - 1])
+        b->free_slots.n--;
+    b->states.data[index] = state;
+    return state;
+}
+
+int ccg_builder_add(ccg_builder *b, int64_t location, int64_t n, const int64_t *time, const uint8_t *kind,
+                    const int64_t *ref, const int64_t *comm, const int64_t *tag, const int64_t *request,
+                    const int64_t *size, const int64_t *recv_size, const int64_t *value)
+{
+    location_state *state = find_state(b, location);
+    if (!state && !(state = new_state(b, location)))
+        return fail_memory(b);
+    if (n <= 0)
+        return CCG_OK;
+    const int64_t *columns[COLUMN_COUNT] = {ref, comm, tag, request, size, recv_size, value};
+    if (RESERVE(b->drop, n))
+        return fail_memory(b);
+    int64_t dropped = 0;
+    int rc = check_batch(b, state, n, time, kind, columns, &dropped);
+    if (rc)
+        return rc;
+    int64_t first = 0, last = n - 1;
+    while (first < n && b->drop.data[first])
+        first++;
+    while (last >= 0 && b->drop.data[last])
+        last--;
+    if (first < n) {  /* the builder's arithmetic needs bounded time spans */
+        int64_t start = state->stack.n ? state->start : time[first];
+        if ((i128)time[last] - start > CCG_SPAN_LIMIT) {
+            int64_t j = first;
+            while ((i128)time[j] - start <= CCG_SPAN_LIMIT)
+                j++;
+            return trace_error(b, state, j, time, "timestamps of a location span more than 2**61 ticks "
+                               "(the native builder's limit)");
+        }
+    }
+    state->count += n;
+    state->has_last = 1;
+    state->last_checked = time[n - 1];
+    if (first == n)
+        return CCG_OK;
+    const uint8_t *drop = dropped ? b->drop.data : NULL;
+    if (!state->stack.n) {
+        state->start = time[first];
+        if ((rc = push_frame(b, state, CCG_ARTIFICIAL, 0, time[first], 0)))
+            return rc;
+    }
+    for (int64_t i = first; i <= last; i++) {
+        if (drop && drop[i])
+            continue;
+        uint8_t k = kind[i];
+        frame *top = &state->stack.data[state->stack.n - 1];
+        if (k == CCG_ENTER) {
+            if ((rc = make_room(b, state, top)))
+                return rc;
+            top = &state->stack.data[state->stack.n - 1];
+            if ((rc = push_frame(b, state, CCG_CALL, ref[i], time[i], top->start_drift + top->drift)))
+                return rc;
+        } else if (k == CCG_LEAVE) {
+            if ((rc = pop_into_parent(b, state, time[i])))
+                return rc;
+        } else {
+            entry e;
+            if ((rc = make_room(b, state, top)) || (rc = atomic(b, state, k, columns, i, time[i], &e)) ||
+                (rc = append(b, state, &state->stack.data[state->stack.n - 1], &e)))
+                return rc;
+        }
+    }
+    state->last_time = time[last];
+    return CCG_OK;
+}
+
+int ccg_builder_end_location(ccg_builder *b, int64_t location, int64_t *out)
+{
+    location_state *state = find_state(b, location);
+    int64_t *index = map_get(&b->location_index, location);
+    if (state) {  /* the location's state goes, whatever happens below */
+        b->states.data[*index] = NULL;
+        if (PUSH(b->free_slots, *index)) {
+            free_state(state);
+            return fail_memory(b);
+        }
+        map_delete(&b->location_index, location);
+    } else if (!(state = calloc(1, sizeof *state))) {
+        return fail_memory(b);
+    } else {
+        state->location = location;
+    }
+    int rc = CCG_OK;
+    int64_t closing = state->open.n;
+    if (closing && !b->repair) {
+        snprintf(b->message, sizeof b->message, I64 " region(s) still open at the end (innermost: region " I64
+                 "); use repair mode to close them", LL(closing), LL(state->open.data[closing - 1]));
+        b->error_location = location, b->error_index = state->count, b->error_time = state->last_checked;
+        b->error_flags = (state->has_last ? 1 : 0) | 2;
+        free_state(state);
+        return CCG_ERR_INPUT;
+    }
+    for (int64_t j = closing - 1; j >= 0; j--) {  /* validator.finish: innermost first */
+        repair r = {location, state->open.data[j], state->last_checked, 0};
+        if (PUSH(state->repairs, r)) {
+            free_state(state);
+            return fail_memory(b);
+        }
+    }
+    if (RESERVE(b->repairs, b->repairs.n + state->repairs.n)) {
+        free_state(state);
+        return fail_memory(b);
+    }
+    for (int64_t j = 0; j < state->repairs.n; j++)
+        b->repairs.data[b->repairs.n++] = state->repairs.data[j];
+    for (int64_t j = 0; j < closing && !rc; j++)
+        rc = pop_into_parent(b, state, state->last_checked);
+    if (!rc && !state->stack.n)  /* a location without events */
+        rc = push_frame(b, state, CCG_ARTIFICIAL, 0, 0, 0);
+    entry e;
+    if (!rc) {
+        frame root = state->stack.data[--state->stack.n];
+        rc = close_frame(b, state, &root, state->last_time, &e);
+    }
+    if (!rc) {
+        out[0] = e.node;
+        out[1] = state->start;
+        out[2] = state->start + e.total;
+        out[3] = b->events.data[e.node];
+    }
+    free_state(state);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ lifetime and access */
+
+ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size, int64_t rel_metric,
+                             int exact_time, int64_t branching, int64_t search_length, int repair,
+                             int validate, int64_t regions, int64_t locations,
+                             const uint8_t *double_metric, int64_t metric_count)
+{
+    ccg_builder *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->abs_dev = abs_dev < 0 ? 0 : abs_dev > CCG_ABS_LIMIT ? CCG_ABS_LIMIT : abs_dev;
+    b->rel_time = rel_time, b->rel_size = rel_size, b->rel_metric = rel_metric;
+    b->exact_time = exact_time;
+    b->branching = branching < 2 ? 2 : branching;
+    b->search_length = search_length < 1 ? 1 : search_length;
+    b->repair = repair, b->validate = validate;
+    b->regions = regions, b->locations = locations;
+    b->metric_count = metric_count > 0 ? metric_count : 0;
+    b->double_metric = calloc((size_t)b->metric_count + 1, 1);
+    if (!b->double_metric) {
+        free(b);
+        return NULL;
+    }
+    if (b->metric_count && double_metric)
+        memcpy(b->double_metric, double_metric, (size_t)b->metric_count);
+    if (PUSH(b->child_start, 0) || PUSH(b->duration_start, 0) || PUSH(b->key_start, 0) ||
+        PUSH(b->soft_start, 0) || PUSH(b->metric_start, 0)) {
+        ccg_builder_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void ccg_builder_free(ccg_builder *b)
+{
+    if (!b)
+        return;
+    free(b->double_metric);
+    free(b->kind.data), free(b->child_start.data), free(b->children.data);
+    free(b->duration_start.data), free(b->durations.data), free(b->key_start.data), free(b->key.data);
+    free(b->soft_start.data), free(b->soft.data), free(b->events.data), free(b->total.data);
+    free(b->metric_start.data), free(b->metric_id.data), free(b->metric_sum.data);
+    free(b->node_slist.data), free(b->node_position.data);
+    for (int64_t s = 0; s < b->slists.n; s++)
+        if (b->slists.data[s].cap > 1)
+            free(b->slists.data[s].items);
+    free(b->slists.data);
+    free(b->by_key.hash), free(b->by_key.id), free(b->exact.hash), free(b->exact.id);
+    for (int64_t i = 0; i < b->states.n; i++)
+        free_state(b->states.data[i]);
+    free(b->states.data), free(b->free_slots.data);
+    map_free(&b->location_index);
+    free(b->repairs.data);
+    free(b->durations_tmp.data), free(b->children_tmp.data), free(b->sum_id_tmp.data);
+    free(b->sum_value_tmp.data), free(b->drop.data);
+    free(b);
+}
+
+const ccg_nodes *ccg_builder_nodes(ccg_builder *b)
+{
+    ccg_nodes *t = &b->table;
+    t->first = 0;
+    t->count = b->kind.n;
+    t->kind = b->kind.data;
+    t->child_start = b->child_start.data, t->children = b->children.data;
+    t->duration_start = b->duration_start.data, t->durations = b->durations.data;
+    t->key_start = b->key_start.data, t->key = b->key.data;
+    t->soft_start = b->soft_start.data, t->soft = b->soft.data;
+    t->events = b->events.data, t->total = b->total.data;
+    t->metric_start = b->metric_start.data, t->metric_id = b->metric_id.data, t->metric_sum = b->metric_sum.data;
+    return t;
+}
+
+void ccg_builder_metrics(const ccg_builder *b, int64_t *out)
+{
+    out[0] = b->N, out[1] = b->n, out[2] = b->M, out[3] = b->m;
+}
+
+int64_t ccg_builder_repair_count(const ccg_builder *b) { return b->repairs.n; }
+
+void ccg_builder_repairs(const ccg_builder *b, int64_t first, int64_t count, int64_t *out)
+{
+    for (int64_t i = 0; i < count && first + i < b->repairs.n; i++) {
+        const repair *r = &b->repairs.data[first + i];
+        out[4 * i] = r->location, out[4 * i + 1] = r->region, out[4 * i + 2] = r->time, out[4 * i + 3] = r->action;
+    }
+}
+
+const char *ccg_builder_error(const ccg_builder *b) { return b->message; }
+
+void ccg_builder_error_position(const ccg_builder *b, int64_t *out)
+{
+    out[0] = b->error_location, out[1] = b->error_index, out[2] = b->error_time, out[3] = b->error_flags;
+}

@@ -266,9 +266,12 @@ typedef struct {
     int64_t start, last_time;
 } location_state;
 
+/* An S-list: its nodes in cache order, and beside them each node's first soft value (its
+ * first duration, or an atomic node's first soft property) and its total duration, which
+ * let a search skip most candidates without reading the pool. */
 typedef struct {
-    int64_t one;      /* the only entry while cap <= 1 */
-    int64_t *items;
+    int64_t *data;    /* nodes, heads, totals: cap values each */
+    int64_t one[3];   /* the data while cap <= 1 */
     int64_t n, cap;
     uint8_t exact;
 } slist;
@@ -419,7 +422,9 @@ static int64_t inner_bytes(uint8_t kind, int64_t children, const int64_t *durati
 
 /* ------------------------------------------------------------------ S-lists (4.2.2) */
 
-static inline int64_t *slist_items(slist *s) { return s->cap <= 1 ? &s->one : s->items; }
+static inline int64_t *slist_nodes(slist *s) { return s->cap <= 1 ? s->one : s->data; }
+static inline int64_t *slist_heads(slist *s) { return slist_nodes(s) + (s->cap <= 1 ? 1 : s->cap); }
+static inline int64_t *slist_totals(slist *s) { return slist_nodes(s) + (s->cap <= 1 ? 2 : 2 * s->cap); }
 
 static inline int runs_equal(const int64_t *a, const int64_t *b, int64_t n)
 {
@@ -437,7 +442,7 @@ static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_
             if (b->by_key.hash[i] != h)
                 continue;
             int64_t s = b->by_key.id[i];
-            int64_t node = slist_items(&b->slists.data[s])[0];
+            int64_t node = slist_nodes(&b->slists.data[s])[0];
             if (b->kind.data[node] == kind && RUN_LEN(b, key_start, node) == keys &&
                 RUN_LEN(b, child_start, node) == child_count &&
                 runs_equal(RUN(b, key, key_start, node), key, keys) &&
@@ -481,9 +486,11 @@ static void promote(ccg_builder *b, slist *s, int64_t position)
 {
     if (position <= 0)
         return;
-    int64_t *items = slist_items(s);
-    int64_t a = items[position - 1], c = items[position];
-    items[position - 1] = c, items[position] = a;
+    int64_t *nodes = slist_nodes(s), *heads = slist_heads(s), *totals = slist_totals(s);
+    int64_t a = nodes[position - 1], c = nodes[position], head = heads[position - 1], total = totals[position - 1];
+    nodes[position - 1] = c, nodes[position] = a;
+    heads[position - 1] = heads[position], heads[position] = head;
+    totals[position - 1] = totals[position], totals[position] = total;
     b->node_position.data[c] = position - 1;
     b->node_position.data[a] = position;
 }
@@ -499,20 +506,22 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
             if (cap > b->search_length)
                 cap = b->search_length;
             if (cap > 1) {
-                int64_t *items = s->cap <= 1 ? malloc((size_t)cap * sizeof *items)
-                                             : realloc(s->items, (size_t)cap * sizeof *items);
-                if (!items)
+                int64_t *data = malloc((size_t)(3 * cap) * sizeof *data);
+                if (!data)
                     return -1;
-                if (s->cap == 1)
-                    items[0] = s->one;
-                s->items = items;
+                memcpy(data, slist_nodes(s), (size_t)s->n * sizeof *data);
+                memcpy(data + cap, slist_heads(s), (size_t)s->n * sizeof *data);
+                memcpy(data + 2 * cap, slist_totals(s), (size_t)s->n * sizeof *data);
+                if (s->cap > 1)
+                    free(s->data);
+                s->data = data;
             }
             s->cap = cap;
         }
         position = s->n++;
     } else {
         position = b->search_length - 1;
-        int64_t evicted = slist_items(s)[position];
+        int64_t evicted = slist_nodes(s)[position];
         b->node_position.data[evicted] = -1;
         if (s->exact) {
             int64_t count;
@@ -520,12 +529,14 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
             idtable_delete(&b->exact, exact_hash(s_index, soft, count), evicted);
         }
     }
-    slist_items(s)[position] = node;
+    int64_t count;
+    const int64_t *soft = soft_run(b, node, &count);
+    slist_nodes(s)[position] = node;
+    slist_heads(s)[position] = count ? soft[0] : 0;
+    slist_totals(s)[position] = b->total.data[node];
     b->node_slist.data[node] = s_index;
     b->node_position.data[node] = position;
     if (s->exact) {
-        int64_t count;
-        const int64_t *soft = soft_run(b, node, &count);
         if (idtable_insert(&b->exact, exact_hash(s_index, soft, count), node))
             return -1;
     }
@@ -540,6 +551,40 @@ static inline int within_rel(int64_t new_value, int64_t original, int64_t numera
         diff = -diff;
     i128 base = original < 0 ? -(i128)original : (i128)original;
     return (diff << REL_SCALE_BITS) <= (i128)numerator * base;
+}
+
+/* The values within_rel accepts for ``original``: [*lo, *hi] (|new - original| is an
+ * integer, so |new - original| << 32 <= numerator * |original| means it is at most the
+ * floor of numerator * |original| / 2**32). */
+static inline void rel_range(int64_t original, int64_t numerator, i128 *lo, i128 *hi)
+{
+    i128 base = original < 0 ? -(i128)original : (i128)original;
+    i128 tolerance = ((i128)numerator * base) >> REL_SCALE_BITS;
+    *lo = (i128)original - tolerance;
+    *hi = (i128)original + tolerance;
+}
+
+/* The first position from ``p`` on whose value lies in [lo, hi] (wrapping unsigned
+ * arithmetic: one comparison per value), or ``n``. */
+static inline int64_t next_in(const int64_t *values, int64_t p, int64_t n, uint64_t lo, uint64_t width)
+{
+    while (p < n && (uint64_t)values[p] - lo > width)
+        p++;
+    return p;
+}
+
+/* [lo, hi] clamped to int64 as the arguments of next_in; 0 when it is empty. */
+static inline int range_of(i128 lo, i128 hi, uint64_t *start, uint64_t *width)
+{
+    if (lo < INT64_MIN)
+        lo = INT64_MIN;
+    if (hi > INT64_MAX)
+        hi = INT64_MAX;
+    if (lo > hi)
+        return 0;
+    *start = (uint64_t)(int64_t)lo;
+    *width = (uint64_t)(int64_t)hi - *start;
+    return 1;
 }
 
 /* ------------------------------------------------------------------ compression (4.2) */
@@ -620,9 +665,31 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
         }
     } else {
         i128 bound_lo = -(i128)b->abs_dev - start_drift, bound_hi = (i128)b->abs_dev - start_drift;
-        int64_t *items = slist_items(s);
-        for (int64_t p = 0; p < s->n; p++) {
-            int64_t candidate = items[p], dlo, dhi;
+        /* the first gap decides the first step of time_deviation alone: the candidate's
+         * first duration must be within the relative bound of ours, and the shift it
+         * causes must keep the first edge (or the end) inside the bound */
+        i128 head_lo, head_hi;
+        rel_range(own[0], b->rel_time, &head_lo, &head_hi);
+        i128 first_lo = count ? entries[0].lo : drift, first_hi = count ? entries[0].hi : drift;
+        if (head_lo < own[0] + bound_lo - first_lo)
+            head_lo = own[0] + bound_lo - first_lo;
+        if (head_hi > own[0] + bound_hi - first_hi)
+            head_hi = own[0] + bound_hi - first_hi;
+        /* and the last step needs the candidate's total to differ by a shift that keeps
+         * the end inside the bound */
+        int64_t own_total = 0;
+        for (int64_t j = 0; j < ndur; j++)
+            own_total += own[j];
+        i128 total_lo = own_total + bound_lo - drift, total_hi = own_total + bound_hi - drift;
+        uint64_t head_start, head_width, total_start, total_width;
+        int64_t *nodes = slist_nodes(s), *heads = slist_heads(s), *totals = slist_totals(s);
+        int any = range_of(head_lo, head_hi, &head_start, &head_width) &&
+                  range_of(total_lo, total_hi, &total_start, &total_width);
+        for (int64_t p = any ? next_in(heads, 0, s->n, head_start, head_width) : s->n; p < s->n;
+             p = next_in(heads, p + 1, s->n, head_start, head_width)) {
+            if ((uint64_t)totals[p] - total_start > total_width)
+                continue;
+            int64_t candidate = nodes[p], dlo, dhi;
             if (time_deviation(b, RUN(b, durations, duration_start, candidate), own, entries, count, drift,
                                bound_lo, bound_hi, &dlo, &dhi)) {
                 promote(b, s, p);
@@ -698,14 +765,20 @@ static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int
         if (found >= 0)
             promote(b, s, b->node_position.data[found]);
     } else {
-        int64_t *items = slist_items(s);
-        for (int64_t p = 0; p < s->n && found < 0; p++) {
-            const int64_t *other = RUN(b, soft, soft_start, items[p]);
+        int64_t *nodes = slist_nodes(s), *heads = slist_heads(s);
+        i128 head_lo = INT64_MIN, head_hi = INT64_MAX;
+        if (softs)
+            rel_range(soft[0], numerator, &head_lo, &head_hi);
+        uint64_t head_start = 0, head_width = UINT64_MAX;
+        range_of(head_lo, head_hi, &head_start, &head_width);  /* never empty: soft[0] is in it */
+        for (int64_t p = next_in(heads, 0, s->n, head_start, head_width); p < s->n && found < 0;
+             p = next_in(heads, p + 1, s->n, head_start, head_width)) {
+            const int64_t *other = RUN(b, soft, soft_start, nodes[p]);
             int ok = 1;
             for (int64_t f = 0; f < softs && ok; f++)
                 ok = within_rel(other[f], soft[f], numerator);
             if (ok) {
-                found = items[p];
+                found = nodes[p];
                 promote(b, s, p);
             }
         }
@@ -1159,7 +1232,7 @@ void ccg_builder_free(ccg_builder *b)
     free(b->node_slist.data), free(b->node_position.data);
     for (int64_t s = 0; s < b->slists.n; s++)
         if (b->slists.data[s].cap > 1)
-            free(b->slists.data[s].items);
+            free(b->slists.data[s].data);
     free(b->slists.data);
     free(b->by_key.hash), free(b->by_key.id), free(b->exact.hash), free(b->exact.id);
     for (int64_t i = 0; i < b->states.n; i++)

@@ -169,34 +169,37 @@ static void map_free(i64map *m)
     memset(m, 0, sizeof *m);
 }
 
-/* A table of ids keyed by a stored 64-bit hash; equality is decided by the caller. */
+/* A table of ids keyed by a stored 64-bit hash; equality is decided by the caller. A
+ * slot keeps hash and id side by side: one cache line per probe. */
 typedef struct {
-    uint64_t *hash;
-    int64_t *id;  /* -1: empty */
+    uint64_t hash;
+    int64_t id;  /* -1: empty */
+} slot;
+
+typedef struct {
+    slot *slots;
     int64_t cap, n;
 } idtable;
 
 static int idtable_grow(idtable *t)
 {
     int64_t cap = t->cap ? 2 * t->cap : 1024;
-    uint64_t *hash = malloc((size_t)cap * sizeof *hash);
-    int64_t *id = malloc((size_t)cap * sizeof *id);
-    if (!hash || !id) {
-        free(hash), free(id);
+    slot *slots = malloc((size_t)cap * sizeof *slots);
+    if (!slots)
         return -1;
-    }
-    memset(id, 0xff, (size_t)cap * sizeof *id);
+    for (int64_t i = 0; i < cap; i++)
+        slots[i].id = -1;
     uint64_t mask = (uint64_t)cap - 1;
     for (int64_t j = 0; j < t->cap; j++) {
-        if (t->id[j] < 0)
+        if (t->slots[j].id < 0)
             continue;
-        uint64_t i = t->hash[j] & mask;
-        while (id[i] >= 0)
+        uint64_t i = t->slots[j].hash & mask;
+        while (slots[i].id >= 0)
             i = (i + 1) & mask;
-        hash[i] = t->hash[j], id[i] = t->id[j];
+        slots[i] = t->slots[j];
     }
-    free(t->hash), free(t->id);
-    t->hash = hash, t->id = id, t->cap = cap;
+    free(t->slots);
+    t->slots = slots, t->cap = cap;
     return 0;
 }
 
@@ -206,9 +209,9 @@ static int idtable_insert(idtable *t, uint64_t h, int64_t value)
         return -1;
     uint64_t mask = (uint64_t)t->cap - 1;
     uint64_t i = h & mask;
-    while (t->id[i] >= 0)
+    while (t->slots[i].id >= 0)
         i = (i + 1) & mask;
-    t->hash[i] = h, t->id[i] = value;
+    t->slots[i].hash = h, t->slots[i].id = value;
     t->n++;
     return 0;
 }
@@ -217,19 +220,19 @@ static void idtable_delete(idtable *t, uint64_t h, int64_t value)
 {
     uint64_t mask = (uint64_t)t->cap - 1;
     uint64_t i = h & mask;
-    while (t->id[i] != value) {
-        if (t->id[i] < 0)
+    while (t->slots[i].id != value) {
+        if (t->slots[i].id < 0)
             return;
         i = (i + 1) & mask;
     }
-    for (uint64_t j = (i + 1) & mask; t->id[j] >= 0; j = (j + 1) & mask) {
-        uint64_t home = t->hash[j] & mask;
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            t->hash[i] = t->hash[j], t->id[i] = t->id[j];
+    for (uint64_t j = (i + 1) & mask; t->slots[j].id >= 0; j = (j + 1) & mask) {
+        uint64_t home = t->slots[j].hash & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {  /* j may move back to the hole i */
+            t->slots[i] = t->slots[j];
             i = j;
         }
     }
-    t->id[i] = -1;
+    t->slots[i].id = -1;
     t->n--;
 }
 
@@ -431,17 +434,25 @@ static inline int runs_equal(const int64_t *a, const int64_t *b, int64_t n)
     return n == 0 || memcmp(a, b, (size_t)n * sizeof(int64_t)) == 0;
 }
 
-/* The S-list of (kind, key, children), created when missing; -1 when out of memory. */
-static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_t keys,
-                        const int64_t *children, int64_t child_count, int exact)
+/* The hash of a node's hard properties: kind, key and children (unfinished). */
+static inline uint64_t hard_hash(uint8_t kind, const int64_t *key, int64_t keys, const int64_t *children,
+                                 int64_t child_count)
 {
-    uint64_t h = finish_hash(hash_run(hash_run(kind, key, keys), children, child_count));
+    return hash_run(hash_run(kind, key, keys), children, child_count);
+}
+
+/* The S-list of (kind, key, children), created when missing; -1 when out of memory.
+ * ``hard`` is their hard_hash. */
+static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_t keys,
+                        const int64_t *children, int64_t child_count, uint64_t hard, int exact)
+{
+    uint64_t h = finish_hash(hard);
     if (b->by_key.cap) {
         uint64_t mask = (uint64_t)b->by_key.cap - 1;
-        for (uint64_t i = h & mask; b->by_key.id[i] >= 0; i = (i + 1) & mask) {
-            if (b->by_key.hash[i] != h)
+        for (uint64_t i = h & mask; b->by_key.slots[i].id >= 0; i = (i + 1) & mask) {
+            if (b->by_key.slots[i].hash != h)
                 continue;
-            int64_t s = b->by_key.id[i];
+            int64_t s = b->by_key.slots[i].id;
             int64_t node = slist_nodes(&b->slists.data[s])[0];
             if (b->kind.data[node] == kind && RUN_LEN(b, key_start, node) == keys &&
                 RUN_LEN(b, child_start, node) == child_count &&
@@ -458,24 +469,40 @@ static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_
     return s;
 }
 
-static inline uint64_t exact_hash(int64_t s, const int64_t *soft, int64_t count)
+/* Exact S-lists are indexed by all properties at once, so that a hit needs one lookup;
+ * the S-list of the node found is node_slist. */
+static inline uint64_t exact_hash(uint64_t hard, const int64_t *soft, int64_t count)
 {
-    return finish_hash(hash_run((uint64_t)s, soft, count));
+    return finish_hash(hash_run(hard, soft, count));
 }
 
-/* The cached node of exact S-list s with these soft properties, or -1. */
-static int64_t exact_find(const ccg_builder *b, int64_t s, const int64_t *soft, int64_t count)
+static uint64_t exact_hash_of(const ccg_builder *b, int64_t node)
+{
+    int64_t count;
+    const int64_t *soft = soft_run(b, node, &count);
+    return exact_hash(hard_hash(b->kind.data[node], RUN(b, key, key_start, node), RUN_LEN(b, key_start, node),
+                                RUN(b, children, child_start, node), RUN_LEN(b, child_start, node)),
+                      soft, count);
+}
+
+/* The cached node of an exact S-list with all these properties, or -1. */
+static int64_t exact_find(const ccg_builder *b, uint8_t kind, const int64_t *key, int64_t keys,
+                          const int64_t *children, int64_t child_count, uint64_t hard, const int64_t *soft,
+                          int64_t count)
 {
     if (!b->exact.cap)
         return -1;
-    uint64_t h = exact_hash(s, soft, count);
+    uint64_t h = exact_hash(hard, soft, count);
     uint64_t mask = (uint64_t)b->exact.cap - 1;
-    for (uint64_t i = h & mask; b->exact.id[i] >= 0; i = (i + 1) & mask) {
-        if (b->exact.hash[i] != h)
+    for (uint64_t i = h & mask; b->exact.slots[i].id >= 0; i = (i + 1) & mask) {
+        if (b->exact.slots[i].hash != h)
             continue;
-        int64_t node = b->exact.id[i], n;
+        int64_t node = b->exact.slots[i].id, n;
         const int64_t *other = soft_run(b, node, &n);
-        if (b->node_slist.data[node] == s && n == count && runs_equal(other, soft, count))
+        if (b->kind.data[node] == kind && n == count && RUN_LEN(b, key_start, node) == keys &&
+            RUN_LEN(b, child_start, node) == child_count && runs_equal(other, soft, count) &&
+            runs_equal(RUN(b, key, key_start, node), key, keys) &&
+            runs_equal(RUN(b, children, child_start, node), children, child_count))
             return node;
     }
     return -1;
@@ -523,11 +550,8 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
         position = b->search_length - 1;
         int64_t evicted = slist_nodes(s)[position];
         b->node_position.data[evicted] = -1;
-        if (s->exact) {
-            int64_t count;
-            const int64_t *soft = soft_run(b, evicted, &count);
-            idtable_delete(&b->exact, exact_hash(s_index, soft, count), evicted);
-        }
+        if (s->exact)
+            idtable_delete(&b->exact, exact_hash_of(b, evicted), evicted);
     }
     int64_t count;
     const int64_t *soft = soft_run(b, node, &count);
@@ -537,7 +561,7 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
     b->node_slist.data[node] = s_index;
     b->node_position.data[node] = position;
     if (s->exact) {
-        if (idtable_insert(&b->exact, exact_hash(s_index, soft, count), node))
+        if (idtable_insert(&b->exact, exact_hash_of(b, node), node))
             return -1;
     }
     return 0;
@@ -651,19 +675,21 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
     int64_t size = inner_bytes(kind, count, own, ndur);
     b->N += 1;
     b->M += size;
-    int64_t s_index = slist_of(b, kind, &region, keys, children, count, b->exact_time);
-    if (s_index < 0)
-        return fail_memory(b);
-    slist *s = &b->slists.data[s_index];
+    uint64_t hard = hard_hash(kind, &region, keys, children, count);
     out->level = 0, out->start = start, out->end = end;
-    if (s->exact) {
-        int64_t found = exact_find(b, s_index, own, ndur);
+    if (b->exact_time) {  /* exact S-lists: one lookup by all properties */
+        int64_t found = exact_find(b, kind, &region, keys, children, count, hard, own, ndur);
         if (found >= 0) {
-            promote(b, s, b->node_position.data[found]);
+            promote(b, &b->slists.data[b->node_slist.data[found]], b->node_position.data[found]);
             out->node = found, out->total = b->total.data[found], out->lo = lo, out->hi = hi;
             return CCG_OK;
         }
-    } else {
+    }
+    int64_t s_index = slist_of(b, kind, &region, keys, children, count, hard, b->exact_time);
+    if (s_index < 0)
+        return fail_memory(b);
+    slist *s = &b->slists.data[s_index];
+    if (!s->exact) {
         i128 bound_lo = -(i128)b->abs_dev - start_drift, bound_hi = (i128)b->abs_dev - start_drift;
         /* the first gap decides the first step of time_deviation alone: the candidate's
          * first duration must be within the relative bound of ours, and the shift it
@@ -755,16 +781,22 @@ static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int
     int64_t size = 4 + 8 * (keys + softs);
     b->N += 1;
     b->M += size;
-    int64_t s_index = slist_of(b, kind, key, keys, NULL, 0, numerator == 0);
+    uint64_t hard = hard_hash(kind, key, keys, NULL, 0);
+    int64_t found = -1;
+    if (numerator == 0) {  /* an exact S-list: one lookup by all properties */
+        found = exact_find(b, kind, key, keys, NULL, 0, hard, soft, softs);
+        if (found >= 0) {
+            promote(b, &b->slists.data[b->node_slist.data[found]], b->node_position.data[found]);
+            out->node = found, out->level = 0, out->start = time, out->end = time, out->total = 0;
+            out->lo = out->hi = 0;
+            return CCG_OK;
+        }
+    }
+    int64_t s_index = slist_of(b, kind, key, keys, NULL, 0, hard, numerator == 0);
     if (s_index < 0)
         return fail_memory(b);
     slist *s = &b->slists.data[s_index];
-    int64_t found = -1;
-    if (s->exact) {
-        found = exact_find(b, s_index, soft, softs);
-        if (found >= 0)
-            promote(b, s, b->node_position.data[found]);
-    } else {
+    if (!s->exact) {
         int64_t *nodes = slist_nodes(s), *heads = slist_heads(s);
         i128 head_lo = INT64_MIN, head_hi = INT64_MAX;
         if (softs)
@@ -1234,7 +1266,7 @@ void ccg_builder_free(ccg_builder *b)
         if (b->slists.data[s].cap > 1)
             free(b->slists.data[s].data);
     free(b->slists.data);
-    free(b->by_key.hash), free(b->by_key.id), free(b->exact.hash), free(b->exact.id);
+    free(b->by_key.slots), free(b->exact.slots);
     for (int64_t i = 0; i < b->states.n; i++)
         free_state(b->states.data[i]);
     free(b->states.data), free(b->free_slots.data);

@@ -271,11 +271,14 @@ typedef struct {
 
 /* An S-list: its nodes in cache order, and beside them each node's first soft value (its
  * first duration, or an atomic node's first soft property) and its total duration, which
- * let a search skip most candidates without reading the pool. */
+ * let a search skip most candidates without reading the pool. An S-list of call or
+ * artificial nodes searched with deviation bounds also keeps their durations (``width``
+ * of them per node, as its nodes have the same children) row by row, in cache order. */
 typedef struct {
     int64_t *data;    /* nodes, heads, totals: cap values each */
     int64_t one[3];   /* the data while cap <= 1 */
-    int64_t n, cap;
+    int64_t *rows;    /* cap x width durations */
+    int64_t n, cap, width;
     uint8_t exact;
 } slist;
 
@@ -444,7 +447,8 @@ static inline uint64_t hard_hash(uint8_t kind, const int64_t *key, int64_t keys,
 /* The S-list of (kind, key, children), created when missing; -1 when out of memory.
  * ``hard`` is their hard_hash. */
 static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_t keys,
-                        const int64_t *children, int64_t child_count, uint64_t hard, int exact)
+                        const int64_t *children, int64_t child_count, uint64_t hard, int exact,
+                        int64_t width)
 {
     uint64_t h = finish_hash(hard);
     if (b->by_key.cap) {
@@ -463,6 +467,7 @@ static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_
     }
     slist fresh = {0};
     fresh.exact = (uint8_t)exact;
+    fresh.width = width;
     int64_t s = b->slists.n;
     if (PUSH(b->slists, fresh) || idtable_insert(&b->by_key, h, s))
         return -1;
@@ -520,6 +525,13 @@ static void promote(ccg_builder *b, slist *s, int64_t position)
     totals[position - 1] = totals[position], totals[position] = total;
     b->node_position.data[c] = position - 1;
     b->node_position.data[a] = position;
+    if (s->width) {
+        int64_t *upper = s->rows + (position - 1) * s->width, *lower = upper + s->width;
+        for (int64_t j = 0; j < s->width; j++) {
+            int64_t x = upper[j];
+            upper[j] = lower[j], lower[j] = x;
+        }
+    }
 }
 
 /* A miss: the new node goes to the end of the cache area, or replaces its last entry. */
@@ -532,6 +544,14 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
             int64_t cap = s->cap ? 2 * s->cap : 1;
             if (cap > b->search_length)
                 cap = b->search_length;
+            if (s->width) {  /* first: a failure later leaves it merely larger */
+                if (cap > INT64_MAX / 8 / s->width)
+                    return -1;
+                int64_t *rows = realloc(s->rows, (size_t)(cap * s->width) * sizeof *rows);
+                if (!rows)
+                    return -1;
+                s->rows = rows;
+            }
             if (cap > 1) {
                 int64_t *data = malloc((size_t)(3 * cap) * sizeof *data);
                 if (!data)
@@ -558,6 +578,9 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
     slist_nodes(s)[position] = node;
     slist_heads(s)[position] = count ? soft[0] : 0;
     slist_totals(s)[position] = b->total.data[node];
+    if (s->width)
+        memcpy(s->rows + position * s->width, RUN(b, durations, duration_start, node),
+               (size_t)s->width * sizeof(int64_t));
     b->node_slist.data[node] = s_index;
     b->node_position.data[node] = position;
     if (s->exact) {
@@ -685,7 +708,8 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
             return CCG_OK;
         }
     }
-    int64_t s_index = slist_of(b, kind, &region, keys, children, count, hard, b->exact_time);
+    int64_t s_index = slist_of(b, kind, &region, keys, children, count, hard, b->exact_time,
+                               b->exact_time ? 0 : ndur);
     if (s_index < 0)
         return fail_memory(b);
     slist *s = &b->slists.data[s_index];
@@ -716,7 +740,7 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
             if ((uint64_t)totals[p] - total_start > total_width)
                 continue;
             int64_t candidate = nodes[p], dlo, dhi;
-            if (time_deviation(b, RUN(b, durations, duration_start, candidate), own, entries, count, drift,
+            if (time_deviation(b, s->rows + p * s->width, own, entries, count, drift,
                                bound_lo, bound_hi, &dlo, &dhi)) {
                 promote(b, s, p);
                 out->node = candidate, out->total = b->total.data[candidate], out->lo = dlo, out->hi = dhi;
@@ -792,7 +816,7 @@ static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int
             return CCG_OK;
         }
     }
-    int64_t s_index = slist_of(b, kind, key, keys, NULL, 0, hard, numerator == 0);
+    int64_t s_index = slist_of(b, kind, key, keys, NULL, 0, hard, numerator == 0, 0);
     if (s_index < 0)
         return fail_memory(b);
     slist *s = &b->slists.data[s_index];
@@ -1262,9 +1286,11 @@ void ccg_builder_free(ccg_builder *b)
     free(b->soft_start.data), free(b->soft.data), free(b->events.data), free(b->total.data);
     free(b->metric_start.data), free(b->metric_id.data), free(b->metric_sum.data);
     free(b->node_slist.data), free(b->node_position.data);
-    for (int64_t s = 0; s < b->slists.n; s++)
+    for (int64_t s = 0; s < b->slists.n; s++) {
         if (b->slists.data[s].cap > 1)
             free(b->slists.data[s].data);
+        free(b->slists.data[s].rows);
+    }
     free(b->slists.data);
     free(b->by_key.slots), free(b->exact.slots);
     for (int64_t i = 0; i < b->states.n; i++)

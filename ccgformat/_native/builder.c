@@ -1,17 +1,19 @@
 /* The streaming cCCG builder: the C twin of ccgformat/graph/builder.py (see builder.h).
  *
  * Layout. The node pool is a growing ccg_nodes table (ccg.h). Each location keeps its
- * validator state (open regions, repairs) and its construction stack (4.1.3): frames of
- * open nodes whose finalized child entries lie one after another in a shared entry
- * array, and whose per-level child counts (4.1.2) lie in a shared level array; only the
- * top frame ever grows, so both arrays work as stacks.
+ * validator (builder_validate.c: open regions, repairs) and its construction stack
+ * (4.1.3): frames of open nodes whose finalized child entries lie one after another in a
+ * shared entry array, and whose per-level child counts (4.1.2) lie in a shared level
+ * array; only the top frame ever grows, so both arrays work as stacks.
  *
- * Replacement search (4.2.1, 4.2.2). A hash table maps (kind, hard properties, child ids)
- * to an S-list; every S-list holds at most L nodes (its cache area), searched front to
- * back, a hit swapping places with its predecessor, a miss going to the end of the area
- * or replacing its last entry. When compatibility means equality (a zero bound) a second
- * hash table maps (S-list, soft properties) to the one equal node, which the scan would
- * also find first. Nodes are compared by reading the pool, so both tables store ids only.
+ * Replacement search (4.2.1, 4.2.2). A hash table (builder_hash.c) maps (kind, hard
+ * properties, child ids) to an S-list; every S-list holds at most L nodes (its cache
+ * area), searched front to back, a hit swapping places with its predecessor, a miss
+ * going to the end of the area or replacing its last entry. When compatibility means
+ * equality (a zero bound) a second table maps all properties of the cached nodes to the
+ * one equal node, which the scan would also find first. The tables store ids only and
+ * compare by reading the pool; S-lists keep beside their nodes what a search with
+ * deviation bounds reads (first soft value, total, durations).
  *
  * Arithmetic. Durations and drifts are int64: every location's timestamps must span at
  * most CCG_SPAN_LIMIT ticks and abs_dev is at most CCG_ABS_LIMIT, which keeps every sum
@@ -22,219 +24,15 @@
 #include <string.h>
 
 #include "builder.h"
+#include "builder_array.h"
+#include "builder_hash.h"
+#include "builder_validate.h"
 
 #define CCG_SPAN_LIMIT ((int64_t)1 << 61)
 #define CCG_ABS_LIMIT ((int64_t)1 << 60)
 #define REL_SCALE_BITS 32
 
 typedef __int128 i128;
-
-/* ------------------------------------------------------------------ growable arrays */
-
-#define VEC(T) struct { T *data; int64_t n, cap; }
-
-static int reserve(void **data, int64_t *cap, int64_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    int64_t c = *cap ? *cap : 16;
-    while (c < need) {
-        if (c > INT64_MAX / 4 / (int64_t)size)
-            return -1;
-        c *= 2;
-    }
-    void *p = realloc(*data, (size_t)c * size);
-    if (!p)
-        return -1;
-    *data = p;
-    *cap = c;
-    return 0;
-}
-
-#define RESERVE(v, need) reserve((void **)&(v).data, &(v).cap, (need), sizeof *(v).data)
-#define PUSH(v, x) (RESERVE(v, (v).n + 1) ? -1 : ((v).data[(v).n++] = (x), 0))
-
-/* ------------------------------------------------------------------ hashing */
-
-static inline uint64_t mix(uint64_t h, uint64_t w)
-{
-    h ^= w * 0x9E3779B97F4A7C15ULL;
-    h = (h << 31) | (h >> 33);
-    return h * 0xBF58476D1CE4E5B9ULL;
-}
-
-static inline uint64_t finish_hash(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xFF51AFD7ED558CCDULL;
-    h ^= h >> 33;
-    h *= 0xC4CEB9FE1A85EC53ULL;
-    return h ^ (h >> 33);
-}
-
-static uint64_t hash_run(uint64_t h, const int64_t *values, int64_t count)
-{
-    h = mix(h, (uint64_t)count);
-    for (int64_t i = 0; i < count; i++)
-        h = mix(h, (uint64_t)values[i]);
-    return h;
-}
-
-/* An open-addressing int64 -> int64 map with linear probing and backward-shift deletion. */
-typedef struct {
-    int64_t *keys, *values;
-    uint8_t *used;
-    int64_t cap, n;
-} i64map;
-
-static int64_t *map_get(const i64map *m, int64_t key)
-{
-    if (!m->cap)
-        return NULL;
-    uint64_t mask = (uint64_t)m->cap - 1;
-    for (uint64_t i = finish_hash((uint64_t)key) & mask; m->used[i]; i = (i + 1) & mask)
-        if (m->keys[i] == key)
-            return &m->values[i];
-    return NULL;
-}
-
-static int map_grow(i64map *m)
-{
-    i64map bigger = {0};
-    bigger.cap = m->cap ? 2 * m->cap : 16;
-    bigger.keys = malloc((size_t)bigger.cap * sizeof(int64_t));
-    bigger.values = malloc((size_t)bigger.cap * sizeof(int64_t));
-    bigger.used = calloc((size_t)bigger.cap, 1);
-    if (!bigger.keys || !bigger.values || !bigger.used) {
-        free(bigger.keys), free(bigger.values), free(bigger.used);
-        return -1;
-    }
-    uint64_t mask = (uint64_t)bigger.cap - 1;
-    for (int64_t j = 0; j < m->cap; j++) {
-        if (!m->used[j])
-            continue;
-        uint64_t i = finish_hash((uint64_t)m->keys[j]) & mask;
-        while (bigger.used[i])
-            i = (i + 1) & mask;
-        bigger.used[i] = 1, bigger.keys[i] = m->keys[j], bigger.values[i] = m->values[j];
-    }
-    bigger.n = m->n;
-    free(m->keys), free(m->values), free(m->used);
-    *m = bigger;
-    return 0;
-}
-
-static int map_put(i64map *m, int64_t key, int64_t value)
-{
-    int64_t *slot = map_get(m, key);
-    if (slot) {
-        *slot = value;
-        return 0;
-    }
-    if (2 * (m->n + 1) > m->cap && map_grow(m))
-        return -1;
-    uint64_t mask = (uint64_t)m->cap - 1;
-    uint64_t i = finish_hash((uint64_t)key) & mask;
-    while (m->used[i])
-        i = (i + 1) & mask;
-    m->used[i] = 1, m->keys[i] = key, m->values[i] = value;
-    m->n++;
-    return 0;
-}
-
-static void map_delete(i64map *m, int64_t key)
-{
-    if (!m->cap)
-        return;
-    uint64_t mask = (uint64_t)m->cap - 1;
-    uint64_t i = finish_hash((uint64_t)key) & mask;
-    while (m->used[i] && m->keys[i] != key)
-        i = (i + 1) & mask;
-    if (!m->used[i])
-        return;
-    for (uint64_t j = (i + 1) & mask; m->used[j]; j = (j + 1) & mask) {
-        uint64_t home = finish_hash((uint64_t)m->keys[j]) & mask;
-        if (((j - home) & mask) >= ((j - i) & mask)) {  /* j may move back to the hole i */
-            m->keys[i] = m->keys[j], m->values[i] = m->values[j];
-            i = j;
-        }
-    }
-    m->used[i] = 0;
-    m->n--;
-}
-
-static void map_free(i64map *m)
-{
-    free(m->keys), free(m->values), free(m->used);
-    memset(m, 0, sizeof *m);
-}
-
-/* A table of ids keyed by a stored 64-bit hash; equality is decided by the caller. A
- * slot keeps hash and id side by side: one cache line per probe. */
-typedef struct {
-    uint64_t hash;
-    int64_t id;  /* -1: empty */
-} slot;
-
-typedef struct {
-    slot *slots;
-    int64_t cap, n;
-} idtable;
-
-static int idtable_grow(idtable *t)
-{
-    int64_t cap = t->cap ? 2 * t->cap : 1024;
-    slot *slots = malloc((size_t)cap * sizeof *slots);
-    if (!slots)
-        return -1;
-    for (int64_t i = 0; i < cap; i++)
-        slots[i].id = -1;
-    uint64_t mask = (uint64_t)cap - 1;
-    for (int64_t j = 0; j < t->cap; j++) {
-        if (t->slots[j].id < 0)
-            continue;
-        uint64_t i = t->slots[j].hash & mask;
-        while (slots[i].id >= 0)
-            i = (i + 1) & mask;
-        slots[i] = t->slots[j];
-    }
-    free(t->slots);
-    t->slots = slots, t->cap = cap;
-    return 0;
-}
-
-static int idtable_insert(idtable *t, uint64_t h, int64_t value)
-{
-    if (2 * (t->n + 1) > t->cap && idtable_grow(t))
-        return -1;
-    uint64_t mask = (uint64_t)t->cap - 1;
-    uint64_t i = h & mask;
-    while (t->slots[i].id >= 0)
-        i = (i + 1) & mask;
-    t->slots[i].hash = h, t->slots[i].id = value;
-    t->n++;
-    return 0;
-}
-
-static void idtable_delete(idtable *t, uint64_t h, int64_t value)
-{
-    uint64_t mask = (uint64_t)t->cap - 1;
-    uint64_t i = h & mask;
-    while (t->slots[i].id != value) {
-        if (t->slots[i].id < 0)
-            return;
-        i = (i + 1) & mask;
-    }
-    for (uint64_t j = (i + 1) & mask; t->slots[j].id >= 0; j = (j + 1) & mask) {
-        uint64_t home = t->slots[j].hash & mask;
-        if (((j - home) & mask) >= ((j - i) & mask)) {  /* j may move back to the hole i */
-            t->slots[i] = t->slots[j];
-            i = j;
-        }
-    }
-    t->slots[i].id = -1;
-    t->n--;
-}
 
 /* ------------------------------------------------------------------ state */
 
@@ -251,21 +49,12 @@ typedef struct {
 } frame;
 
 typedef struct {
-    int64_t location, region, time, action;
-} repair;
-
-typedef struct {
-    int64_t location;
-    /* validator (model.LocationValidator) */
-    int64_t count, last_checked;
-    int has_last;
-    VEC(int64_t) open;
-    VEC(repair) repairs;
+    ccg_validator validator;
     /* construction */
-    VEC(frame) stack;
-    VEC(entry) entries;
-    VEC(int64_t) levels;
-    i64map previous_metric;
+    CCG_VEC(frame) stack;
+    CCG_VEC(entry) entries;
+    CCG_VEC(int64_t) levels;
+    ccg_i64map previous_metric;
     int64_t start, last_time;
 } location_state;
 
@@ -284,42 +73,37 @@ typedef struct {
 
 struct ccg_builder {
     int64_t abs_dev, rel_time, rel_size, rel_metric, branching, search_length;
-    int exact_time, repair, validate;
-    int64_t regions, locations, metric_count;
+    int exact_time;
+    ccg_rules rules;
+    int64_t metric_count;
     uint8_t *double_metric;
 
     /* the pool */
-    VEC(uint8_t) kind;
-    VEC(int64_t) child_start, children, duration_start, durations, key_start, key, soft_start, soft;
-    VEC(int64_t) events, total, metric_start, metric_id, metric_sum;
-    VEC(int64_t) node_slist, node_position;  /* S-list of each node, position in it or -1 */
+    CCG_VEC(uint8_t) kind;
+    CCG_VEC(int64_t) child_start, children, duration_start, durations, key_start, key, soft_start, soft;
+    CCG_VEC(int64_t) events, total, metric_start, metric_id, metric_sum;
+    CCG_VEC(int64_t) node_slist, node_position;  /* S-list of each node, position in it or -1 */
     ccg_nodes table;
     int64_t N, n, M, m;
 
     /* the replacement index */
-    VEC(slist) slists;
-    idtable by_key, exact;
+    CCG_VEC(slist) slists;
+    ccg_idtable by_key, exact;
 
     /* locations and repairs */
-    i64map location_index;  /* location -> index into states */
-    VEC(location_state *) states;
-    VEC(int64_t) free_slots;  /* indexes of finished locations' states */
-    VEC(repair) repairs;
+    ccg_i64map location_index;  /* location -> index into states */
+    CCG_VEC(location_state *) states;
+    CCG_VEC(int64_t) free_slots;  /* indexes of finished locations' states */
+    CCG_VEC(ccg_repair) repairs;
 
     /* scratch */
-    VEC(int64_t) durations_tmp, children_tmp, sum_id_tmp, sum_value_tmp;
-    VEC(uint8_t) drop;
+    CCG_VEC(int64_t) durations_tmp, children_tmp, sum_id_tmp, sum_value_tmp;
+    CCG_VEC(uint8_t) drop;
 
-    char message[256];
-    int64_t error_location, error_index, error_time, error_flags;
+    ccg_error error;
 };
 
-static int fail_memory(ccg_builder *b)
-{
-    snprintf(b->message, sizeof b->message, "out of memory");
-    b->error_flags = 0;
-    return CCG_ERR_MEMORY;
-}
+static int fail_memory(ccg_builder *b) { return ccg_memory_error(&b->error); }
 
 /* ------------------------------------------------------------------ the pool */
 
@@ -340,7 +124,7 @@ static int append_run(void *vec_data, int64_t *n, int64_t *cap, const int64_t *v
                       int64_t *starts, int64_t node)
 {
     int64_t **data = vec_data;
-    if (reserve((void **)data, cap, *n + count, sizeof(int64_t)))
+    if (ccg_reserve((void **)data, cap, *n + count, sizeof(int64_t)))
         return -1;
     if (count)
         memcpy(*data + *n, values, (size_t)count * sizeof(int64_t));
@@ -358,11 +142,11 @@ static int64_t pool_append(ccg_builder *b, uint8_t kind, const int64_t *key, int
                            int64_t total, const int64_t *sum_id, const int64_t *sum_value, int64_t sums)
 {
     int64_t node = b->kind.n;
-    if (RESERVE(b->kind, node + 1) || RESERVE(b->events, node + 1) || RESERVE(b->total, node + 1) ||
-        RESERVE(b->node_slist, node + 1) || RESERVE(b->node_position, node + 1) ||
-        RESERVE(b->child_start, node + 2) || RESERVE(b->duration_start, node + 2) ||
-        RESERVE(b->key_start, node + 2) || RESERVE(b->soft_start, node + 2) ||
-        RESERVE(b->metric_start, node + 2))
+    if (CCG_RESERVE(b->kind, node + 1) || CCG_RESERVE(b->events, node + 1) || CCG_RESERVE(b->total, node + 1) ||
+        CCG_RESERVE(b->node_slist, node + 1) || CCG_RESERVE(b->node_position, node + 1) ||
+        CCG_RESERVE(b->child_start, node + 2) || CCG_RESERVE(b->duration_start, node + 2) ||
+        CCG_RESERVE(b->key_start, node + 2) || CCG_RESERVE(b->soft_start, node + 2) ||
+        CCG_RESERVE(b->metric_start, node + 2))
         return -1;
     if (APPEND_RUN(b, children, child_start, children, child_count, node) ||
         APPEND_RUN(b, durations, duration_start, durations, duration_count, node) ||
@@ -401,7 +185,7 @@ static int merge_sums(ccg_builder *b, const int64_t *children, int64_t count, in
                 b->sum_value_tmp.data[lo] = (int64_t)((uint64_t)b->sum_value_tmp.data[lo] + (uint64_t)values[p]);
                 continue;
             }
-            if (RESERVE(b->sum_id_tmp, n + 1) || RESERVE(b->sum_value_tmp, n + 1))
+            if (CCG_RESERVE(b->sum_id_tmp, n + 1) || CCG_RESERVE(b->sum_value_tmp, n + 1))
                 return -1;
             memmove(b->sum_id_tmp.data + lo + 1, b->sum_id_tmp.data + lo, (size_t)(n - lo) * sizeof(int64_t));
             memmove(b->sum_value_tmp.data + lo + 1, b->sum_value_tmp.data + lo,
@@ -441,7 +225,7 @@ static inline int runs_equal(const int64_t *a, const int64_t *b, int64_t n)
 static inline uint64_t hard_hash(uint8_t kind, const int64_t *key, int64_t keys, const int64_t *children,
                                  int64_t child_count)
 {
-    return hash_run(hash_run(kind, key, keys), children, child_count);
+    return ccg_hash_run(ccg_hash_run(kind, key, keys), children, child_count);
 }
 
 /* The S-list of (kind, key, children), created when missing; -1 when out of memory.
@@ -450,7 +234,7 @@ static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_
                         const int64_t *children, int64_t child_count, uint64_t hard, int exact,
                         int64_t width)
 {
-    uint64_t h = finish_hash(hard);
+    uint64_t h = ccg_finish_hash(hard);
     if (b->by_key.cap) {
         uint64_t mask = (uint64_t)b->by_key.cap - 1;
         for (uint64_t i = h & mask; b->by_key.slots[i].id >= 0; i = (i + 1) & mask) {
@@ -469,7 +253,7 @@ static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_
     fresh.exact = (uint8_t)exact;
     fresh.width = width;
     int64_t s = b->slists.n;
-    if (PUSH(b->slists, fresh) || idtable_insert(&b->by_key, h, s))
+    if (CCG_PUSH(b->slists, fresh) || ccg_idtable_insert(&b->by_key, h, s))
         return -1;
     return s;
 }
@@ -478,7 +262,7 @@ static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_
  * the S-list of the node found is node_slist. */
 static inline uint64_t exact_hash(uint64_t hard, const int64_t *soft, int64_t count)
 {
-    return finish_hash(hash_run(hard, soft, count));
+    return ccg_finish_hash(ccg_hash_run(hard, soft, count));
 }
 
 static uint64_t exact_hash_of(const ccg_builder *b, int64_t node)
@@ -571,7 +355,7 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
         int64_t evicted = slist_nodes(s)[position];
         b->node_position.data[evicted] = -1;
         if (s->exact)
-            idtable_delete(&b->exact, exact_hash_of(b, evicted), evicted);
+            ccg_idtable_delete(&b->exact, exact_hash_of(b, evicted), evicted);
     }
     int64_t count;
     const int64_t *soft = soft_run(b, node, &count);
@@ -584,7 +368,7 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
     b->node_slist.data[node] = s_index;
     b->node_position.data[node] = position;
     if (s->exact) {
-        if (idtable_insert(&b->exact, exact_hash_of(b, node), node))
+        if (ccg_idtable_insert(&b->exact, exact_hash_of(b, node), node))
             return -1;
     }
     return 0;
@@ -675,7 +459,7 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
                     const entry *entries, int64_t count, int64_t end, entry *out)
 {
     int64_t ndur = 2 * count + 1;
-    if (RESERVE(b->durations_tmp, ndur) || RESERVE(b->children_tmp, count))
+    if (CCG_RESERVE(b->durations_tmp, ndur) || CCG_RESERVE(b->children_tmp, count))
         return fail_memory(b);
     int64_t *own = b->durations_tmp.data, *children = b->children_tmp.data;
     int64_t time = start, drift = 0, lo = 0, hi = 0;
@@ -765,39 +549,23 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
     return CCG_OK;
 }
 
-/* Column numbers in model.COLUMNS order. */
-enum { COL_REF, COL_COMM, COL_TAG, COL_REQUEST, COL_SIZE, COL_RECV_SIZE, COL_VALUE, COLUMN_COUNT };
-
-/* model.KIND_FIELDS: the hard and soft columns of each kind, -1 terminated. */
-static const int8_t HARD[CCG_KIND_COUNT][5] = {
-    {COL_REF, -1}, {COL_REF, -1},
-    {COL_REF, COL_COMM, COL_TAG, -1}, {COL_REF, COL_COMM, COL_TAG, -1},
-    {COL_REF, COL_COMM, COL_TAG, COL_REQUEST, -1}, {COL_REF, COL_COMM, COL_TAG, COL_REQUEST, -1},
-    {COL_REQUEST, -1}, {COL_REQUEST, -1}, {-1}, {COL_REF, COL_COMM, COL_TAG, -1},
-    {COL_REF, -1}, {COL_REF, COL_VALUE, -1}, {COL_REF, COL_VALUE, -1},
-};
-static const int8_t SOFT[CCG_KIND_COUNT][3] = {
-    {-1}, {-1}, {COL_SIZE, -1}, {COL_SIZE, -1}, {COL_SIZE, -1}, {COL_SIZE, -1}, {-1}, {-1}, {-1},
-    {COL_SIZE, COL_RECV_SIZE, -1}, {COL_VALUE, -1}, {-1}, {-1},
-};
-
 /* builder._atomic: an atomic node (4.1.1), kept or replaced (4.2.1). */
 static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int64_t *const *columns,
                   int64_t i, int64_t time, entry *out)
 {
     int64_t key[4], soft[2], keys = 0, softs = 0;
-    for (; HARD[kind][keys] >= 0; keys++)
-        key[keys] = columns[HARD[kind][keys]][i];
-    for (; SOFT[kind][softs] >= 0; softs++)
-        soft[softs] = columns[SOFT[kind][softs]][i];
+    for (; ccg_hard_columns[kind][keys] >= 0; keys++)
+        key[keys] = columns[ccg_hard_columns[kind][keys]][i];
+    for (; ccg_soft_columns[kind][softs] >= 0; softs++)
+        soft[softs] = columns[ccg_soft_columns[kind][softs]][i];
     int64_t numerator = b->rel_size;
     if (kind == CCG_METRIC) {
         int64_t metric = key[0], value = soft[0];
-        int64_t *previous = map_get(&state->previous_metric, metric);
+        int64_t *previous = ccg_map_get(&state->previous_metric, metric);
         soft[0] = (int64_t)((uint64_t)value - (uint64_t)(previous ? *previous : 0));
         if (previous)
             *previous = value;
-        else if (map_put(&state->previous_metric, metric, value))
+        else if (ccg_map_put(&state->previous_metric, metric, value))
             return fail_memory(b);
         int is_double = metric >= 0 && metric < b->metric_count && b->double_metric[metric];
         numerator = is_double ? 0 : b->rel_metric;
@@ -840,7 +608,7 @@ static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int
         }
     }
     if (found < 0) {
-        int64_t sum_id = key[0], sums = kind == CCG_METRIC ? 1 : 0;
+        int64_t sums = kind == CCG_METRIC ? 1 : 0, sum_id = sums ? key[0] : 0;
         found = pool_append(b, kind, key, keys, NULL, 0, NULL, 0, soft, softs, 1, 0, &sum_id, soft, sums);
         if (found < 0 || slist_insert(b, s_index, found))
             return fail_memory(b);
@@ -856,9 +624,9 @@ static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int
 
 static int append(ccg_builder *b, location_state *state, frame *f, const entry *e)
 {
-    if (PUSH(state->entries, *e))
+    if (CCG_PUSH(state->entries, *e))
         return fail_memory(b);
-    if (RESERVE(state->levels, f->level_base + e->level + 1))
+    if (CCG_RESERVE(state->levels, f->level_base + e->level + 1))
         return fail_memory(b);
     while (f->levels <= e->level) {
         state->levels.data[f->level_base + f->levels++] = 0;
@@ -928,16 +696,16 @@ static int push_frame(ccg_builder *b, location_state *state, uint8_t kind, int64
                       int64_t start_drift)
 {
     frame f = {kind, region, start, start_drift, 0, state->entries.n, state->levels.n, 0};
-    return PUSH(state->stack, f) ? fail_memory(b) : CCG_OK;
+    return CCG_PUSH(state->stack, f) ? fail_memory(b) : CCG_OK;
 }
 
 /* Pop the top frame, close it at ``end`` and append it to its parent. */
 static int pop_into_parent(ccg_builder *b, location_state *state, int64_t end)
 {
     if (state->stack.n < 2) {
-        snprintf(b->message, sizeof b->message, "no open region to close (the builder is in an "
+        snprintf(b->error.message, sizeof b->error.message, "no open region to close (the builder is in an "
                  "inconsistent state after an earlier error)");
-        b->error_flags = 0;
+        b->error.flags = 0;
         return CCG_ERR_INPUT;
     }
     frame node = state->stack.data[--state->stack.n];
@@ -946,144 +714,11 @@ static int pop_into_parent(ccg_builder *b, location_state *state, int64_t end)
     return rc ? rc : append(b, state, &state->stack.data[state->stack.n - 1], &e);
 }
 
-/* ------------------------------------------------------------------ validation */
-
-static const char *const KIND_NAMES[CCG_KIND_COUNT] = {
-    "ENTER", "LEAVE", "SEND", "RECV", "ISEND", "IRECV", "IRECV_REQUEST", "REQUEST_COMPLETE",
-    "COLL_BEGIN", "COLL_END", "METRIC", "MARKER", "GENERIC",
-};
-static const char *const COLUMN_NAMES[COLUMN_COUNT] = {
-    "ref", "comm", "tag", "request", "size", "recv_size", "value",
-};
-
-static uint8_t used_columns(int kind)
-{
-    uint8_t mask = 0;
-    for (int j = 0; HARD[kind][j] >= 0; j++)
-        mask |= (uint8_t)(1u << HARD[kind][j]);
-    for (int j = 0; SOFT[kind][j] >= 0; j++)
-        mask |= (uint8_t)(1u << SOFT[kind][j]);
-    return mask;
-}
-
-static int trace_error(ccg_builder *b, const location_state *state, int64_t i, const int64_t *time,
-                       const char *format, ...) __attribute__((format(printf, 5, 6)));
-
-#include <stdarg.h>
-
-static int trace_error(ccg_builder *b, const location_state *state, int64_t i, const int64_t *time,
-                       const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    vsnprintf(b->message, sizeof b->message, format, args);
-    va_end(args);
-    b->error_location = state->location;
-    b->error_index = state->count + i;
-    b->error_time = time ? time[i] : 0;
-    b->error_flags = (time ? 1 : 0) | 2;
-    return CCG_ERR_INPUT;
-}
-
-#define I64 "%lld"
-#define LL(x) ((long long)(x))
-
-/* model.LocationValidator.check: the same checks in the same order, so the same first
- * error; marks in b->drop the LEAVEs repair mode drops. */
-static int check_batch(ccg_builder *b, location_state *state, int64_t n, const int64_t *time,
-                       const uint8_t *kind, const int64_t *const *columns, int64_t *dropped)
-{
-    for (int64_t i = 0; i < n; i++)
-        if (kind[i] >= CCG_KIND_COUNT)
-            return trace_error(b, state, i, time, "unknown event kind %d", kind[i]);
-    uint8_t unused[CCG_KIND_COUNT];
-    for (int k = 0; k < CCG_KIND_COUNT; k++)
-        unused[k] = (uint8_t)~used_columns(k);
-    uint8_t any = 0;
-    for (int64_t i = 0; i < n; i++) {
-        uint8_t nonzero = 0;
-        for (int c = 0; c < COLUMN_COUNT; c++)
-            nonzero |= (uint8_t)((columns[c][i] != 0) << c);
-        any |= nonzero & unused[kind[i]];
-    }
-    if (any) {  /* the first kind (by number) with a bad column, then the first column */
-        for (int k = 0; k < CCG_KIND_COUNT; k++)
-            for (int c = 0; c < COLUMN_COUNT; c++) {
-                if (!((unused[k] >> c) & 1))
-                    continue;
-                for (int64_t i = 0; i < n; i++)
-                    if (kind[i] == k && columns[c][i] != 0)
-                        return trace_error(b, state, i, time, "column '%s' must be 0 for %s", COLUMN_NAMES[c],
-                                           KIND_NAMES[k]);
-            }
-    }
-    if (state->has_last && time[0] < state->last_checked)
-        return trace_error(b, state, 0, time, "timestamp decreases (previous event at " I64 ")",
-                           LL(state->last_checked));
-    for (int64_t i = 1; i < n; i++)
-        if (time[i] < time[i - 1])
-            return trace_error(b, state, i, time, "timestamp decreases (previous event at " I64 ")",
-                               LL(time[i - 1]));
-    for (int c = COL_SIZE; c <= COL_RECV_SIZE; c++)
-        for (int64_t i = 0; i < n; i++)
-            if (columns[c][i] < 0)
-                return trace_error(b, state, i, time, "%s must not be negative", COLUMN_NAMES[c]);
-    if (b->validate) {
-        static const char *const what[3] = {"region", "peer location", "metric"};
-        int64_t counts[3] = {b->regions, b->locations, b->metric_count};
-        for (int check = 0; check < 3; check++)
-            for (int64_t i = 0; i < n; i++) {
-                uint8_t k = kind[i];
-                int selected = check == 0 ? k <= CCG_LEAVE
-                             : check == 1 ? k >= CCG_SEND && k <= CCG_IRECV : k == CCG_METRIC;
-                int64_t r = columns[COL_REF][i];
-                if (selected && (r < 0 || r >= counts[check]))
-                    return trace_error(b, state, i, time, "%s " I64 " is not defined (" I64 " defined)", what[check],
-                                       LL(r), LL(counts[check]));
-            }
-    }
-    /* the nesting (_check_nesting) */
-    int64_t drops = 0;
-    const int64_t *ref = columns[COL_REF];
-    for (int64_t i = 0; i < n; i++) {
-        b->drop.data[i] = 0;
-        if (kind[i] > CCG_LEAVE)
-            continue;
-        int64_t region = ref[i];
-        if (kind[i] == CCG_ENTER) {
-            if (PUSH(state->open, region))
-                return fail_memory(b);
-            continue;
-        }
-        if (state->open.n && state->open.data[state->open.n - 1] == region) {
-            state->open.n--;
-            continue;
-        }
-        int open_further_out = 0;
-        for (int64_t j = 0; j < state->open.n && !open_further_out; j++)
-            open_further_out = state->open.data[j] == region;
-        if (b->repair && !open_further_out) {
-            repair r = {state->location, region, time[i], 1};
-            if (PUSH(state->repairs, r))
-                return fail_memory(b);
-            b->drop.data[i] = 1;
-            drops++;
-        } else if (!state->open.n) {
-            return trace_error(b, state, i, time, "LEAVE of region " I64 " with no region open", LL(region));
-        } else {
-            return trace_error(b, state, i, time, "LEAVE of region " I64 " but region " I64 " is open", LL(region),
-                               LL(state->open.data[state->open.n - 1]));
-        }
-    }
-    *dropped = drops;
-    return CCG_OK;
-}
-
 /* ------------------------------------------------------------------ locations */
 
 static location_state *find_state(ccg_builder *b, int64_t location)
 {
-    int64_t *index = map_get(&b->location_index, location);
+    int64_t *index = ccg_map_get(&b->location_index, location);
     return index ? b->states.data[*index] : NULL;
 }
 
@@ -1091,9 +726,10 @@ static void free_state(location_state *state)
 {
     if (!state)
         return;
-    free(state->open.data), free(state->repairs.data), free(state->stack.data);
+    ccg_validator_free(&state->validator);
+    free(state->stack.data);
     free(state->entries.data), free(state->levels.data);
-    map_free(&state->previous_metric);
+    ccg_map_free(&state->previous_metric);
     free(state);
 }
 
@@ -1102,13 +738,13 @@ static location_state *new_state(ccg_builder *b, int64_t location)
     location_state *state = calloc(1, sizeof *state);
     if (!state)
         return NULL;
-    state->location = location;
+    state->validator.location = location;
     int64_t index = b->free_slots.n ? b->free_slots.data[b->free_slots.n - 1] : b->states.n;
-    if (index == b->states.n && PUSH(b->states, NULL)) {
+    if (index == b->states.n && CCG_PUSH(b->states, NULL)) {
         free(state);
         return NULL;
     }
-    if (map_put(&b->location_index, location, index)) {
+    if (ccg_map_put(&b->location_index, location, index)) {
         free(state);
         return NULL;
     }
@@ -1127,11 +763,10 @@ int ccg_builder_add(ccg_builder *b, int64_t location, int64_t n, const int64_t *
         return fail_memory(b);
     if (n <= 0)
         return CCG_OK;
-    const int64_t *columns[COLUMN_COUNT] = {ref, comm, tag, request, size, recv_size, value};
-    if (RESERVE(b->drop, n))
+    const int64_t *columns[CCG_COLUMN_COUNT] = {ref, comm, tag, request, size, recv_size, value};
+    if (CCG_RESERVE(b->drop, n))
         return fail_memory(b);
-    int64_t dropped = 0;
-    int rc = check_batch(b, state, n, time, kind, columns, &dropped);
+    int rc = ccg_validator_check(&state->validator, &b->rules, n, time, kind, columns, b->drop.data, &b->error);
     if (rc)
         return rc;
     int64_t first = 0, last = n - 1;
@@ -1145,23 +780,21 @@ int ccg_builder_add(ccg_builder *b, int64_t location, int64_t n, const int64_t *
             int64_t j = first;
             while ((i128)time[j] - start <= CCG_SPAN_LIMIT)
                 j++;
-            return trace_error(b, state, j, time, "timestamps of a location span more than 2**61 ticks "
-                               "(the native builder's limit)");
+            return ccg_trace_error(&b->error, location, state->validator.count - n + j, 1, time[j],
+                                   "timestamps of a location span more than 2**61 ticks (the native "
+                                   "builder's limit)");
         }
     }
-    state->count += n;
-    state->has_last = 1;
-    state->last_checked = time[n - 1];
     if (first == n)
         return CCG_OK;
-    const uint8_t *drop = dropped ? b->drop.data : NULL;
+    const uint8_t *drop = b->drop.data;
     if (!state->stack.n) {
         state->start = time[first];
         if ((rc = push_frame(b, state, CCG_ARTIFICIAL, 0, time[first], 0)))
             return rc;
     }
     for (int64_t i = first; i <= last; i++) {
-        if (drop && drop[i])
+        if (drop[i])
             continue;
         uint8_t k = kind[i];
         frame *top = &state->stack.data[state->stack.n - 1];
@@ -1188,44 +821,30 @@ int ccg_builder_add(ccg_builder *b, int64_t location, int64_t n, const int64_t *
 int ccg_builder_end_location(ccg_builder *b, int64_t location, int64_t *out)
 {
     location_state *state = find_state(b, location);
-    int64_t *index = map_get(&b->location_index, location);
     if (state) {  /* the location's state goes, whatever happens below */
+        int64_t *index = ccg_map_get(&b->location_index, location);
         b->states.data[*index] = NULL;
-        if (PUSH(b->free_slots, *index)) {
+        if (CCG_PUSH(b->free_slots, *index)) {
             free_state(state);
             return fail_memory(b);
         }
-        map_delete(&b->location_index, location);
+        ccg_map_delete(&b->location_index, location);
     } else if (!(state = calloc(1, sizeof *state))) {
         return fail_memory(b);
     } else {
-        state->location = location;
+        state->validator.location = location;
     }
-    int rc = CCG_OK;
-    int64_t closing = state->open.n;
-    if (closing && !b->repair) {
-        snprintf(b->message, sizeof b->message, I64 " region(s) still open at the end (innermost: region " I64
-                 "); use repair mode to close them", LL(closing), LL(state->open.data[closing - 1]));
-        b->error_location = location, b->error_index = state->count, b->error_time = state->last_checked;
-        b->error_flags = (state->has_last ? 1 : 0) | 2;
-        free_state(state);
-        return CCG_ERR_INPUT;
+    ccg_validator *v = &state->validator;
+    int64_t closing = v->open.n;
+    int rc = ccg_validator_finish(v, &b->rules, &b->error);
+    if (!rc && CCG_RESERVE(b->repairs, b->repairs.n + v->repairs.n))
+        rc = fail_memory(b);
+    if (!rc) {
+        memcpy(b->repairs.data + b->repairs.n, v->repairs.data, (size_t)v->repairs.n * sizeof *v->repairs.data);
+        b->repairs.n += v->repairs.n;
     }
-    for (int64_t j = closing - 1; j >= 0; j--) {  /* validator.finish: innermost first */
-        repair r = {location, state->open.data[j], state->last_checked, 0};
-        if (PUSH(state->repairs, r)) {
-            free_state(state);
-            return fail_memory(b);
-        }
-    }
-    if (RESERVE(b->repairs, b->repairs.n + state->repairs.n)) {
-        free_state(state);
-        return fail_memory(b);
-    }
-    for (int64_t j = 0; j < state->repairs.n; j++)
-        b->repairs.data[b->repairs.n++] = state->repairs.data[j];
-    for (int64_t j = 0; j < closing && !rc; j++)
-        rc = pop_into_parent(b, state, state->last_checked);
+    for (int64_t j = 0; j < closing && !rc; j++)  /* the repairs' LEAVEs */
+        rc = pop_into_parent(b, state, v->last_time);
     if (!rc && !state->stack.n)  /* a location without events */
         rc = push_frame(b, state, CCG_ARTIFICIAL, 0, 0, 0);
     entry e;
@@ -1258,9 +877,9 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
     b->exact_time = exact_time;
     b->branching = branching < 2 ? 2 : branching;
     b->search_length = search_length < 1 ? 1 : search_length;
-    b->repair = repair, b->validate = validate;
-    b->regions = regions, b->locations = locations;
     b->metric_count = metric_count > 0 ? metric_count : 0;
+    b->rules.repair = repair, b->rules.references = validate;
+    b->rules.regions = regions, b->rules.locations = locations, b->rules.metrics = b->metric_count;
     b->double_metric = calloc((size_t)b->metric_count + 1, 1);
     if (!b->double_metric) {
         free(b);
@@ -1268,8 +887,12 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
     }
     if (b->metric_count && double_metric)
         memcpy(b->double_metric, double_metric, (size_t)b->metric_count);
-    if (PUSH(b->child_start, 0) || PUSH(b->duration_start, 0) || PUSH(b->key_start, 0) ||
-        PUSH(b->soft_start, 0) || PUSH(b->metric_start, 0)) {
+    /* every column allocated from the start: the table never holds a NULL pointer */
+    if (CCG_PUSH(b->child_start, 0) || CCG_PUSH(b->duration_start, 0) || CCG_PUSH(b->key_start, 0) ||
+        CCG_PUSH(b->soft_start, 0) || CCG_PUSH(b->metric_start, 0) || CCG_RESERVE(b->kind, 1) ||
+        CCG_RESERVE(b->children, 1) || CCG_RESERVE(b->durations, 1) || CCG_RESERVE(b->key, 1) || CCG_RESERVE(b->soft, 1) ||
+        CCG_RESERVE(b->events, 1) || CCG_RESERVE(b->total, 1) || CCG_RESERVE(b->metric_id, 1) ||
+        CCG_RESERVE(b->metric_sum, 1) || CCG_RESERVE(b->node_slist, 1) || CCG_RESERVE(b->node_position, 1)) {
         ccg_builder_free(b);
         return NULL;
     }
@@ -1296,7 +919,7 @@ void ccg_builder_free(ccg_builder *b)
     for (int64_t i = 0; i < b->states.n; i++)
         free_state(b->states.data[i]);
     free(b->states.data), free(b->free_slots.data);
-    map_free(&b->location_index);
+    ccg_map_free(&b->location_index);
     free(b->repairs.data);
     free(b->durations_tmp.data), free(b->children_tmp.data), free(b->sum_id_tmp.data);
     free(b->sum_value_tmp.data), free(b->drop.data);
@@ -1328,14 +951,14 @@ int64_t ccg_builder_repair_count(const ccg_builder *b) { return b->repairs.n; }
 void ccg_builder_repairs(const ccg_builder *b, int64_t first, int64_t count, int64_t *out)
 {
     for (int64_t i = 0; i < count && first + i < b->repairs.n; i++) {
-        const repair *r = &b->repairs.data[first + i];
+        const ccg_repair *r = &b->repairs.data[first + i];
         out[4 * i] = r->location, out[4 * i + 1] = r->region, out[4 * i + 2] = r->time, out[4 * i + 3] = r->action;
     }
 }
 
-const char *ccg_builder_error(const ccg_builder *b) { return b->message; }
+const char *ccg_builder_error(const ccg_builder *b) { return b->error.message; }
 
 void ccg_builder_error_position(const ccg_builder *b, int64_t *out)
 {
-    out[0] = b->error_location, out[1] = b->error_index, out[2] = b->error_time, out[3] = b->error_flags;
+    out[0] = b->error.location, out[1] = b->error.index, out[2] = b->error.time, out[3] = b->error.flags;
 }

@@ -839,10 +839,8 @@ int ccg_builder_end_location(ccg_builder *b, int64_t location, int64_t *out)
     int rc = ccg_validator_finish(v, &b->rules, &b->error);
     if (!rc && CCG_RESERVE(b->repairs, b->repairs.n + v->repairs.n))
         rc = fail_memory(b);
-    if (!rc) {
-        memcpy(b->repairs.data + b->repairs.n, v->repairs.data, (size_t)v->repairs.n * sizeof *v->repairs.data);
-        b->repairs.n += v->repairs.n;
-    }
+    for (int64_t j = 0; j < v->repairs.n && !rc; j++)
+        b->repairs.data[b->repairs.n++] = v->repairs.data[j];
     for (int64_t j = 0; j < closing && !rc; j++)  /* the repairs' LEAVEs */
         rc = pop_into_parent(b, state, v->last_time);
     if (!rc && !state->stack.n)  /* a location without events */

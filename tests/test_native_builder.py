@@ -186,6 +186,27 @@ def test_kind_columns_of_other_types_fail_alike():
     assert_same(feeder({0: [batch]}), Params(), definitions())
 
 
+@given(st.data())
+def test_many_locations_in_any_order(data):
+    """Locations interleaved, with empty batches, some ended twice or never fed:
+    the per-location states must come and go as in the reference."""
+    trace = data.draw(traces(max_locations=3))
+    motifs = list(trace.values())
+    locations = {loc: split(motifs[loc % len(motifs)], [loc * 7, loc * 13]) + [EventBatch.empty()]
+                 for loc in range(12)}
+    order = data.draw(st.permutations([loc for loc, pieces in locations.items() for _ in pieces]))
+    ends = data.draw(st.lists(st.integers(0, 14), max_size=6))  # 12-14 were never fed
+
+    def feed(builder) -> None:
+        positions = dict.fromkeys(locations, 0)
+        for location in order:
+            builder.add(location, locations[location][positions[location]])
+            positions[location] += 1
+        for location in ends:  # ending twice replaces the root by an empty one, as in the reference
+            builder.end_location(location)
+    assert_same(feed, data.draw(params_strategy), definitions())
+
+
 def test_a_finished_location_takes_no_more_events():
     builder = NativeBuilder()
     builder.add(0, EventBatch.from_events([(1, EventKind.MARKER, 0, 0, 0, 0, 0, 0, 5)]))

@@ -8,6 +8,7 @@ column of every pool node, the roots, the metrics N/n/M/m, the repairs - or the 
 from __future__ import annotations
 
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ except ImportError as error:  # pragma: no cover - depends on the build
     pytest.skip(f"the native extension is not built: {error}", allow_module_level=True)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-import synth  # noqa: E402
+import synth
 
 # --------------------------------------------------------------------------- helpers
 
@@ -104,7 +105,7 @@ def feeder(locations: dict[int, list[EventBatch]], order: list[int] | None = Non
 def split(events: list[Event], cuts: list[int]) -> list[EventBatch]:
     batch = EventBatch.from_events(events)
     bounds = sorted({0, len(events), *(c % (len(events) + 1) for c in cuts)})
-    return [batch[a:b] for a, b in zip(bounds[:-1], bounds[1:])] or [batch]
+    return [batch[a:b] for a, b in pairwise(bounds)] or [batch]
 
 
 # --------------------------------------------------------------------------- valid traces

@@ -117,7 +117,7 @@ class NativeBuilder:
         return BuildMetrics(out[0], out[1], out[2], out[3])
 
     @property
-    def N(self) -> int:  # noqa: N802 - the dissertation's names
+    def N(self) -> int:
         return self.metrics.N
 
     @property
@@ -125,7 +125,7 @@ class NativeBuilder:
         return self.metrics.n
 
     @property
-    def M(self) -> int:  # noqa: N802
+    def M(self) -> int:
         return self.metrics.M
 
     @property

@@ -272,3 +272,31 @@ def test_synthetic_spmd_trace(locations, events, jitter, params):
     defs, stream = synth.synthesize(locations, events, jitter=jitter, seed=3)
     data = {location: list(stream(location)) for location in range(locations)}
     assert_same(feeder(data), params, defs)
+
+
+def stream_archive(builder_class, path: Path, defs: Definitions, data: dict[int, list[EventBatch]],
+                   params: Params) -> bytes:
+    """What archive.write_trace does, with the given builder: blocks written while building."""
+    from ccgformat.archive.writer import Writer
+    from ccgformat.graph import LocationWalker
+
+    builder = builder_class(params, defs)
+    with Writer(path, nodes_per_block=64) as writer:
+        for location, batches in data.items():
+            for batch in batches:
+                builder.add(location, batch)
+                writer.add_nodes(builder.pool)
+            root = builder.end_location(location)
+            writer.add_nodes(builder.pool)
+            writer.add_location(location, LocationWalker(builder.pool, root.root, root.start, location))
+        writer.finish(builder.finish())
+    return path.read_bytes()
+
+
+def test_streamed_archives_are_byte_identical(tmp_path):
+    defs, stream = synth.synthesize(2, 5000, jitter=0.2, seed=4, batch_size=1000)
+    data = {location: list(stream(location)) for location in range(2)}
+    params = Params(abs_dev=300, rel_dev=0.1, branching=6, search_length=50)
+    reference = stream_archive(Builder, tmp_path / "reference.ccg", defs, data, params)
+    assert stream_archive(NativeBuilder, tmp_path / "native.ccg", defs, data, params) == reference
+

@@ -99,8 +99,11 @@ class _Column:
         self._view = view
         self._read = read
 
-    def __getitem__(self, node: int) -> Any:
+    def __getitem__(self, node: int | slice) -> Any:
         arrays, first = self._view.arrays()
+        if isinstance(node, slice):  # by ids, as a list (NodePool columns are lists)
+            ids = range(*node.indices(first + len(arrays["kind"])))
+            return [self._read(arrays, i - first) for i in ids if i >= first]
         local = node - first
         if not 0 <= local < len(arrays["kind"]):
             raise IndexError(f"node {node} is not in this table")

@@ -67,7 +67,8 @@ class NativeBuilder:
         self._roots: dict[int, LocationRoot] = {}
         self._counts: dict[int, int] = {}  # events checked per open location
         self._out = ffi.new("int64_t[4]")
-        self.pool = TableView(self.nodes)
+        self._version = 0  # counts the calls that may change the pool (for the TableView)
+        self.pool = TableView(self.nodes, lambda: self._version)
 
     # ------------------------------------------------------------------ public API
 
@@ -80,6 +81,7 @@ class NativeBuilder:
         columns = [buffer("int64_t[]", np.ascontiguousarray(getattr(batch, name), dtype=np.int64))
                    for name in ("time",) + COLUMNS]
         kind = batch.kind if batch.kind.dtype == np.uint8 else self._kinds(location, batch)
+        self._version += 1
         rc = self._lib.ccg_builder_add(self._handle, location, len(batch), columns[0],
                                        buffer("uint8_t[]", np.ascontiguousarray(kind)), *columns[1:])
         if rc:
@@ -91,6 +93,7 @@ class NativeBuilder:
         self._open.discard(location)
         self._counts.pop(location, None)
         out = self._out
+        self._version += 1
         rc = self._lib.ccg_builder_end_location(self._handle, location, out)
         self._collect_repairs()
         if rc:

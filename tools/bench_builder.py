@@ -38,9 +38,17 @@ RANDOM_ACCESSES = 1000
 RANDOM_SEED = 20240601
 
 
-def _build(params: Params, definitions, data: list[list[EventBatch]]):
+def _builder_class(name: str) -> Any:
+    """"python": the reference `Builder`; "native": the C builder (`NativeBuilder`)."""
+    if name == "native":
+        from ccgformat._native.builder import NativeBuilder
+        return NativeBuilder
+    return Builder
+
+
+def _build(params: Params, definitions, data: list[list[EventBatch]], builder_class: Any = Builder):
     """Feed every location one after another, then finish: what the builder timing covers."""
-    builder = Builder(params, definitions)
+    builder = builder_class(params, definitions)
     for location, batches in enumerate(data):
         for batch in batches:
             builder.add(location, batch)
@@ -133,13 +141,42 @@ def builder_child(spec: dict[str, Any]) -> dict[str, Any]:
         graph = None
         gc.collect()
         t0 = time.perf_counter()
-        graph = _build(params, definitions, data)
+        graph = _build(params, definitions, data, _builder_class(spec.get("builder", "python")))
         return time.perf_counter() - t0
 
     build_seconds = run_repeated(build_once, repeat)
     peak_after = peak_rss_mb()
     assert graph is not None
     metrics = graph.metrics
+    builder_rate = rate(count, build_seconds)
+    baseline_rate = rate(count, baseline_seconds)
+    entry = {
+        "trace": spec["trace"],
+        "params": spec["params"],
+        "builder": spec.get("builder", "python"),
+        "trace_args": TRACES[spec["trace"]],
+        "params_args": PARAM_SETS[spec["params"]],
+        "locations": spec["locations"],
+        "events_per_location_requested": spec["events_per_location"],
+        "events": count,
+        "repeat": repeat,
+        "builder_seconds": build_seconds.as_dict(),
+        "builder_events_per_s": builder_rate.as_dict(),
+        "baseline_seconds": baseline_seconds.as_dict(),
+        "baseline_events_per_s": baseline_rate.as_dict(),
+        "ratio": builder_rate.median / baseline_rate.median,
+        "N": metrics.N,
+        "n": metrics.n,
+        "M": metrics.M,
+        "m": metrics.m,
+        "r_nodes": metrics.r_nodes,
+        "r_memory": metrics.r_memory,
+        "rss_before_mb": rss_before,
+        "maxrss_before_mb": peak_before,
+        "peak_rss_mb": peak_after,
+    }
+    if not spec.get("walk", True):
+        return entry
 
     # Walker on location 0: sequential iteration, then random access and time search.
     walker = graph.location(0)
@@ -164,31 +201,8 @@ def builder_child(spec: dict[str, Any]) -> dict[str, Any]:
     find_us = run_repeated(per_call_us(walker.find, times), repeat)
     check = check_location(graph, params, EventBatch.concat(data[0]))
 
-    builder_rate = rate(count, build_seconds)
-    baseline_rate = rate(count, baseline_seconds)
     return {
-        "trace": spec["trace"],
-        "params": spec["params"],
-        "trace_args": TRACES[spec["trace"]],
-        "params_args": PARAM_SETS[spec["params"]],
-        "locations": spec["locations"],
-        "events_per_location_requested": spec["events_per_location"],
-        "events": count,
-        "repeat": repeat,
-        "builder_seconds": build_seconds.as_dict(),
-        "builder_events_per_s": builder_rate.as_dict(),
-        "baseline_seconds": baseline_seconds.as_dict(),
-        "baseline_events_per_s": baseline_rate.as_dict(),
-        "ratio": builder_rate.median / baseline_rate.median,
-        "N": metrics.N,
-        "n": metrics.n,
-        "M": metrics.M,
-        "m": metrics.m,
-        "r_nodes": metrics.r_nodes,
-        "r_memory": metrics.r_memory,
-        "rss_before_mb": rss_before,
-        "maxrss_before_mb": peak_before,
-        "peak_rss_mb": peak_after,
+        **entry,
         "walk_events": walk_count,
         "walk_events_per_s": rate(walk_count, walk_seconds).as_dict(),
         "event_us": event_us.as_dict(),
@@ -247,3 +261,40 @@ def builder_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
     return entries
 
 
+@benchmark(
+    "native-builder",
+    "the native (C) cCCG builder next to the Python reference on a tenth of the events",
+    [
+        ("Native builder (events/s: median (min-max); speed-up = native/reference median)", [
+            Column("trace/params", config_name, "<"),
+            Column("events", lambda e: fmt_int(e["events"])),
+            Column("native ev/s", lambda e: fmt_stat(e["builder_events_per_s"])),
+            Column("ref. events", lambda e: fmt_int(e["reference"]["events"])),
+            Column("reference ev/s", lambda e: fmt_stat(e["reference"]["builder_events_per_s"])),
+            Column("speed-up", lambda e: f"{e['speedup']:.1f}"),
+            Column("n", lambda e: fmt_int(e["n"])),
+            Column("R_nodes", lambda e: fmt_float(e["r_nodes"])),
+            Column("peak_rss_mb", mb_cell("peak_rss_mb")),
+        ]),
+    ])
+def native_builder_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
+    try:
+        _builder_class("native")
+    except ImportError as error:
+        print(f"  native builder: skipped ({error})", file=sys.stderr, flush=True)
+        return []
+    entries = []
+    for trace in TRACES:
+        for params in PARAM_SETS:
+            spec = {"trace": trace, "params": params, "locations": options.locations,
+                    "events_per_location": options.events_per_location, "repeat": options.repeat,
+                    "builder": "native", "walk": False}
+            entry = run_child("builder", spec)
+            reference = run_child("builder", {**spec, "builder": "python",
+                                              "events_per_location": max(1, options.events_per_location // 10)})
+            entry["reference"] = reference
+            entry["speedup"] = entry["builder_events_per_s"]["median"] / reference["builder_events_per_s"]["median"]
+            entries.append(entry)
+            print(f"  native builder {trace}/{params}: {fmt_rate(entry['builder_events_per_s']['median'])} "
+                  f"events/s, {entry['speedup']:.0f}x the reference", file=sys.stderr, flush=True)
+    return entries

@@ -3,7 +3,7 @@
 ``pip install`` runs it through ``cffi_modules`` (setup.py) and compiles every ``*.c``
 file of this folder into the extension ``ccgformat._native._ccg``; each component
 declares what Python may call in its own ``*.cdef`` file, concatenated here in name
-order. ``CCG_NATIVE_CFLAGS`` adds compiler flags (the AddressSanitizer build uses it).
+order after the shared ``ccg.cdef``. ``CCG_NATIVE_CFLAGS`` adds compiler flags (the AddressSanitizer build uses it).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from cffi import FFI
 HERE = Path(__file__).resolve().parent
 
 ffibuilder = FFI()
-ffibuilder.cdef("\n".join(path.read_text() for path in sorted(HERE.glob("*.cdef"))))
+# ccg.cdef first: the other components' declarations use its types
+ffibuilder.cdef("\n".join(path.read_text() for path in sorted(HERE.glob("*.cdef"),
+                                                              key=lambda path: (path.name != "ccg.cdef", path.name))))
 ffibuilder.set_source(
     "ccgformat._native._ccg",
     '#include "ccg.h"\n' + "".join(f'#include "{path.name}"\n' for path in sorted(HERE.glob("*.h"))

@@ -99,8 +99,11 @@ class _Column:
         self._view = view
         self._read = read
 
-    def __getitem__(self, node: int) -> Any:
+    def __getitem__(self, node: int | slice) -> Any:
         arrays, first = self._view.arrays()
+        if isinstance(node, slice):  # by ids, as a list (NodePool columns are lists)
+            ids = range(*node.indices(first + len(arrays["kind"])))
+            return [self._read(arrays, i - first) for i in ids if i >= first]
         local = node - first
         if not 0 <= local < len(arrays["kind"]):
             raise IndexError(f"node {node} is not in this table")
@@ -113,11 +116,14 @@ def _run(start: str, values: str) -> Callable[[dict[str, np.ndarray], int], tupl
 
 class TableView:
     """NodePool-like columns of a C-owned table; ``current`` returns the table's
-    ``ccg_nodes *`` afresh (it moves when the table grows)."""
+    ``ccg_nodes *`` afresh (it moves when the table grows). ``version``, when given,
+    returns a value that changes whenever the table may have changed (cheaper than
+    comparing the table's pointers on every access)."""
 
-    def __init__(self, current: Callable[[], Any]):
+    def __init__(self, current: Callable[[], Any], version: Callable[[], object] | None = None):
         self._current = current
-        self._cache: tuple[int, int, int, dict[str, np.ndarray]] | None = None
+        self._version = version
+        self._cache: tuple[object, dict[str, np.ndarray], int] | None = None
         self.kind = _Column(self, lambda a, i: int(a["kind"][i]))
         self.children = _Column(self, _run("child_start", "children"))
         self.durations = _Column(self, _run("duration_start", "durations"))
@@ -133,12 +139,17 @@ class TableView:
 
     def arrays(self) -> tuple[dict[str, np.ndarray], int]:
         """Views of the current columns and the first id (refreshed when the table moved)."""
-        ffi, _ = load()
+        cache = self._cache
+        if self._version is not None:
+            stamp: object = self._version()
+            if cache is not None and cache[0] == stamp:
+                return cache[1], cache[2]
         nodes = self._current()
-        stamp = (int(ffi.cast("uintptr_t", nodes.kind)), int(nodes.count), int(ffi.cast("uintptr_t", nodes.children)))
-        if self._cache is None or self._cache[:3] != stamp:
-            self._cache = (*stamp, table_arrays(nodes))
-        return self._cache[3], int(nodes.first)
+        if self._version is None:
+            stamp = (nodes.count, nodes.first, nodes.kind, nodes.children)  # cdata pointers compare by address
+        if cache is None or cache[0] != stamp:
+            cache = self._cache = (stamp, table_arrays(nodes), int(nodes.first))
+        return cache[1], cache[2]
 
     def __len__(self) -> int:
         arrays, first = self.arrays()

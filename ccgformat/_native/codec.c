@@ -54,43 +54,31 @@ static int64_t unzigzag(uint64_t z) { return (int64_t)((z >> 1) ^ (~(z & 1) + 1)
 /* calloc of at least one element, so that empty arrays are valid pointers too */
 static void *alloc(size_t count, size_t size) { return calloc(count ? count : 1, size); }
 
-/* The pending stack as a ring: at most CCG_PENDING_LIMIT ids, the bottom one dropped. */
+/* The pending stack as a ring of a power-of-two capacity: at most CCG_PENDING_LIMIT ids,
+ * the bottom one dropped when a push exceeds it. */
+#define RING 8192
 typedef struct {
-    int64_t id[CCG_PENDING_LIMIT + 1];
+    int64_t id[RING];
     size_t start, depth;
 } pending_stack;
 
 static void stack_push(pending_stack *s, int64_t node) {
-    s->id[(s->start + s->depth) % (CCG_PENDING_LIMIT + 1)] = node;
+    s->id[(s->start + s->depth) & (RING - 1)] = node;
     if (++s->depth > CCG_PENDING_LIMIT) {
-        s->start = (s->start + 1) % (CCG_PENDING_LIMIT + 1);
+        s->start = (s->start + 1) & (RING - 1);
         s->depth--;
     }
 }
 
-static int64_t stack_top(const pending_stack *s) {
-    return s->id[(s->start + s->depth - 1) % (CCG_PENDING_LIMIT + 1)];
-}
+static int64_t stack_top(const pending_stack *s) { return s->id[(s->start + s->depth - 1) & (RING - 1)]; }
 
-static int64_t stack_at(const pending_stack *s, size_t k) {
-    return s->id[(s->start + k) % (CCG_PENDING_LIMIT + 1)];
-}
+static int64_t stack_at(const pending_stack *s, size_t k) { return s->id[(s->start + k) & (RING - 1)]; }
 
 /* A call or artificial node's shape (kind, key values, child count), for grouping gaps. */
 typedef struct {
     int64_t kind, children, key_length, node;
     const int64_t *key;
 } shape;
-
-static int compare_shapes(const void *a, const void *b) {
-    const shape *x = a, *y = b;
-    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
-    if (x->key_length != y->key_length) return x->key_length < y->key_length ? -1 : 1;
-    for (int64_t k = 0; k < x->key_length; k++)
-        if (x->key[k] != y->key[k]) return x->key[k] < y->key[k] ? -1 : 1;
-    if (x->children != y->children) return x->children < y->children ? -1 : 1;
-    return (x->node > y->node) - (x->node < y->node);
-}
 
 static int same_shape(const shape *x, const shape *y) {
     if (x->kind != y->kind || x->key_length != y->key_length || x->children != y->children) return 0;
@@ -99,37 +87,56 @@ static int same_shape(const shape *x, const shape *y) {
     return 1;
 }
 
-/* A run of equal shapes after sorting: its members start at ``start`` in the sorted
- * array; ``first`` is the node that has the shape first. */
-typedef struct {
-    int64_t first, start, members;
-} shape_group;
+static uint64_t hash_shape(const shape *x) {
+    uint64_t h = ((uint64_t)x->kind * 0x9E3779B97F4A7C15u) ^ ((uint64_t)x->children + 0x632BE59BD9B4E019u);
+    for (int64_t k = 0; k < x->key_length; k++) h = (h ^ (uint64_t)x->key[k]) * 0xFF51AFD7ED558CCDu;
+    return h ^ (h >> 29);
+}
 
-static int compare_groups(const void *a, const void *b) {
-    const shape_group *x = a, *y = b;
-    return (x->first > y->first) - (x->first < y->first);
+/* Where the gaps of each shape lie in the gaps stream (spec 5.4: shapes in order of first
+ * appearance, within a shape position by position, within a position node by node): gap
+ * p of shapes[i] is at offset[i] + p * stride[i]. Returns 0 when out of memory. */
+static int place_gaps(const shape *shapes, int64_t count, int64_t *offset, int64_t *stride) {
+    size_t slots = 2;
+    while (slots < 2 * (size_t)count) slots *= 2;
+    int64_t *table = malloc(slots * sizeof *table);  /* a group's first shape, or -1 */
+    int64_t *label = alloc((size_t)count, sizeof *label), *members = alloc((size_t)count, sizeof *members);
+    int64_t *start = alloc((size_t)count, sizeof *start);
+    int ok = table && label && members && start;
+    if (ok) {
+        memset(table, 0xFF, slots * sizeof *table);
+        int64_t groups = 0;
+        for (int64_t i = 0; i < count; i++) {
+            size_t slot = hash_shape(&shapes[i]) & (slots - 1);
+            while (table[slot] >= 0 && !same_shape(&shapes[table[slot]], &shapes[i])) slot = (slot + 1) & (slots - 1);
+            if (table[slot] < 0) {
+                table[slot] = i;
+                label[i] = groups++;
+            } else {
+                label[i] = label[table[slot]];
+            }
+            offset[i] = members[label[i]]++;  /* the rank within the group, for now */
+        }
+        for (int64_t i = 0, at = 0; i < count; i++)
+            if (offset[i] == 0) {  /* the group's first shape: groups are met in their order */
+                start[label[i]] = at;
+                at += members[label[i]] * (shapes[i].children + 1);
+            }
+        for (int64_t i = 0; i < count; i++) {
+            offset[i] += start[label[i]];
+            stride[i] = members[label[i]];
+        }
+    }
+    free(table);
+    free(label);
+    free(members);
+    free(start);
+    return ok;
 }
 
 static int compare_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
-}
-
-/* Sort the shapes and return their groups in order of first appearance (stream order:
- * group by group, within a group position by position, within a position node by node). */
-static shape_group *group_shapes(shape *shapes, int64_t count, int64_t *group_count) {
-    qsort(shapes, (size_t)count, sizeof *shapes, compare_shapes);
-    shape_group *groups = alloc((size_t)count, sizeof *groups);
-    if (!groups) return NULL;
-    int64_t g = 0;
-    for (int64_t i = 0; i < count; i++) {
-        if (i == 0 || !same_shape(&shapes[i - 1], &shapes[i]))
-            groups[g++] = (shape_group){shapes[i].node, i, 0};
-        groups[g - 1].members++;
-    }
-    qsort(groups, (size_t)g, sizeof *groups, compare_groups);
-    *group_count = g;
-    return groups;
 }
 
 /* ------------------------------------------------------------------ encoding */
@@ -189,7 +196,7 @@ static int find_import(const ccg_nodes *nodes, const ccg_imports *earlier, int64
     if (!earlier) return 0;
     int64_t low = 0, high = earlier->count;
     while (low < high) {
-        int64_t middle = low + (high - low) / 2;
+        int64_t middle = low + (int64_t)((uint64_t)(high - low) >> 1);
         if (earlier->id[middle] < id) low = middle + 1; else high = middle;
     }
     if (low == earlier->count || earlier->id[low] != id) return 0;
@@ -221,20 +228,22 @@ int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imp
     pending_stack *stack = malloc(sizeof *stack);
     int64_t inner = 0, imported = 0;
     shape *shapes = NULL;
-    shape_group *groups = NULL;
+    int64_t *offset = NULL, *stride = NULL;
     int64_t *imports = NULL;
     uint8_t *payload = NULL;
     int status = CCG_ERR_MEMORY;
     for (int64_t node = first; node < stop; node++)
         if (nodes->kind[node - nodes->first] <= CCG_ARTIFICIAL) inner++;
     shapes = alloc((size_t)inner, sizeof *shapes);
+    offset = alloc((size_t)inner, sizeof *offset);
+    stride = alloc((size_t)inner, sizeof *stride);
     size_t import_capacity = 0;
     for (int64_t node = first; node < stop; node++) {
         int64_t i = node - nodes->first;
         if (nodes->kind[i] <= CCG_ARTIFICIAL) import_capacity += (size_t)(nodes->child_start[i + 1] - nodes->child_start[i]);
     }
     imports = alloc(import_capacity, sizeof *imports);
-    if (!stack || !shapes || !imports) goto done;
+    if (!stack || !shapes || !offset || !stride || !imports) goto done;
     *stack = encoder->stack;
     int64_t pending[CCG_PENDING_LIMIT];
     for (size_t k = 0; k < stack->depth; k++) pending[k] = stack_at(stack, k);
@@ -282,21 +291,29 @@ int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imp
         stack_push(stack, node);
     }
 
-    int64_t group_count = 0;
-    groups = group_shapes(shapes, inner, &group_count);
-    if (!groups) goto done;
-    for (int64_t g = 0; g < group_count; g++) {
-        const shape *member = shapes + groups[g].start;
-        for (int64_t position = 0; position <= member->children; position++)
-            for (int64_t m = 0; m < groups[g].members; m++) {
-                int64_t i = member[m].node - nodes->first;
-                int64_t gap = nodes->durations[nodes->duration_start[i] + 2 * position];
-                if (gap < 0) {
-                    status = fail(&r, "node %lld has a negative gap", (long long)member[m].node);
-                    goto done;
-                }
-                if (!column_push(&c[S_GAPS], (uint64_t)gap)) goto done;
+    if (!place_gaps(shapes, inner, offset, stride)) goto done;
+    column *gaps = &c[S_GAPS];
+    for (int64_t k = 0; k < inner; k++) {
+        int64_t i = shapes[k].node - nodes->first;
+        for (int64_t position = 0; position <= shapes[k].children; position++) {
+            int64_t gap = nodes->durations[nodes->duration_start[i] + 2 * position];
+            if (gap < 0) {
+                status = fail(&r, "node %lld has a negative gap", (long long)shapes[k].node);
+                goto done;
             }
+            if (!column_push(gaps, 0)) goto done;  /* makes room; filled in stream order below */
+            gaps->value[gaps->count - 1] = (uint64_t)gap;
+        }
+    }
+    {  /* move the gaps from node order to stream order */
+        uint64_t *ordered = alloc(gaps->count, sizeof *ordered);
+        if (!ordered) goto done;
+        for (int64_t k = 0, at = 0; k < inner; k++)
+            for (int64_t position = 0; position <= shapes[k].children; position++)
+                ordered[offset[k] + position * stride[k]] = gaps->value[at++];
+        free(gaps->value);
+        gaps->value = ordered;
+        gaps->capacity = gaps->count;
     }
 
     qsort(imports, (size_t)imported, sizeof *imports, compare_i64);
@@ -356,7 +373,8 @@ done:
     for (int s = 0; s < S_COUNT; s++) free(c[s].value);
     free(stack);
     free(shapes);
-    free(groups);
+    free(offset);
+    free(stride);
     free(imports);
     free(payload);
     return status;
@@ -364,9 +382,11 @@ done:
 
 /* ------------------------------------------------------------------ decoding */
 
+/* A stream in place: ``count`` values of ``width`` bytes, byte plane by byte plane. */
 typedef struct {
-    uint64_t *value;
+    const uint8_t *planes;
     int64_t count;
+    int width;
 } stream;
 
 static uint64_t read_le(const uint8_t *at, int bytes) {
@@ -375,7 +395,23 @@ static uint64_t read_le(const uint8_t *at, int bytes) {
     return value;
 }
 
-/* The 14 streams of a payload after its 12-byte start: checked, then widened to u64. */
+/* Value i of a stream (i < count). */
+static inline uint64_t get(const stream *s, int64_t i) {
+    const uint8_t *p = s->planes + i;
+    size_t n = (size_t)s->count;
+    switch (s->width) {
+    case 1: return p[0];
+    case 2: return p[0] | (uint64_t)p[n] << 8;
+    case 4: return p[0] | (uint64_t)p[n] << 8 | (uint64_t)p[2 * n] << 16 | (uint64_t)p[3 * n] << 24;
+    default: {
+        uint64_t value = 0;
+        for (int b = 0; b < 8; b++) value |= (uint64_t)p[b * n] << (8 * b);
+        return value;
+    }
+    }
+}
+
+/* The 14 streams of a payload after its 12-byte start, checked against its length. */
 static int read_streams(const uint8_t *raw, size_t length, stream *s, report *r) {
     size_t position = 12;
     for (int k = 0; k < S_COUNT; k++) {
@@ -387,12 +423,7 @@ static int read_streams(const uint8_t *raw, size_t length, stream *s, report *r)
             return fail(r, "stream width %d is not 1, 2, 4 or 8", width);
         if ((uint64_t)width * count > length - position)
             return fail(r, "a stream of %llu values x %d bytes runs past the block end", (unsigned long long)count, width);
-        s[k].count = (int64_t)count;
-        s[k].value = alloc((size_t)count, sizeof(uint64_t));
-        if (!s[k].value) return out_of_memory(r);
-        const uint8_t *planes = raw + position;
-        for (int b = 0; b < width; b++)
-            for (uint64_t i = 0; i < count; i++) s[k].value[i] |= (uint64_t)planes[(uint64_t)b * count + i] << (8 * b);
+        s[k] = (stream){raw + position, (int64_t)count, width};
         position += (size_t)width * (size_t)count;
     }
     if (position != length) return fail(r, "%zu bytes after the last stream", length - position);
@@ -401,7 +432,7 @@ static int read_streams(const uint8_t *raw, size_t length, stream *s, report *r)
 
 static int all_below(const stream *s, uint64_t bound) {
     for (int64_t i = 0; i < s->count; i++)
-        if (s->value[i] >= bound) return 0;
+        if (get(s, i) >= bound) return 0;
     return 1;
 }
 
@@ -409,9 +440,9 @@ static int all_below(const stream *s, uint64_t bound) {
 static int undelta(const stream *s, int64_t limit, int64_t *ids, const char *what, report *r) {
     uint64_t running = 0;
     for (int64_t i = 0; i < s->count; i++) {
-        if (s->value[i] >= LIMIT62 || (i > 0 && s->value[i] == 0))
+        if (get(s, i) >= LIMIT62 || (i > 0 && get(s, i) == 0))
             return fail(r, "%s ids are not increasing", what);
-        running += s->value[i];  /* below 2**62 + 2**62: no overflow */
+        running += get(s, i);  /* below 2**62 + 2**62: no overflow */
         if (running >= (uint64_t)limit)
             return fail(r, "%s node %llu is not in an earlier block", what, (unsigned long long)running);
         ids[i] = (int64_t)running;
@@ -430,13 +461,26 @@ void ccg_block_free(ccg_block *block) {
     free(block);
 }
 
-static int64_t rank_of(const int64_t *metrics, int64_t count, int64_t metric) {
-    int64_t low = 0, high = count;
-    while (low < high) {
-        int64_t middle = low + (high - low) / 2;
-        if (metrics[middle] < metric) low = middle + 1; else high = middle;
+/* The first index of the sorted ``values`` whose value is not below ``key`` (branch-free). */
+static int64_t rank_of(const int64_t *values, int64_t count, int64_t key) {
+    if (count == 0) return 0;
+    const int64_t *base = values;
+    for (int64_t n = count; n > 1; n -= n >> 1)
+        base = base[n >> 1] < key ? base + (n >> 1) : base;
+    return (base - values) + (*base < key);
+}
+
+/* Sorts the few metric ranks a node touches (insertion sort; qsort for many). */
+static void sort_ranks(int64_t *ranks, int64_t count) {
+    if (count > 16) {
+        qsort(ranks, (size_t)count, sizeof *ranks, compare_i64);
+        return;
     }
-    return low;
+    for (int64_t i = 1; i < count; i++) {
+        int64_t value = ranks[i], j = i;
+        for (; j > 0 && ranks[j - 1] > value; j--) ranks[j] = ranks[j - 1];
+        ranks[j] = value;
+    }
 }
 
 static int grow(int64_t **array, int64_t count) {
@@ -451,14 +495,13 @@ typedef struct {
     stream s[S_COUNT];
     int64_t *pending, *row, *metrics, *pair_rank, *import_rank, *stamp, *touched;
     uint64_t *acc;
+    int64_t *offset, *stride;
     shape *shapes;
-    shape_group *groups;
 } scratch;
 
 static void scratch_free(scratch *w) {
-    for (int k = 0; k < S_COUNT; k++) free(w->s[k].value);
     void *arrays[] = {w->pending, w->row, w->metrics, w->pair_rank, w->import_rank, w->stamp, w->touched,
-                      w->acc, w->shapes, w->groups};
+                      w->acc, w->shapes, w->offset, w->stride};
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) free(arrays[k]);
 }
 
@@ -500,7 +543,7 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
     NEED(n->kind = alloc((size_t)count, 1));
     int64_t inner = 0, keys = 0, softs = 0;
     for (int64_t i = 0; i < count; i++) {
-        uint8_t kind = n->kind[i] = (uint8_t)s[S_KIND].value[i];
+        uint8_t kind = n->kind[i] = (uint8_t)get(&s[S_KIND], i);
         inner += kind <= CCG_ARTIFICIAL;
         keys += ccg_hard_count[kind];
         softs += ccg_soft_count[kind];
@@ -513,7 +556,7 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
     NEED(n->soft_start = alloc((size_t)count + 1, sizeof(int64_t)));
     int64_t edges = 0, gap_total = 0;
     for (int64_t i = 0, k = 0; i < count; i++) {
-        int64_t children = n->kind[i] <= CCG_ARTIFICIAL ? (int64_t)s[S_CHILD_COUNT].value[k++] : 0;
+        int64_t children = n->kind[i] <= CCG_ARTIFICIAL ? (int64_t)get(&s[S_CHILD_COUNT], k++) : 0;
         edges += children;  /* count < 2**32 nodes of < 2**32 children: no overflow */
         gap_total += n->kind[i] <= CCG_ARTIFICIAL ? children + 1 : 0;
         n->child_start[i + 1] = edges;
@@ -524,7 +567,7 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
     if (s[S_CHILD_FRESH].count != edges) return fail(r, "fresh flags do not match the child counts");
     if (!all_below(&s[S_CHILD_FRESH], 2)) return fail(r, "a fresh flag is not 0 or 1");
     int64_t fresh = 0;
-    for (int64_t e = 0; e < edges; e++) fresh += (int64_t)s[S_CHILD_FRESH].value[e];
+    for (int64_t e = 0; e < edges; e++) fresh += (int64_t)get(&s[S_CHILD_FRESH], e);
     if (s[S_CHILD_ID].count != edges - fresh) return fail(r, "child ids do not match the fresh flags");
     if (!all_below(&s[S_CHILD_ID], LIMIT62)) return fail(r, "implausible child id");
     if (s[S_GAPS].count != gap_total) return fail(r, "gap count does not match the child counts");
@@ -532,8 +575,8 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
     if (s[S_KEY].count != keys || s[S_SOFT].count != softs) return fail(r, "property counts do not match the node kinds");
     NEED(n->key = alloc((size_t)keys, sizeof(int64_t)));
     NEED(n->soft = alloc((size_t)softs, sizeof(int64_t)));
-    for (int64_t k = 0; k < keys; k++) n->key[k] = unzigzag(s[S_KEY].value[k]);
-    for (int64_t k = 0; k < softs; k++) n->soft[k] = unzigzag(s[S_SOFT].value[k]);
+    for (int64_t k = 0; k < keys; k++) n->key[k] = unzigzag(get(&s[S_KEY], k));
+    for (int64_t k = 0; k < softs; k++) n->soft[k] = unzigzag(get(&s[S_SOFT], k));
     if (s[S_PENDING].count > CCG_PENDING_LIMIT)
         return fail(r, "pending stack is too long or names a node outside the earlier blocks");
     NEED(w->pending = alloc((size_t)s[S_PENDING].count, sizeof(int64_t)));
@@ -548,14 +591,14 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
     for (int64_t i = 0; i < count; i++) {
         int64_t a = n->child_start[i], b = n->child_start[i + 1];
         for (int64_t e = b - 1; e >= a; e--) {
-            if (!s[S_CHILD_FRESH].value[e]) continue;
+            if (!get(&s[S_CHILD_FRESH], e)) continue;
             if (!stack.depth) return fail(r, "a node pops an empty pending stack");
             n->children[e] = stack_top(&stack);
             stack.depth--;
         }
         for (int64_t e = a; e < b; e++) {
-            if (s[S_CHILD_FRESH].value[e]) continue;
-            n->children[e] = (int64_t)s[S_CHILD_ID].value[next_id++];
+            if (get(&s[S_CHILD_FRESH], e)) continue;
+            n->children[e] = (int64_t)get(&s[S_CHILD_ID], next_id++);
             if (n->children[e] >= (int64_t)first + i) return fail(r, "a child reference does not point to an earlier node");
         }
         stack_push(&stack, (int64_t)first + i);
@@ -577,9 +620,9 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
     NEED(m->total = alloc((size_t)imported, sizeof(int64_t)));
     NEED(m->metric_start = alloc((size_t)imported + 1, sizeof(int64_t)));
     for (int64_t k = 0; k < imported; k++) {
-        m->events[k] = (int64_t)s[S_IMPORT_EVENTS].value[k];
-        m->total[k] = (int64_t)s[S_IMPORT_TOTAL].value[k];
-        m->metric_start[k + 1] = m->metric_start[k] + (int64_t)s[S_IMPORT_METRIC_COUNT].value[k];
+        m->events[k] = (int64_t)get(&s[S_IMPORT_EVENTS], k);
+        m->total[k] = (int64_t)get(&s[S_IMPORT_TOTAL], k);
+        m->metric_start[k + 1] = m->metric_start[k] + (int64_t)get(&s[S_IMPORT_METRIC_COUNT], k);
     }
     int64_t pairs = m->metric_start[imported];
     if (s[S_IMPORT_METRIC_ID].count != pairs || s[S_IMPORT_METRIC_SUM].count != pairs)
@@ -588,11 +631,11 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
     NEED(m->metric_sum = alloc((size_t)pairs, sizeof(int64_t)));
     for (int64_t k = 0; k < imported; k++)
         for (int64_t p = m->metric_start[k]; p < m->metric_start[k + 1]; p++) {
-            uint64_t metric = s[S_IMPORT_METRIC_ID].value[p];
+            uint64_t metric = get(&s[S_IMPORT_METRIC_ID], p);
             if (metric >= (uint64_t)1 << 63 || (p > m->metric_start[k] && metric <= (uint64_t)m->metric_id[p - 1]))
                 return fail(r, "the metric ids of an imported node are not increasing");
             m->metric_id[p] = (int64_t)metric;
-            m->metric_sum[p] = unzigzag(s[S_IMPORT_METRIC_SUM].value[p]);
+            m->metric_sum[p] = unzigzag(get(&s[S_IMPORT_METRIC_SUM], p));
         }
 
     /* every child in an earlier block must be listed: child -> import row, kept in
@@ -615,16 +658,14 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
         if (n->kind[i] <= CCG_ARTIFICIAL)
             w->shapes[k++] = (shape){n->kind[i], n->child_start[i + 1] - n->child_start[i],
                                      n->key_start[i + 1] - n->key_start[i], i, n->key + n->key_start[i]};
-    int64_t group_count = 0;
-    w->groups = group_shapes(w->shapes, inner, &group_count);
     NEED(n->durations = alloc((size_t)n->duration_start[count], sizeof(int64_t)));
-    NEED(w->groups);
-    int64_t at = 0;
-    for (int64_t g = 0; g < group_count; g++) {
-        const shape *member = w->shapes + w->groups[g].start;
-        for (int64_t position = 0; position <= member->children; position++)
-            for (int64_t k = 0; k < w->groups[g].members; k++)
-                n->durations[n->duration_start[member[k].node] + 2 * position] = (int64_t)s[S_GAPS].value[at++];
+    NEED(w->offset = alloc((size_t)inner, sizeof(int64_t)));
+    NEED(w->stride = alloc((size_t)inner, sizeof(int64_t)));
+    NEED(place_gaps(w->shapes, inner, w->offset, w->stride));
+    for (int64_t k = 0; k < inner; k++) {
+        int64_t d = n->duration_start[w->shapes[k].node];
+        for (int64_t position = 0; position <= w->shapes[k].children; position++)
+            n->durations[d + 2 * position] = (int64_t)get(&s[S_GAPS], w->offset[k] + position * w->stride[k]);
     }
 
     /* the metrics of the block: sampled by its METRIC nodes or listed by its imports */
@@ -649,7 +690,7 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
     NEED(n->total = alloc((size_t)count, sizeof(int64_t)));
     NEED(n->metric_start = alloc((size_t)count + 1, sizeof(int64_t)));
     /* at most one pair per metric and node: grown as needed up to distinct * count */
-    int64_t capacity = distinct < 16 ? distinct * count : 16 * count;
+    int64_t capacity = distinct ? count : 0;
     NEED(n->metric_id = alloc((size_t)capacity, sizeof(int64_t)));
     NEED(n->metric_sum = alloc((size_t)capacity, sizeof(int64_t)));
     w->pair_rank = alloc((size_t)capacity, sizeof(int64_t));
@@ -695,7 +736,7 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
         if (total > INT64_MAX || events > INT64_MAX) return fail(r, "sub-tree duration or event count overflows");
         n->total[i] = (int64_t)total;
         n->events[i] = (int64_t)events;
-        qsort(w->touched, (size_t)touched, sizeof(int64_t), compare_i64);
+        sort_ranks(w->touched, touched);
         int64_t p = n->metric_start[i];
         if (p + touched > capacity) {
             capacity = p + touched > 2 * capacity ? p + touched : 2 * capacity;

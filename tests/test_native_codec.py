@@ -48,7 +48,7 @@ def assert_same_block(python, native_block):
         assert np.asarray(getattr(native_block, name)).tolist() == np.asarray(getattr(python, name)).tolist(), name
     assert native_block.events.tolist() == list(python.events)
     assert native_block.total.tolist() == list(python.total)
-    assert native_block.child_events == list(python.child_events)
+    assert native_block.child_events[:] == list(python.child_events)
     for i in range(len(python)):
         assert native_block.metric_sums(i) == python.metric_sums(i)
         assert native_block.child_metric_sums(i) == python.child_metric_sums(i)

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -155,18 +157,10 @@ class NativeNodeBlock:
         return self._count
 
     @property
-    def child_events(self) -> list[int]:
-        """Per child reference: events in the child's sub-tree."""
-        cached = self.__dict__.get("_child_events")
-        if cached is None:
-            children = self.children
-            inside = children >= self.first
-            events = np.empty(len(children), dtype=np.int64)
-            events[inside] = self.events[children[inside] - self.first]
-            imports = self.imports
-            events[~inside] = imports.events[np.searchsorted(imports.ids, children[~inside])]
-            cached = self.__dict__["_child_events"] = events.tolist()
-        return cached
+    def child_events(self) -> _ChildEvents:
+        """Per child reference: events in the child's sub-tree (``child_events[a:b]``
+        computes only the references asked for)."""
+        return _ChildEvents(self)
 
     def metric_sums(self, i: int) -> tuple[tuple[int, int], ...]:
         """(metric, sum) pairs of node ``first + i``, sorted by metric."""
@@ -178,6 +172,23 @@ class NativeNodeBlock:
         children = self.children[self.child_start[i]:self.child_start[i + 1]].tolist()
         return tuple(self.metric_sums(c - self.first) if c >= self.first else self.imports.sums(c)
                      for c in children)
+
+
+class _ChildEvents:
+    """The ``child_events`` column of a `NativeNodeBlock`, computed slice by slice."""
+
+    __slots__ = ("_block",)
+
+    def __init__(self, block: NativeNodeBlock):
+        self._block = block
+
+    def __len__(self) -> int:
+        return len(self._block.children)
+
+    def __getitem__(self, index: slice) -> list[int]:
+        block = self._block
+        events, first, imports = block.events, block.first, block.imports
+        return [int(events[c - first]) if c >= first else imports.events_of(c) for c in block.children[index].tolist()]
 
 
 class NativeImports:
@@ -194,8 +205,22 @@ class NativeImports:
         self.metric_ids = _view(struct, imports.metric_id, pairs)
         self.metric_sum = _view(struct, imports.metric_sum, pairs)
 
+    @cached_property
+    def _lists(self) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+        return (self.ids.tolist(), self.events.tolist(), self.pair_start.tolist(), self.metric_ids.tolist(),
+                self.metric_sum.tolist())
+
+    def row(self, node: int) -> int:
+        """The row of an imported node."""
+        return bisect_left(self._lists[0], node)
+
+    def events_of(self, node: int) -> int:
+        """The event count of an imported node."""
+        return self._lists[1][self.row(node)]
+
     def sums(self, node: int) -> tuple[tuple[int, int], ...]:
         """The (metric, sum) pairs of an imported node."""
-        row = int(np.searchsorted(self.ids, node))
-        a, b = int(self.pair_start[row]), int(self.pair_start[row + 1])
-        return tuple(zip(self.metric_ids[a:b].tolist(), self.metric_sum[a:b].tolist()))
+        _, _, start, metric_ids, metric_sum = self._lists
+        row = self.row(node)
+        a, b = start[row], start[row + 1]
+        return tuple(zip(metric_ids[a:b], metric_sum[a:b]))

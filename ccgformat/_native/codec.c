@@ -134,6 +134,15 @@ static int place_gaps(const shape *shapes, int64_t count, int64_t *offset, int64
     return ok;
 }
 
+/* The first index of the sorted ``values`` whose value is not below ``key`` (branch-free). */
+static int64_t rank_of(const int64_t *values, int64_t count, int64_t key) {
+    if (count == 0) return 0;
+    const int64_t *base = values;
+    for (int64_t n = count; n > 1; n -= n >> 1)
+        base = base[n >> 1] < key ? base + (n >> 1) : base;
+    return (base - values) + (*base < key);
+}
+
 static int compare_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -194,11 +203,7 @@ static int find_import(const ccg_nodes *nodes, const ccg_imports *earlier, int64
         return 1;
     }
     if (!earlier) return 0;
-    int64_t low = 0, high = earlier->count;
-    while (low < high) {
-        int64_t middle = low + (int64_t)((uint64_t)(high - low) >> 1);
-        if (earlier->id[middle] < id) low = middle + 1; else high = middle;
-    }
+    int64_t low = rank_of(earlier->id, earlier->count, id);
     if (low == earlier->count || earlier->id[low] != id) return 0;
     int64_t a = earlier->metric_start[low];
     *out = (import_values){earlier->events[low], earlier->total[low], earlier->metric_start[low + 1] - a,
@@ -461,14 +466,6 @@ void ccg_block_free(ccg_block *block) {
     free(block);
 }
 
-/* The first index of the sorted ``values`` whose value is not below ``key`` (branch-free). */
-static int64_t rank_of(const int64_t *values, int64_t count, int64_t key) {
-    if (count == 0) return 0;
-    const int64_t *base = values;
-    for (int64_t n = count; n > 1; n -= n >> 1)
-        base = base[n >> 1] < key ? base + (n >> 1) : base;
-    return (base - values) + (*base < key);
-}
 
 /* Sorts the few metric ranks a node touches (insertion sort; qsort for many). */
 static void sort_ranks(int64_t *ranks, int64_t count) {
@@ -493,43 +490,30 @@ static int grow(int64_t **array, int64_t count) {
 /* The decoder's working state (freed at the end whatever happens). */
 typedef struct {
     stream s[S_COUNT];
-    int64_t *pending, *row, *metrics, *pair_rank, *import_rank, *stamp, *touched;
-    uint64_t *acc;
+    uint64_t first;
+    int64_t count, inner, edges, pairs, distinct;
+    int64_t *pending;
+    int64_t *row;               /* per child reference: its import table row, or -1 inside the block */
+    shape *shapes;              /* the call and artificial nodes, for the gaps */
     int64_t *offset, *stride;
-    shape *shapes;
+    int64_t *metrics;           /* the block's distinct metrics, sorted */
+    int64_t *pair_rank, *import_rank, *stamp, *touched;
+    uint64_t *acc;
 } scratch;
 
 static void scratch_free(scratch *w) {
-    void *arrays[] = {w->pending, w->row, w->metrics, w->pair_rank, w->import_rank, w->stamp, w->touched,
-                      w->acc, w->shapes, w->offset, w->stride};
+    void *arrays[] = {w->pending, w->row, w->shapes, w->offset, w->stride, w->metrics, w->pair_rank, w->import_rank,
+                      w->stamp, w->touched, w->acc};
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) free(arrays[k]);
-}
-
-static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *w, report *r);
-
-int ccg_decode_nodes(const uint8_t *raw, size_t length, ccg_block **out, char *message, size_t message_size) {
-    report r = {message, message_size};
-    *out = NULL;
-    ccg_block *block = calloc(1, sizeof *block);
-    if (!block) return out_of_memory(&r);
-    scratch w;
-    memset(&w, 0, sizeof w);
-    int status = decode(raw, length, block, &w, &r);
-    scratch_free(&w);
-    if (status != CCG_OK) {
-        ccg_block_free(block);
-        return status;
-    }
-    *out = block;
-    return CCG_OK;
 }
 
 #define NEED(pointer) do { if (!(pointer)) return out_of_memory(r); } while (0)
 
-static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *w, report *r) {
+/* The block start, the streams, and every per-node count checked against them (5.2). */
+static int read_nodes(const uint8_t *raw, size_t length, ccg_nodes *n, scratch *w, report *r) {
     if (length < 12) return fail(r, "shorter than its header");
-    uint64_t first = read_le(raw, 8);
-    int64_t count = (int64_t)read_le(raw + 8, 4);
+    uint64_t first = w->first = read_le(raw, 8);
+    int64_t count = w->count = (int64_t)read_le(raw + 8, 4);
     stream *s = w->s;
     int status = read_streams(raw, length, s, r);
     if (status != CCG_OK) return status;
@@ -537,7 +521,6 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
         return fail(r, "%lld kinds for %lld nodes", (long long)s[S_KIND].count, (long long)count);
     if (first >= LIMIT62 || first + (uint64_t)count >= LIMIT62) return fail(r, "node ids out of range");
     if (!all_below(&s[S_KIND], CCG_KIND_COUNT)) return fail(r, "unknown node kind");
-    ccg_nodes *n = &block->nodes;
     n->first = (int64_t)first;
     n->count = count;
     NEED(n->kind = alloc((size_t)count, 1));
@@ -548,29 +531,32 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
         keys += ccg_hard_count[kind];
         softs += ccg_soft_count[kind];
     }
+    w->inner = inner;
     if (s[S_CHILD_COUNT].count != inner) return fail(r, "child counts do not match the node kinds");
     if (!all_below(&s[S_CHILD_COUNT], LIMIT32)) return fail(r, "implausible child count");
     NEED(n->child_start = alloc((size_t)count + 1, sizeof(int64_t)));
     NEED(n->duration_start = alloc((size_t)count + 1, sizeof(int64_t)));
     NEED(n->key_start = alloc((size_t)count + 1, sizeof(int64_t)));
     NEED(n->soft_start = alloc((size_t)count + 1, sizeof(int64_t)));
-    int64_t edges = 0, gap_total = 0;
+    int64_t edges = 0, gaps = 0;
     for (int64_t i = 0, k = 0; i < count; i++) {
         int64_t children = n->kind[i] <= CCG_ARTIFICIAL ? (int64_t)get(&s[S_CHILD_COUNT], k++) : 0;
-        edges += children;  /* count < 2**32 nodes of < 2**32 children: no overflow */
-        gap_total += n->kind[i] <= CCG_ARTIFICIAL ? children + 1 : 0;
+        edges += children;  /* below 2**32 + the fresh flag count: no overflow */
+        if (edges > s[S_CHILD_FRESH].count) return fail(r, "fresh flags do not match the child counts");
+        gaps += n->kind[i] <= CCG_ARTIFICIAL ? children + 1 : 0;
         n->child_start[i + 1] = edges;
         n->duration_start[i + 1] = n->duration_start[i] + (n->kind[i] <= CCG_ARTIFICIAL ? 2 * children + 1 : 0);
         n->key_start[i + 1] = n->key_start[i] + ccg_hard_count[n->kind[i]];
         n->soft_start[i + 1] = n->soft_start[i] + ccg_soft_count[n->kind[i]];
     }
+    w->edges = edges;
     if (s[S_CHILD_FRESH].count != edges) return fail(r, "fresh flags do not match the child counts");
     if (!all_below(&s[S_CHILD_FRESH], 2)) return fail(r, "a fresh flag is not 0 or 1");
     int64_t fresh = 0;
     for (int64_t e = 0; e < edges; e++) fresh += (int64_t)get(&s[S_CHILD_FRESH], e);
     if (s[S_CHILD_ID].count != edges - fresh) return fail(r, "child ids do not match the fresh flags");
     if (!all_below(&s[S_CHILD_ID], LIMIT62)) return fail(r, "implausible child id");
-    if (s[S_GAPS].count != gap_total) return fail(r, "gap count does not match the child counts");
+    if (s[S_GAPS].count != gaps) return fail(r, "gap count does not match the child counts");
     if (!all_below(&s[S_GAPS], LIMIT62)) return fail(r, "implausible gap");
     if (s[S_KEY].count != keys || s[S_SOFT].count != softs) return fail(r, "property counts do not match the node kinds");
     NEED(n->key = alloc((size_t)keys, sizeof(int64_t)));
@@ -580,35 +566,42 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
     if (s[S_PENDING].count > CCG_PENDING_LIMIT)
         return fail(r, "pending stack is too long or names a node outside the earlier blocks");
     NEED(w->pending = alloc((size_t)s[S_PENDING].count, sizeof(int64_t)));
-    if ((status = undelta(&s[S_PENDING], (int64_t)first, w->pending, "pending", r)) != CCG_OK) return status;
+    return undelta(&s[S_PENDING], (int64_t)first, w->pending, "pending", r);
+}
 
-    /* children: replay the pending stack (spec 5.3) */
-    NEED(n->children = alloc((size_t)edges, sizeof(int64_t)));
+/* Child ids by replaying the pending stack node by node (spec 5.3). */
+static int replay_children(ccg_nodes *n, scratch *w, report *r) {
+    const stream *fresh = &w->s[S_CHILD_FRESH], *explicit = &w->s[S_CHILD_ID];
+    NEED(n->children = alloc((size_t)w->edges, sizeof(int64_t)));
     pending_stack stack;
     stack.start = stack.depth = 0;
-    for (int64_t k = 0; k < s[S_PENDING].count; k++) stack_push(&stack, w->pending[k]);
-    int64_t next_id = 0;
-    for (int64_t i = 0; i < count; i++) {
-        int64_t a = n->child_start[i], b = n->child_start[i + 1];
+    for (int64_t k = 0; k < w->s[S_PENDING].count; k++) stack_push(&stack, w->pending[k]);
+    int64_t next = 0;
+    for (int64_t i = 0; i < w->count; i++) {
+        int64_t a = n->child_start[i], b = n->child_start[i + 1], node = (int64_t)w->first + i;
         for (int64_t e = b - 1; e >= a; e--) {
-            if (!get(&s[S_CHILD_FRESH], e)) continue;
+            if (!get(fresh, e)) continue;
             if (!stack.depth) return fail(r, "a node pops an empty pending stack");
             n->children[e] = stack_top(&stack);
             stack.depth--;
         }
         for (int64_t e = a; e < b; e++) {
-            if (get(&s[S_CHILD_FRESH], e)) continue;
-            n->children[e] = (int64_t)get(&s[S_CHILD_ID], next_id++);
-            if (n->children[e] >= (int64_t)first + i) return fail(r, "a child reference does not point to an earlier node");
+            if (get(fresh, e)) continue;
+            n->children[e] = (int64_t)get(explicit, next++);
+            if (n->children[e] >= node) return fail(r, "a child reference does not point to an earlier node");
         }
-        stack_push(&stack, (int64_t)first + i);
+        stack_push(&stack, node);
     }
+    return CCG_OK;
+}
 
-    /* the import table */
-    ccg_imports *m = &block->imports;
+/* The import table (streams 9-14), and the row of every child in an earlier block. */
+static int read_imports(const ccg_nodes *n, ccg_imports *m, scratch *w, report *r) {
+    const stream *s = w->s;
     int64_t imported = s[S_IMPORT_ID].count;
     NEED(m->id = alloc((size_t)imported, sizeof(int64_t)));
-    if ((status = undelta(&s[S_IMPORT_ID], (int64_t)first, m->id, "import", r)) != CCG_OK) return status;
+    int status = undelta(&s[S_IMPORT_ID], (int64_t)w->first, m->id, "import", r);
+    if (status != CCG_OK) return status;
     if (s[S_IMPORT_TOTAL].count != imported || s[S_IMPORT_EVENTS].count != imported
         || s[S_IMPORT_METRIC_COUNT].count != imported)
         return fail(r, "import table columns differ in length");
@@ -623,8 +616,10 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
         m->events[k] = (int64_t)get(&s[S_IMPORT_EVENTS], k);
         m->total[k] = (int64_t)get(&s[S_IMPORT_TOTAL], k);
         m->metric_start[k + 1] = m->metric_start[k] + (int64_t)get(&s[S_IMPORT_METRIC_COUNT], k);
+        if (m->metric_start[k + 1] > s[S_IMPORT_METRIC_ID].count)  /* also keeps the sum from overflowing */
+            return fail(r, "import metric sums do not match their counts");
     }
-    int64_t pairs = m->metric_start[imported];
+    int64_t pairs = w->pairs = m->metric_start[imported];
     if (s[S_IMPORT_METRIC_ID].count != pairs || s[S_IMPORT_METRIC_SUM].count != pairs)
         return fail(r, "import metric sums do not match their counts");
     NEED(m->metric_id = alloc((size_t)pairs, sizeof(int64_t)));
@@ -637,91 +632,96 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
             m->metric_id[p] = (int64_t)metric;
             m->metric_sum[p] = unzigzag(get(&s[S_IMPORT_METRIC_SUM], p));
         }
-
-    /* every child in an earlier block must be listed: child -> import row, kept in
-     * w->pair_rank's place for the moment (edges entries, -1 inside the block) */
-    int64_t *row = w->row = alloc((size_t)edges, sizeof(int64_t));
-    NEED(row);
-    for (int64_t e = 0; e < edges; e++) {
-        int64_t child = n->children[e];
-        row[e] = -1;
-        if (child >= (int64_t)first) continue;
-        int64_t k = rank_of(m->id, imported, child);
-        if (k == imported || m->id[k] != child)
-            return fail(r, "a child in an earlier block is missing from the import table");
-        row[e] = k;
+    NEED(w->row = alloc((size_t)w->edges, sizeof(int64_t)));
+    for (int64_t e = 0; e < w->edges; e++) {
+        int64_t child = n->children[e], k = -1;
+        if (child < (int64_t)w->first) {
+            k = rank_of(m->id, imported, child);
+            if (k == imported || m->id[k] != child)
+                return fail(r, "a child in an earlier block is missing from the import table");
+        }
+        w->row[e] = k;
     }
+    return CCG_OK;
+}
 
-    /* gaps back in node order */
-    NEED(w->shapes = alloc((size_t)inner, sizeof *w->shapes));
-    for (int64_t i = 0, k = 0; i < count; i++)
+/* The gaps back in node order, as durations d_0, d_2, ..., d_2n (spec 5.4). */
+static int place_durations(ccg_nodes *n, scratch *w, report *r) {
+    NEED(w->shapes = alloc((size_t)w->inner, sizeof *w->shapes));
+    for (int64_t i = 0, k = 0; i < w->count; i++)
         if (n->kind[i] <= CCG_ARTIFICIAL)
             w->shapes[k++] = (shape){n->kind[i], n->child_start[i + 1] - n->child_start[i],
                                      n->key_start[i + 1] - n->key_start[i], i, n->key + n->key_start[i]};
-    NEED(n->durations = alloc((size_t)n->duration_start[count], sizeof(int64_t)));
-    NEED(w->offset = alloc((size_t)inner, sizeof(int64_t)));
-    NEED(w->stride = alloc((size_t)inner, sizeof(int64_t)));
-    NEED(place_gaps(w->shapes, inner, w->offset, w->stride));
-    for (int64_t k = 0; k < inner; k++) {
+    NEED(n->durations = alloc((size_t)n->duration_start[w->count], sizeof(int64_t)));
+    NEED(w->offset = alloc((size_t)w->inner, sizeof(int64_t)));
+    NEED(w->stride = alloc((size_t)w->inner, sizeof(int64_t)));
+    NEED(place_gaps(w->shapes, w->inner, w->offset, w->stride));
+    for (int64_t k = 0; k < w->inner; k++) {
         int64_t d = n->duration_start[w->shapes[k].node];
         for (int64_t position = 0; position <= w->shapes[k].children; position++)
-            n->durations[d + 2 * position] = (int64_t)get(&s[S_GAPS], w->offset[k] + position * w->stride[k]);
+            n->durations[d + 2 * position] = (int64_t)get(&w->s[S_GAPS], w->offset[k] + position * w->stride[k]);
     }
+    return CCG_OK;
+}
 
-    /* the metrics of the block: sampled by its METRIC nodes or listed by its imports */
-    int64_t samples = 0;
-    for (int64_t i = 0; i < count; i++) samples += n->kind[i] == CCG_METRIC;
-    int64_t metric_count = 0;
-    w->metrics = alloc((size_t)(samples + pairs), sizeof(int64_t));
-    NEED(w->metrics);
-    for (int64_t i = 0; i < count; i++)
-        if (n->kind[i] == CCG_METRIC) w->metrics[metric_count++] = n->key[n->key_start[i]];
-    for (int64_t p = 0; p < pairs; p++) w->metrics[metric_count++] = m->metric_id[p];
-    qsort(w->metrics, (size_t)metric_count, sizeof(int64_t), compare_i64);
-    int64_t distinct = 0;
-    for (int64_t k = 0; k < metric_count; k++)
+/* The block's metrics, sampled by its METRIC nodes or listed by its imports, within the
+ * reader's bound on their memory. */
+static int collect_metrics(const ccg_nodes *n, const ccg_imports *m, scratch *w, report *r) {
+    int64_t samples = 0, listed = 0, distinct = 0;
+    for (int64_t i = 0; i < w->count; i++) samples += n->kind[i] == CCG_METRIC;
+    NEED(w->metrics = alloc((size_t)(samples + w->pairs), sizeof(int64_t)));
+    for (int64_t i = 0; i < w->count; i++)
+        if (n->kind[i] == CCG_METRIC) w->metrics[listed++] = n->key[n->key_start[i]];
+    for (int64_t p = 0; p < w->pairs; p++) w->metrics[listed++] = m->metric_id[p];
+    qsort(w->metrics, (size_t)listed, sizeof(int64_t), compare_i64);
+    for (int64_t k = 0; k < listed; k++)
         if (k == 0 || w->metrics[k] != w->metrics[distinct - 1]) w->metrics[distinct++] = w->metrics[k];
-    if ((i128)distinct * (count + edges) > CCG_METRIC_CELL_LIMIT)
+    w->distinct = distinct;
+    if ((i128)distinct * (w->count + w->edges) > CCG_METRIC_CELL_LIMIT)
         return fail(r, "%lld metrics over %lld nodes and child references exceed the reader's limit",
-                    (long long)distinct, (long long)(count + edges));
+                    (long long)distinct, (long long)(w->count + w->edges));
+    return CCG_OK;
+}
 
-    /* bottom-up: totals, event counts and metric sums (children precede parents) */
+/* Totals, event counts and metric sums in id order (children precede their parents), and
+ * the children's totals into the durations d_1, d_3, ... (spec 5.4). */
+static int sum_up(ccg_nodes *n, const ccg_imports *m, scratch *w, report *r) {
+    int64_t count = w->count, distinct = w->distinct;
     NEED(n->events = alloc((size_t)count, sizeof(int64_t)));
     NEED(n->total = alloc((size_t)count, sizeof(int64_t)));
     NEED(n->metric_start = alloc((size_t)count + 1, sizeof(int64_t)));
-    /* at most one pair per metric and node: grown as needed up to distinct * count */
-    int64_t capacity = distinct ? count : 0;
+    int64_t capacity = distinct ? count : 0;  /* pairs, grown as needed up to distinct * count */
     NEED(n->metric_id = alloc((size_t)capacity, sizeof(int64_t)));
     NEED(n->metric_sum = alloc((size_t)capacity, sizeof(int64_t)));
-    w->pair_rank = alloc((size_t)capacity, sizeof(int64_t));
-    w->import_rank = alloc((size_t)pairs, sizeof(int64_t));
-    w->stamp = alloc((size_t)distinct, sizeof(int64_t));
-    w->touched = alloc((size_t)distinct, sizeof(int64_t));
-    w->acc = alloc((size_t)distinct, sizeof(uint64_t));
-    if (!w->pair_rank || !w->import_rank || !w->stamp || !w->touched || !w->acc) return out_of_memory(r);
-    for (int64_t p = 0; p < pairs; p++) w->import_rank[p] = rank_of(w->metrics, distinct, m->metric_id[p]);
+    NEED(w->pair_rank = alloc((size_t)capacity, sizeof(int64_t)));
+    NEED(w->import_rank = alloc((size_t)w->pairs, sizeof(int64_t)));
+    NEED(w->stamp = alloc((size_t)distinct, sizeof(int64_t)));
+    NEED(w->touched = alloc((size_t)distinct, sizeof(int64_t)));
+    NEED(w->acc = alloc((size_t)distinct, sizeof(uint64_t)));
+    for (int64_t p = 0; p < w->pairs; p++) w->import_rank[p] = rank_of(w->metrics, distinct, m->metric_id[p]);
     for (int64_t k = 0; k < distinct; k++) w->stamp[k] = -1;
     for (int64_t i = 0; i < count; i++) {
         uint8_t kind = n->kind[i];
         i128 total = 0, events = kind == CCG_CALL ? 2 : kind == CCG_ARTIFICIAL ? 0 : 1;
         int64_t touched = 0;
+        /* metric sums: modulo 2**64, accumulated per metric rank touched by this node */
 #define TOUCH(rank, value) do { int64_t rank_ = (rank); \
             if (w->stamp[rank_] != i) { w->stamp[rank_] = i; w->acc[rank_] = 0; w->touched[touched++] = rank_; } \
             w->acc[rank_] += (uint64_t)(value); } while (0)
         if (kind == CCG_METRIC)
             TOUCH(rank_of(w->metrics, distinct, n->key[n->key_start[i]]), n->soft[n->soft_start[i]]);
         int64_t d = n->duration_start[i];
-        for (int64_t e = n->child_start[i]; e < n->child_start[i + 1]; e++) {
-            int64_t child = n->children[e], child_total;
+        for (int64_t e = n->child_start[i]; e < n->child_start[i + 1]; e++, d += 2) {
+            int64_t child_total;
             total += n->durations[d];
-            if (row[e] < 0) {
-                int64_t c = child - (int64_t)first;
+            if (w->row[e] < 0) {
+                int64_t c = n->children[e] - (int64_t)w->first;
                 child_total = n->total[c];
                 events += n->events[c];
                 for (int64_t p = n->metric_start[c]; p < n->metric_start[c + 1]; p++)
                     TOUCH(w->pair_rank[p], n->metric_sum[p]);
             } else {
-                int64_t k = row[e];
+                int64_t k = w->row[e];
                 child_total = m->total[k];
                 events += m->events[k];
                 for (int64_t p = m->metric_start[k]; p < m->metric_start[k + 1]; p++)
@@ -729,7 +729,6 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
             }
             total += child_total;
             n->durations[d + 1] = child_total;
-            d += 2;
         }
 #undef TOUCH
         if (kind <= CCG_ARTIFICIAL) total += n->durations[d];
@@ -750,5 +749,27 @@ static int decode(const uint8_t *raw, size_t length, ccg_block *block, scratch *
         }
         n->metric_start[i + 1] = p;
     }
+    return CCG_OK;
+}
+
+int ccg_decode_nodes(const uint8_t *raw, size_t length, ccg_block **out, char *message, size_t message_size) {
+    report r = {message, message_size};
+    *out = NULL;
+    ccg_block *block = calloc(1, sizeof *block);
+    if (!block) return out_of_memory(&r);
+    scratch w;
+    memset(&w, 0, sizeof w);
+    int status = read_nodes(raw, length, &block->nodes, &w, &r);
+    if (status == CCG_OK) status = replay_children(&block->nodes, &w, &r);
+    if (status == CCG_OK) status = read_imports(&block->nodes, &block->imports, &w, &r);
+    if (status == CCG_OK) status = place_durations(&block->nodes, &w, &r);
+    if (status == CCG_OK) status = collect_metrics(&block->nodes, &block->imports, &w, &r);
+    if (status == CCG_OK) status = sum_up(&block->nodes, &block->imports, &w, &r);
+    scratch_free(&w);
+    if (status != CCG_OK) {
+        ccg_block_free(block);
+        return status;
+    }
+    *out = block;
     return CCG_OK;
 }

@@ -134,6 +134,11 @@ static int place_gaps(const shape *shapes, int64_t count, int64_t *offset, int64
     return ok;
 }
 
+static size_t hash_id(int64_t id) {
+    uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15u;
+    return (size_t)(h ^ (h >> 32));
+}
+
 /* The first index of the sorted ``values`` whose value is not below ``key`` (branch-free). */
 static int64_t rank_of(const int64_t *values, int64_t count, int64_t key) {
     if (count == 0) return 0;
@@ -494,6 +499,7 @@ typedef struct {
     int64_t count, inner, edges, pairs, distinct;
     int64_t *pending;
     int64_t *row;               /* per child reference: its import table row, or -1 inside the block */
+    int64_t *id_slots;          /* import rows by hashed id */
     shape *shapes;              /* the call and artificial nodes, for the gaps */
     int64_t *offset, *stride;
     int64_t *metrics;           /* the block's distinct metrics, sorted */
@@ -502,7 +508,7 @@ typedef struct {
 } scratch;
 
 static void scratch_free(scratch *w) {
-    void *arrays[] = {w->pending, w->row, w->shapes, w->offset, w->stride, w->metrics, w->pair_rank, w->import_rank,
+    void *arrays[] = {w->pending, w->row, w->id_slots, w->shapes, w->offset, w->stride, w->metrics, w->pair_rank, w->import_rank,
                       w->stamp, w->touched, w->acc};
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) free(arrays[k]);
 }
@@ -632,13 +638,23 @@ static int read_imports(const ccg_nodes *n, ccg_imports *m, scratch *w, report *
             m->metric_id[p] = (int64_t)metric;
             m->metric_sum[p] = unzigzag(get(&s[S_IMPORT_METRIC_SUM], p));
         }
+    /* an open-addressing hash of the import ids: their rows, -1 in empty slots */
+    size_t slots = 2;
+    while (slots < 2 * (size_t)imported) slots *= 2;
     NEED(w->row = alloc((size_t)w->edges, sizeof(int64_t)));
+    NEED(w->id_slots = malloc(slots * sizeof(int64_t)));
+    memset(w->id_slots, 0xFF, slots * sizeof(int64_t));
+    for (int64_t k = 0; k < imported; k++) {
+        size_t slot = hash_id(m->id[k]) & (slots - 1);
+        while (w->id_slots[slot] >= 0) slot = (slot + 1) & (slots - 1);
+        w->id_slots[slot] = k;
+    }
     for (int64_t e = 0; e < w->edges; e++) {
         int64_t child = n->children[e], k = -1;
         if (child < (int64_t)w->first) {
-            k = rank_of(m->id, imported, child);
-            if (k == imported || m->id[k] != child)
-                return fail(r, "a child in an earlier block is missing from the import table");
+            size_t slot = hash_id(child) & (slots - 1);
+            while ((k = w->id_slots[slot]) >= 0 && m->id[k] != child) slot = (slot + 1) & (slots - 1);
+            if (k < 0) return fail(r, "a child in an earlier block is missing from the import table");
         }
         w->row[e] = k;
     }

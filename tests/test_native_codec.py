@@ -77,8 +77,13 @@ def test_encoder_gives_the_reference_bytes_and_the_decoders_agree(trace, size):
     pool = build(trace)
     expected = blocks(codec.NodeEncoder(), pool, size, len(pool))
     assert blocks(NativeNodeEncoder(), pool, size, len(pool)) == expected
-    # a table of the whole pool: imports come from the table itself
-    assert blocks(NativeNodeEncoder(), NodeTable.from_pool(pool), size, len(pool)) == expected
+    # a table of the whole pool, as a NodeTable, a ccg_nodes * or a pool kept in C: imports
+    # come from the table itself
+    table = NodeTable.from_pool(pool)
+    assert blocks(NativeNodeEncoder(), table, size, len(pool)) == expected
+    assert blocks(NativeNodeEncoder(), table.struct, size, len(pool)) == expected
+    kept_in_c = type("NativePool", (), {"native_nodes": lambda self: table.struct})()
+    assert blocks(NativeNodeEncoder(), kept_in_c, size, len(pool)) == expected
     for raw in expected:
         assert same_verdict(raw) is not None
 
@@ -257,3 +262,15 @@ def test_native_call_keeps_evicted_blocks_until_it_returns(tmp_path, monkeypatch
         with pytest.raises(CorruptArchiveError, match="does not exist"):
             with pool.native_call() as source:
                 assert source.load(source.context, count) == reader.CCG_ERR_CALLBACK
+
+
+def test_the_encoder_refuses_a_table_without_the_children_it_imports():
+    calls = [ccg.Event(0, EventKind.ENTER, 1), ccg.Event(5, EventKind.LEAVE, 1)]
+    send = ccg.Event(7, EventKind.SEND, 1, 0, 0, 0, 0)
+    pool = build({0: calls, 1: calls + [send]})  # location 1's root shares location 0's call node
+    later = 2  # nodes 0, 1: location 0's call and root
+    assert 0 in pool.children[len(pool) - 1]
+    with pytest.raises(ValueError, match="neither the table"):
+        NativeNodeEncoder().encode(NodeTable.from_pool(pool, later, len(pool)), later, len(pool))
+    with pytest.raises(ValueError, match="not all in the table"):
+        NativeNodeEncoder().encode(NodeTable.from_pool(pool, later, len(pool)), 0, len(pool))

@@ -151,7 +151,8 @@ def test_many_locations_overflow_the_pending_stack(tmp_path, monkeypatch):
     with ccg.open(path) as archive:
         for loc in (0, 4095, 4096, count - 1):
             assert [e for b in archive.location(loc).events() for e in b.rows()] == trace[loc]
-    assert replays  # the block past the limit was decoded by the replay
+    if ccg.backend == "python":  # the C decoder always replays (tests/test_native_codec.py)
+        assert replays  # the block past the limit was decoded by the replay
 
 
 def test_index_blocks_find_locations_written_in_any_order(tmp_path):

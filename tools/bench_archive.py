@@ -163,7 +163,7 @@ class _Probe:
     """Wall time spent in the reader's block functions, by temporarily wrapping the names
     `ccgformat.archive.reader` calls them by (instrumentation only; the package is unchanged)."""
 
-    NAMES = ("read_block", "unpack_payload", "decode_nodes")
+    NAMES = ("read_block", "unpack_payload", "decode_block")
 
     def __init__(self) -> None:
         from ccgformat.archive import reader
@@ -254,7 +254,7 @@ def archive_read_child(spec: dict[str, Any]) -> dict[str, Any]:
             walker.event(i)
         for t in times:
             walker.find(t)
-    warm_decodes = probe.calls["decode_nodes"]
+    warm_decodes = probe.calls["decode_block"]
     archive.close()
     del walker, archive
 
@@ -292,8 +292,8 @@ def archive_read_child(spec: dict[str, Any]) -> dict[str, Any]:
                 totals["total_ms"] += (time.perf_counter() - t0) * 1000
                 totals["read_block_ms"] += probe.seconds["read_block"] * 1000
                 totals["zstd_ms"] += probe.seconds["unpack_payload"] * 1000
-                totals["decode_nodes_ms"] += probe.seconds["decode_nodes"] * 1000
-                totals["blocks"] += probe.calls["decode_nodes"]
+                totals["decode_nodes_ms"] += probe.seconds["decode_block"] * 1000
+                totals["blocks"] += probe.calls["decode_block"]
                 opened.close()
         means = {key: value / len(args) for key, value in totals.items()}
         means["other_ms"] = means["total_ms"] - means["read_block_ms"] - means["zstd_ms"] - means["decode_nodes_ms"]

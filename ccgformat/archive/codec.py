@@ -42,6 +42,9 @@ BLOCK_START = struct.Struct("<QI")    # first node id u64, node count u32
 WIDTHS = (1, 2, 4, 8)
 #: The pending stack keeps at most this many nodes; older ones fall off its bottom.
 PENDING_LIMIT = 4096
+#: A reader's bound on the memory of a block's metric sums: at most this many (distinct
+#: metric) x (node + child reference) cells; a block beyond it is refused as corrupt.
+METRIC_CELL_LIMIT = 1 << 24
 STREAMS = ("pending", "kind", "child_count", "child_fresh", "child_id", "gaps", "key", "soft",
            "import_id", "import_total", "import_events", "import_metric_count", "import_metric_id",
            "import_metric_sum")
@@ -101,7 +104,9 @@ def _deltas(increasing: list[int]) -> list[int]:
 def _undeltas(values: np.ndarray, what: str) -> list[int]:
     _check(len(values) == 0 or (int(values.max()) < 1 << 62 and int(values[1:].min(initial=1)) >= 1),
            f"{what} ids are not increasing")
-    return np.cumsum(values.astype(np.int64)).tolist()
+    ids = np.cumsum(values.astype(np.int64))  # steps below 2**62: a wrap shows as a negative id
+    _check(len(ids) == 0 or int(ids.min()) >= 0, f"{what} ids overflow")
+    return ids.tolist()
 
 
 class NodeEncoder:
@@ -268,6 +273,8 @@ def _decode(raw: bytes) -> NodeBlock:
     is_metric = kind == EventKind.METRIC
     sample_metric = key[key_start[:-1][is_metric]]
     metrics = sorted(set(sample_metric.tolist()) | set(imports.metric_ids.tolist()))
+    _check(len(metrics) * (count + edges) <= METRIC_CELL_LIMIT,
+           f"{len(metrics)} metrics over {count + edges} nodes and child references exceed the reader's limit")
     row = {metric: k for k, metric in enumerate(metrics)}
     own_sum = np.zeros((len(metrics), count), dtype=np.int64)
     own_seen = np.zeros((len(metrics), count), dtype=np.int64)
@@ -286,6 +293,7 @@ def _decode(raw: bytes) -> NodeBlock:
     for _ in range(count + 1):
         edge_values[:, internal] = values[:, inside]
         updated = own + _segment_sums(edge_values, child_start)
+        updated[2 + len(metrics):] = np.minimum(updated[2 + len(metrics):], 1)  # presence, not a count
         if np.array_equal(updated, values):
             break
         values = updated
@@ -293,6 +301,8 @@ def _decode(raw: bytes) -> NodeBlock:
         _check(False, "sub-tree sums do not settle")
     total, events = values[0], values[1]
     _check(bool((total >= 0).all()) and bool((events >= 0).all()), "sub-tree duration or event count overflows")
+    _check_no_wrap(gaps, gap_start, edge_values[0], child_start)
+    _check_no_wrap(own_events, np.arange(count + 1), edge_values[1], child_start)
 
     # the 2n+1 durations: gaps interleaved with the children's totals
     duration_count = np.where(inner, 2 * child_count + 1, 0)
@@ -307,6 +317,18 @@ def _decode(raw: bytes) -> NodeBlock:
     return NodeBlock(first, kind, child_start, children, edge_values[1].tolist(), duration_start, durations,
                      events.tolist(), total.tolist(), key_start, key, soft_start, soft, metrics,
                      values[2:2 + m], values[2 + m:2 + 2 * m] > 0, imports)
+
+
+def _check_no_wrap(own: np.ndarray, own_start: np.ndarray, edge: np.ndarray, edge_start: np.ndarray) -> None:
+    """The sums above are taken modulo 2**64; check that no node's true sum of its own
+    terms ``own[own_start[i]:own_start[i+1]]`` and its children's values (all
+    non-negative) reaches 2**63: estimated in floating point, exact where close."""
+    count = len(edge_start) - 1
+    approx = (np.bincount(np.repeat(np.arange(count), np.diff(own_start)), own.astype(float), count)
+              + np.bincount(np.repeat(np.arange(count), np.diff(edge_start)), edge.astype(float), count))
+    for i in np.flatnonzero(approx >= 2.0 ** 62).tolist():
+        exact = sum(own[own_start[i]:own_start[i + 1]].tolist()) + sum(edge[edge_start[i]:edge_start[i + 1]].tolist())
+        _check(exact < 1 << 63, "sub-tree duration or event count overflows")
 
 
 def children_by_matching(first: int, child_count: np.ndarray, fresh: np.ndarray, explicit: np.ndarray,
@@ -381,7 +403,7 @@ def _gaps_in_node_order(stored: np.ndarray, kind: np.ndarray, key_start: np.ndar
     region = np.full(len(nodes), -1, dtype=np.int64)
     calls = kind[nodes] == NodeKind.CALL
     region[calls] = key[key_start[nodes[calls]]]
-    if int(region.max()) < 1 << 40 and int(child_count.max()) < 1 << 21:  # one integer per shape
+    if -(1 << 40) < int(region.min()) and int(region.max()) < 1 << 40 and int(child_count.max()) < 1 << 21:  # one integer per shape
         shapes = ((region + 1) << 22) | (child_count[nodes] << 1) | kind[nodes].astype(np.int64)
         _, first_seen, label = np.unique(shapes, return_index=True, return_inverse=True)
     else:
@@ -419,7 +441,12 @@ class ImportTable:
         pair_start = np.concatenate(([0], np.cumsum(pair_count)))
         _check(len(s["import_metric_id"]) == pair_start[-1] == len(s["import_metric_sum"]),
                "import metric sums do not match their counts")
-        self.metric_ids = s["import_metric_id"].astype(np.int64)
+        ids = s["import_metric_id"]
+        later = np.ones(len(ids), dtype=bool)  # pairs after the first of their node
+        later[pair_start[:-1][pair_count > 0]] = False
+        _check(len(ids) == 0 or (int(ids.max()) < 1 << 63 and bool((ids[1:] > ids[:-1])[later[1:]].all())),
+               "the metric ids of an imported node are not increasing")
+        self.metric_ids = ids.astype(np.int64)
         metric_sum = unzigzag(s["import_metric_sum"])
         self.pair_owner = np.repeat(np.arange(n), pair_count)
         self.metric_sum = metric_sum

@@ -32,11 +32,14 @@ def decode_roots(raw: bytes, path: str, offset: int) -> dict[int, LocationRoot]:
     if len(raw) % ROOT_ENTRY.size:
         raise CorruptArchiveError(f"roots section of {len(raw)} bytes is not a whole number of "
                                   f"{ROOT_ENTRY.size}-byte entries", path=path, offset=offset)
-    roots = {}
+    roots: dict[int, LocationRoot] = {}
+    previous = -1
     for location, root, start, end, events in ROOT_ENTRY.iter_unpack(raw):
-        if location in roots or end < start:
+        # locations are indexes (below 2**63, like every index) in increasing order (spec 4.3)
+        if not previous < location < 1 << 63 or end < start:
             raise CorruptArchiveError(f"roots section: bad entry for location {location}", path=path, offset=offset)
         roots[location] = LocationRoot(root, start, end, events)
+        previous = location
     return roots
 
 

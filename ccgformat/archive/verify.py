@@ -22,8 +22,9 @@ from ..errors import ArchiveError, CcgError
 from ..graph.graph import LocationRoot
 from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
-from .codec import NodeBlock, decode_nodes
+from .codec import NodeBlock
 from .layout import BLOCK_OVERHEAD, FILE_HEADER, RESERVED_AGGREGATION, TRAILER, SectionKind
+from .native import decode_block
 from .reader import Archive
 from .sections import DirectoryEntry, decode_json, decode_roots
 
@@ -266,7 +267,7 @@ class _Verifier:
         if raw is None:
             return
         try:
-            block = decode_nodes(raw, self.path, entry.offset)
+            block = decode_block(raw, self.path, entry.offset)
         except CcgError as error:
             self.problems.append(_problem_of(error, entry.kind, entry.offset))
             return

@@ -22,10 +22,10 @@ from ..graph.walk import LocationWalker
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block
-from .codec import NodeEncoder
 from .indexes import Checkpoint, checkpoints
 from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
+from .native import node_encoder
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 
 DEFAULT_LEVEL = 19
@@ -54,7 +54,7 @@ class Writer:
         self._file = os.fdopen(descriptor, "wb")
         self._directory: list[DirectoryEntry] = []
         self._nodes_written = 0
-        self._encoder = NodeEncoder()
+        self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))

@@ -1,0 +1,791 @@
+/* The node block codec in C: the same bytes and the same checks as the Python reference
+ * (ccgformat/archive/codec.py), following spec/format.md section 5.
+ *
+ * A payload is the block start (first id u64, node count u32) and 14 streams of
+ * unsigned integers stored byte plane by byte plane at the narrowest width (dissertation
+ * 4.1.3). Children are referenced through the pending stack (spec 5.3), durations keep
+ * only the gaps, grouped by node shape (5.4), and the totals, event counts and metric
+ * sums of sub-trees are recomputed bottom-up from the block and its import table.
+ */
+#include "codec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__extension__ typedef __int128 i128;
+
+#define LIMIT62 ((uint64_t)1 << 62)
+#define LIMIT32 ((uint64_t)1 << 32)
+
+enum {
+    S_PENDING, S_KIND, S_CHILD_COUNT, S_CHILD_FRESH, S_CHILD_ID, S_GAPS, S_KEY, S_SOFT, S_IMPORT_ID,
+    S_IMPORT_TOTAL, S_IMPORT_EVENTS, S_IMPORT_METRIC_COUNT, S_IMPORT_METRIC_ID, S_IMPORT_METRIC_SUM,
+    S_COUNT
+};
+
+/* ------------------------------------------------------------------ shared helpers */
+
+typedef struct {
+    char *message;
+    size_t size;
+} report;
+
+static int fail(report *r, const char *format, ...) {
+    if (r->message && r->size) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(r->message, r->size, format, args);
+        va_end(args);
+    }
+    return CCG_ERR_INPUT;
+}
+
+static int out_of_memory(report *r) {
+    if (r->message && r->size)
+        snprintf(r->message, r->size, "out of memory");
+    return CCG_ERR_MEMORY;
+}
+
+static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0); }
+static int64_t unzigzag(uint64_t z) { return (int64_t)((z >> 1) ^ (~(z & 1) + 1)); }
+
+/* calloc of at least one element, so that empty arrays are valid pointers too */
+static void *alloc(size_t count, size_t size) { return calloc(count ? count : 1, size); }
+
+/* The pending stack as a ring of a power-of-two capacity: at most CCG_PENDING_LIMIT ids,
+ * the bottom one dropped when a push exceeds it. */
+#define RING 8192
+typedef struct {
+    int64_t id[RING];
+    size_t start, depth;
+} pending_stack;
+
+static void stack_push(pending_stack *s, int64_t node) {
+    s->id[(s->start + s->depth) & (RING - 1)] = node;
+    if (++s->depth > CCG_PENDING_LIMIT) {
+        s->start = (s->start + 1) & (RING - 1);
+        s->depth--;
+    }
+}
+
+static int64_t stack_top(const pending_stack *s) { return s->id[(s->start + s->depth - 1) & (RING - 1)]; }
+
+static int64_t stack_at(const pending_stack *s, size_t k) { return s->id[(s->start + k) & (RING - 1)]; }
+
+/* A call or artificial node's shape (kind, key values, child count), for grouping gaps. */
+typedef struct {
+    int64_t kind, children, key_length, node;
+    const int64_t *key;
+} shape;
+
+static int same_shape(const shape *x, const shape *y) {
+    if (x->kind != y->kind || x->key_length != y->key_length || x->children != y->children) return 0;
+    for (int64_t k = 0; k < x->key_length; k++)
+        if (x->key[k] != y->key[k]) return 0;
+    return 1;
+}
+
+static uint64_t hash_shape(const shape *x) {
+    uint64_t h = ((uint64_t)x->kind * 0x9E3779B97F4A7C15u) ^ ((uint64_t)x->children + 0x632BE59BD9B4E019u);
+    for (int64_t k = 0; k < x->key_length; k++) h = (h ^ (uint64_t)x->key[k]) * 0xFF51AFD7ED558CCDu;
+    return h ^ (h >> 29);
+}
+
+/* Where the gaps of each shape lie in the gaps stream (spec 5.4: shapes in order of first
+ * appearance, within a shape position by position, within a position node by node): gap
+ * p of shapes[i] is at offset[i] + p * stride[i]. Returns 0 when out of memory. */
+static int place_gaps(const shape *shapes, int64_t count, int64_t *offset, int64_t *stride) {
+    size_t slots = 2;
+    while (slots < 2 * (size_t)count) slots *= 2;
+    int64_t *table = malloc(slots * sizeof *table);  /* a group's first shape, or -1 */
+    int64_t *label = alloc((size_t)count, sizeof *label), *members = alloc((size_t)count, sizeof *members);
+    int64_t *start = alloc((size_t)count, sizeof *start);
+    int ok = table && label && members && start;
+    if (ok) {
+        memset(table, 0xFF, slots * sizeof *table);
+        int64_t groups = 0;
+        for (int64_t i = 0; i < count; i++) {
+            size_t slot = hash_shape(&shapes[i]) & (slots - 1);
+            while (table[slot] >= 0 && !same_shape(&shapes[table[slot]], &shapes[i])) slot = (slot + 1) & (slots - 1);
+            if (table[slot] < 0) {
+                table[slot] = i;
+                label[i] = groups++;
+            } else {
+                label[i] = label[table[slot]];
+            }
+            offset[i] = members[label[i]]++;  /* the rank within the group, for now */
+        }
+        for (int64_t i = 0, at = 0; i < count; i++)
+            if (offset[i] == 0) {  /* the group's first shape: groups are met in their order */
+                start[label[i]] = at;
+                at += members[label[i]] * (shapes[i].children + 1);
+            }
+        for (int64_t i = 0; i < count; i++) {
+            offset[i] += start[label[i]];
+            stride[i] = members[label[i]];
+        }
+    }
+    free(table);
+    free(label);
+    free(members);
+    free(start);
+    return ok;
+}
+
+static size_t hash_id(int64_t id) {
+    uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15u;
+    return (size_t)(h ^ (h >> 32));
+}
+
+/* The first index of the sorted ``values`` whose value is not below ``key`` (branch-free). */
+static int64_t rank_of(const int64_t *values, int64_t count, int64_t key) {
+    if (count == 0) return 0;
+    const int64_t *base = values;
+    for (int64_t n = count; n > 1; n -= n >> 1)
+        base = base[n >> 1] < key ? base + (n >> 1) : base;
+    return (base - values) + (*base < key);
+}
+
+static int compare_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* ------------------------------------------------------------------ encoding */
+
+struct ccg_encoder {
+    pending_stack stack;  /* nodes made but not yet referenced, newest on top */
+};
+
+ccg_encoder *ccg_encoder_new(void) { return calloc(1, sizeof(ccg_encoder)); }
+
+void ccg_encoder_free(ccg_encoder *encoder) { free(encoder); }
+
+void ccg_bytes_free(uint8_t *bytes) { free(bytes); }
+
+typedef struct {
+    uint64_t *value;
+    size_t count, capacity;
+} column;
+
+static int column_push(column *c, uint64_t value) {
+    if (c->count == c->capacity) {
+        size_t capacity = c->capacity ? 2 * c->capacity : 64;
+        uint64_t *grown = realloc(c->value, capacity * sizeof *grown);
+        if (!grown) return 0;
+        c->value = grown;
+        c->capacity = capacity;
+    }
+    c->value[c->count++] = value;
+    return 1;
+}
+
+static int stream_width(const column *c) {
+    uint64_t top = 0;
+    for (size_t i = 0; i < c->count; i++)
+        if (c->value[i] > top) top = c->value[i];
+    return top < (1u << 8) ? 1 : top < (1u << 16) ? 2 : top < LIMIT32 ? 4 : 8;
+}
+
+static uint8_t *put_le(uint8_t *out, uint64_t value, int bytes) {
+    for (int b = 0; b < bytes; b++) *out++ = (uint8_t)(value >> (8 * b));
+    return out;
+}
+
+/* Where node ``id`` (a child in an earlier block) finds its events, total and sums. */
+typedef struct {
+    int64_t events, total, pairs;
+    const int64_t *metric_id, *metric_sum;
+} import_values;
+
+static int find_import(const ccg_nodes *nodes, const ccg_imports *earlier, int64_t id, import_values *out) {
+    if (id >= nodes->first && id - nodes->first < nodes->count) {
+        int64_t i = id - nodes->first, a = nodes->metric_start[i];
+        *out = (import_values){nodes->events[i], nodes->total[i], nodes->metric_start[i + 1] - a,
+                               nodes->metric_id + a, nodes->metric_sum + a};
+        return 1;
+    }
+    if (!earlier) return 0;
+    int64_t low = rank_of(earlier->id, earlier->count, id);
+    if (low == earlier->count || earlier->id[low] != id) return 0;
+    int64_t a = earlier->metric_start[low];
+    *out = (import_values){earlier->events[low], earlier->total[low], earlier->metric_start[low + 1] - a,
+                           earlier->metric_id + a, earlier->metric_sum + a};
+    return 1;
+}
+
+static int push_deltas(column *c, const int64_t *ids, size_t count) {
+    int64_t previous = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!column_push(c, (uint64_t)(ids[i] - previous))) return 0;
+        previous = ids[i];
+    }
+    return 1;
+}
+
+int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imports *earlier,
+                     int64_t first, int64_t stop, uint8_t **out, size_t *out_length,
+                     char *message, size_t message_size) {
+    report r = {message, message_size};
+    *out = NULL;
+    *out_length = 0;
+    if (first < nodes->first || stop < first || stop - nodes->first > nodes->count || stop - first >= (int64_t)LIMIT32)
+        return fail(&r, "nodes %lld..%lld are not all in the table of %lld nodes from %lld", (long long)first,
+                    (long long)stop - 1, (long long)nodes->count, (long long)nodes->first);
+    column c[S_COUNT] = {{0}};
+    pending_stack *stack = malloc(sizeof *stack);
+    int64_t inner = 0, imported = 0;
+    shape *shapes = NULL;
+    int64_t *offset = NULL, *stride = NULL;
+    int64_t *imports = NULL;
+    uint8_t *payload = NULL;
+    int status = CCG_ERR_MEMORY;
+    for (int64_t node = first; node < stop; node++)
+        if (nodes->kind[node - nodes->first] <= CCG_ARTIFICIAL) inner++;
+    shapes = alloc((size_t)inner, sizeof *shapes);
+    offset = alloc((size_t)inner, sizeof *offset);
+    stride = alloc((size_t)inner, sizeof *stride);
+    size_t import_capacity = 0;
+    for (int64_t node = first; node < stop; node++) {
+        int64_t i = node - nodes->first;
+        if (nodes->kind[i] <= CCG_ARTIFICIAL) import_capacity += (size_t)(nodes->child_start[i + 1] - nodes->child_start[i]);
+    }
+    imports = alloc(import_capacity, sizeof *imports);
+    if (!stack || !shapes || !offset || !stride || !imports) goto done;
+    *stack = encoder->stack;
+    int64_t pending[CCG_PENDING_LIMIT];
+    for (size_t k = 0; k < stack->depth; k++) pending[k] = stack_at(stack, k);
+    if (!push_deltas(&c[S_PENDING], pending, stack->depth)) goto done;
+
+    inner = 0;
+    for (int64_t node = first; node < stop; node++) {
+        int64_t i = node - nodes->first;
+        uint8_t kind = nodes->kind[i];
+        if (!column_push(&c[S_KIND], kind)) goto done;
+        if (kind <= CCG_ARTIFICIAL) {
+            int64_t a = nodes->child_start[i], n = nodes->child_start[i + 1] - a;
+            const int64_t *children = nodes->children + a;
+            if (nodes->duration_start[i + 1] - nodes->duration_start[i] != 2 * n + 1) {
+                status = fail(&r, "node %lld has %lld children but %lld durations", (long long)node, (long long)n,
+                              (long long)(nodes->duration_start[i + 1] - nodes->duration_start[i]));
+                goto done;
+            }
+            if (!column_push(&c[S_CHILD_COUNT], (uint64_t)n)) goto done;
+            size_t fresh_at = c[S_CHILD_FRESH].count;
+            for (int64_t j = 0; j < n; j++)
+                if (!column_push(&c[S_CHILD_FRESH], 0)) goto done;
+            for (int64_t j = n - 1; j >= 0; j--) {
+                if (stack->depth && stack_top(stack) == children[j]) {
+                    stack->depth--;
+                    c[S_CHILD_FRESH].value[fresh_at + (size_t)j] = 1;
+                }
+            }
+            for (int64_t j = 0; j < n; j++) {
+                if (children[j] < 0 || children[j] >= node) {
+                    status = fail(&r, "node %lld has child %lld", (long long)node, (long long)children[j]);
+                    goto done;
+                }
+                if (!c[S_CHILD_FRESH].value[fresh_at + (size_t)j] && !column_push(&c[S_CHILD_ID], (uint64_t)children[j]))
+                    goto done;
+                if (children[j] < first) imports[imported++] = children[j];
+            }
+            int64_t k = nodes->key_start[i];
+            shapes[inner++] = (shape){kind, n, nodes->key_start[i + 1] - k, node, nodes->key + k};
+        }
+        for (int64_t k = nodes->key_start[i]; k < nodes->key_start[i + 1]; k++)
+            if (!column_push(&c[S_KEY], zigzag(nodes->key[k]))) goto done;
+        for (int64_t k = nodes->soft_start[i]; k < nodes->soft_start[i + 1]; k++)
+            if (!column_push(&c[S_SOFT], zigzag(nodes->soft[k]))) goto done;
+        stack_push(stack, node);
+    }
+
+    if (!place_gaps(shapes, inner, offset, stride)) goto done;
+    column *gaps = &c[S_GAPS];
+    for (int64_t k = 0; k < inner; k++) {
+        int64_t i = shapes[k].node - nodes->first;
+        for (int64_t position = 0; position <= shapes[k].children; position++) {
+            int64_t gap = nodes->durations[nodes->duration_start[i] + 2 * position];
+            if (gap < 0) {
+                status = fail(&r, "node %lld has a negative gap", (long long)shapes[k].node);
+                goto done;
+            }
+            if (!column_push(gaps, 0)) goto done;  /* makes room; filled in stream order below */
+            gaps->value[gaps->count - 1] = (uint64_t)gap;
+        }
+    }
+    {  /* move the gaps from node order to stream order */
+        uint64_t *ordered = alloc(gaps->count, sizeof *ordered);
+        if (!ordered) goto done;
+        for (int64_t k = 0, at = 0; k < inner; k++)
+            for (int64_t position = 0; position <= shapes[k].children; position++)
+                ordered[offset[k] + position * stride[k]] = gaps->value[at++];
+        free(gaps->value);
+        gaps->value = ordered;
+        gaps->capacity = gaps->count;
+    }
+
+    qsort(imports, (size_t)imported, sizeof *imports, compare_i64);
+    int64_t unique = 0;
+    for (int64_t k = 0; k < imported; k++)
+        if (k == 0 || imports[k] != imports[unique - 1]) imports[unique++] = imports[k];
+    if (!push_deltas(&c[S_IMPORT_ID], imports, (size_t)unique)) goto done;
+    for (int64_t k = 0; k < unique; k++) {
+        import_values v;
+        if (!find_import(nodes, earlier, imports[k], &v)) {
+            status = fail(&r, "child %lld is in neither the table nor the earlier nodes given", (long long)imports[k]);
+            goto done;
+        }
+        if (v.events < 0 || v.total < 0) {
+            status = fail(&r, "node %lld has a negative event count or total", (long long)imports[k]);
+            goto done;
+        }
+        if (!column_push(&c[S_IMPORT_TOTAL], (uint64_t)v.total) || !column_push(&c[S_IMPORT_EVENTS], (uint64_t)v.events)
+            || !column_push(&c[S_IMPORT_METRIC_COUNT], (uint64_t)v.pairs))
+            goto done;
+        for (int64_t p = 0; p < v.pairs; p++) {
+            if (v.metric_id[p] < 0) {
+                status = fail(&r, "node %lld has a negative metric id", (long long)imports[k]);
+                goto done;
+            }
+            if (!column_push(&c[S_IMPORT_METRIC_ID], (uint64_t)v.metric_id[p])
+                || !column_push(&c[S_IMPORT_METRIC_SUM], zigzag(v.metric_sum[p])))
+                goto done;
+        }
+    }
+
+    size_t length = 12;
+    int width[S_COUNT];
+    for (int s = 0; s < S_COUNT; s++) {
+        if (c[s].count >= LIMIT32) {
+            status = fail(&r, "a stream of %zu values does not fit a block", c[s].count);
+            goto done;
+        }
+        width[s] = stream_width(&c[s]);
+        length += 5 + (size_t)width[s] * c[s].count;
+    }
+    payload = malloc(length);
+    if (!payload) goto done;
+    uint8_t *at = put_le(put_le(payload, (uint64_t)first, 8), (uint64_t)(stop - first), 4);
+    for (int s = 0; s < S_COUNT; s++) {
+        at = put_le(put_le(at, (uint64_t)width[s], 1), c[s].count, 4);
+        for (int b = 0; b < width[s]; b++)
+            for (size_t i = 0; i < c[s].count; i++) *at++ = (uint8_t)(c[s].value[i] >> (8 * b));
+    }
+    encoder->stack = *stack;
+    *out = payload;
+    *out_length = length;
+    payload = NULL;
+    status = CCG_OK;
+done:
+    if (status == CCG_ERR_MEMORY) out_of_memory(&r);
+    for (int s = 0; s < S_COUNT; s++) free(c[s].value);
+    free(stack);
+    free(shapes);
+    free(offset);
+    free(stride);
+    free(imports);
+    free(payload);
+    return status;
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+/* A stream in place: ``count`` values of ``width`` bytes, byte plane by byte plane. */
+typedef struct {
+    const uint8_t *planes;
+    int64_t count;
+    int width;
+} stream;
+
+static uint64_t read_le(const uint8_t *at, int bytes) {
+    uint64_t value = 0;
+    for (int b = 0; b < bytes; b++) value |= (uint64_t)at[b] << (8 * b);
+    return value;
+}
+
+/* Value i of a stream (i < count). */
+static inline uint64_t get(const stream *s, int64_t i) {
+    const uint8_t *p = s->planes + i;
+    size_t n = (size_t)s->count;
+    switch (s->width) {
+    case 1: return p[0];
+    case 2: return p[0] | (uint64_t)p[n] << 8;
+    case 4: return p[0] | (uint64_t)p[n] << 8 | (uint64_t)p[2 * n] << 16 | (uint64_t)p[3 * n] << 24;
+    default: {
+        uint64_t value = 0;
+        for (int b = 0; b < 8; b++) value |= (uint64_t)p[b * n] << (8 * b);
+        return value;
+    }
+    }
+}
+
+/* The 14 streams of a payload after its 12-byte start, checked against its length. */
+static int read_streams(const uint8_t *raw, size_t length, stream *s, report *r) {
+    size_t position = 12;
+    for (int k = 0; k < S_COUNT; k++) {
+        if (length - position < 5) return fail(r, "the block ends inside a stream header");
+        int width = raw[position];
+        uint64_t count = read_le(raw + position + 1, 4);
+        position += 5;
+        if (width != 1 && width != 2 && width != 4 && width != 8)
+            return fail(r, "stream width %d is not 1, 2, 4 or 8", width);
+        if ((uint64_t)width * count > length - position)
+            return fail(r, "a stream of %llu values x %d bytes runs past the block end", (unsigned long long)count, width);
+        s[k] = (stream){raw + position, (int64_t)count, width};
+        position += (size_t)width * (size_t)count;
+    }
+    if (position != length) return fail(r, "%zu bytes after the last stream", length - position);
+    return CCG_OK;
+}
+
+static int all_below(const stream *s, uint64_t bound) {
+    for (int64_t i = 0; i < s->count; i++)
+        if (get(s, i) >= bound) return 0;
+    return 1;
+}
+
+/* A delta-coded list of increasing ids below ``limit`` (spec 5.2). */
+static int undelta(const stream *s, int64_t limit, int64_t *ids, const char *what, report *r) {
+    uint64_t running = 0;
+    for (int64_t i = 0; i < s->count; i++) {
+        if (get(s, i) >= LIMIT62 || (i > 0 && get(s, i) == 0))
+            return fail(r, "%s ids are not increasing", what);
+        running += get(s, i);  /* below 2**62 + 2**62: no overflow */
+        if (running >= (uint64_t)limit)
+            return fail(r, "%s node %llu is not in an earlier block", what, (unsigned long long)running);
+        ids[i] = (int64_t)running;
+    }
+    return CCG_OK;
+}
+
+void ccg_block_free(ccg_block *block) {
+    if (!block) return;
+    ccg_nodes *n = &block->nodes;
+    ccg_imports *m = &block->imports;
+    void *arrays[] = {n->kind, n->child_start, n->children, n->duration_start, n->durations, n->key_start, n->key,
+                      n->soft_start, n->soft, n->events, n->total, n->metric_start, n->metric_id, n->metric_sum,
+                      m->id, m->events, m->total, m->metric_start, m->metric_id, m->metric_sum};
+    for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) free(arrays[k]);
+    free(block);
+}
+
+
+/* Sorts the few metric ranks a node touches (insertion sort; qsort for many). */
+static void sort_ranks(int64_t *ranks, int64_t count) {
+    if (count > 16) {
+        qsort(ranks, (size_t)count, sizeof *ranks, compare_i64);
+        return;
+    }
+    for (int64_t i = 1; i < count; i++) {
+        int64_t value = ranks[i], j = i;
+        for (; j > 0 && ranks[j - 1] > value; j--) ranks[j] = ranks[j - 1];
+        ranks[j] = value;
+    }
+}
+
+static int grow(int64_t **array, int64_t count) {
+    int64_t *grown = realloc(*array, (size_t)count * sizeof(int64_t));
+    if (!grown) return 0;
+    *array = grown;
+    return 1;
+}
+
+/* The decoder's working state (freed at the end whatever happens). */
+typedef struct {
+    stream s[S_COUNT];
+    uint64_t first;
+    int64_t count, inner, edges, pairs, distinct;
+    int64_t *pending;
+    int64_t *row;               /* per child reference: its import table row, or -1 inside the block */
+    int64_t *id_slots;          /* import rows by hashed id */
+    shape *shapes;              /* the call and artificial nodes, for the gaps */
+    int64_t *offset, *stride;
+    int64_t *metrics;           /* the block's distinct metrics, sorted */
+    int64_t *pair_rank, *import_rank, *stamp, *touched;
+    uint64_t *acc;
+} scratch;
+
+static void scratch_free(scratch *w) {
+    void *arrays[] = {w->pending, w->row, w->id_slots, w->shapes, w->offset, w->stride, w->metrics, w->pair_rank, w->import_rank,
+                      w->stamp, w->touched, w->acc};
+    for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) free(arrays[k]);
+}
+
+#define NEED(pointer) do { if (!(pointer)) return out_of_memory(r); } while (0)
+
+/* The block start, the streams, and every per-node count checked against them (5.2). */
+static int read_nodes(const uint8_t *raw, size_t length, ccg_nodes *n, scratch *w, report *r) {
+    if (length < 12) return fail(r, "shorter than its header");
+    uint64_t first = w->first = read_le(raw, 8);
+    int64_t count = w->count = (int64_t)read_le(raw + 8, 4);
+    stream *s = w->s;
+    int status = read_streams(raw, length, s, r);
+    if (status != CCG_OK) return status;
+    if (count == 0 || count != s[S_KIND].count)
+        return fail(r, "%lld kinds for %lld nodes", (long long)s[S_KIND].count, (long long)count);
+    if (first >= LIMIT62 || first + (uint64_t)count >= LIMIT62) return fail(r, "node ids out of range");
+    if (!all_below(&s[S_KIND], CCG_KIND_COUNT)) return fail(r, "unknown node kind");
+    n->first = (int64_t)first;
+    n->count = count;
+    NEED(n->kind = alloc((size_t)count, 1));
+    int64_t inner = 0, keys = 0, softs = 0;
+    for (int64_t i = 0; i < count; i++) {
+        uint8_t kind = n->kind[i] = (uint8_t)get(&s[S_KIND], i);
+        inner += kind <= CCG_ARTIFICIAL;
+        keys += ccg_hard_count[kind];
+        softs += ccg_soft_count[kind];
+    }
+    w->inner = inner;
+    if (s[S_CHILD_COUNT].count != inner) return fail(r, "child counts do not match the node kinds");
+    if (!all_below(&s[S_CHILD_COUNT], LIMIT32)) return fail(r, "implausible child count");
+    NEED(n->child_start = alloc((size_t)count + 1, sizeof(int64_t)));
+    NEED(n->duration_start = alloc((size_t)count + 1, sizeof(int64_t)));
+    NEED(n->key_start = alloc((size_t)count + 1, sizeof(int64_t)));
+    NEED(n->soft_start = alloc((size_t)count + 1, sizeof(int64_t)));
+    int64_t edges = 0, gaps = 0;
+    for (int64_t i = 0, k = 0; i < count; i++) {
+        int64_t children = n->kind[i] <= CCG_ARTIFICIAL ? (int64_t)get(&s[S_CHILD_COUNT], k++) : 0;
+        edges += children;  /* below 2**32 + the fresh flag count: no overflow */
+        if (edges > s[S_CHILD_FRESH].count) return fail(r, "fresh flags do not match the child counts");
+        gaps += n->kind[i] <= CCG_ARTIFICIAL ? children + 1 : 0;
+        n->child_start[i + 1] = edges;
+        n->duration_start[i + 1] = n->duration_start[i] + (n->kind[i] <= CCG_ARTIFICIAL ? 2 * children + 1 : 0);
+        n->key_start[i + 1] = n->key_start[i] + ccg_hard_count[n->kind[i]];
+        n->soft_start[i + 1] = n->soft_start[i] + ccg_soft_count[n->kind[i]];
+    }
+    w->edges = edges;
+    if (s[S_CHILD_FRESH].count != edges) return fail(r, "fresh flags do not match the child counts");
+    if (!all_below(&s[S_CHILD_FRESH], 2)) return fail(r, "a fresh flag is not 0 or 1");
+    int64_t fresh = 0;
+    for (int64_t e = 0; e < edges; e++) fresh += (int64_t)get(&s[S_CHILD_FRESH], e);
+    if (s[S_CHILD_ID].count != edges - fresh) return fail(r, "child ids do not match the fresh flags");
+    if (!all_below(&s[S_CHILD_ID], LIMIT62)) return fail(r, "implausible child id");
+    if (s[S_GAPS].count != gaps) return fail(r, "gap count does not match the child counts");
+    if (!all_below(&s[S_GAPS], LIMIT62)) return fail(r, "implausible gap");
+    if (s[S_KEY].count != keys || s[S_SOFT].count != softs) return fail(r, "property counts do not match the node kinds");
+    NEED(n->key = alloc((size_t)keys, sizeof(int64_t)));
+    NEED(n->soft = alloc((size_t)softs, sizeof(int64_t)));
+    for (int64_t k = 0; k < keys; k++) n->key[k] = unzigzag(get(&s[S_KEY], k));
+    for (int64_t k = 0; k < softs; k++) n->soft[k] = unzigzag(get(&s[S_SOFT], k));
+    if (s[S_PENDING].count > CCG_PENDING_LIMIT)
+        return fail(r, "pending stack is too long or names a node outside the earlier blocks");
+    NEED(w->pending = alloc((size_t)s[S_PENDING].count, sizeof(int64_t)));
+    return undelta(&s[S_PENDING], (int64_t)first, w->pending, "pending", r);
+}
+
+/* Child ids by replaying the pending stack node by node (spec 5.3). */
+static int replay_children(ccg_nodes *n, scratch *w, report *r) {
+    const stream *fresh = &w->s[S_CHILD_FRESH], *explicit = &w->s[S_CHILD_ID];
+    NEED(n->children = alloc((size_t)w->edges, sizeof(int64_t)));
+    pending_stack stack;
+    stack.start = stack.depth = 0;
+    for (int64_t k = 0; k < w->s[S_PENDING].count; k++) stack_push(&stack, w->pending[k]);
+    int64_t next = 0;
+    for (int64_t i = 0; i < w->count; i++) {
+        int64_t a = n->child_start[i], b = n->child_start[i + 1], node = (int64_t)w->first + i;
+        for (int64_t e = b - 1; e >= a; e--) {
+            if (!get(fresh, e)) continue;
+            if (!stack.depth) return fail(r, "a node pops an empty pending stack");
+            n->children[e] = stack_top(&stack);
+            stack.depth--;
+        }
+        for (int64_t e = a; e < b; e++) {
+            if (get(fresh, e)) continue;
+            n->children[e] = (int64_t)get(explicit, next++);
+            if (n->children[e] >= node) return fail(r, "a child reference does not point to an earlier node");
+        }
+        stack_push(&stack, node);
+    }
+    return CCG_OK;
+}
+
+/* The import table (streams 9-14), and the row of every child in an earlier block. */
+static int read_imports(const ccg_nodes *n, ccg_imports *m, scratch *w, report *r) {
+    const stream *s = w->s;
+    int64_t imported = s[S_IMPORT_ID].count;
+    NEED(m->id = alloc((size_t)imported, sizeof(int64_t)));
+    int status = undelta(&s[S_IMPORT_ID], (int64_t)w->first, m->id, "import", r);
+    if (status != CCG_OK) return status;
+    if (s[S_IMPORT_TOTAL].count != imported || s[S_IMPORT_EVENTS].count != imported
+        || s[S_IMPORT_METRIC_COUNT].count != imported)
+        return fail(r, "import table columns differ in length");
+    if (!all_below(&s[S_IMPORT_TOTAL], LIMIT62) || !all_below(&s[S_IMPORT_EVENTS], LIMIT62))
+        return fail(r, "implausible imported total or event count");
+    if (!all_below(&s[S_IMPORT_METRIC_COUNT], LIMIT32)) return fail(r, "implausible metric count");
+    m->count = imported;
+    NEED(m->events = alloc((size_t)imported, sizeof(int64_t)));
+    NEED(m->total = alloc((size_t)imported, sizeof(int64_t)));
+    NEED(m->metric_start = alloc((size_t)imported + 1, sizeof(int64_t)));
+    for (int64_t k = 0; k < imported; k++) {
+        m->events[k] = (int64_t)get(&s[S_IMPORT_EVENTS], k);
+        m->total[k] = (int64_t)get(&s[S_IMPORT_TOTAL], k);
+        m->metric_start[k + 1] = m->metric_start[k] + (int64_t)get(&s[S_IMPORT_METRIC_COUNT], k);
+        if (m->metric_start[k + 1] > s[S_IMPORT_METRIC_ID].count)  /* also keeps the sum from overflowing */
+            return fail(r, "import metric sums do not match their counts");
+    }
+    int64_t pairs = w->pairs = m->metric_start[imported];
+    if (s[S_IMPORT_METRIC_ID].count != pairs || s[S_IMPORT_METRIC_SUM].count != pairs)
+        return fail(r, "import metric sums do not match their counts");
+    NEED(m->metric_id = alloc((size_t)pairs, sizeof(int64_t)));
+    NEED(m->metric_sum = alloc((size_t)pairs, sizeof(int64_t)));
+    for (int64_t k = 0; k < imported; k++)
+        for (int64_t p = m->metric_start[k]; p < m->metric_start[k + 1]; p++) {
+            uint64_t metric = get(&s[S_IMPORT_METRIC_ID], p);
+            if (metric >= (uint64_t)1 << 63 || (p > m->metric_start[k] && metric <= (uint64_t)m->metric_id[p - 1]))
+                return fail(r, "the metric ids of an imported node are not increasing");
+            m->metric_id[p] = (int64_t)metric;
+            m->metric_sum[p] = unzigzag(get(&s[S_IMPORT_METRIC_SUM], p));
+        }
+    /* an open-addressing hash of the import ids: their rows, -1 in empty slots */
+    size_t slots = 2;
+    while (slots < 2 * (size_t)imported) slots *= 2;
+    NEED(w->row = alloc((size_t)w->edges, sizeof(int64_t)));
+    NEED(w->id_slots = malloc(slots * sizeof(int64_t)));
+    memset(w->id_slots, 0xFF, slots * sizeof(int64_t));
+    for (int64_t k = 0; k < imported; k++) {
+        size_t slot = hash_id(m->id[k]) & (slots - 1);
+        while (w->id_slots[slot] >= 0) slot = (slot + 1) & (slots - 1);
+        w->id_slots[slot] = k;
+    }
+    for (int64_t e = 0; e < w->edges; e++) {
+        int64_t child = n->children[e], k = -1;
+        if (child < (int64_t)w->first) {
+            size_t slot = hash_id(child) & (slots - 1);
+            while ((k = w->id_slots[slot]) >= 0 && m->id[k] != child) slot = (slot + 1) & (slots - 1);
+            if (k < 0) return fail(r, "a child in an earlier block is missing from the import table");
+        }
+        w->row[e] = k;
+    }
+    return CCG_OK;
+}
+
+/* The gaps back in node order, as durations d_0, d_2, ..., d_2n (spec 5.4). */
+static int place_durations(ccg_nodes *n, scratch *w, report *r) {
+    NEED(w->shapes = alloc((size_t)w->inner, sizeof *w->shapes));
+    for (int64_t i = 0, k = 0; i < w->count; i++)
+        if (n->kind[i] <= CCG_ARTIFICIAL)
+            w->shapes[k++] = (shape){n->kind[i], n->child_start[i + 1] - n->child_start[i],
+                                     n->key_start[i + 1] - n->key_start[i], i, n->key + n->key_start[i]};
+    NEED(n->durations = alloc((size_t)n->duration_start[w->count], sizeof(int64_t)));
+    NEED(w->offset = alloc((size_t)w->inner, sizeof(int64_t)));
+    NEED(w->stride = alloc((size_t)w->inner, sizeof(int64_t)));
+    NEED(place_gaps(w->shapes, w->inner, w->offset, w->stride));
+    for (int64_t k = 0; k < w->inner; k++) {
+        int64_t d = n->duration_start[w->shapes[k].node];
+        for (int64_t position = 0; position <= w->shapes[k].children; position++)
+            n->durations[d + 2 * position] = (int64_t)get(&w->s[S_GAPS], w->offset[k] + position * w->stride[k]);
+    }
+    return CCG_OK;
+}
+
+/* The block's metrics, sampled by its METRIC nodes or listed by its imports, within the
+ * reader's bound on their memory. */
+static int collect_metrics(const ccg_nodes *n, const ccg_imports *m, scratch *w, report *r) {
+    int64_t samples = 0, listed = 0, distinct = 0;
+    for (int64_t i = 0; i < w->count; i++) samples += n->kind[i] == CCG_METRIC;
+    NEED(w->metrics = alloc((size_t)(samples + w->pairs), sizeof(int64_t)));
+    for (int64_t i = 0; i < w->count; i++)
+        if (n->kind[i] == CCG_METRIC) w->metrics[listed++] = n->key[n->key_start[i]];
+    for (int64_t p = 0; p < w->pairs; p++) w->metrics[listed++] = m->metric_id[p];
+    qsort(w->metrics, (size_t)listed, sizeof(int64_t), compare_i64);
+    for (int64_t k = 0; k < listed; k++)
+        if (k == 0 || w->metrics[k] != w->metrics[distinct - 1]) w->metrics[distinct++] = w->metrics[k];
+    w->distinct = distinct;
+    if ((i128)distinct * (w->count + w->edges) > CCG_METRIC_CELL_LIMIT)
+        return fail(r, "%lld metrics over %lld nodes and child references exceed the reader's limit",
+                    (long long)distinct, (long long)(w->count + w->edges));
+    return CCG_OK;
+}
+
+/* Totals, event counts and metric sums in id order (children precede their parents), and
+ * the children's totals into the durations d_1, d_3, ... (spec 5.4). */
+static int sum_up(ccg_nodes *n, const ccg_imports *m, scratch *w, report *r) {
+    int64_t count = w->count, distinct = w->distinct;
+    NEED(n->events = alloc((size_t)count, sizeof(int64_t)));
+    NEED(n->total = alloc((size_t)count, sizeof(int64_t)));
+    NEED(n->metric_start = alloc((size_t)count + 1, sizeof(int64_t)));
+    int64_t capacity = distinct ? count : 0;  /* pairs, grown as needed up to distinct * count */
+    NEED(n->metric_id = alloc((size_t)capacity, sizeof(int64_t)));
+    NEED(n->metric_sum = alloc((size_t)capacity, sizeof(int64_t)));
+    NEED(w->pair_rank = alloc((size_t)capacity, sizeof(int64_t)));
+    NEED(w->import_rank = alloc((size_t)w->pairs, sizeof(int64_t)));
+    NEED(w->stamp = alloc((size_t)distinct, sizeof(int64_t)));
+    NEED(w->touched = alloc((size_t)distinct, sizeof(int64_t)));
+    NEED(w->acc = alloc((size_t)distinct, sizeof(uint64_t)));
+    for (int64_t p = 0; p < w->pairs; p++) w->import_rank[p] = rank_of(w->metrics, distinct, m->metric_id[p]);
+    for (int64_t k = 0; k < distinct; k++) w->stamp[k] = -1;
+    for (int64_t i = 0; i < count; i++) {
+        uint8_t kind = n->kind[i];
+        i128 total = 0, events = kind == CCG_CALL ? 2 : kind == CCG_ARTIFICIAL ? 0 : 1;
+        int64_t touched = 0;
+        /* metric sums: modulo 2**64, accumulated per metric rank touched by this node */
+#define TOUCH(rank, value) do { int64_t rank_ = (rank); \
+            if (w->stamp[rank_] != i) { w->stamp[rank_] = i; w->acc[rank_] = 0; w->touched[touched++] = rank_; } \
+            w->acc[rank_] += (uint64_t)(value); } while (0)
+        if (kind == CCG_METRIC)
+            TOUCH(rank_of(w->metrics, distinct, n->key[n->key_start[i]]), n->soft[n->soft_start[i]]);
+        int64_t d = n->duration_start[i];
+        for (int64_t e = n->child_start[i]; e < n->child_start[i + 1]; e++, d += 2) {
+            int64_t child_total;
+            total += n->durations[d];
+            if (w->row[e] < 0) {
+                int64_t c = n->children[e] - (int64_t)w->first;
+                child_total = n->total[c];
+                events += n->events[c];
+                for (int64_t p = n->metric_start[c]; p < n->metric_start[c + 1]; p++)
+                    TOUCH(w->pair_rank[p], n->metric_sum[p]);
+            } else {
+                int64_t k = w->row[e];
+                child_total = m->total[k];
+                events += m->events[k];
+                for (int64_t p = m->metric_start[k]; p < m->metric_start[k + 1]; p++)
+                    TOUCH(w->import_rank[p], m->metric_sum[p]);
+            }
+            total += child_total;
+            n->durations[d + 1] = child_total;
+        }
+#undef TOUCH
+        if (kind <= CCG_ARTIFICIAL) total += n->durations[d];
+        if (total > INT64_MAX || events > INT64_MAX) return fail(r, "sub-tree duration or event count overflows");
+        n->total[i] = (int64_t)total;
+        n->events[i] = (int64_t)events;
+        sort_ranks(w->touched, touched);
+        int64_t p = n->metric_start[i];
+        if (p + touched > capacity) {
+            capacity = p + touched > 2 * capacity ? p + touched : 2 * capacity;
+            if (!grow(&n->metric_id, capacity) || !grow(&n->metric_sum, capacity) || !grow(&w->pair_rank, capacity))
+                return out_of_memory(r);
+        }
+        for (int64_t k = 0; k < touched; k++, p++) {
+            w->pair_rank[p] = w->touched[k];
+            n->metric_id[p] = w->metrics[w->touched[k]];
+            n->metric_sum[p] = (int64_t)w->acc[w->touched[k]];
+        }
+        n->metric_start[i + 1] = p;
+    }
+    return CCG_OK;
+}
+
+int ccg_decode_nodes(const uint8_t *raw, size_t length, ccg_block **out, char *message, size_t message_size) {
+    report r = {message, message_size};
+    *out = NULL;
+    ccg_block *block = calloc(1, sizeof *block);
+    if (!block) return out_of_memory(&r);
+    scratch w;
+    memset(&w, 0, sizeof w);
+    int status = read_nodes(raw, length, &block->nodes, &w, &r);
+    if (status == CCG_OK) status = replay_children(&block->nodes, &w, &r);
+    if (status == CCG_OK) status = read_imports(&block->nodes, &block->imports, &w, &r);
+    if (status == CCG_OK) status = place_durations(&block->nodes, &w, &r);
+    if (status == CCG_OK) status = collect_metrics(&block->nodes, &block->imports, &w, &r);
+    if (status == CCG_OK) status = sum_up(&block->nodes, &block->imports, &w, &r);
+    scratch_free(&w);
+    if (status != CCG_OK) {
+        ccg_block_free(block);
+        return status;
+    }
+    *out = block;
+    return CCG_OK;
+}

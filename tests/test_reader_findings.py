@@ -1,0 +1,50 @@
+"""Damaged archives that fuzz/fuzz_reader.py found to raise something other than a
+CcgError: each must now be refused with CorruptArchiveError."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ccgformat as ccg
+from ccgformat.archive.layout import ROOT_ENTRY, SectionKind
+from ccgformat.errors import CorruptArchiveError
+
+from .test_verify import rebuild
+
+EVERY_KIND = Path(__file__).resolve().parent.parent / "spec" / "vectors" / "every_kind.ccg"
+
+
+def with_roots(tmp_path: Path, change) -> Path:
+    def payload(entry, raw):
+        if entry.kind != SectionKind.ROOTS:
+            return raw
+        rows = [list(row) for row in ROOT_ENTRY.iter_unpack(raw)]
+        change(rows)
+        return b"".join(ROOT_ENTRY.pack(*row) for row in rows)
+    return rebuild(EVERY_KIND, tmp_path / "roots.ccg", payload)
+
+
+def read_events(path: Path) -> None:
+    with ccg.open(path) as archive:
+        for _ in archive.events():
+            pass
+
+
+def test_the_vector_with_its_roots_rewritten_unchanged_reads(tmp_path):
+    read_events(with_roots(tmp_path, lambda rows: None))
+
+
+@pytest.mark.parametrize("change", [
+    # fuzz finding (crash-a4aa0267, crash-96a7e479): a location id past 2**63 made the merge of
+    # all locations' events fail with OverflowError
+    lambda rows: rows[-1].__setitem__(0, 2**64 - 1),
+    lambda rows: rows[-1].__setitem__(0, 2**63),
+    # locations out of order (spec 4.3 lists them in increasing order)
+    lambda rows: rows.reverse(),
+], ids=["location-2**64-1", "location-2**63", "decreasing"])
+def test_roots_with_impossible_locations_are_corrupt(tmp_path, change):
+    path = with_roots(tmp_path, change)
+    with pytest.raises(CorruptArchiveError, match="roots section"):
+        read_events(path)

@@ -5,7 +5,12 @@ from .archive import Archive, Writer, open_archive as open, save_graph, write_tr
 from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError, FormatError, ParameterError,
                      TraceError, TruncatedError, UnsupportedVersionError)
 from .formats import convert
-from .graph import Builder, Graph
+from .graph import Graph
+
+if backend == "native":
+    from ._native.builder import NativeBuilder as Builder
+else:
+    from .graph import Builder
 from .model import Definitions, Event, EventBatch, EventKind
 from .params import Params
 

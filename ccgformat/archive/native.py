@@ -1,12 +1,24 @@
-"""Which node block codec runs: the C one (`ccgformat._native.codec`) when the native
-core is in use (`ccgformat.backends`), else the Python reference of `codec`."""
+"""Which implementation runs: the C one (`ccgformat._native`) when the native core is in
+use (`ccgformat.backends`), else the Python reference - for the builder, the node block
+codec and walking."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..backends import native
+from ..graph.builder import Builder
+from ..model import Definitions
+from ..params import Params
 from .codec import NodeBlock, NodeEncoder, decode_nodes
+
+
+def builder(params: Params = Params(), definitions: Definitions | None = None, *, repair: bool = False) -> Any:
+    """A `graph.Builder`, or its C twin `NativeBuilder` (the same graph)."""
+    if native():
+        from .._native.builder import NativeBuilder
+        return NativeBuilder(params, definitions, repair=repair)
+    return Builder(params, definitions, repair=repair)
 
 
 def node_encoder() -> Any:
@@ -26,4 +38,4 @@ def decode_block(raw: bytes, path: str | None, offset: int | None) -> Any:
     return decode_nodes(raw, path, offset)
 
 
-__all__ = ["NodeBlock", "decode_block", "node_encoder"]
+__all__ = ["NodeBlock", "builder", "decode_block", "node_encoder"]

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Iterable
 
 from .._version import __version__
-from ..graph.builder import Builder
 from ..graph.graph import Graph
 from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
@@ -25,7 +24,7 @@ from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
 from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
-from .native import node_encoder
+from .native import builder as make_builder, node_encoder
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 
 DEFAULT_LEVEL = 19
@@ -170,7 +169,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Returns the built graph.
     """
-    builder = Builder(params, definitions, repair=repair)
+    builder = make_builder(params, definitions, repair=repair)
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                 nodes_per_block=nodes_per_block) as writer:
         for location, batches in locations:

@@ -1,0 +1,937 @@
+/* Walking one location's graph: the C port of ccgformat/graph/walk.py (dissertation
+ * 4.5.1 random access, 4.5.2 time search) and of the checkpoint accumulator of
+ * ccgformat/archive/indexes.py. See walk.h for the interface.
+ *
+ * Timestamps are rebuilt from durations on the way down (Lemma 1). Slots of a call node
+ * with n children: 0 is its enter, 1..n its children, n+1 its leave; an artificial
+ * node's slots are its children; an atomic node has the one slot 0. A frame's time is
+ * when its current slot starts. Sequential reading is a tight descent: every step moves
+ * the top frame on by one slot and descends to the first (or last) event below it.
+ *
+ * Every value read from a node table is checked before it is used as an index or
+ * length; children must have smaller ids than their parent (the bottom-up order of
+ * 4.1.1), which bounds every descent. Time and metric arithmetic wraps around in 64
+ * bits, never overflows.
+ */
+#include "walk.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ERROR_SIZE 256
+#define ATOMIC (CCG_ARTIFICIAL + 1)
+
+/* Columns of an event besides time and kind, in model.COLUMNS order. */
+enum { COL_REF, COL_COMM, COL_TAG, COL_REQUEST, COL_SIZE, COL_RECV_SIZE, COL_VALUE, COLUMN_COUNT };
+
+/* Per atomic kind, the columns of its hard and of its soft properties (model.KIND_FIELDS);
+ * ccg_hard_count and ccg_soft_count say how many of each. */
+static const signed char hard_columns[CCG_KIND_COUNT][4] = {
+    [CCG_SEND] = {COL_REF, COL_COMM, COL_TAG},
+    [CCG_RECV] = {COL_REF, COL_COMM, COL_TAG},
+    [CCG_ISEND] = {COL_REF, COL_COMM, COL_TAG, COL_REQUEST},
+    [CCG_IRECV] = {COL_REF, COL_COMM, COL_TAG, COL_REQUEST},
+    [CCG_IRECV_REQUEST] = {COL_REQUEST},
+    [CCG_REQUEST_COMPLETE] = {COL_REQUEST},
+    [CCG_COLL_END] = {COL_REF, COL_COMM, COL_TAG},
+    [CCG_METRIC] = {COL_REF},
+    [CCG_MARKER] = {COL_REF, COL_VALUE},
+    [CCG_GENERIC] = {COL_REF, COL_VALUE},
+};
+static const signed char soft_columns[CCG_KIND_COUNT][2] = {
+    [CCG_SEND] = {COL_SIZE}, [CCG_RECV] = {COL_SIZE}, [CCG_ISEND] = {COL_SIZE}, [CCG_IRECV] = {COL_SIZE},
+    [CCG_COLL_END] = {COL_SIZE, COL_RECV_SIZE}, [CCG_METRIC] = {COL_VALUE},
+};
+
+static inline int64_t add64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t sub64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+
+static int fail(char *error, int code, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(error, ERROR_SIZE, format, args);
+    va_end(args);
+    return code;
+}
+
+static int grow(void **array, int64_t *capacity, int64_t needed, size_t item) {
+    if (needed <= *capacity)
+        return 1;
+    int64_t wanted = *capacity ? *capacity : 16;
+    while (wanted < needed)
+        wanted *= 2;
+    if ((uint64_t)wanted > SIZE_MAX / item)
+        return 0;
+    void *moved = realloc(*array, (size_t)wanted * item);
+    if (!moved)
+        return 0;
+    *array = moved;
+    *capacity = wanted;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ int64 -> int64 map */
+
+/* Open addressing with linear probing; metric values and region entries by id. */
+typedef struct i64map {
+    int64_t *keys;
+    int64_t *values;
+    uint8_t *used;
+    int64_t capacity;   /* a power of two, or 0 */
+    int64_t size;
+} i64map;
+
+static inline int64_t map_home(int64_t key, int64_t capacity) {
+    return (int64_t)(((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & (capacity - 1);
+}
+
+static void map_free(i64map *map) {
+    free(map->keys);
+    free(map->values);
+    free(map->used);
+    memset(map, 0, sizeof *map);
+}
+
+static void map_clear(i64map *map) {
+    if (map->size)
+        memset(map->used, 0, (size_t)map->capacity);
+    map->size = 0;
+}
+
+static int64_t *map_find(const i64map *map, int64_t key) {
+    if (!map->size)
+        return NULL;
+    for (int64_t i = map_home(key, map->capacity);; i = (i + 1) & (map->capacity - 1)) {
+        if (!map->used[i])
+            return NULL;
+        if (map->keys[i] == key)
+            return &map->values[i];
+    }
+}
+
+static int map_rehash(i64map *map, int64_t capacity) {
+    i64map bigger = {malloc((size_t)capacity * 8), malloc((size_t)capacity * 8), calloc((size_t)capacity, 1),
+                     capacity, 0};
+    if (!bigger.keys || !bigger.values || !bigger.used) {
+        map_free(&bigger);
+        return 0;
+    }
+    for (int64_t i = 0; i < map->capacity; i++) {
+        if (!map->used[i])
+            continue;
+        int64_t j = map_home(map->keys[i], capacity);
+        while (bigger.used[j])
+            j = (j + 1) & (capacity - 1);
+        bigger.used[j] = 1;
+        bigger.keys[j] = map->keys[i];
+        bigger.values[j] = map->values[i];
+        bigger.size++;
+    }
+    map_free(map);
+    *map = bigger;
+    return 1;
+}
+
+/* The value of `key`, inserted as `initial` when new; NULL when out of memory. */
+static int64_t *map_slot(i64map *map, int64_t key, int64_t initial) {
+    int64_t *found = map_find(map, key);
+    if (found)
+        return found;
+    if (2 * (map->size + 1) > map->capacity && !map_rehash(map, map->capacity ? 2 * map->capacity : 16))
+        return NULL;
+    int64_t i = map_home(key, map->capacity);
+    while (map->used[i])
+        i = (i + 1) & (map->capacity - 1);
+    map->used[i] = 1;
+    map->keys[i] = key;
+    map->values[i] = initial;
+    map->size++;
+    return &map->values[i];
+}
+
+static int compare_first(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The map's (key, value) pairs sorted by key into `out` (grown as needed). */
+static int map_sorted_pairs(const i64map *map, int64_t **out, int64_t *capacity) {
+    if (!grow((void **)out, capacity, 2 * map->size + 2, 8))
+        return 0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < map->capacity; i++) {
+        if (map->used[i]) {
+            (*out)[2 * n] = map->keys[i];
+            (*out)[2 * n + 1] = map->values[i];
+            n++;
+        }
+    }
+    qsort(*out, (size_t)n, 2 * sizeof(int64_t), compare_first);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ nodes */
+
+/* A node resolved within one call: where it lives and its checked columns. */
+typedef struct node_ref {
+    const ccg_block *block;
+    int64_t block_index;
+    int64_t local;
+    int kind;
+    int64_t n;                   /* children */
+    const int64_t *children;
+    const int64_t *d;            /* 2n+1 durations of a call or artificial node */
+    const int64_t *key;
+    const int64_t *soft;
+} node_ref;
+
+typedef struct frame {
+    int64_t node, slot, time;
+    node_ref ref;
+} frame;
+
+struct ccg_walk {
+    const ccg_source *source;
+    int64_t root, start;
+    int64_t count;
+    int counted;
+    int64_t index;      /* -1 before the first event, count past the last */
+    int valid;          /* 0 after a failed move: only a seek repairs the cursor */
+    frame *frames;
+    int64_t depth, capacity;
+    i64map metrics;     /* metric -> value after the samples before the current event */
+    int64_t last_block;
+    int64_t *stack;     /* call_stack's result */
+    int64_t stack_capacity;
+    char error[ERROR_SIZE];
+};
+
+/* The decoded block holding node `id`, loading it through the source when needed;
+ * `hint` is a block index to try first (or -1). */
+static int block_of(ccg_walk *w, int64_t id, int64_t hint, int64_t *index) {
+    const ccg_source *s = w->source;
+    const int64_t *first = s->block_first;
+    int64_t count = s->block_count;
+    int64_t k = hint;
+    if (!(k >= 0 && k < count && first[k] <= id && id < first[k + 1])) {
+        k = w->last_block;
+        if (!(k >= 0 && k < count && first[k] <= id && id < first[k + 1])) {
+            if (count <= 0 || id < first[0] || id >= first[count])
+                return fail(w->error, CCG_ERR_INPUT, "reference to node %lld, outside the graph's nodes",
+                            (long long)id);
+            int64_t lo = 0, hi = count - 1;   /* the last block starting at or before id */
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo + 1) / 2;
+                if (first[mid] <= id)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            k = lo;
+            if (!(first[k] <= id && id < first[k + 1]))
+                return fail(w->error, CCG_ERR_INPUT, "node blocks are not in id order near node %lld",
+                            (long long)id);
+        }
+    }
+    if (!s->blocks[k]) {
+        int code = s->load ? s->load(s->context, k) : CCG_ERR_INPUT;
+        if (code != CCG_OK)
+            return fail(w->error, code, "loading node block %lld failed", (long long)k);
+        if (!s->blocks[k])
+            return fail(w->error, CCG_ERR_INPUT, "node block %lld did not load", (long long)k);
+    }
+    const ccg_nodes *t = &s->blocks[k]->nodes;
+    if (t->first != first[k] || t->count != first[k + 1] - first[k])
+        return fail(w->error, CCG_ERR_INPUT, "node block %lld holds nodes %lld..%lld, expected %lld..%lld",
+                    (long long)k, (long long)t->first, (long long)(t->first + t->count - 1),
+                    (long long)first[k], (long long)(first[k + 1] - 1));
+    w->last_block = k;
+    *index = k;
+    return CCG_OK;
+}
+
+/* 0 <= start[i] <= start[i + 1] <= start[count]: the run of node i lies in its array. */
+static inline int run_ok(const int64_t *start, int64_t i, int64_t count) {
+    return start[i] >= 0 && start[i] <= start[i + 1] && start[i + 1] <= start[count];
+}
+
+static int node_get(ccg_walk *w, int64_t id, int64_t hint, node_ref *r) {
+    int64_t k = -1;
+    int code = block_of(w, id, hint, &k);
+    if (code != CCG_OK)
+        return code;
+    const ccg_block *b = w->source->blocks[k];
+    const ccg_nodes *t = &b->nodes;
+    int64_t i = id - t->first;
+    int kind = t->kind[i];
+    if (kind >= CCG_KIND_COUNT)
+        return fail(w->error, CCG_ERR_INPUT, "node %lld has unknown kind %d", (long long)id, kind);
+    if (!run_ok(t->key_start, i, t->count) || !run_ok(t->soft_start, i, t->count))
+        return fail(w->error, CCG_ERR_INPUT, "node %lld: bad property offsets", (long long)id);
+    int64_t keys = t->key_start[i + 1] - t->key_start[i], softs = t->soft_start[i + 1] - t->soft_start[i];
+    r->block = b;
+    r->block_index = k;
+    r->local = i;
+    r->kind = kind;
+    r->key = t->key + t->key_start[i];
+    r->soft = t->soft + t->soft_start[i];
+    if (kind >= ATOMIC) {
+        if (keys < ccg_hard_count[kind] || softs < ccg_soft_count[kind])
+            return fail(w->error, CCG_ERR_INPUT, "atomic node %lld lacks properties of its kind %d",
+                        (long long)id, kind);
+        r->n = 0;
+        r->children = r->d = NULL;
+        return CCG_OK;
+    }
+    if (!run_ok(t->child_start, i, t->count) || !run_ok(t->duration_start, i, t->count))
+        return fail(w->error, CCG_ERR_INPUT, "node %lld: bad child or duration offsets", (long long)id);
+    r->n = t->child_start[i + 1] - t->child_start[i];
+    if (t->duration_start[i + 1] - t->duration_start[i] != 2 * r->n + 1)
+        return fail(w->error, CCG_ERR_INPUT, "node %lld has %lld children but not 2n+1 durations",
+                    (long long)id, (long long)r->n);
+    if (kind == CCG_CALL && keys < 1)
+        return fail(w->error, CCG_ERR_INPUT, "call node %lld has no region", (long long)id);
+    r->children = t->children + t->child_start[i];
+    r->d = t->durations + t->duration_start[i];
+    return CCG_OK;
+}
+
+static inline int64_t node_total(const node_ref *r) { return r->block->nodes.total[r->local]; }
+
+static inline int child_ok(ccg_walk *w, int64_t parent, int64_t child) {
+    if (child >= 0 && child < parent)
+        return CCG_OK;
+    return fail(w->error, CCG_ERR_INPUT, "node %lld has child %lld, which is not an earlier node",
+                (long long)parent, (long long)child);
+}
+
+/* A child's event count and metric sums, from the parent's block: its own columns when
+ * the child is in that block, else the block's import table. */
+typedef struct child_info {
+    int64_t events;
+    int64_t metrics;
+    const int64_t *metric_id;
+    const int64_t *metric_sum;
+} child_info;
+
+static int child_get(ccg_walk *w, const node_ref *parent, int64_t child, child_info *out) {
+    const ccg_nodes *t = &parent->block->nodes;
+    const int64_t *events, *start, *ids, *sums;
+    int64_t i, count;
+    if (child >= t->first) {
+        i = child - t->first;
+        count = t->count;
+        events = t->events;
+        start = t->metric_start;
+        ids = t->metric_id;
+        sums = t->metric_sum;
+    } else {
+        const ccg_imports *m = &parent->block->imports;
+        int64_t lo = 0, hi = m->count;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (m->id[mid] < child)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo >= m->count || m->id[lo] != child)
+            return fail(w->error, CCG_ERR_INPUT, "node %lld of block %lld is not in the block's import table",
+                        (long long)child, (long long)parent->block_index);
+        i = lo;
+        count = m->count;
+        events = m->events;
+        start = m->metric_start;
+        ids = m->metric_id;
+        sums = m->metric_sum;
+    }
+    if (!run_ok(start, i, count) || events[i] < 0)
+        return fail(w->error, CCG_ERR_INPUT, "node %lld: bad event count or metric offsets", (long long)child);
+    out->events = events[i];
+    out->metrics = start[i + 1] - start[i];
+    out->metric_id = ids + start[i];
+    out->metric_sum = sums + start[i];
+    return CCG_OK;
+}
+
+/* ------------------------------------------------------------------ the cursor */
+
+ccg_walk *ccg_walk_new(const ccg_source *source, int64_t root, int64_t start) {
+    ccg_walk *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->source = source;
+    w->root = root;
+    w->start = start;
+    w->index = -1;
+    w->last_block = -1;
+    return w;
+}
+
+void ccg_walk_free(ccg_walk *w) {
+    if (!w)
+        return;
+    free(w->frames);
+    free(w->stack);
+    map_free(&w->metrics);
+    free(w);
+}
+
+const char *ccg_walk_error(const ccg_walk *w) { return w->error; }
+
+int64_t ccg_walk_index(const ccg_walk *w) { return w->index; }
+
+int ccg_walk_count(ccg_walk *w, int64_t *count) {
+    if (!w->counted) {
+        node_ref r;
+        int code = node_get(w, w->root, -1, &r);
+        if (code != CCG_OK)
+            return code;
+        int64_t events = r.block->nodes.events[r.local];
+        if (events < 0)
+            return fail(w->error, CCG_ERR_INPUT, "root node %lld has a negative event count", (long long)w->root);
+        w->count = events;
+        w->counted = 1;
+    }
+    *count = w->count;
+    return CCG_OK;
+}
+
+static int push(ccg_walk *w, int64_t node, int64_t slot, int64_t time, const node_ref *r) {
+    if (!grow((void **)&w->frames, &w->capacity, w->depth + 1, sizeof(frame)))
+        return fail(w->error, CCG_ERR_MEMORY, "out of memory for the walk's frames");
+    frame *f = &w->frames[w->depth++];
+    f->node = node;
+    f->slot = slot;
+    f->time = time;
+    f->ref = *r;
+    return CCG_OK;
+}
+
+/* A failed move leaves the cursor unusable until the next seek. */
+static int broken(ccg_walk *w, int code) {
+    w->valid = 0;
+    w->depth = 0;
+    return code;
+}
+
+/* Resolve every frame's node again (blocks may have been evicted since the last call). */
+static int refresh(ccg_walk *w) {
+    if (!w->valid)
+        return fail(w->error, CCG_ERR_INPUT, "the cursor is invalid after an error; seek first");
+    for (int64_t i = 0; i < w->depth; i++) {
+        int code = node_get(w, w->frames[i].node, i ? w->frames[i - 1].ref.block_index : -1, &w->frames[i].ref);
+        if (code != CCG_OK)
+            return broken(w, code);
+    }
+    return CCG_OK;
+}
+
+int ccg_walk_seek(ccg_walk *w, int64_t index) {
+    int64_t count;
+    int code = ccg_walk_count(w, &count);
+    if (code != CCG_OK)
+        return code;
+    w->depth = 0;
+    w->valid = 0;
+    map_clear(&w->metrics);
+    if (index < 0 || index > count)
+        return fail(w->error, CCG_ERR_INPUT, "event index %lld outside 0..%lld", (long long)index, (long long)count);
+    w->index = index;
+    if (index == count) {
+        w->valid = 1;
+        return CCG_OK;
+    }
+    int64_t node = w->root, time = w->start, remaining = index, hint = -1;
+    for (;;) {
+        node_ref r;
+        if ((code = node_get(w, node, hint, &r)) != CCG_OK)
+            return broken(w, code);
+        if (r.kind >= ATOMIC || (r.kind == CCG_CALL && remaining == 0)) {
+            if (remaining != 0)
+                return broken(w, fail(w->error, CCG_ERR_INPUT, "event counts below node %lld do not add up",
+                                      (long long)node));
+            if ((code = push(w, node, 0, time, &r)) != CCG_OK)
+                return broken(w, code);
+            break;
+        }
+        int64_t first_child_slot = 0;
+        if (r.kind == CCG_CALL) {
+            remaining--;
+            first_child_slot = 1;
+        }
+        int64_t child_time = add64(time, r.d[0]), j;
+        for (j = 0; j < r.n; j++) {
+            int64_t child = r.children[j];
+            child_info c;
+            if ((code = child_ok(w, node, child)) != CCG_OK || (code = child_get(w, &r, child, &c)) != CCG_OK)
+                return broken(w, code);
+            if (remaining < c.events)
+                break;
+            remaining -= c.events;
+            for (int64_t m = 0; m < c.metrics; m++) {
+                int64_t *value = map_slot(&w->metrics, c.metric_id[m], 0);
+                if (!value)
+                    return broken(w, fail(w->error, CCG_ERR_MEMORY, "out of memory for metric values"));
+                *value = add64(*value, c.metric_sum[m]);
+            }
+            child_time = add64(child_time, add64(r.d[2 * j + 1], r.d[2 * j + 2]));
+        }
+        if (j == r.n) {   /* past every child: the leave */
+            if (r.kind != CCG_CALL || remaining != 0)
+                return broken(w, fail(w->error, CCG_ERR_INPUT, "event counts below node %lld do not add up",
+                                      (long long)node));
+            if ((code = push(w, node, r.n + 1, child_time, &r)) != CCG_OK)
+                return broken(w, code);
+            break;
+        }
+        if ((code = push(w, node, j + first_child_slot, child_time, &r)) != CCG_OK)
+            return broken(w, code);
+        node = r.children[j];
+        time = child_time;
+        hint = r.block_index;
+    }
+    w->valid = 1;
+    return CCG_OK;
+}
+
+/* Push frames from `node` (a child of `parent`, starting at `time`) down to its first
+ * event; `found` is 0 when the sub-tree holds no event (an empty artificial node). */
+static int descend_first(ccg_walk *w, int64_t parent, int64_t hint, int64_t node, int64_t time, int *found) {
+    for (;;) {
+        node_ref r;
+        int code;
+        if ((code = child_ok(w, parent, node)) != CCG_OK || (code = node_get(w, node, hint, &r)) != CCG_OK)
+            return code;
+        if (r.kind != CCG_ARTIFICIAL) {
+            *found = 1;
+            return push(w, node, 0, time, &r);
+        }
+        if (r.n == 0) {
+            *found = 0;
+            return CCG_OK;
+        }
+        time = add64(time, r.d[0]);
+        if ((code = push(w, node, 0, time, &r)) != CCG_OK)
+            return code;
+        parent = node;
+        hint = r.block_index;
+        node = r.children[0];
+    }
+}
+
+/* Push frames from `node` (starting at `time`) down to its last event. */
+static int descend_last(ccg_walk *w, int64_t parent, int64_t hint, int64_t node, int64_t time, int *found) {
+    for (;;) {
+        node_ref r;
+        int code;
+        if ((code = child_ok(w, parent, node)) != CCG_OK || (code = node_get(w, node, hint, &r)) != CCG_OK)
+            return code;
+        if (r.kind >= ATOMIC) {
+            *found = 1;
+            return push(w, node, 0, time, &r);
+        }
+        int64_t end = add64(time, node_total(&r));
+        if (r.kind == CCG_CALL) {
+            *found = 1;
+            return push(w, node, r.n + 1, end, &r);
+        }
+        if (r.n == 0) {
+            *found = 0;
+            return CCG_OK;
+        }
+        time = sub64(end, add64(r.d[2 * r.n], r.d[2 * r.n - 1]));
+        if ((code = push(w, node, r.n - 1, time, &r)) != CCG_OK)
+            return code;
+        parent = node;
+        hint = r.block_index;
+        node = r.children[r.n - 1];
+    }
+}
+
+/* Move the frames to the following event (Cursor.next without the metric update). */
+static int step_forward(ccg_walk *w, int *found) {
+    while (w->depth > 0) {
+        frame *f = &w->frames[w->depth - 1];
+        const node_ref *r = &f->ref;
+        int64_t child;
+        if (r->kind >= ATOMIC) {
+            w->depth--;
+            continue;
+        }
+        if (r->kind == CCG_CALL) {
+            if (f->slot == r->n + 1) {
+                w->depth--;
+                continue;
+            }
+            f->time = add64(f->time, f->slot == 0 ? r->d[0] : add64(r->d[2 * f->slot - 1], r->d[2 * f->slot]));
+            f->slot++;
+            if (f->slot == r->n + 1) {
+                *found = 1;   /* the leave */
+                return CCG_OK;
+            }
+            child = r->children[f->slot - 1];
+        } else {
+            if (f->slot + 1 >= r->n) {
+                w->depth--;
+                continue;
+            }
+            f->time = add64(f->time, add64(r->d[2 * f->slot + 1], r->d[2 * f->slot + 2]));
+            f->slot++;
+            child = r->children[f->slot];
+        }
+        int code = descend_first(w, f->node, r->block_index, child, f->time, found);
+        if (code != CCG_OK || *found)
+            return code;
+    }
+    *found = 0;
+    return CCG_OK;
+}
+
+/* Move the frames to the preceding event (Cursor.prev without the metric update). */
+static int step_backward(ccg_walk *w, int *found) {
+    while (w->depth > 0) {
+        frame *f = &w->frames[w->depth - 1];
+        const node_ref *r = &f->ref;
+        if (r->kind >= ATOMIC || f->slot == 0) {
+            w->depth--;
+            continue;
+        }
+        int64_t first_child_slot = r->kind == CCG_CALL;
+        if (r->kind == CCG_CALL && f->slot == 1) {
+            f->slot = 0;
+            f->time = sub64(f->time, r->d[0]);
+            *found = 1;   /* the enter */
+            return CCG_OK;
+        }
+        /* child j (or the leave, j = n) starts at the frame's time; the previous child
+         * starts two durations before the gap that precedes child j */
+        int64_t j = f->slot - first_child_slot;
+        f->time = sub64(f->time, add64(r->d[2 * j], r->d[2 * j - 1]));
+        f->slot--;
+        int code = descend_last(w, f->node, r->block_index, r->children[f->slot - first_child_slot], f->time, found);
+        if (code != CCG_OK || *found)
+            return code;
+    }
+    *found = 0;
+    return CCG_OK;
+}
+
+/* Write the cursor's event to row `at`; moving forward, also account for its sample. */
+static int emit(ccg_walk *w, const ccg_columns *out, int64_t at, int forward) {
+    const frame *f = &w->frames[w->depth - 1];
+    const node_ref *r = &f->ref;
+    int64_t c[COLUMN_COUNT] = {0};
+    int kind = r->kind;
+    if (kind == CCG_CALL) {
+        kind = f->slot == 0 ? CCG_ENTER : CCG_LEAVE;
+        c[COL_REF] = r->key[0];
+    } else {
+        for (int h = 0; h < ccg_hard_count[kind]; h++)
+            c[hard_columns[kind][h]] = r->key[h];
+        for (int s = 0; s < ccg_soft_count[kind]; s++)
+            c[soft_columns[kind][s]] = r->soft[s];
+        if (kind == CCG_METRIC) {
+            int64_t *value = forward ? map_slot(&w->metrics, r->key[0], 0) : map_find(&w->metrics, r->key[0]);
+            if (forward && !value)
+                return fail(w->error, CCG_ERR_MEMORY, "out of memory for metric values");
+            c[COL_VALUE] = add64(value ? *value : 0, r->soft[0]);
+            if (forward)
+                *value = c[COL_VALUE];
+        }
+    }
+    out->time[at] = f->time;
+    out->kind[at] = (uint8_t)kind;
+    out->ref[at] = c[COL_REF];
+    out->comm[at] = c[COL_COMM];
+    out->tag[at] = c[COL_TAG];
+    out->request[at] = c[COL_REQUEST];
+    out->size[at] = c[COL_SIZE];
+    out->recv_size[at] = c[COL_RECV_SIZE];
+    out->value[at] = c[COL_VALUE];
+    return CCG_OK;
+}
+
+static int ended_early(ccg_walk *w) {
+    return broken(w, fail(w->error, CCG_ERR_INPUT, "the graph of root %lld ends at event %lld of %lld",
+                          (long long)w->root, (long long)w->index, (long long)w->count));
+}
+
+int ccg_walk_forward(ccg_walk *w, const ccg_columns *out, int64_t capacity, int64_t *written) {
+    *written = 0;
+    int code = refresh(w);
+    if (code != CCG_OK)
+        return code;
+    int64_t want = w->index < 0 ? 0 : w->count - w->index;
+    if (want > capacity)
+        want = capacity;
+    for (int64_t k = 0; k < want; k++) {
+        if (w->depth == 0)
+            return ended_early(w);
+        if ((code = emit(w, out, k, 1)) != CCG_OK)
+            return broken(w, code);
+        *written = k + 1;
+        if (++w->index == w->count) {
+            w->depth = 0;
+            break;
+        }
+        int found;
+        if ((code = step_forward(w, &found)) != CCG_OK)
+            return broken(w, code);
+    }
+    return CCG_OK;
+}
+
+int ccg_walk_backward(ccg_walk *w, const ccg_columns *out, int64_t capacity, int64_t *written) {
+    *written = 0;
+    int code = refresh(w);
+    if (code != CCG_OK)
+        return code;
+    int64_t want = w->index >= w->count ? 0 : w->index + 1;
+    if (want > capacity)
+        want = capacity;
+    for (int64_t k = 0; k < want; k++) {
+        if (w->depth == 0)
+            return ended_early(w);
+        if ((code = emit(w, out, k, 0)) != CCG_OK)
+            return broken(w, code);
+        *written = k + 1;
+        if (w->index == 0) {
+            w->index = -1;
+            w->depth = 0;
+            break;
+        }
+        w->index--;
+        int found;
+        if ((code = step_backward(w, &found)) != CCG_OK)
+            return broken(w, code);
+        if (!found)
+            return ended_early(w);
+        const node_ref *r = &w->frames[w->depth - 1].ref;
+        if (r->kind == CCG_METRIC) {
+            int64_t *value = map_slot(&w->metrics, r->key[0], 0);
+            if (!value)
+                return broken(w, fail(w->error, CCG_ERR_MEMORY, "out of memory for metric values"));
+            *value = sub64(*value, r->soft[0]);
+        }
+    }
+    return CCG_OK;
+}
+
+/* ------------------------------------------------------------------ time search */
+
+int ccg_walk_find(ccg_walk *w, int64_t time, int64_t *index) {
+    int64_t node = w->root, start = w->start, found = 0, hint = -1;
+    for (;;) {
+        node_ref r;
+        int code = node_get(w, node, hint, &r);
+        if (code != CCG_OK)
+            return code;
+        if (time <= start)
+            break;
+        if (r.kind >= ATOMIC) {   /* only a damaged graph leads here: its event is before time */
+            found++;
+            break;
+        }
+        if (r.kind == CCG_CALL)
+            found++;
+        int64_t child_start = add64(start, r.d[0]), j;
+        for (j = 0; j < r.n; j++) {
+            int64_t child_end = add64(child_start, r.d[2 * j + 1]);
+            if (time <= child_end)
+                break;
+            child_info c;
+            if ((code = child_ok(w, node, r.children[j])) != CCG_OK ||
+                (code = child_get(w, &r, r.children[j], &c)) != CCG_OK)
+                return code;
+            found += c.events;
+            child_start = add64(child_end, r.d[2 * j + 2]);
+        }
+        if (j == r.n) {   /* past every child: the leave, if the call ends at or after time */
+            if (r.kind == CCG_CALL && time > add64(start, node_total(&r)))
+                found++;
+            break;
+        }
+        if (time <= child_start)
+            break;
+        if ((code = child_ok(w, node, r.children[j])) != CCG_OK)
+            return code;
+        node = r.children[j];
+        start = child_start;
+        hint = r.block_index;
+    }
+    *index = found;
+    return CCG_OK;
+}
+
+int ccg_walk_call_stack(ccg_walk *w, int64_t time, int64_t *depth) {
+    int64_t node = w->root, start = w->start, hint = -1, n = 0;
+    for (;;) {
+        node_ref r;
+        int code = node_get(w, node, hint, &r);
+        if (code != CCG_OK)
+            return code;
+        if (r.kind >= ATOMIC || !(start <= time && time < add64(start, node_total(&r))))
+            break;
+        if (r.kind == CCG_CALL) {
+            if (!grow((void **)&w->stack, &w->stack_capacity, n + 1, sizeof(int64_t)))
+                return fail(w->error, CCG_ERR_MEMORY, "out of memory for a call stack");
+            w->stack[n++] = r.key[0];
+        }
+        int64_t child_start = add64(start, r.d[0]), j;
+        for (j = 0; j < r.n; j++) {
+            if (child_start <= time && time < add64(child_start, r.d[2 * j + 1]))
+                break;
+            child_start = add64(child_start, add64(r.d[2 * j + 1], r.d[2 * j + 2]));
+        }
+        if (j == r.n)
+            break;
+        if ((code = child_ok(w, node, r.children[j])) != CCG_OK)
+            return code;
+        node = r.children[j];
+        start = child_start;
+        hint = r.block_index;
+    }
+    *depth = n;
+    return CCG_OK;
+}
+
+const int64_t *ccg_walk_stack(const ccg_walk *w) { return w->stack; }
+
+/* ------------------------------------------------------------------ checkpoints */
+
+typedef struct open_call {
+    int64_t entry, enter, child_time;
+} open_call;
+
+struct ccg_checkpointer {
+    open_call *stack;
+    int64_t depth, capacity;
+    i64map region_entry;     /* region -> index into entries */
+    int64_t *entries;        /* per region: region, calls, inclusive, exclusive */
+    int64_t entry_count, entry_capacity;
+    i64map metrics;          /* metric -> last value */
+    int64_t messages[4], collectives[3];
+    int64_t *out_stack, *out_metrics, *out_regions;
+    int64_t out_stack_capacity, out_metrics_capacity, out_regions_capacity;
+    int64_t added;           /* events so far, for messages */
+    char error[ERROR_SIZE];
+};
+
+ccg_checkpointer *ccg_checkpointer_new(void) { return calloc(1, sizeof(ccg_checkpointer)); }
+
+void ccg_checkpointer_free(ccg_checkpointer *acc) {
+    if (!acc)
+        return;
+    free(acc->stack);
+    free(acc->entries);
+    free(acc->out_stack);
+    free(acc->out_metrics);
+    free(acc->out_regions);
+    map_free(&acc->region_entry);
+    map_free(&acc->metrics);
+    free(acc);
+}
+
+const char *ccg_checkpointer_error(const ccg_checkpointer *acc) { return acc->error; }
+
+static int enter(ccg_checkpointer *acc, int64_t region, int64_t time) {
+    int64_t *entry = map_slot(&acc->region_entry, region, acc->entry_count);
+    if (!entry || !grow((void **)&acc->stack, &acc->capacity, acc->depth + 1, sizeof(open_call)))
+        return fail(acc->error, CCG_ERR_MEMORY, "out of memory for the call statistics");
+    if (*entry == acc->entry_count) {
+        if (!grow((void **)&acc->entries, &acc->entry_capacity, 4 * (acc->entry_count + 1), sizeof(int64_t)))
+            return fail(acc->error, CCG_ERR_MEMORY, "out of memory for the call statistics");
+        int64_t *e = &acc->entries[4 * acc->entry_count++];
+        e[0] = region;
+        e[1] = e[2] = e[3] = 0;
+    }
+    acc->entries[4 * *entry + 1]++;
+    acc->stack[acc->depth++] = (open_call){*entry, time, 0};
+    return CCG_OK;
+}
+
+int ccg_checkpointer_add(ccg_checkpointer *acc, const ccg_columns *events, int64_t count) {
+    for (int64_t i = 0; i < count; i++, acc->added++) {
+        int64_t time = events->time[i];
+        int code;
+        switch (events->kind[i]) {
+        case CCG_ENTER:
+            if ((code = enter(acc, events->ref[i], time)) != CCG_OK)
+                return code;
+            break;
+        case CCG_LEAVE: {
+            if (acc->depth == 0)
+                return fail(acc->error, CCG_ERR_INPUT, "event %lld leaves a region that was never entered",
+                            (long long)acc->added);
+            open_call call = acc->stack[--acc->depth];
+            int64_t inclusive = sub64(time, call.enter);
+            int64_t *e = &acc->entries[4 * call.entry];
+            e[2] = add64(e[2], inclusive);
+            e[3] = add64(e[3], sub64(inclusive, call.child_time));
+            if (acc->depth)
+                acc->stack[acc->depth - 1].child_time = add64(acc->stack[acc->depth - 1].child_time, inclusive);
+            break;
+        }
+        case CCG_SEND:
+        case CCG_ISEND:
+            acc->messages[0]++;
+            acc->messages[1] = add64(acc->messages[1], events->size[i]);
+            break;
+        case CCG_RECV:
+        case CCG_IRECV:
+            acc->messages[2]++;
+            acc->messages[3] = add64(acc->messages[3], events->size[i]);
+            break;
+        case CCG_COLL_END:
+            acc->collectives[0]++;
+            acc->collectives[1] = add64(acc->collectives[1], events->size[i]);
+            acc->collectives[2] = add64(acc->collectives[2], events->recv_size[i]);
+            break;
+        case CCG_METRIC: {
+            int64_t *value = map_slot(&acc->metrics, events->ref[i], 0);
+            if (!value)
+                return fail(acc->error, CCG_ERR_MEMORY, "out of memory for metric values");
+            *value = events->value[i];
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    return CCG_OK;
+}
+
+int ccg_checkpointer_snapshot(ccg_checkpointer *acc, int64_t time, ccg_checkpoint *out) {
+    int64_t regions = acc->entry_count;
+    if (!grow((void **)&acc->out_regions, &acc->out_regions_capacity, 4 * regions + 4, sizeof(int64_t)) ||
+        !grow((void **)&acc->out_stack, &acc->out_stack_capacity, 2 * acc->depth + 2, sizeof(int64_t)) ||
+        !map_sorted_pairs(&acc->metrics, &acc->out_metrics, &acc->out_metrics_capacity))
+        return fail(acc->error, CCG_ERR_MEMORY, "out of memory for a checkpoint");
+    int64_t *rows = acc->out_regions;
+    memcpy(rows, acc->entries, (size_t)(4 * regions) * sizeof(int64_t));
+    for (int64_t s = 0; s < acc->depth; s++) {
+        const open_call *call = &acc->stack[s];
+        int64_t *e = &rows[4 * call->entry];
+        int64_t elapsed = sub64(time, call->enter);
+        e[2] = add64(e[2], elapsed);
+        e[3] = add64(e[3], sub64(elapsed, call->child_time));
+        /* an open call's exclusive part also excludes its open callee's elapsed time */
+        if (s + 1 < acc->depth)
+            e[3] = sub64(e[3], sub64(time, acc->stack[s + 1].enter));
+        acc->out_stack[2 * s] = rows[4 * call->entry];
+        acc->out_stack[2 * s + 1] = call->enter;
+    }
+    qsort(rows, (size_t)regions, 4 * sizeof(int64_t), compare_first);
+    out->stack_count = acc->depth;
+    out->stack = acc->out_stack;
+    out->metric_count = acc->metrics.size;
+    out->metrics = acc->out_metrics;
+    out->region_count = regions;
+    out->regions = rows;
+    memcpy(out->messages, acc->messages, sizeof acc->messages);
+    memcpy(out->collectives, acc->collectives, sizeof acc->collectives);
+    return CCG_OK;
+}

@@ -911,7 +911,8 @@ int ccg_checkpointer_snapshot(ccg_checkpointer *acc, int64_t time, ccg_checkpoin
         !map_sorted_pairs(&acc->metrics, &acc->out_metrics, &acc->out_metrics_capacity))
         return fail(acc->error, CCG_ERR_MEMORY, "out of memory for a checkpoint");
     int64_t *rows = acc->out_regions;
-    memcpy(rows, acc->entries, (size_t)(4 * regions) * sizeof(int64_t));
+    if (regions)
+        memcpy(rows, acc->entries, (size_t)(4 * regions) * sizeof(int64_t));
     for (int64_t s = 0; s < acc->depth; s++) {
         const open_call *call = &acc->stack[s];
         int64_t *e = &rows[4 * call->entry];
@@ -924,7 +925,8 @@ int ccg_checkpointer_snapshot(ccg_checkpointer *acc, int64_t time, ccg_checkpoin
         acc->out_stack[2 * s] = rows[4 * call->entry];
         acc->out_stack[2 * s + 1] = call->enter;
     }
-    qsort(rows, (size_t)regions, 4 * sizeof(int64_t), compare_first);
+    if (regions)
+        qsort(rows, (size_t)regions, 4 * sizeof(int64_t), compare_first);
     out->stack_count = acc->depth;
     out->stack = acc->out_stack;
     out->metric_count = acc->metrics.size;

@@ -208,33 +208,9 @@ struct ccg_walk {
     char error[ERROR_SIZE];
 };
 
-/* The decoded block holding node `id`, loading it through the source when needed;
- * `hint` is a block index to try first (or -1). */
-static int block_of(ccg_walk *w, int64_t id, int64_t hint, int64_t *index) {
+/* Load block k if it is not decoded and check that it holds the ids it should. */
+static int block_ready(ccg_walk *w, int64_t k) {
     const ccg_source *s = w->source;
-    const int64_t *first = s->block_first;
-    int64_t count = s->block_count;
-    int64_t k = hint;
-    if (!(k >= 0 && k < count && first[k] <= id && id < first[k + 1])) {
-        k = w->last_block;
-        if (!(k >= 0 && k < count && first[k] <= id && id < first[k + 1])) {
-            if (count <= 0 || id < first[0] || id >= first[count])
-                return fail(w->error, CCG_ERR_INPUT, "reference to node %lld, outside the graph's nodes",
-                            (long long)id);
-            int64_t lo = 0, hi = count - 1;   /* the last block starting at or before id */
-            while (lo < hi) {
-                int64_t mid = lo + (hi - lo + 1) / 2;
-                if (first[mid] <= id)
-                    lo = mid;
-                else
-                    hi = mid - 1;
-            }
-            k = lo;
-            if (!(first[k] <= id && id < first[k + 1]))
-                return fail(w->error, CCG_ERR_INPUT, "node blocks are not in id order near node %lld",
-                            (long long)id);
-        }
-    }
     if (!s->blocks[k]) {
         int code = s->load ? s->load(s->context, k) : CCG_ERR_INPUT;
         if (code != CCG_OK)
@@ -243,13 +219,44 @@ static int block_of(ccg_walk *w, int64_t id, int64_t hint, int64_t *index) {
             return fail(w->error, CCG_ERR_INPUT, "node block %lld did not load", (long long)k);
     }
     const ccg_nodes *t = &s->blocks[k]->nodes;
+    const int64_t *first = s->block_first;
     if (t->first != first[k] || t->count != first[k + 1] - first[k])
         return fail(w->error, CCG_ERR_INPUT, "node block %lld holds nodes %lld..%lld, expected %lld..%lld",
                     (long long)k, (long long)t->first, (long long)(t->first + t->count - 1),
                     (long long)first[k], (long long)(first[k + 1] - 1));
     w->last_block = k;
-    *index = k;
     return CCG_OK;
+}
+
+/* The index of the block holding node `id`, made ready; `hint` is a block to try first
+ * (-1 for none). The block checked last in this call needs no second look. */
+static int block_of(ccg_walk *w, int64_t id, int64_t hint, int64_t *index) {
+    const ccg_source *s = w->source;
+    const int64_t *first = s->block_first;
+    int64_t count = s->block_count;
+    int64_t k = w->last_block;
+    if (k >= 0 && first[k] <= id && id < first[k + 1]) {
+        *index = k;
+        return CCG_OK;
+    }
+    k = hint;
+    if (!(k >= 0 && k < count && first[k] <= id && id < first[k + 1])) {
+        if (count <= 0 || id < first[0] || id >= first[count])
+            return fail(w->error, CCG_ERR_INPUT, "reference to node %lld, outside the graph's nodes", (long long)id);
+        int64_t lo = 0, hi = count - 1;   /* the last block starting at or before id */
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo + 1) / 2;
+            if (first[mid] <= id)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        k = lo;
+        if (!(first[k] <= id && id < first[k + 1]))
+            return fail(w->error, CCG_ERR_INPUT, "node blocks are not in id order near node %lld", (long long)id);
+    }
+    *index = k;
+    return block_ready(w, k);
 }
 
 /* 0 <= start[i] <= start[i + 1] <= start[count]: the run of node i lies in its array. */
@@ -266,21 +273,20 @@ static int node_get(ccg_walk *w, int64_t id, int64_t hint, node_ref *r) {
     const ccg_nodes *t = &b->nodes;
     int64_t i = id - t->first;
     int kind = t->kind[i];
-    if (kind >= CCG_KIND_COUNT)
-        return fail(w->error, CCG_ERR_INPUT, "node %lld has unknown kind %d", (long long)id, kind);
-    if (!run_ok(t->key_start, i, t->count) || !run_ok(t->soft_start, i, t->count))
-        return fail(w->error, CCG_ERR_INPUT, "node %lld: bad property offsets", (long long)id);
-    int64_t keys = t->key_start[i + 1] - t->key_start[i], softs = t->soft_start[i + 1] - t->soft_start[i];
     r->block = b;
     r->block_index = k;
     r->local = i;
     r->kind = kind;
-    r->key = t->key + t->key_start[i];
-    r->soft = t->soft + t->soft_start[i];
     if (kind >= ATOMIC) {
-        if (keys < ccg_hard_count[kind] || softs < ccg_soft_count[kind])
+        if (kind >= CCG_KIND_COUNT)
+            return fail(w->error, CCG_ERR_INPUT, "node %lld has unknown kind %d", (long long)id, kind);
+        if (!run_ok(t->key_start, i, t->count) || !run_ok(t->soft_start, i, t->count) ||
+            t->key_start[i + 1] - t->key_start[i] < ccg_hard_count[kind] ||
+            t->soft_start[i + 1] - t->soft_start[i] < ccg_soft_count[kind])
             return fail(w->error, CCG_ERR_INPUT, "atomic node %lld lacks properties of its kind %d",
                         (long long)id, kind);
+        r->key = t->key + t->key_start[i];
+        r->soft = t->soft + t->soft_start[i];
         r->n = 0;
         r->children = r->d = NULL;
         return CCG_OK;
@@ -291,8 +297,10 @@ static int node_get(ccg_walk *w, int64_t id, int64_t hint, node_ref *r) {
     if (t->duration_start[i + 1] - t->duration_start[i] != 2 * r->n + 1)
         return fail(w->error, CCG_ERR_INPUT, "node %lld has %lld children but not 2n+1 durations",
                     (long long)id, (long long)r->n);
-    if (kind == CCG_CALL && keys < 1)
+    if (kind == CCG_CALL && (!run_ok(t->key_start, i, t->count) || t->key_start[i + 1] == t->key_start[i]))
         return fail(w->error, CCG_ERR_INPUT, "call node %lld has no region", (long long)id);
+    r->key = kind == CCG_CALL ? t->key + t->key_start[i] : NULL;
+    r->soft = NULL;
     r->children = t->children + t->child_start[i];
     r->d = t->durations + t->duration_start[i];
     return CCG_OK;
@@ -383,7 +391,11 @@ const char *ccg_walk_error(const ccg_walk *w) { return w->error; }
 
 int64_t ccg_walk_index(const ccg_walk *w) { return w->index; }
 
+/* Blocks may have been evicted or replaced since the last call: check them afresh. */
+static inline void begin_call(ccg_walk *w) { w->last_block = -1; }
+
 int ccg_walk_count(ccg_walk *w, int64_t *count) {
+    begin_call(w);
     if (!w->counted) {
         node_ref r;
         int code = node_get(w, w->root, -1, &r);
@@ -419,6 +431,7 @@ static int broken(ccg_walk *w, int code) {
 
 /* Resolve every frame's node again (blocks may have been evicted since the last call). */
 static int refresh(ccg_walk *w) {
+    begin_call(w);
     if (!w->valid)
         return fail(w->error, CCG_ERR_INPUT, "the cursor is invalid after an error; seek first");
     for (int64_t i = 0; i < w->depth; i++) {
@@ -723,6 +736,7 @@ int ccg_walk_backward(ccg_walk *w, const ccg_columns *out, int64_t capacity, int
 /* ------------------------------------------------------------------ time search */
 
 int ccg_walk_find(ccg_walk *w, int64_t time, int64_t *index) {
+    begin_call(w);
     int64_t node = w->root, start = w->start, found = 0, hint = -1;
     for (;;) {
         node_ref r;
@@ -767,6 +781,7 @@ int ccg_walk_find(ccg_walk *w, int64_t time, int64_t *index) {
 }
 
 int ccg_walk_call_stack(ccg_walk *w, int64_t time, int64_t *depth) {
+    begin_call(w);
     int64_t node = w->root, start = w->start, hint = -1, n = 0;
     for (;;) {
         node_ref r;

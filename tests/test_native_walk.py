@@ -232,3 +232,19 @@ def test_a_missing_import_raises_corrupt_archive_error():
     native = NativeWalker.from_blocks(provider, reference.root, reference.start, 0)
     with pytest.raises(CorruptArchiveError, match="import table"):
         native.event(3)
+
+
+def test_a_table_that_moves_between_calls():
+    # a builder's arrays move as it grows: the walker reads the table afresh at every call
+    events = [Event(i, k, 2) for i, k in enumerate([0, 11, 0, 11, 1, 11, 1])]
+    graph = build({0: events}, Params(branching=2))
+    reference = graph.location(0)
+    current = [NodeTable.from_pool(graph.pool)]
+    native = NativeWalker.from_table(lambda: current[0].struct, None, reference.root, reference.start, 0)
+    batches = native.events(batch_size=2)
+    seen = rows([next(batches)])
+    for _ in range(3):
+        current[0] = NodeTable.from_pool(graph.pool)   # the old arrays are freed
+        seen += rows([next(batches)])
+        assert native.event(3) == events[3]
+    assert seen == events

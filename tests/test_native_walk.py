@@ -102,10 +102,11 @@ def test_walk_equals_the_python_walker(trace, params, block_size, data):
         assert (native.root, native.start, native.location) == (reference.root, reference.start, location)
         everything = rows(reference.events())
         assert rows(native.events()) == everything
+        assert rows(native.events(batch_size=3)) == everything
         for _ in range(3):
             start = data.draw(st.integers(-2, count + 1))
             stop = data.draw(st.one_of(st.none(), st.integers(-2, count + 2)))
-            batch_size = data.draw(st.integers(1, 9))
+            batch_size = data.draw(st.sampled_from([1, 2, 3, 5, 8, 9, 17, 64, 1000]))
             for reverse in (False, True):
                 got = list(native.events(start, stop, reverse=reverse, batch_size=batch_size))
                 assert rows(got) == rows(reference.events(start, stop, reverse=reverse, batch_size=batch_size))
@@ -145,6 +146,26 @@ def test_every_event_is_read_once_per_batch_sequence():
     assert rows(native.events(reverse=True, batch_size=999)) == events[::-1]
     assert native.event(-1) == events[-1] and native.event(4500) == events[4500]
     assert native.find(events[4500].time) == 4500
+
+
+def test_repeated_sub_trees_are_copied_whole():
+    # identical iterations with metric samples: sub-trees repeat (and are copied from
+    # their expansion) unless a batch border cuts them
+    iteration = [(0, 0, 1), (2, 10, 0), (3, 0, 2), (5, 2, 1), (6, 1, 2), (9, 11, 3), (10, 10, 0), (12, 1, 1)]
+    events = []
+    for i in range(400):
+        start = 100 + 20 * i
+        events += [Event(start + t, k, r, size=8 if k == 2 else 0, value=5 * i + 3 if k == 10 else 0)
+                   for t, k, r in iteration]
+    events[-1] = events[-1]._replace(time=events[-1].time + 1)   # one odd end
+    graph = build({0: events}, Params(branching=3))
+    assert graph.metrics.n < graph.metrics.N / 10
+    for block_size in (None, 4):
+        _, native = walkers(graph, 0, block_size)
+        for batch_size in (1, 7, 64, 1000, 5000):
+            assert rows(native.events(batch_size=batch_size)) == events
+        for start, stop in ((5, 3001), (999, 1000), (1234, None)):
+            assert rows(native.events(start, stop, batch_size=333)) == events[start:stop]
 
 
 def test_out_of_range_index():

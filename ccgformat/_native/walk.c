@@ -192,16 +192,37 @@ typedef struct frame {
     node_ref ref;
 } frame;
 
+/* A stack of frames from a sub-tree's root down to one event. */
+typedef struct cursor {
+    frame *frames;
+    int64_t depth, capacity;
+} cursor;
+
+/* Expanded sub-trees (spans.py): the events of a sub-tree, times relative to its start
+ * and METRIC values still as differences, stored column-wise in one arena. */
+typedef struct span {
+    int64_t offset, events, samples;
+} span;
+
+typedef struct span_cache {
+    i64map of;             /* node -> span index, or -1 when seen once and not expanded */
+    span *spans;
+    int64_t count, capacity;
+    ccg_columns arena;     /* SPAN_CACHE_EVENTS rows once allocated */
+    int64_t used;
+} span_cache;
+
 struct ccg_walk {
     const ccg_source *source;
     int64_t root, start;
     int64_t count;
     int counted;
     int64_t index;      /* -1 before the first event, count past the last */
-    int valid;          /* 0 after a failed move: only a seek repairs the cursor */
-    frame *frames;
-    int64_t depth, capacity;
+    int valid;          /* 0 after a failed move or a lone event(): only a seek repairs the cursor */
+    cursor at;          /* the current event */
+    cursor scratch;     /* expands a span */
     i64map metrics;     /* metric -> value after the samples before the current event */
+    span_cache spans;
     int64_t last_block;
     int64_t *stack;     /* call_stack's result */
     int64_t stack_capacity;
@@ -315,7 +336,7 @@ static inline int child_ok(ccg_walk *w, int64_t parent, int64_t child) {
                 (long long)parent, (long long)child);
 }
 
-/* A child's event count and metric sums, from the parent's block: its own columns when
+/* A child's event count and (if asked) metric sums, from the parent's block: its own columns when
  * the child is in that block, else the block's import table. */
 typedef struct child_info {
     int64_t events;
@@ -324,7 +345,7 @@ typedef struct child_info {
     const int64_t *metric_sum;
 } child_info;
 
-static int child_get(ccg_walk *w, const node_ref *parent, int64_t child, child_info *out) {
+static int child_get(ccg_walk *w, const node_ref *parent, int64_t child, int with_metrics, child_info *out) {
     const ccg_nodes *t = &parent->block->nodes;
     const int64_t *events, *start, *ids, *sums;
     int64_t i, count;
@@ -355,9 +376,13 @@ static int child_get(ccg_walk *w, const node_ref *parent, int64_t child, child_i
         ids = m->metric_id;
         sums = m->metric_sum;
     }
-    if (!run_ok(start, i, count) || events[i] < 0)
+    if (events[i] < 0 || (with_metrics && !run_ok(start, i, count)))
         return fail(w->error, CCG_ERR_INPUT, "node %lld: bad event count or metric offsets", (long long)child);
     out->events = events[i];
+    out->metrics = 0;
+    out->metric_id = out->metric_sum = NULL;
+    if (!with_metrics)
+        return CCG_OK;
     out->metrics = start[i + 1] - start[i];
     out->metric_id = ids + start[i];
     out->metric_sum = sums + start[i];
@@ -365,6 +390,35 @@ static int child_get(ccg_walk *w, const node_ref *parent, int64_t child, child_i
 }
 
 /* ------------------------------------------------------------------ the cursor */
+
+/* Sub-trees of SPAN_MIN .. SPAN_EVENTS events seen a second time are expanded once and
+ * copied wherever they occur again; the cache starts over when its arena of
+ * SPAN_CACHE_EVENTS rows is full or it knows SPAN_SEEN_LIMIT nodes. */
+#define SPAN_MIN 8
+#define SPAN_EVENTS 4096
+#define SPAN_CACHE_EVENTS (1 << 18)
+#define SPAN_SEEN_LIMIT (1 << 20)
+
+enum { EMIT_FORWARD, EMIT_READ, EMIT_RAW };   /* how emit treats a METRIC sample */
+enum { MOVE_END, MOVE_EVENT, MOVE_CHILD };    /* what advance found */
+
+#define ARENA_COLUMNS(X) X(time) X(ref) X(comm) X(tag) X(request) X(size) X(recv_size) X(value)
+
+static void spans_free(span_cache *c) {
+    ccg_columns *a = &c->arena;
+    map_free(&c->of);
+    free(c->spans);
+#define FREE_COLUMN(name) free(a->name);
+    ARENA_COLUMNS(FREE_COLUMN)
+    free(a->kind);
+    memset(c, 0, sizeof *c);
+}
+
+static void spans_reset(span_cache *c) {
+    map_clear(&c->of);
+    c->count = 0;
+    c->used = 0;
+}
 
 ccg_walk *ccg_walk_new(const ccg_source *source, int64_t root, int64_t start) {
     ccg_walk *w = calloc(1, sizeof *w);
@@ -381,9 +435,11 @@ ccg_walk *ccg_walk_new(const ccg_source *source, int64_t root, int64_t start) {
 void ccg_walk_free(ccg_walk *w) {
     if (!w)
         return;
-    free(w->frames);
+    free(w->at.frames);
+    free(w->scratch.frames);
     free(w->stack);
     map_free(&w->metrics);
+    spans_free(&w->spans);
     free(w);
 }
 
@@ -411,10 +467,12 @@ int ccg_walk_count(ccg_walk *w, int64_t *count) {
     return CCG_OK;
 }
 
-static int push(ccg_walk *w, int64_t node, int64_t slot, int64_t time, const node_ref *r) {
-    if (!grow((void **)&w->frames, &w->capacity, w->depth + 1, sizeof(frame)))
+static inline frame *top(cursor *c) { return &c->frames[c->depth - 1]; }
+
+static int push(ccg_walk *w, cursor *c, int64_t node, int64_t slot, int64_t time, const node_ref *r) {
+    if (!grow((void **)&c->frames, &c->capacity, c->depth + 1, sizeof(frame)))
         return fail(w->error, CCG_ERR_MEMORY, "out of memory for the walk's frames");
-    frame *f = &w->frames[w->depth++];
+    frame *f = &c->frames[c->depth++];
     f->node = node;
     f->slot = slot;
     f->time = time;
@@ -425,7 +483,7 @@ static int push(ccg_walk *w, int64_t node, int64_t slot, int64_t time, const nod
 /* A failed move leaves the cursor unusable until the next seek. */
 static int broken(ccg_walk *w, int code) {
     w->valid = 0;
-    w->depth = 0;
+    w->at.depth = 0;
     return code;
 }
 
@@ -434,20 +492,28 @@ static int refresh(ccg_walk *w) {
     begin_call(w);
     if (!w->valid)
         return fail(w->error, CCG_ERR_INPUT, "the cursor is invalid after an error; seek first");
-    for (int64_t i = 0; i < w->depth; i++) {
-        int code = node_get(w, w->frames[i].node, i ? w->frames[i - 1].ref.block_index : -1, &w->frames[i].ref);
+    frame *frames = w->at.frames;
+    for (int64_t i = 0; i < w->at.depth; i++) {
+        int code = node_get(w, frames[i].node, i ? frames[i - 1].ref.block_index : -1, &frames[i].ref);
         if (code != CCG_OK)
             return broken(w, code);
     }
     return CCG_OK;
 }
 
-int ccg_walk_seek(ccg_walk *w, int64_t index) {
+static int uneven(ccg_walk *w, int64_t node) {
+    return fail(w->error, CCG_ERR_INPUT, "event counts below node %lld do not add up", (long long)node);
+}
+
+/* Put the cursor on event `index` by the descent of 4.5.1, summing the metric
+ * differences of every sub-tree it passes when `metrics` is set. */
+static int seek(ccg_walk *w, int64_t index, int metrics) {
     int64_t count;
     int code = ccg_walk_count(w, &count);
     if (code != CCG_OK)
         return code;
-    w->depth = 0;
+    cursor *c = &w->at;
+    c->depth = 0;
     w->valid = 0;
     map_clear(&w->metrics);
     if (index < 0 || index > count)
@@ -464,9 +530,8 @@ int ccg_walk_seek(ccg_walk *w, int64_t index) {
             return broken(w, code);
         if (r.kind >= ATOMIC || (r.kind == CCG_CALL && remaining == 0)) {
             if (remaining != 0)
-                return broken(w, fail(w->error, CCG_ERR_INPUT, "event counts below node %lld do not add up",
-                                      (long long)node));
-            if ((code = push(w, node, 0, time, &r)) != CCG_OK)
+                return broken(w, uneven(w, node));
+            if ((code = push(w, c, node, 0, time, &r)) != CCG_OK)
                 return broken(w, code);
             break;
         }
@@ -478,29 +543,29 @@ int ccg_walk_seek(ccg_walk *w, int64_t index) {
         int64_t child_time = add64(time, r.d[0]), j;
         for (j = 0; j < r.n; j++) {
             int64_t child = r.children[j];
-            child_info c;
-            if ((code = child_ok(w, node, child)) != CCG_OK || (code = child_get(w, &r, child, &c)) != CCG_OK)
+            child_info info = {0, 0, NULL, NULL};
+            if ((code = child_ok(w, node, child)) != CCG_OK ||
+                (code = child_get(w, &r, child, metrics, &info)) != CCG_OK)
                 return broken(w, code);
-            if (remaining < c.events)
+            if (remaining < info.events)
                 break;
-            remaining -= c.events;
-            for (int64_t m = 0; m < c.metrics; m++) {
-                int64_t *value = map_slot(&w->metrics, c.metric_id[m], 0);
+            remaining -= info.events;
+            for (int64_t m = 0; metrics && m < info.metrics; m++) {
+                int64_t *value = map_slot(&w->metrics, info.metric_id[m], 0);
                 if (!value)
                     return broken(w, fail(w->error, CCG_ERR_MEMORY, "out of memory for metric values"));
-                *value = add64(*value, c.metric_sum[m]);
+                *value = add64(*value, info.metric_sum[m]);
             }
             child_time = add64(child_time, add64(r.d[2 * j + 1], r.d[2 * j + 2]));
         }
         if (j == r.n) {   /* past every child: the leave */
             if (r.kind != CCG_CALL || remaining != 0)
-                return broken(w, fail(w->error, CCG_ERR_INPUT, "event counts below node %lld do not add up",
-                                      (long long)node));
-            if ((code = push(w, node, r.n + 1, child_time, &r)) != CCG_OK)
+                return broken(w, uneven(w, node));
+            if ((code = push(w, c, node, r.n + 1, child_time, &r)) != CCG_OK)
                 return broken(w, code);
             break;
         }
-        if ((code = push(w, node, j + first_child_slot, child_time, &r)) != CCG_OK)
+        if ((code = push(w, c, node, j + first_child_slot, child_time, &r)) != CCG_OK)
             return broken(w, code);
         node = r.children[j];
         time = child_time;
@@ -510,9 +575,12 @@ int ccg_walk_seek(ccg_walk *w, int64_t index) {
     return CCG_OK;
 }
 
+int ccg_walk_seek(ccg_walk *w, int64_t index) { return seek(w, index, 1); }
+
 /* Push frames from `node` (a child of `parent`, starting at `time`) down to its first
  * event; `found` is 0 when the sub-tree holds no event (an empty artificial node). */
-static int descend_first(ccg_walk *w, int64_t parent, int64_t hint, int64_t node, int64_t time, int *found) {
+static int descend_first(ccg_walk *w, cursor *c, int64_t parent, int64_t hint, int64_t node, int64_t time,
+                         int *found) {
     for (;;) {
         node_ref r;
         int code;
@@ -520,14 +588,14 @@ static int descend_first(ccg_walk *w, int64_t parent, int64_t hint, int64_t node
             return code;
         if (r.kind != CCG_ARTIFICIAL) {
             *found = 1;
-            return push(w, node, 0, time, &r);
+            return push(w, c, node, 0, time, &r);
         }
         if (r.n == 0) {
             *found = 0;
             return CCG_OK;
         }
         time = add64(time, r.d[0]);
-        if ((code = push(w, node, 0, time, &r)) != CCG_OK)
+        if ((code = push(w, c, node, 0, time, &r)) != CCG_OK)
             return code;
         parent = node;
         hint = r.block_index;
@@ -536,7 +604,8 @@ static int descend_first(ccg_walk *w, int64_t parent, int64_t hint, int64_t node
 }
 
 /* Push frames from `node` (starting at `time`) down to its last event. */
-static int descend_last(ccg_walk *w, int64_t parent, int64_t hint, int64_t node, int64_t time, int *found) {
+static int descend_last(ccg_walk *w, cursor *c, int64_t parent, int64_t hint, int64_t node, int64_t time,
+                        int *found) {
     for (;;) {
         node_ref r;
         int code;
@@ -544,19 +613,19 @@ static int descend_last(ccg_walk *w, int64_t parent, int64_t hint, int64_t node,
             return code;
         if (r.kind >= ATOMIC) {
             *found = 1;
-            return push(w, node, 0, time, &r);
+            return push(w, c, node, 0, time, &r);
         }
         int64_t end = add64(time, node_total(&r));
         if (r.kind == CCG_CALL) {
             *found = 1;
-            return push(w, node, r.n + 1, end, &r);
+            return push(w, c, node, r.n + 1, end, &r);
         }
         if (r.n == 0) {
             *found = 0;
             return CCG_OK;
         }
         time = sub64(end, add64(r.d[2 * r.n], r.d[2 * r.n - 1]));
-        if ((code = push(w, node, r.n - 1, time, &r)) != CCG_OK)
+        if ((code = push(w, c, node, r.n - 1, time, &r)) != CCG_OK)
             return code;
         parent = node;
         hint = r.block_index;
@@ -564,52 +633,64 @@ static int descend_last(ccg_walk *w, int64_t parent, int64_t hint, int64_t node,
     }
 }
 
-/* Move the frames to the following event (Cursor.next without the metric update). */
-static int step_forward(ccg_walk *w, int *found) {
-    while (w->depth > 0) {
-        frame *f = &w->frames[w->depth - 1];
+/* Move the top frames on by one slot (Cursor.next up to the descent): to a call's leave
+ * (MOVE_EVENT), to the next child, left for the caller to enter (MOVE_CHILD), or past
+ * the sub-tree's end (MOVE_END). */
+static int advance(cursor *c, int64_t *child) {
+    while (c->depth > 0) {
+        frame *f = top(c);
         const node_ref *r = &f->ref;
-        int64_t child;
         if (r->kind >= ATOMIC) {
-            w->depth--;
+            c->depth--;
             continue;
         }
         if (r->kind == CCG_CALL) {
             if (f->slot == r->n + 1) {
-                w->depth--;
+                c->depth--;
                 continue;
             }
             f->time = add64(f->time, f->slot == 0 ? r->d[0] : add64(r->d[2 * f->slot - 1], r->d[2 * f->slot]));
             f->slot++;
-            if (f->slot == r->n + 1) {
-                *found = 1;   /* the leave */
-                return CCG_OK;
-            }
-            child = r->children[f->slot - 1];
-        } else {
-            if (f->slot + 1 >= r->n) {
-                w->depth--;
-                continue;
-            }
-            f->time = add64(f->time, add64(r->d[2 * f->slot + 1], r->d[2 * f->slot + 2]));
-            f->slot++;
-            child = r->children[f->slot];
+            if (f->slot == r->n + 1)
+                return MOVE_EVENT;
+            *child = r->children[f->slot - 1];
+            return MOVE_CHILD;
         }
-        int code = descend_first(w, f->node, r->block_index, child, f->time, found);
+        if (f->slot + 1 >= r->n) {
+            c->depth--;
+            continue;
+        }
+        f->time = add64(f->time, add64(r->d[2 * f->slot + 1], r->d[2 * f->slot + 2]));
+        f->slot++;
+        *child = r->children[f->slot];
+        return MOVE_CHILD;
+    }
+    return MOVE_END;
+}
+
+/* Move the frames to the following event (Cursor.next without the metric update). */
+static int step_forward(ccg_walk *w, cursor *c, int *found) {
+    for (;;) {
+        int64_t child;
+        int move = advance(c, &child);
+        if (move != MOVE_CHILD) {
+            *found = move == MOVE_EVENT;
+            return CCG_OK;
+        }
+        const frame *f = top(c);
+        int code = descend_first(w, c, f->node, f->ref.block_index, child, f->time, found);
         if (code != CCG_OK || *found)
             return code;
     }
-    *found = 0;
-    return CCG_OK;
 }
 
 /* Move the frames to the preceding event (Cursor.prev without the metric update). */
-static int step_backward(ccg_walk *w, int *found) {
-    while (w->depth > 0) {
-        frame *f = &w->frames[w->depth - 1];
+static int step_backward(ccg_walk *w, cursor *c, int *found) {
+    while (c->depth > 0) {
+        frame *f = top(c);
         const node_ref *r = &f->ref;
         if (r->kind >= ATOMIC || f->slot == 0) {
-            w->depth--;
+            c->depth--;
             continue;
         }
         int64_t first_child_slot = r->kind == CCG_CALL;
@@ -624,7 +705,8 @@ static int step_backward(ccg_walk *w, int *found) {
         int64_t j = f->slot - first_child_slot;
         f->time = sub64(f->time, add64(r->d[2 * j], r->d[2 * j - 1]));
         f->slot--;
-        int code = descend_last(w, f->node, r->block_index, r->children[f->slot - first_child_slot], f->time, found);
+        int code = descend_last(w, c, f->node, r->block_index, r->children[f->slot - first_child_slot], f->time,
+                                found);
         if (code != CCG_OK || *found)
             return code;
     }
@@ -632,9 +714,10 @@ static int step_backward(ccg_walk *w, int *found) {
     return CCG_OK;
 }
 
-/* Write the cursor's event to row `at`; moving forward, also account for its sample. */
-static int emit(ccg_walk *w, const ccg_columns *out, int64_t at, int forward) {
-    const frame *f = &w->frames[w->depth - 1];
+/* Write the event of frame `f` to row `at`. A METRIC's value is the running value plus
+ * its difference (EMIT_READ), also stored as the new running value (EMIT_FORWARD), or
+ * the difference alone (EMIT_RAW). */
+static int emit(ccg_walk *w, const frame *f, const ccg_columns *out, int64_t at, int mode) {
     const node_ref *r = &f->ref;
     int64_t c[COLUMN_COUNT] = {0};
     int kind = r->kind;
@@ -646,12 +729,13 @@ static int emit(ccg_walk *w, const ccg_columns *out, int64_t at, int forward) {
             c[hard_columns[kind][h]] = r->key[h];
         for (int s = 0; s < ccg_soft_count[kind]; s++)
             c[soft_columns[kind][s]] = r->soft[s];
-        if (kind == CCG_METRIC) {
-            int64_t *value = forward ? map_slot(&w->metrics, r->key[0], 0) : map_find(&w->metrics, r->key[0]);
-            if (forward && !value)
+        if (kind == CCG_METRIC && mode != EMIT_RAW) {
+            int64_t *value = mode == EMIT_FORWARD ? map_slot(&w->metrics, r->key[0], 0)
+                                                  : map_find(&w->metrics, r->key[0]);
+            if (mode == EMIT_FORWARD && !value)
                 return fail(w->error, CCG_ERR_MEMORY, "out of memory for metric values");
             c[COL_VALUE] = add64(value ? *value : 0, r->soft[0]);
-            if (forward)
+            if (mode == EMIT_FORWARD)
                 *value = c[COL_VALUE];
         }
     }
@@ -667,6 +751,118 @@ static int emit(ccg_walk *w, const ccg_columns *out, int64_t at, int forward) {
     return CCG_OK;
 }
 
+int ccg_walk_event(ccg_walk *w, int64_t index, const ccg_columns *out) {
+    /* metric sums are only needed when the event is a sample */
+    int code = seek(w, index, 0);
+    if (code == CCG_OK && w->at.depth && top(&w->at)->ref.kind == CCG_METRIC)
+        code = seek(w, index, 1);
+    if (code != CCG_OK)
+        return code;
+    if (!w->at.depth)
+        return fail(w->error, CCG_ERR_INPUT, "event index %lld is past the end", (long long)index);
+    code = emit(w, top(&w->at), out, 0, EMIT_READ);
+    w->valid = 0;
+    return code;
+}
+
+/* ------------------------------------------------------------------ spans */
+
+static int span_arena(ccg_walk *w) {
+    ccg_columns *a = &w->spans.arena;
+    if (a->time)
+        return CCG_OK;
+    int ok = (a->kind = malloc(SPAN_CACHE_EVENTS)) != NULL;
+#define ALLOCATE_COLUMN(name) ok = ok && (a->name = malloc(SPAN_CACHE_EVENTS * sizeof(int64_t))) != NULL;
+    ARENA_COLUMNS(ALLOCATE_COLUMN)
+    if (ok)
+        return CCG_OK;
+    free(a->kind);
+    ARENA_COLUMNS(FREE_COLUMN)
+    memset(a, 0, sizeof *a);
+    return fail(w->error, CCG_ERR_MEMORY, "out of memory for expanded sub-trees");
+}
+
+/* Expand `node` (a sub-tree of `events` events) into the arena at row `at`. */
+static int span_expand(ccg_walk *w, int64_t node, int64_t hint, int64_t events, int64_t at, int64_t *samples) {
+    cursor *c = &w->scratch;
+    c->depth = 0;
+    *samples = 0;
+    int found, code = descend_first(w, c, node + 1, hint, node, 0, &found);
+    for (int64_t i = 0; code == CCG_OK && i < events; i++) {
+        if (!found)
+            return uneven(w, node);
+        const frame *f = top(c);
+        *samples += f->ref.kind == CCG_METRIC;
+        if ((code = emit(w, f, &w->spans.arena, at + i, EMIT_RAW)) == CCG_OK)
+            code = step_forward(w, c, &found);
+    }
+    if (code == CCG_OK && found)
+        return uneven(w, node);
+    return code;
+}
+
+/* The span of `node` (`events` events): NULL the first time the node is asked for,
+ * expanded the second time, then cached. */
+static int span_get(ccg_walk *w, int64_t node, int64_t hint, int64_t events, const span **out) {
+    span_cache *c = &w->spans;
+    *out = NULL;
+    int64_t *known = map_find(&c->of, node);
+    if (known && *known >= 0) {
+        *out = &c->spans[*known];
+        return CCG_OK;
+    }
+    if (!known) {
+        if (c->of.size >= SPAN_SEEN_LIMIT)
+            spans_reset(c);
+        return map_slot(&c->of, node, -1) ? CCG_OK
+                                           : fail(w->error, CCG_ERR_MEMORY, "out of memory for expanded sub-trees");
+    }
+    int code = span_arena(w);
+    if (code != CCG_OK)
+        return code;
+    if (c->used + events > SPAN_CACHE_EVENTS)
+        spans_reset(c);
+    if (!grow((void **)&c->spans, &c->capacity, c->count + 1, sizeof(span)))
+        return fail(w->error, CCG_ERR_MEMORY, "out of memory for expanded sub-trees");
+    span *s = &c->spans[c->count];
+    s->offset = c->used;
+    s->events = events;
+    if ((code = span_expand(w, node, hint, events, c->used, &s->samples)) != CCG_OK)
+        return code;
+    int64_t *index = map_slot(&c->of, node, c->count);
+    if (!index)
+        return fail(w->error, CCG_ERR_MEMORY, "out of memory for expanded sub-trees");
+    *index = c->count++;
+    c->used += events;
+    *out = s;
+    return CCG_OK;
+}
+
+/* Copy a span to rows `at`.. of `out`, starting at time `base`; its METRIC differences
+ * become running values. */
+static int span_copy(ccg_walk *w, const span *s, const ccg_columns *out, int64_t at, int64_t base) {
+    const ccg_columns *a = &w->spans.arena;
+    int64_t from = s->offset, n = s->events;
+    for (int64_t i = 0; i < n; i++)
+        out->time[at + i] = add64(a->time[from + i], base);
+    memcpy(out->kind + at, a->kind + from, (size_t)n);
+#define COPY_COLUMN(name) memcpy(out->name + at, a->name + from, (size_t)n * sizeof(int64_t));
+    COPY_COLUMN(ref) COPY_COLUMN(comm) COPY_COLUMN(tag) COPY_COLUMN(request) COPY_COLUMN(size)
+    COPY_COLUMN(recv_size) COPY_COLUMN(value)
+    for (int64_t i = at, left = s->samples; left > 0; i++) {
+        if (out->kind[i] != CCG_METRIC)
+            continue;
+        int64_t *value = map_slot(&w->metrics, out->ref[i], 0);
+        if (!value)
+            return fail(w->error, CCG_ERR_MEMORY, "out of memory for metric values");
+        *value = out->value[i] = add64(*value, out->value[i]);
+        left--;
+    }
+    return CCG_OK;
+}
+
+/* ------------------------------------------------------------------ iteration */
+
 static int ended_early(ccg_walk *w) {
     return broken(w, fail(w->error, CCG_ERR_INPUT, "the graph of root %lld ends at event %lld of %lld",
                           (long long)w->root, (long long)w->index, (long long)w->count));
@@ -677,22 +873,57 @@ int ccg_walk_forward(ccg_walk *w, const ccg_columns *out, int64_t capacity, int6
     int code = refresh(w);
     if (code != CCG_OK)
         return code;
+    cursor *c = &w->at;
     int64_t want = w->index < 0 ? 0 : w->count - w->index;
     if (want > capacity)
         want = capacity;
-    for (int64_t k = 0; k < want; k++) {
-        if (w->depth == 0)
+    int64_t k = 0;
+    while (k < want) {
+        if (c->depth == 0)
             return ended_early(w);
-        if ((code = emit(w, out, k, 1)) != CCG_OK)
+        if ((code = emit(w, top(c), out, k, EMIT_FORWARD)) != CCG_OK)
             return broken(w, code);
-        *written = k + 1;
+        *written = ++k;
         if (++w->index == w->count) {
-            w->depth = 0;
+            c->depth = 0;
             break;
         }
-        int found;
-        if ((code = step_forward(w, &found)) != CCG_OK)
-            return broken(w, code);
+        for (;;) {   /* on to the next event, copying whole cached sub-trees on the way */
+            int64_t child;
+            int move = advance(c, &child);
+            if (move == MOVE_EVENT)
+                break;
+            if (move == MOVE_END)
+                return ended_early(w);
+            const frame *f = top(c);
+            int64_t node = f->node, hint = f->ref.block_index, time = f->time;
+            if (want - k >= SPAN_MIN) {
+                child_info info;
+                const span *s;
+                if ((code = child_ok(w, node, child)) != CCG_OK ||
+                    (code = child_get(w, &f->ref, child, 0, &info)) != CCG_OK)
+                    return broken(w, code);
+                if (info.events >= SPAN_MIN && info.events <= SPAN_EVENTS && info.events <= want - k) {
+                    if ((code = span_get(w, child, hint, info.events, &s)) != CCG_OK)
+                        return broken(w, code);
+                    if (s) {
+                        if ((code = span_copy(w, s, out, k, time)) != CCG_OK)
+                            return broken(w, code);
+                        *written = k += s->events;
+                        if ((w->index += s->events) == w->count) {
+                            c->depth = 0;
+                            return CCG_OK;
+                        }
+                        continue;
+                    }
+                }
+            }
+            int found;
+            if ((code = descend_first(w, c, node, hint, child, time, &found)) != CCG_OK)
+                return broken(w, code);
+            if (found)
+                break;
+        }
     }
     return CCG_OK;
 }
@@ -702,27 +933,28 @@ int ccg_walk_backward(ccg_walk *w, const ccg_columns *out, int64_t capacity, int
     int code = refresh(w);
     if (code != CCG_OK)
         return code;
+    cursor *c = &w->at;
     int64_t want = w->index >= w->count ? 0 : w->index + 1;
     if (want > capacity)
         want = capacity;
     for (int64_t k = 0; k < want; k++) {
-        if (w->depth == 0)
+        if (c->depth == 0)
             return ended_early(w);
-        if ((code = emit(w, out, k, 0)) != CCG_OK)
+        if ((code = emit(w, top(c), out, k, EMIT_READ)) != CCG_OK)
             return broken(w, code);
         *written = k + 1;
         if (w->index == 0) {
             w->index = -1;
-            w->depth = 0;
+            c->depth = 0;
             break;
         }
         w->index--;
         int found;
-        if ((code = step_backward(w, &found)) != CCG_OK)
+        if ((code = step_backward(w, c, &found)) != CCG_OK)
             return broken(w, code);
         if (!found)
             return ended_early(w);
-        const node_ref *r = &w->frames[w->depth - 1].ref;
+        const node_ref *r = &top(c)->ref;
         if (r->kind == CCG_METRIC) {
             int64_t *value = map_slot(&w->metrics, r->key[0], 0);
             if (!value)
@@ -758,7 +990,7 @@ int ccg_walk_find(ccg_walk *w, int64_t time, int64_t *index) {
                 break;
             child_info c;
             if ((code = child_ok(w, node, r.children[j])) != CCG_OK ||
-                (code = child_get(w, &r, r.children[j], &c)) != CCG_OK)
+                (code = child_get(w, &r, r.children[j], 0, &c)) != CCG_OK)
                 return code;
             found += c.events;
             child_start = add64(child_end, r.d[2 * j + 2]);

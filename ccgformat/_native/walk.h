@@ -41,6 +41,9 @@ int ccg_walk_count(ccg_walk *walk, int64_t *count);
 int64_t ccg_walk_index(const ccg_walk *walk);
 /* Put the cursor on event `index`, 0 <= index <= count (count: past the end). */
 int ccg_walk_seek(ccg_walk *walk, int64_t index);
+/* Write event `index` (0 <= index < count) to row 0 of `out`; the cursor is left
+ * unusable for iteration until the next seek (the fast path of a lone event(i)). */
+int ccg_walk_event(ccg_walk *walk, int64_t index, const ccg_columns *out);
 /* Write up to `capacity` events from the cursor on, moving forward (or, for backward,
  * the cursor's event and those before it, newest first); `written` says how many. */
 int ccg_walk_forward(ccg_walk *walk, const ccg_columns *out, int64_t capacity, int64_t *written);

@@ -182,8 +182,7 @@ class NativeWalker:
             index += count
         if not 0 <= index < count:
             raise IndexError(f"event index {index} outside 0..{count - 1} of location {self.location}")
-        self._call(self._walk, lib.ccg_walk_seek, index)
-        self._call(self._walk, lib.ccg_walk_forward, self._row_columns, 1, self._out)
+        self._call(self._walk, lib.ccg_walk_event, index, self._row_columns)
         return self._row.event(0)
 
     def find(self, time: int) -> int:

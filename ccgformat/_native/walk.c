@@ -21,6 +21,11 @@
 #include <string.h>
 
 #define ERROR_SIZE 256
+#if defined(__GNUC__)
+#define HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define HOT_INLINE static inline
+#endif
 #define ATOMIC (CCG_ARTIFICIAL + 1)
 
 /* Columns of an event besides time and kind, in model.COLUMNS order. */
@@ -205,11 +210,14 @@ typedef struct span {
 } span;
 
 typedef struct span_cache {
-    i64map of;             /* node -> span index, or -1 when seen once and not expanded */
+    i64map of;             /* node -> span index */
+    int64_t *seen;         /* SPAN_SEEN_SLOTS nodes seen once, by hash (-1: none) */
     span *spans;
     int64_t count, capacity;
     ccg_columns arena;     /* SPAN_CACHE_EVENTS rows once allocated */
     int64_t used;
+    int64_t tries, hits;   /* look-ups and how many found a node seen before */
+    int64_t pause;         /* sub-trees to enter without a look-up */
 } span_cache;
 
 struct ccg_walk {
@@ -393,11 +401,19 @@ static int child_get(ccg_walk *w, const node_ref *parent, int64_t child, int wit
 
 /* Sub-trees of SPAN_MIN .. SPAN_EVENTS events seen a second time are expanded once and
  * copied wherever they occur again; the cache starts over when its arena of
- * SPAN_CACHE_EVENTS rows is full or it knows SPAN_SEEN_LIMIT nodes. */
+ * SPAN_CACHE_EVENTS rows is full. Which nodes were seen once is kept in a table of
+ * SPAN_SEEN_SLOTS by hash, without probing: a node whose slot another took is seen anew,
+ * so an unshared sub-tree costs one look-up. */
 #define SPAN_MIN 8
 #define SPAN_EVENTS 4096
 #define SPAN_CACHE_EVENTS (1 << 18)
-#define SPAN_SEEN_LIMIT (1 << 20)
+#define SPAN_SEEN_SLOTS (1 << 14)
+/* When fewer than 1 in SPAN_RARE of SPAN_TRIAL look-ups find a node seen before (a
+ * graph with little sharing, as after lossless compression of jittered times), the
+ * next SPAN_PAUSE sub-trees are entered without one. */
+#define SPAN_TRIAL 1024
+#define SPAN_RARE 16
+#define SPAN_PAUSE (1 << 16)
 
 enum { EMIT_FORWARD, EMIT_READ, EMIT_RAW };   /* how emit treats a METRIC sample */
 enum { MOVE_END, MOVE_EVENT, MOVE_CHILD };    /* what advance found */
@@ -407,6 +423,7 @@ enum { MOVE_END, MOVE_EVENT, MOVE_CHILD };    /* what advance found */
 static void spans_free(span_cache *c) {
     ccg_columns *a = &c->arena;
     map_free(&c->of);
+    free(c->seen);
     free(c->spans);
 #define FREE_COLUMN(name) free(a->name);
     ARENA_COLUMNS(FREE_COLUMN)
@@ -469,7 +486,7 @@ int ccg_walk_count(ccg_walk *w, int64_t *count) {
 
 static inline frame *top(cursor *c) { return &c->frames[c->depth - 1]; }
 
-static int push(ccg_walk *w, cursor *c, int64_t node, int64_t slot, int64_t time, const node_ref *r) {
+HOT_INLINE int push(ccg_walk *w, cursor *c, int64_t node, int64_t slot, int64_t time, const node_ref *r) {
     if (!grow((void **)&c->frames, &c->capacity, c->depth + 1, sizeof(frame)))
         return fail(w->error, CCG_ERR_MEMORY, "out of memory for the walk's frames");
     frame *f = &c->frames[c->depth++];
@@ -578,14 +595,19 @@ static int seek(ccg_walk *w, int64_t index, int metrics) {
 int ccg_walk_seek(ccg_walk *w, int64_t index) { return seek(w, index, 1); }
 
 /* Push frames from `node` (a child of `parent`, starting at `time`) down to its first
- * event; `found` is 0 when the sub-tree holds no event (an empty artificial node). */
-static int descend_first(ccg_walk *w, cursor *c, int64_t parent, int64_t hint, int64_t node, int64_t time,
-                         int *found) {
+ * event; `found` is 0 when the sub-tree holds no event (an empty artificial node).
+ * `known` is `node` already resolved, or NULL. */
+HOT_INLINE int descend_first(ccg_walk *w, cursor *c, int64_t parent, int64_t hint, int64_t node, int64_t time,
+                         const node_ref *known, int *found) {
     for (;;) {
         node_ref r;
         int code;
-        if ((code = child_ok(w, parent, node)) != CCG_OK || (code = node_get(w, node, hint, &r)) != CCG_OK)
+        if (known) {
+            r = *known;
+            known = NULL;
+        } else if ((code = child_ok(w, parent, node)) != CCG_OK || (code = node_get(w, node, hint, &r)) != CCG_OK) {
             return code;
+        }
         if (r.kind != CCG_ARTIFICIAL) {
             *found = 1;
             return push(w, c, node, 0, time, &r);
@@ -636,7 +658,7 @@ static int descend_last(ccg_walk *w, cursor *c, int64_t parent, int64_t hint, in
 /* Move the top frames on by one slot (Cursor.next up to the descent): to a call's leave
  * (MOVE_EVENT), to the next child, left for the caller to enter (MOVE_CHILD), or past
  * the sub-tree's end (MOVE_END). */
-static int advance(cursor *c, int64_t *child) {
+HOT_INLINE int advance(cursor *c, int64_t *child) {
     while (c->depth > 0) {
         frame *f = top(c);
         const node_ref *r = &f->ref;
@@ -678,7 +700,7 @@ static int step_forward(ccg_walk *w, cursor *c, int *found) {
             return CCG_OK;
         }
         const frame *f = top(c);
-        int code = descend_first(w, c, f->node, f->ref.block_index, child, f->time, found);
+        int code = descend_first(w, c, f->node, f->ref.block_index, child, f->time, NULL, found);
         if (code != CCG_OK || *found)
             return code;
     }
@@ -717,7 +739,7 @@ static int step_backward(ccg_walk *w, cursor *c, int *found) {
 /* Write the event of frame `f` to row `at`. A METRIC's value is the running value plus
  * its difference (EMIT_READ), also stored as the new running value (EMIT_FORWARD), or
  * the difference alone (EMIT_RAW). */
-static int emit(ccg_walk *w, const frame *f, const ccg_columns *out, int64_t at, int mode) {
+HOT_INLINE int emit(ccg_walk *w, const frame *f, const ccg_columns *out, int64_t at, int mode) {
     const node_ref *r = &f->ref;
     int64_t c[COLUMN_COUNT] = {0};
     int kind = r->kind;
@@ -787,7 +809,7 @@ static int span_expand(ccg_walk *w, int64_t node, int64_t hint, int64_t events, 
     cursor *c = &w->scratch;
     c->depth = 0;
     *samples = 0;
-    int found, code = descend_first(w, c, node + 1, hint, node, 0, &found);
+    int found, code = descend_first(w, c, node + 1, hint, node, 0, NULL, &found);
     for (int64_t i = 0; code == CCG_OK && i < events; i++) {
         if (!found)
             return uneven(w, node);
@@ -806,17 +828,28 @@ static int span_expand(ccg_walk *w, int64_t node, int64_t hint, int64_t events, 
 static int span_get(ccg_walk *w, int64_t node, int64_t hint, int64_t events, const span **out) {
     span_cache *c = &w->spans;
     *out = NULL;
+    if (++c->tries == SPAN_TRIAL) {
+        if (c->hits * SPAN_RARE < SPAN_TRIAL)
+            c->pause = SPAN_PAUSE;
+        c->tries = c->hits = 0;
+    }
     int64_t *known = map_find(&c->of, node);
-    if (known && *known >= 0) {
+    if (known) {
+        c->hits++;
         *out = &c->spans[*known];
         return CCG_OK;
     }
-    if (!known) {
-        if (c->of.size >= SPAN_SEEN_LIMIT)
-            spans_reset(c);
-        return map_slot(&c->of, node, -1) ? CCG_OK
-                                           : fail(w->error, CCG_ERR_MEMORY, "out of memory for expanded sub-trees");
+    if (!c->seen) {
+        if (!(c->seen = malloc(SPAN_SEEN_SLOTS * sizeof(int64_t))))
+            return fail(w->error, CCG_ERR_MEMORY, "out of memory for expanded sub-trees");
+        memset(c->seen, 0xff, SPAN_SEEN_SLOTS * sizeof(int64_t));
     }
+    int64_t *seen = &c->seen[map_home(node, SPAN_SEEN_SLOTS)];
+    if (*seen != node) {
+        *seen = node;
+        return CCG_OK;
+    }
+    c->hits++;
     int code = span_arena(w);
     if (code != CCG_OK)
         return code;
@@ -896,30 +929,32 @@ int ccg_walk_forward(ccg_walk *w, const ccg_columns *out, int64_t capacity, int6
             if (move == MOVE_END)
                 return ended_early(w);
             const frame *f = top(c);
-            int64_t node = f->node, hint = f->ref.block_index, time = f->time;
-            if (want - k >= SPAN_MIN) {
-                child_info info;
+            int64_t node = f->node, time = f->time;
+            node_ref r;
+            int found;
+            if ((code = child_ok(w, node, child)) != CCG_OK ||
+                (code = node_get(w, child, f->ref.block_index, &r)) != CCG_OK)
+                return broken(w, code);
+            int64_t events;
+            if (r.kind < ATOMIC && w->spans.pause) {
+                w->spans.pause--;
+            } else if (r.kind < ATOMIC && (events = r.block->nodes.events[r.local]) >= SPAN_MIN &&
+                       events <= SPAN_EVENTS && events <= want - k) {
                 const span *s;
-                if ((code = child_ok(w, node, child)) != CCG_OK ||
-                    (code = child_get(w, &f->ref, child, 0, &info)) != CCG_OK)
+                if ((code = span_get(w, child, r.block_index, events, &s)) != CCG_OK)
                     return broken(w, code);
-                if (info.events >= SPAN_MIN && info.events <= SPAN_EVENTS && info.events <= want - k) {
-                    if ((code = span_get(w, child, hint, info.events, &s)) != CCG_OK)
+                if (s) {
+                    if ((code = span_copy(w, s, out, k, time)) != CCG_OK)
                         return broken(w, code);
-                    if (s) {
-                        if ((code = span_copy(w, s, out, k, time)) != CCG_OK)
-                            return broken(w, code);
-                        *written = k += s->events;
-                        if ((w->index += s->events) == w->count) {
-                            c->depth = 0;
-                            return CCG_OK;
-                        }
-                        continue;
+                    *written = k += s->events;
+                    if ((w->index += s->events) == w->count) {
+                        c->depth = 0;
+                        return CCG_OK;
                     }
+                    continue;
                 }
             }
-            int found;
-            if ((code = descend_first(w, c, node, hint, child, time, &found)) != CCG_OK)
+            if ((code = descend_first(w, c, node, r.block_index, child, time, &r, &found)) != CCG_OK)
                 return broken(w, code);
             if (found)
                 break;
@@ -988,7 +1023,7 @@ int ccg_walk_find(ccg_walk *w, int64_t time, int64_t *index) {
             int64_t child_end = add64(child_start, r.d[2 * j + 1]);
             if (time <= child_end)
                 break;
-            child_info c;
+            child_info c = {0, 0, NULL, NULL};
             if ((code = child_ok(w, node, r.children[j])) != CCG_OK ||
                 (code = child_get(w, &r, r.children[j], 0, &c)) != CCG_OK)
                 return code;

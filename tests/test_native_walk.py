@@ -269,3 +269,15 @@ def test_a_table_that_moves_between_calls():
         seen += rows([next(batches)])
         assert native.event(3) == events[3]
     assert seen == events
+
+
+def test_batch_memory_is_reused_only_when_let_go():
+    events = [Event(i, 11, i % 3, value=i) for i in range(50)]
+    graph = build({0: events}, Params(branching=2))
+    _, native = walkers(graph, 0, None)
+    kept = []
+    for batch in native.events(batch_size=8):
+        kept.append(batch.time[2:5])   # a slice of one column keeps the batch's memory
+        batch.value[:] = -1            # a caller may scribble on what it got
+    assert [t.tolist() for t in kept] == [list(range(i, min(i + 8, 50)))[2:5] for i in range(0, 50, 8)]
+    assert rows(native.events(batch_size=8)) == events

@@ -1,12 +1,13 @@
 /* Walking one location's graph: the C port of ccgformat/graph/walk.py (dissertation
- * 4.5.1 random access, 4.5.2 time search) and of the checkpoint accumulator of
- * ccgformat/archive/indexes.py. See walk.h for the interface.
+ * 4.5.1 random access, 4.5.2 time search) and of its bulk reader graph/spans.py. See
+ * walk.h for the interface.
  *
  * Timestamps are rebuilt from durations on the way down (Lemma 1). Slots of a call node
  * with n children: 0 is its enter, 1..n its children, n+1 its leave; an artificial
  * node's slots are its children; an atomic node has the one slot 0. A frame's time is
  * when its current slot starts. Sequential reading is a tight descent: every step moves
- * the top frame on by one slot and descends to the first (or last) event below it.
+ * the top frame on by one slot and descends to the first (or last) event below it;
+ * sub-trees that repeat are expanded once and then copied whole (the spans below).
  *
  * Every value read from a node table is checked before it is used as an index or
  * length; children must have smaller ids than their parent (the bottom-up order of
@@ -14,13 +15,11 @@
  * bits, never overflows.
  */
 #include "walk.h"
+#include "walk_support.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ERROR_SIZE 256
 #if defined(__GNUC__)
 #define HOT_INLINE static inline __attribute__((always_inline))
 #else
@@ -49,133 +48,6 @@ static const signed char soft_columns[CCG_KIND_COUNT][2] = {
     [CCG_SEND] = {COL_SIZE}, [CCG_RECV] = {COL_SIZE}, [CCG_ISEND] = {COL_SIZE}, [CCG_IRECV] = {COL_SIZE},
     [CCG_COLL_END] = {COL_SIZE, COL_RECV_SIZE}, [CCG_METRIC] = {COL_VALUE},
 };
-
-static inline int64_t add64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static inline int64_t sub64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
-
-static int fail(char *error, int code, const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error, ERROR_SIZE, format, args);
-    va_end(args);
-    return code;
-}
-
-static int grow(void **array, int64_t *capacity, int64_t needed, size_t item) {
-    if (needed <= *capacity)
-        return 1;
-    int64_t wanted = *capacity ? *capacity : 16;
-    while (wanted < needed)
-        wanted *= 2;
-    if ((uint64_t)wanted > SIZE_MAX / item)
-        return 0;
-    void *moved = realloc(*array, (size_t)wanted * item);
-    if (!moved)
-        return 0;
-    *array = moved;
-    *capacity = wanted;
-    return 1;
-}
-
-/* ------------------------------------------------------------------ int64 -> int64 map */
-
-/* Open addressing with linear probing; metric values and region entries by id. */
-typedef struct i64map {
-    int64_t *keys;
-    int64_t *values;
-    uint8_t *used;
-    int64_t capacity;   /* a power of two, or 0 */
-    int64_t size;
-} i64map;
-
-static inline int64_t map_home(int64_t key, int64_t capacity) {
-    return (int64_t)(((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & (capacity - 1);
-}
-
-static void map_free(i64map *map) {
-    free(map->keys);
-    free(map->values);
-    free(map->used);
-    memset(map, 0, sizeof *map);
-}
-
-static void map_clear(i64map *map) {
-    if (map->size)
-        memset(map->used, 0, (size_t)map->capacity);
-    map->size = 0;
-}
-
-static int64_t *map_find(const i64map *map, int64_t key) {
-    if (!map->size)
-        return NULL;
-    for (int64_t i = map_home(key, map->capacity);; i = (i + 1) & (map->capacity - 1)) {
-        if (!map->used[i])
-            return NULL;
-        if (map->keys[i] == key)
-            return &map->values[i];
-    }
-}
-
-static int map_rehash(i64map *map, int64_t capacity) {
-    i64map bigger = {malloc((size_t)capacity * 8), malloc((size_t)capacity * 8), calloc((size_t)capacity, 1),
-                     capacity, 0};
-    if (!bigger.keys || !bigger.values || !bigger.used) {
-        map_free(&bigger);
-        return 0;
-    }
-    for (int64_t i = 0; i < map->capacity; i++) {
-        if (!map->used[i])
-            continue;
-        int64_t j = map_home(map->keys[i], capacity);
-        while (bigger.used[j])
-            j = (j + 1) & (capacity - 1);
-        bigger.used[j] = 1;
-        bigger.keys[j] = map->keys[i];
-        bigger.values[j] = map->values[i];
-        bigger.size++;
-    }
-    map_free(map);
-    *map = bigger;
-    return 1;
-}
-
-/* The value of `key`, inserted as `initial` when new; NULL when out of memory. */
-static int64_t *map_slot(i64map *map, int64_t key, int64_t initial) {
-    int64_t *found = map_find(map, key);
-    if (found)
-        return found;
-    if (2 * (map->size + 1) > map->capacity && !map_rehash(map, map->capacity ? 2 * map->capacity : 16))
-        return NULL;
-    int64_t i = map_home(key, map->capacity);
-    while (map->used[i])
-        i = (i + 1) & (map->capacity - 1);
-    map->used[i] = 1;
-    map->keys[i] = key;
-    map->values[i] = initial;
-    map->size++;
-    return &map->values[i];
-}
-
-static int compare_first(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The map's (key, value) pairs sorted by key into `out` (grown as needed). */
-static int map_sorted_pairs(const i64map *map, int64_t **out, int64_t *capacity) {
-    if (!grow((void **)out, capacity, 2 * map->size + 2, 8))
-        return 0;
-    int64_t n = 0;
-    for (int64_t i = 0; i < map->capacity; i++) {
-        if (map->used[i]) {
-            (*out)[2 * n] = map->keys[i];
-            (*out)[2 * n + 1] = map->values[i];
-            n++;
-        }
-    }
-    qsort(*out, (size_t)n, 2 * sizeof(int64_t), compare_first);
-    return 1;
-}
 
 /* ------------------------------------------------------------------ nodes */
 
@@ -1081,141 +953,3 @@ int ccg_walk_call_stack(ccg_walk *w, int64_t time, int64_t *depth) {
 }
 
 const int64_t *ccg_walk_stack(const ccg_walk *w) { return w->stack; }
-
-/* ------------------------------------------------------------------ checkpoints */
-
-typedef struct open_call {
-    int64_t entry, enter, child_time;
-} open_call;
-
-struct ccg_checkpointer {
-    open_call *stack;
-    int64_t depth, capacity;
-    i64map region_entry;     /* region -> index into entries */
-    int64_t *entries;        /* per region: region, calls, inclusive, exclusive */
-    int64_t entry_count, entry_capacity;
-    i64map metrics;          /* metric -> last value */
-    int64_t messages[4], collectives[3];
-    int64_t *out_stack, *out_metrics, *out_regions;
-    int64_t out_stack_capacity, out_metrics_capacity, out_regions_capacity;
-    int64_t added;           /* events so far, for messages */
-    char error[ERROR_SIZE];
-};
-
-ccg_checkpointer *ccg_checkpointer_new(void) { return calloc(1, sizeof(ccg_checkpointer)); }
-
-void ccg_checkpointer_free(ccg_checkpointer *acc) {
-    if (!acc)
-        return;
-    free(acc->stack);
-    free(acc->entries);
-    free(acc->out_stack);
-    free(acc->out_metrics);
-    free(acc->out_regions);
-    map_free(&acc->region_entry);
-    map_free(&acc->metrics);
-    free(acc);
-}
-
-const char *ccg_checkpointer_error(const ccg_checkpointer *acc) { return acc->error; }
-
-static int enter(ccg_checkpointer *acc, int64_t region, int64_t time) {
-    int64_t *entry = map_slot(&acc->region_entry, region, acc->entry_count);
-    if (!entry || !grow((void **)&acc->stack, &acc->capacity, acc->depth + 1, sizeof(open_call)))
-        return fail(acc->error, CCG_ERR_MEMORY, "out of memory for the call statistics");
-    if (*entry == acc->entry_count) {
-        if (!grow((void **)&acc->entries, &acc->entry_capacity, 4 * (acc->entry_count + 1), sizeof(int64_t)))
-            return fail(acc->error, CCG_ERR_MEMORY, "out of memory for the call statistics");
-        int64_t *e = &acc->entries[4 * acc->entry_count++];
-        e[0] = region;
-        e[1] = e[2] = e[3] = 0;
-    }
-    acc->entries[4 * *entry + 1]++;
-    acc->stack[acc->depth++] = (open_call){*entry, time, 0};
-    return CCG_OK;
-}
-
-int ccg_checkpointer_add(ccg_checkpointer *acc, const ccg_columns *events, int64_t count) {
-    for (int64_t i = 0; i < count; i++, acc->added++) {
-        int64_t time = events->time[i];
-        int code;
-        switch (events->kind[i]) {
-        case CCG_ENTER:
-            if ((code = enter(acc, events->ref[i], time)) != CCG_OK)
-                return code;
-            break;
-        case CCG_LEAVE: {
-            if (acc->depth == 0)
-                return fail(acc->error, CCG_ERR_INPUT, "event %lld leaves a region that was never entered",
-                            (long long)acc->added);
-            open_call call = acc->stack[--acc->depth];
-            int64_t inclusive = sub64(time, call.enter);
-            int64_t *e = &acc->entries[4 * call.entry];
-            e[2] = add64(e[2], inclusive);
-            e[3] = add64(e[3], sub64(inclusive, call.child_time));
-            if (acc->depth)
-                acc->stack[acc->depth - 1].child_time = add64(acc->stack[acc->depth - 1].child_time, inclusive);
-            break;
-        }
-        case CCG_SEND:
-        case CCG_ISEND:
-            acc->messages[0]++;
-            acc->messages[1] = add64(acc->messages[1], events->size[i]);
-            break;
-        case CCG_RECV:
-        case CCG_IRECV:
-            acc->messages[2]++;
-            acc->messages[3] = add64(acc->messages[3], events->size[i]);
-            break;
-        case CCG_COLL_END:
-            acc->collectives[0]++;
-            acc->collectives[1] = add64(acc->collectives[1], events->size[i]);
-            acc->collectives[2] = add64(acc->collectives[2], events->recv_size[i]);
-            break;
-        case CCG_METRIC: {
-            int64_t *value = map_slot(&acc->metrics, events->ref[i], 0);
-            if (!value)
-                return fail(acc->error, CCG_ERR_MEMORY, "out of memory for metric values");
-            *value = events->value[i];
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    return CCG_OK;
-}
-
-int ccg_checkpointer_snapshot(ccg_checkpointer *acc, int64_t time, ccg_checkpoint *out) {
-    int64_t regions = acc->entry_count;
-    if (!grow((void **)&acc->out_regions, &acc->out_regions_capacity, 4 * regions + 4, sizeof(int64_t)) ||
-        !grow((void **)&acc->out_stack, &acc->out_stack_capacity, 2 * acc->depth + 2, sizeof(int64_t)) ||
-        !map_sorted_pairs(&acc->metrics, &acc->out_metrics, &acc->out_metrics_capacity))
-        return fail(acc->error, CCG_ERR_MEMORY, "out of memory for a checkpoint");
-    int64_t *rows = acc->out_regions;
-    if (regions)
-        memcpy(rows, acc->entries, (size_t)(4 * regions) * sizeof(int64_t));
-    for (int64_t s = 0; s < acc->depth; s++) {
-        const open_call *call = &acc->stack[s];
-        int64_t *e = &rows[4 * call->entry];
-        int64_t elapsed = sub64(time, call->enter);
-        e[2] = add64(e[2], elapsed);
-        e[3] = add64(e[3], sub64(elapsed, call->child_time));
-        /* an open call's exclusive part also excludes its open callee's elapsed time */
-        if (s + 1 < acc->depth)
-            e[3] = sub64(e[3], sub64(time, acc->stack[s + 1].enter));
-        acc->out_stack[2 * s] = rows[4 * call->entry];
-        acc->out_stack[2 * s + 1] = call->enter;
-    }
-    if (regions)
-        qsort(rows, (size_t)regions, 4 * sizeof(int64_t), compare_first);
-    out->stack_count = acc->depth;
-    out->stack = acc->out_stack;
-    out->metric_count = acc->metrics.size;
-    out->metrics = acc->out_metrics;
-    out->region_count = regions;
-    out->regions = rows;
-    memcpy(out->messages, acc->messages, sizeof acc->messages);
-    memcpy(out->collectives, acc->collectives, sizeof acc->collectives);
-    return CCG_OK;
-}

@@ -1,6 +1,5 @@
 /* Walking one location's graph (dissertation 4.5): random access, iteration both ways,
- * time search and call stacks over a ccg_source, plus the checkpoint accumulator of the
- * snapshot and summary indexes (ccgformat/archive/indexes.py).
+ * time search and call stacks over a ccg_source.
  *
  * A `ccg_walk` is the cursor of 4.5.1: a stack of (node, slot, time) frames from the
  * root to the current event and the running value of every metric. It keeps node ids,
@@ -53,27 +52,5 @@ int ccg_walk_find(ccg_walk *walk, int64_t time, int64_t *index);
 /* The regions open at `time`, outermost first: `depth` of them at `ccg_walk_stack`. */
 int ccg_walk_call_stack(ccg_walk *walk, int64_t time, int64_t *depth);
 const int64_t *ccg_walk_stack(const ccg_walk *walk);
-
-/* A checkpoint (indexes.Checkpoint) as flat arrays, valid until the next call. */
-typedef struct ccg_checkpoint {
-    int64_t stack_count;        /* (region, enter time) pairs, outermost first */
-    const int64_t *stack;
-    int64_t metric_count;       /* (metric, value) pairs, by metric */
-    const int64_t *metrics;
-    int64_t region_count;       /* (region, calls, inclusive, exclusive), by region */
-    const int64_t *regions;
-    int64_t messages[4];        /* sent, sent bytes, received, received bytes */
-    int64_t collectives[3];     /* count, bytes sent, bytes received */
-} ccg_checkpoint;
-
-typedef struct ccg_checkpointer ccg_checkpointer;
-
-ccg_checkpointer *ccg_checkpointer_new(void);
-void ccg_checkpointer_free(ccg_checkpointer *acc);
-const char *ccg_checkpointer_error(const ccg_checkpointer *acc);
-/* Account for `count` events (columns time, kind, ref, size, recv_size and value). */
-int ccg_checkpointer_add(ccg_checkpointer *acc, const ccg_columns *events, int64_t count);
-/* The state so far, with open calls counted up to `time`. */
-int ccg_checkpointer_snapshot(ccg_checkpointer *acc, int64_t time, ccg_checkpoint *out);
 
 #endif

@@ -1,6 +1,7 @@
 """Walking a location's graph in C (walk.c): `NativeWalker`, the native twin of
 `ccgformat.graph.walk.LocationWalker` (dissertation 4.5.1 random access, 4.5.2 time
-search), and `Checkpointer`, the C accumulator of the snapshot and summary indexes.
+search, and the bulk reading of graph/spans.py), and `Checkpointer`, the C accumulator
+of the snapshot and summary indexes (walk_checkpoints.c).
 
 A walker reads a `ccg_source` (ccg.h): either one node table (a builder's pool, a
 `NodeTable`) or the node blocks of an archive, which a *provider* decodes on demand. A
@@ -28,6 +29,7 @@ ffi, lib = load()
 _OK, _ERR_MEMORY, _ERR_INPUT, _ERR_CALLBACK = 0, 1, 2, 3
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _FIELDS = ("time", "kind") + COLUMNS
+_INT64_FIELDS = ("time",) + COLUMNS
 
 
 class _Source:
@@ -116,6 +118,52 @@ def _columns(batch: EventBatch) -> tuple[Any, list[np.ndarray]]:
 
 def _empty_batch(size: int) -> EventBatch:
     return EventBatch(**{name: np.empty(size, dtype=np.uint8 if name == "kind" else np.int64) for name in _FIELDS})
+
+
+#: Batch memory kept for reuse per `BatchPool` (the batch a caller holds and the next).
+_POOLED = 2
+
+
+class _Owner:
+    """The memory of one batch; goes back to its pool when no array over it is left."""
+
+    def __init__(self, storage: np.ndarray, pool: list[np.ndarray]):
+        self.storage = storage
+        self.pool = pool
+
+    def __del__(self) -> None:
+        if len(self.pool) < _POOLED:
+            self.pool.append(self.storage)
+
+
+class _Column:
+    """An array interface over part of an `_Owner`'s memory: every array made from it,
+    and every slice of those, keeps the owner alive."""
+
+    def __init__(self, owner: _Owner, offset: int, length: int, typestr: str):
+        self.owner = owner
+        self.__array_interface__ = {"version": 3, "shape": (length,), "typestr": typestr,
+                                    "data": (owner.storage.ctypes.data + offset, False)}
+
+
+class BatchPool:
+    """Fresh-looking batches of up to ``capacity`` events over reused memory.
+
+    Fresh memory costs a page fault per 4 KiB, more than the walk itself when sub-trees
+    are copied whole; a batch's memory is reused once the caller has let go of every
+    array (and slice) of it, and never before."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._free: list[np.ndarray] = []
+
+    def batch(self, size: int) -> EventBatch:
+        storage = self._free.pop() if self._free else np.empty(self.capacity * (8 * len(_INT64_FIELDS) + 1), np.uint8)
+        owner = _Owner(storage, self._free)
+        columns = {name: np.asarray(_Column(owner, 8 * position * self.capacity, size, "<i8"))
+                   for position, name in enumerate(_INT64_FIELDS)}
+        columns["kind"] = np.asarray(_Column(owner, 8 * len(_INT64_FIELDS) * self.capacity, size, "|u1"))
+        return EventBatch(**columns)
 
 
 class NativeWalker:
@@ -212,9 +260,10 @@ class NativeWalker:
         move = lib.ccg_walk_backward if reverse else lib.ccg_walk_forward
         written = ffi.new("int64_t *")
         remaining = stop - start
+        pool = BatchPool(min(batch_size, remaining))
         while remaining:
             size = min(batch_size, remaining)
-            batch = _empty_batch(size)
+            batch = pool.batch(size)
             self._call(walk, move, _columns(batch)[0], size, written)
             if written[0] != size:
                 raise CorruptArchiveError(f"location {self.location}: the walk stopped after {written[0]} "

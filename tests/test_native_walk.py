@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from ccgformat import Params
 from ccgformat.archive.indexes import native_checkpoints, reference_checkpoints
 from ccgformat.errors import CorruptArchiveError, FormatError
-from ccgformat.model import Event, EventBatch
+from ccgformat.model import Event
+
 from .test_graph_roundtrip import build
 from .traces import INT64_MAX, INT64_MIN, traces
 

@@ -19,10 +19,10 @@ import time
 from typing import Any, Callable
 
 import numpy as np
-
 import synth
 from bench_builder import PARAM_SETS, TRACES
 from benchkit import run_repeated
+
 from ccgformat import Builder, Params
 from ccgformat._native.tables import NodeTable
 from ccgformat._native.walk import NativeWalker
@@ -57,7 +57,7 @@ def _per_call(call: Callable[[int], Any], arguments: list[int]) -> Callable[[], 
 
 
 def bench_trace(kind: str, locations: int, events_per_location: int, repeat: int, python_events: int) -> dict:
-    definitions, events = synth.synthesize(locations, events_per_location, pattern="spmd", **TRACES[kind])
+    _, events = synth.synthesize(locations, events_per_location, pattern="spmd", **TRACES[kind])
     builder = Builder(Params(**PARAM_SETS["lossless"]))
     for location in range(locations):
         for batch in events(location):

@@ -96,7 +96,7 @@ def ccg_python_load(context: Any, block: int) -> int:
     source = ffi.from_handle(context)
     try:
         source.load(block)
-    except BaseException as error:  # handed back to the caller of the native function
+    except BaseException as error:  # noqa: BLE001 - handed back to the caller of the native function
         source.error = error
         return _ERR_CALLBACK
     return _OK

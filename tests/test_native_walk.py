@@ -282,3 +282,23 @@ def test_batch_memory_is_reused_only_when_let_go():
         batch.value[:] = -1            # a caller may scribble on what it got
     assert [t.tolist() for t in kept] == [list(range(i, min(i + 8, 50)))[2:5] for i in range(0, 50, 8)]
     assert rows(native.events(batch_size=8)) == events
+
+
+def test_the_writer_makes_the_same_archive_with_either_backend(tmp_path, monkeypatch):
+    from ccgformat import backends
+    from ccgformat.archive.writer import write_trace
+    from .traces import batches, definitions
+
+    events = []
+    for i in range(300):
+        t = 1000 + 17 * i + (i * i) % 5
+        events += [Event(t, 0, i % 2), Event(t + 2, 10, i % 3, value=i * 7), Event(t + 3, 2, 1, 0, 0, size=64),
+                   Event(t + 5 + i % 3, 1, i % 2)]
+    written = []
+    for backend in ("python", "native"):
+        monkeypatch.setattr(backends, "ACTIVE", backend)
+        path = tmp_path / f"{backend}.ccg"
+        write_trace(path, definitions(), [(0, batches(events)), (1, batches(events[40:]))], Params(branching=3),
+                    checkpoint_interval=97, level=1)
+        written.append(path.read_bytes())
+    assert written[0] == written[1]

@@ -116,10 +116,6 @@ def _columns(batch: EventBatch) -> tuple[Any, list[np.ndarray]]:
     return ffi.new("ccg_columns *", pointers), arrays
 
 
-def _empty_batch(size: int) -> EventBatch:
-    return EventBatch(**{name: np.empty(size, dtype=np.uint8 if name == "kind" else np.int64) for name in _FIELDS})
-
-
 #: Batch memory kept for reuse per `BatchPool` (the batch a caller holds and the next).
 _POOLED = 2
 
@@ -179,8 +175,11 @@ class NativeWalker:
         out = ffi.new("int64_t *")
         self._call(self._walk, lib.ccg_walk_count, out)
         self._count = int(out[0])
-        self._row = _empty_batch(1)
-        self._row_columns, _ = _columns(self._row)
+        # one event's columns for event(): time and the int64 columns, and the kind
+        self._row = ffi.new("int64_t[]", len(_INT64_FIELDS))
+        self._row_kind = ffi.new("uint8_t[1]")
+        self._row_columns = ffi.new("ccg_columns *", {name: self._row + i for i, name in enumerate(_INT64_FIELDS)})
+        self._row_columns.kind = self._row_kind
         self._out = ffi.new("int64_t *")
 
     @classmethod
@@ -231,7 +230,8 @@ class NativeWalker:
         if not 0 <= index < count:
             raise IndexError(f"event index {index} outside 0..{count - 1} of location {self.location}")
         self._call(self._walk, lib.ccg_walk_event, index, self._row_columns)
-        return self._row.event(0)
+        time, *columns = ffi.unpack(self._row, len(_INT64_FIELDS))
+        return Event(time, self._row_kind[0], *columns)
 
     def find(self, time: int) -> int:
         """Index of the first event at or after ``time`` (``len(self)`` if none)."""

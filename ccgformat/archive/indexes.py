@@ -10,10 +10,20 @@ final checkpoint at k = count). Calls still open at T count with the part before
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from ..graph.walk import LocationWalker
+from .. import backends
 from ..model import EventKind
+
+
+class Walker(Protocol):
+    """What a checkpoint pass needs of a location: `LocationWalker` or `NativeWalker`."""
+
+    start: int
+
+    def __len__(self) -> int: ...
+
+    def events(self) -> Any: ...
 
 _SENDS = (EventKind.SEND, EventKind.ISEND)
 _RECEIVES = (EventKind.RECV, EventKind.IRECV)
@@ -86,8 +96,45 @@ class _Accumulator:
                           [[r, *calls[r]] for r in sorted(calls)], list(self.messages), list(self.collectives))
 
 
-def checkpoints(walker: LocationWalker, interval: int) -> list[Checkpoint]:
-    """Walk one location and record a checkpoint every ``interval`` events and at its end."""
+def checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
+    """Walk one location and record a checkpoint every ``interval`` events and at its end
+    (in C with the native backend, else by `reference_checkpoints`)."""
+    if backends.native():
+        return native_checkpoints(walker, interval)
+    return reference_checkpoints(walker, interval)
+
+
+def native_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
+    """`reference_checkpoints` with the per-event work in C: the native walk when the
+    walker has one (`ccgformat._native.walk.native_walker`), a C accumulator over its
+    batches in any case."""
+    from .._native.walk import Checkpointer, native_walker
+
+    accumulator = Checkpointer()
+    result: list[Checkpoint] = []
+    index = 0
+    end_time = walker.start
+
+    def checkpoint(time: int) -> Checkpoint:
+        return Checkpoint(index, time, *accumulator.snapshot(time))
+
+    for batch in native_walker(walker).events():
+        position, size = 0, len(batch)
+        while position < size:
+            if index and index % interval == 0:
+                result.append(checkpoint(int(batch.time[position])))
+            take = min(size - position, interval - index % interval)
+            accumulator.add(batch[position:position + take])
+            position += take
+            index += take
+        if size:
+            end_time = int(batch.time[-1])
+    result.append(checkpoint(end_time))
+    return result
+
+
+def reference_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
+    """The reference: every event through `_Accumulator`, one Python call each."""
     count = len(walker)
     result: list[Checkpoint] = []
     accumulator = _Accumulator()

@@ -25,6 +25,7 @@ from ..model import COLUMNS, Definitions, EventBatch, EventKind, Repair
 from ..params import Params, rel_numerator
 from . import load
 from .tables import TableView
+from .walk import NativeWalker
 
 #: The largest abs_dev the native builder accepts.
 ABS_LIMIT = 1 << 60
@@ -32,6 +33,16 @@ _SEARCH_LIMIT = 1 << 62  # a search length beyond any pool: the same as unbounde
 _MEMORY_ERROR = 1
 _ACTIONS = ("closed", "dropped")
 _KIND_COUNT = len(EventKind)
+
+
+class NativeGraph(Graph):
+    """A `Graph` whose pool is a native builder's: its locations are walked in C."""
+
+    def location(self, location: int) -> Any:
+        """Random access, iteration and time search over one location's events (`NativeWalker`)."""
+        root = self.roots[location]
+        pool = self.pool
+        return NativeWalker.from_table(pool.nodes, pool, root.root, root.start, location)  # type: ignore[attr-defined]
 
 
 class NativeBuilder:
@@ -106,8 +117,8 @@ class NativeBuilder:
         """Finish every location still open and return the graph."""
         for location in sorted(self._open):
             self.end_location(location)
-        return Graph(self.pool, dict(sorted(self._roots.items())), self.params,  # type: ignore[arg-type]
-                     self.definitions, self.metrics, tuple(self.repairs))
+        return NativeGraph(self.pool, dict(sorted(self._roots.items())), self.params,  # type: ignore[arg-type]
+                           self.definitions, self.metrics, tuple(self.repairs))
 
     def nodes(self) -> Any:
         """The pool's current ``ccg_nodes *`` (valid until the next call of this builder)."""

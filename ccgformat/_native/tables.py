@@ -137,6 +137,10 @@ class TableView:
         self.child_events = _PerChild(self, self.events)
         self.child_metric_sums = _PerChild(self, self.metric_sums)
 
+    def nodes(self) -> Any:
+        """The table's current ``ccg_nodes *`` (for C code; valid until the table changes)."""
+        return self._current()
+
     def arrays(self) -> tuple[dict[str, np.ndarray], int]:
         """Views of the current columns and the first id (refreshed when the table moved)."""
         cache = self._cache

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..errors import CorruptArchiveError
+from ..graph.walk import Cursor, LocationWalker
 from ..model import COLUMNS, Event, EventBatch
 from . import load
 
@@ -37,6 +38,7 @@ class _Source:
     `end` after every native call; ``error`` holds what a load callback raised."""
 
     struct: Any
+    owner: Any  #: the object whose memory the source reads (kept alive with it)
     error: BaseException | None = None
 
     def begin(self) -> None:
@@ -51,7 +53,7 @@ class _TableSource(_Source):
 
     def __init__(self, nodes: Any, keepalive: Any):
         self._nodes = nodes
-        self._keepalive = keepalive
+        self.owner = keepalive
         self._block = ffi.new("ccg_block *")
         self._blocks = ffi.new("ccg_block *[1]", [self._block])
         self._first = ffi.new("int64_t[2]")
@@ -68,7 +70,7 @@ class _BlockSource(_Source):
     """The node blocks of a provider, loaded through the ``ccg_python_load`` callback."""
 
     def __init__(self, provider: Any):
-        self._provider = provider
+        self._provider = self.owner = provider
         self._first = np.ascontiguousarray(provider.block_first, dtype=np.int64)
         count = len(self._first) - 1
         if count < 0 or (count and np.any(self._first[1:] < self._first[:-1])):
@@ -181,6 +183,17 @@ class NativeWalker:
         self._row_columns = ffi.new("ccg_columns *", {name: self._row + i for i, name in enumerate(_INT64_FIELDS)})
         self._row_columns.kind = self._row_kind
         self._out = ffi.new("int64_t *")
+
+    @property
+    def pool(self) -> Any:
+        """What the walk reads: the block provider, or the table's keep-alive object
+        (an archive pool or a native builder's `TableView`, with NodePool's columns)."""
+        return self._source.owner
+
+    def cursor(self, index: int = 0) -> Cursor:
+        """A `Cursor` on event ``index``: the reference's random-access iterator (4.5.1),
+        which steps event by event in Python over the same pool."""
+        return LocationWalker(self.pool, self.root, self.start, self.location).cursor(index)
 
     @classmethod
     def from_table(cls, nodes: Any | Callable[[], Any], keepalive: Any, root: int, start: int,

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..backends import native
 from ..graph.builder import Builder
+from ..graph.walk import LocationWalker
 from ..model import Definitions
 from ..params import Params
 from .codec import NodeBlock, NodeEncoder, decode_nodes
@@ -38,4 +39,17 @@ def decode_block(raw: bytes, path: str | None, offset: int | None) -> Any:
     return decode_nodes(raw, path, offset)
 
 
-__all__ = ["NodeBlock", "builder", "decode_block", "node_encoder"]
+def walker(pool: Any, root: int, start: int, location: int, *, path: str | None = None) -> Any:
+    """A `LocationWalker` over ``pool``, or its C twin `NativeWalker` (the same events)
+    over an archive pool's blocks or a native builder's table."""
+    if native():
+        from .._native.tables import TableView
+        from .._native.walk import NativeWalker
+        if hasattr(pool, "native_block"):
+            return NativeWalker.from_blocks(pool, root, start, location, path)
+        if isinstance(pool, TableView):
+            return NativeWalker.from_table(pool.nodes, pool, root, start, location)
+    return LocationWalker(pool, root, start, location)
+
+
+__all__ = ["NodeBlock", "builder", "decode_block", "node_encoder", "walker"]

@@ -33,7 +33,7 @@ from ..backends import native
 from .codec import NodeBlock
 from .export import exporter_for
 from .merge import merge_by_time
-from .native import decode_block
+from .native import decode_block, walker
 from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags,
                      SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
@@ -444,7 +444,8 @@ class Archive:
     # ----------------------------------------------------------------- events
 
     def location(self, location: int) -> LocationWalker:
-        """Random access, iteration and time search over one location's events."""
+        """Random access, iteration and time search over one location's events (a
+        `LocationWalker`, or under the native backend its C twin with the same interface)."""
         root = self.roots.get(location)
         if root is None:
             raise KeyError(f"no location {location} in {self.path}")
@@ -453,7 +454,7 @@ class Archive:
                 or pool.total[root.root] != root.end - root.start):
             raise CorruptArchiveError(f"location {location}: root node {root.root} does not match the roots "
                                       f"section", path=self.path, offset=self._section(SectionKind.ROOTS).offset)
-        return LocationWalker(self.pool, root.root, root.start, location)  # type: ignore[arg-type]
+        return walker(self.pool, root.root, root.start, location, path=self.path)
 
     def checkpoints(self, kind: SectionKind, location: int) -> list[dict[str, Any]]:
         """The snapshot (SNAPSHOTS) or summary (SUMMARY) checkpoints of a location, oldest

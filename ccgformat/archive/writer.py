@@ -24,7 +24,7 @@ from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
 from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
-from .native import builder as make_builder, node_encoder
+from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 
 DEFAULT_LEVEL = 19
@@ -178,7 +178,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 writer.add_nodes(builder.pool)
             root = builder.end_location(location)
             writer.add_nodes(builder.pool)
-            writer.add_location(location, LocationWalker(builder.pool, root.root, root.start, location))
+            writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
         graph = builder.finish()
         writer.finish(graph)
     return graph

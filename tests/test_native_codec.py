@@ -15,7 +15,7 @@ from ccgformat.archive import SectionKind, codec
 from ccgformat.archive.reader import Archive
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.graph.builder import Builder
-from ccgformat.model import EventKind
+from ccgformat.model import EventBatch, EventKind
 
 from .traces import batches, definitions, traces
 
@@ -233,12 +233,10 @@ def test_metric_presence_does_not_wrap_in_a_doubling_chain():
 
 # --------------------------------------------------------------------------- the pool's native access
 
-def test_native_call_keeps_evicted_blocks_until_it_returns(tmp_path, monkeypatch):
+def test_native_blocks_outlive_their_eviction_and_walks_read_through_a_tiny_cache(tmp_path, monkeypatch):
     if ccg.backend != "native":
         pytest.skip("native access needs the native backend")
     from ccgformat.archive import reader
-    from ccgformat._native import load
-    ffi = load()[0]
     path = tmp_path / "a.ccg"
     trace = {loc: [ccg.Event(loc, EventKind.SEND, 0, 0, 0, 0, loc)] for loc in range(40)}
     ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()),
@@ -248,20 +246,14 @@ def test_native_call_keeps_evicted_blocks_until_it_returns(tmp_path, monkeypatch
         pool = archive.pool
         count = len(pool.block_first) - 1
         assert pool.block_first.tolist() == [e.first for e in archive.directory if e.kind == SectionKind.NODES] + [len(pool)]
-        with pool.native_call() as source:
-            assert source.block_count == count
-            taken = []
-            for k in range(count):
-                assert source.load(source.context, k) == 0
-                taken.append(source.blocks[k])
-            assert [source.blocks[k] == ffi.NULL for k in range(count)] == [True] * (count - 2) + [False] * 2
-            # every block loaded during the call is still in memory and intact
-            assert [int(b.nodes.first) for b in taken] == pool.block_first[:-1].tolist()
-            assert len(pool._retired) == count - 2
-        assert not pool._retired
+        taken = [pool.native_block(k) for k in range(count)]   # all but two leave the cache meanwhile
+        assert [int(block.nodes.first) for block in taken] == pool.block_first[:-1].tolist()
         with pytest.raises(CorruptArchiveError, match="does not exist"):
-            with pool.native_call() as source:
-                assert source.load(source.context, count) == reader.CCG_ERR_CALLBACK
+            pool.native_block(count)
+        for location, events in trace.items():
+            walker = archive.location(location)
+            assert [walker.event(i) for i in range(len(walker))] == events
+            assert list(EventBatch.concat(list(walker.events(batch_size=1))).rows()) == events
 
 
 def test_the_encoder_refuses_a_table_without_the_children_it_imports():

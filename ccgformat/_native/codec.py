@@ -23,12 +23,6 @@ CCG_OK, CCG_ERR_MEMORY, CCG_ERR_INPUT, CCG_ERR_CALLBACK = 0, 1, 2, 3
 MESSAGE_SIZE = 512
 
 
-@ffi.def_extern()
-def ccg_archive_load(context: Any, block: int) -> int:
-    """The ``load`` function of an archive pool's ``ccg_source`` (ArchivePool.native_source)."""
-    return ffi.from_handle(context).load_for_native(int(block))
-
-
 class _Memory:
     """An array interface over C memory that keeps the memory's owner alive."""
 

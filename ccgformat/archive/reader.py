@@ -4,8 +4,8 @@ checked and decompressed when first needed and kept in a bounded LRU cache.
 The walker of `ccgformat.graph.walk` runs unchanged on an `ArchivePool`, whose columns
 fetch nodes from their blocks on demand (dissertation 4.6: restore in one pass is
 possible because children precede parents; here restore is lazy and per block). With the
-native core, blocks are decoded in C and native code reaches them through
-`ArchivePool.native_source` (a ``ccg_source``, ccgformat/_native/ccg.h).
+native core, blocks are decoded in C, and the native walker reaches them through
+`ArchivePool.native_block` and `ArchivePool.block_first`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import bisect
 import mmap
 import os
 from collections import OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -39,7 +38,6 @@ from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSIO
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
 
 BLOCK_CACHE_SIZE = 128
-CCG_ERR_CALLBACK = 3  # ccg.h: a Python callback raised
 _KNOWN_KINDS = {int(kind) for kind in SectionKind}
 
 
@@ -93,15 +91,6 @@ class ArchivePool:
         self.size = entries[-1].first + entries[-1].count if entries else 0
         #: the first node id of every block, then the node count (len = blocks + 1)
         self.block_first = np.array(self._firsts + [self.size], dtype=np.int64)
-        #: blocks dropped from the cache while native code may still hold them (see native_call)
-        self._retired: list[Any] = []
-        self._native_calls = 0
-        self._native_error: BaseException | None = None
-        self._source: Any = None
-        self._native_blocks: Any = None  # ccg_block *[blocks], NULL where not cached
-        if native():
-            from .._native import load
-            self._native_blocks = load()[0].new("ccg_block *[]", max(len(entries), 1))
         self.kind = _Column(self, "kind", lambda b, i: int(b.kind[i]))
         self.children = _Column(self, "children", lambda b, i: tuple(b.children[b.child_start[i]:b.child_start[i + 1]].tolist()))
         self.durations = _Column(self, "durations", lambda b, i: tuple(
@@ -127,8 +116,6 @@ class ArchivePool:
         return self._block(bisect.bisect_right(self._firsts, node) - 1)
 
     def _block(self, index: int) -> NodeBlock:
-        if self._retired and not self._native_calls:
-            self._retired.clear()
         block = self._cache.get(index)
         if block is None:
             entry = self._entries[index]
@@ -138,13 +125,8 @@ class ArchivePool:
                                           path=self._archive.path, offset=entry.offset)
             self._check_claims(block, entry)
             self._cache[index] = block
-            if self._native_blocks is not None:
-                self._native_blocks[index] = block.struct
             if len(self._cache) > BLOCK_CACHE_SIZE:
-                evicted, retired = self._cache.popitem(last=False)
-                if self._native_blocks is not None:
-                    self._native_blocks[evicted] = load_ffi().NULL
-                self._retired.append(retired)
+                self._cache.popitem(last=False)
         else:
             self._cache.move_to_end(index)
         self._last = block
@@ -153,61 +135,15 @@ class ArchivePool:
     # ----------------------------------------------------------------- native access
 
     def native_block(self, index: int) -> Any:
-        """The ``ccg_block *`` of block ``index`` (decoded and checked as `block_of` does).
-        Valid until the next Python-level call of this pool outside `native_call`."""
-        if self._native_blocks is None:
+        """The ``ccg_block *`` of block ``index``, decoded and checked as `block_of` does
+        (native backend only). The block's memory lives as long as the returned object,
+        whether or not the cache keeps the block: a native walk holds it for its call."""
+        if not native():
             raise RuntimeError("native blocks need the native backend")
         if not 0 <= index < len(self._entries):
             raise CorruptArchiveError(f"node block {index} does not exist ({len(self._entries)} blocks)",
                                       path=self._archive.path)
         return self._block(index).struct
-
-    def native_source(self) -> Any:
-        """A ``ccg_source *`` over this pool's blocks: ``blocks[k]`` is the cached block or
-        NULL, and its ``load`` decodes a block into it (errors surface from `native_call`).
-        Use it only inside ``with pool.native_call():``."""
-        if self._source is None:
-            ffi = load_ffi()
-            from .._native.codec import lib  # also defines the load callback
-            self._handle = ffi.new_handle(self)
-            source = ffi.new("ccg_source *")
-            source.block_count = len(self._entries)
-            source.block_first = ffi.cast("int64_t *", self.block_first.ctypes.data)
-            source.blocks = self._native_blocks
-            source.load = lib.ccg_archive_load
-            source.context = self._handle
-            self._source = source
-        return self._source
-
-    @contextmanager
-    def native_call(self) -> Iterator[Any]:
-        """Wrap every native call that reads this pool's blocks; yields `native_source`.
-
-        Blocks evicted from the cache meanwhile (their ``blocks[k]`` set to NULL) stay in
-        memory until the outermost such call returns, so pointers the native code took
-        stay valid for the whole call; an error raised while loading a block for the
-        native code is re-raised here."""
-        source = self.native_source()
-        self._native_calls += 1
-        try:
-            yield source
-        finally:
-            self._native_calls -= 1
-            if not self._native_calls:
-                self._retired.clear()
-            error, self._native_error = self._native_error, None
-            if error is not None:
-                raise error
-
-    def load_for_native(self, index: int) -> int:
-        """The ``load`` of `native_source`: fills ``blocks[index]``; 0, or CCG_ERR_CALLBACK
-        with the exception kept for `native_call`."""
-        try:
-            self.native_block(index)
-            return 0
-        except BaseException as error:  # noqa: BLE001  (handed back to Python by native_call)
-            self._native_error = error
-            return CCG_ERR_CALLBACK
 
     def _check_claims(self, block: NodeBlock, entry: DirectoryEntry) -> None:
         """A block's import table repeats the event count and duration of the children it
@@ -243,11 +179,6 @@ class ArchivePool:
                     f"the block at {claim.offset} says node {node} holds {int(claim.events[i])} events over "
                     f"{int(claim.total[i])} ticks, its own block gives {int(events[local[i]])} over "
                     f"{int(total[local[i]])}", path=self._archive.path, offset=claim.offset)
-
-
-def load_ffi() -> Any:
-    from .._native import load
-    return load()[0]
 
 
 @dataclass(frozen=True)

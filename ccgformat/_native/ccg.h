@@ -90,6 +90,20 @@ typedef struct ccg_source {
     void *context;
 } ccg_source;
 
+/* Event columns (model.EventBatch), owned by the caller, each with room for the events
+ * a function is asked to write. */
+typedef struct ccg_columns {
+    int64_t *time;
+    uint8_t *kind;
+    int64_t *ref;
+    int64_t *comm;
+    int64_t *tag;
+    int64_t *request;
+    int64_t *size;
+    int64_t *recv_size;
+    int64_t *value;
+} ccg_columns;
+
 /* The per-kind number of hard and soft properties of atomic nodes (model.KIND_FIELDS);
  * a CALL has one hard property (its region), an ARTIFICIAL node none. */
 extern const int ccg_hard_count[CCG_KIND_COUNT];

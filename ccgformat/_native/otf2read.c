@@ -266,15 +266,15 @@ static inline void emit(otf2r_stream *s, uint64_t time, uint8_t kind, int64_t re
                         int64_t request, int64_t size, int64_t recv_size, int64_t value) {
     otf2r_columns *c = s->out;
     int64_t i = c->count++;
-    c->time[i] = (int64_t)time;
-    c->kind[i] = kind;
-    c->ref[i] = ref;
-    c->comm[i] = comm;
-    c->tag[i] = tag;
-    c->request[i] = request;
-    c->size[i] = size;
-    c->recv_size[i] = recv_size;
-    c->value[i] = value;
+    c->events.time[i] = (int64_t)time;
+    c->events.kind[i] = kind;
+    c->events.ref[i] = ref;
+    c->events.comm[i] = comm;
+    c->events.tag[i] = tag;
+    c->events.request[i] = request;
+    c->events.size[i] = size;
+    c->events.recv_size[i] = recv_size;
+    c->events.value[i] = value;
 }
 
 /* After a mapped record: stop when the chunk has no room for another record's events and

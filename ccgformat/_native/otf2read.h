@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ccg.h"
+
 /* Why a stream left a location to the Python reference (otf2r_stream.reason). */
 enum {
     OTF2R_MAPPED = 0,          /* nothing: every event so far is mapped */
@@ -72,15 +74,7 @@ typedef struct otf2r_tables {
 typedef struct otf2r_columns {
     int64_t capacity;
     int64_t count;
-    int64_t *time;
-    uint8_t *kind;
-    int64_t *ref;
-    int64_t *comm;
-    int64_t *tag;
-    int64_t *request;
-    int64_t *size;
-    int64_t *recv_size;
-    int64_t *value;
+    ccg_columns events;
     int64_t gap_capacity;
     int64_t gap_count;
     int64_t *gap_at;

@@ -12,19 +12,6 @@
 
 #include "ccg.h"
 
-/* Caller-owned event columns (model.EventBatch), each with room for the events asked for. */
-typedef struct ccg_columns {
-    int64_t *time;
-    uint8_t *kind;
-    int64_t *ref;
-    int64_t *comm;
-    int64_t *tag;
-    int64_t *request;
-    int64_t *size;
-    int64_t *recv_size;
-    int64_t *value;
-} ccg_columns;
-
 typedef struct ccg_walk ccg_walk;
 
 /* A walker over the location whose root node is `root` and whose first event is at

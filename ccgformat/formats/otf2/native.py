@@ -245,9 +245,9 @@ class _Stream:
             block, kind, gaps = into.batch.time.base, into.batch.kind.base, into.gap_at.base
         c = self.columns
         c.capacity = BATCH_SIZE
-        c.kind = self.ffi.cast("uint8_t *", kind.ctypes.data)
+        c.events.kind = self.ffi.cast("uint8_t *", kind.ctypes.data)
         for row, name in enumerate(_ROWS):
-            setattr(c, name, self.ffi.cast("int64_t *", block[row].ctypes.data))
+            setattr(c.events, name, self.ffi.cast("int64_t *", block[row].ctypes.data))
         c.gap_capacity = gaps.shape[1]
         c.gap_at = self.ffi.cast("int64_t *", gaps[0].ctypes.data)
         c.gap_records = self.ffi.cast("int64_t *", gaps[1].ctypes.data)

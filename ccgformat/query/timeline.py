@@ -1,0 +1,262 @@
+"""Timeline rendering (dissertation 3.4.4, 4.5.4): per pixel column and row, the
+exclusive time of each region group, and an RGB image blending the groups' colours.
+
+Columns split ``[start, stop)`` into ``width`` integer intervals
+``S_i = [start + i*span//width, start + (i+1)*span//width)`` (4.27). Rows are locations
+(``by="location"``) or call-stack levels summed over the chosen locations
+(``by="depth"``, level 0 = outermost calls). ``exclusive[row, i, g]`` is formula 4.28: the
+time inside ``S_i`` during which the innermost open call is of group ``g`` (and, by
+depth, is at that level). Time outside every call belongs to no group.
+
+One pass serves all columns: nodes spanning several columns are descended with their
+start times, splitting their own gaps (a call's exclusive pieces) across the columns;
+a node inside one column needs no times any more, so such nodes are gathered per
+(node, column, enclosing group, level) with multiplicities and their own gaps added that
+many times - the reuse of shared sub-trees of 4.5.3, per column.
+
+Colours: ``share = exclusive / max(|S_i| * k, sum over groups)`` with k the locations a
+depth row sums over (1 by location), which keeps the shares of a lossy archive, whose
+column sums may exceed ``|S_i|`` (4.30), at most 1; a pixel's colour is
+``sum_g share_g * colour_g + (1 - sum_g share_g) * background`` (linear blending, 4.31).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..graph.pool import NodeKind
+from .groups import region_groups
+from .tables import NodeTables, tables_for
+
+#: Group colours in order of the groups' first region (then repeating).
+PALETTE = np.array([(31, 119, 180), (214, 39, 40), (44, 160, 44), (255, 127, 14), (148, 103, 189),
+                    (140, 86, 75), (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207)],
+                   dtype=np.float64)
+BACKGROUND = np.array((255, 255, 255), dtype=np.float64)
+
+
+@dataclass
+class Timeline:
+    start: int
+    stop: int
+    by: str
+    rows: list[int]               #: location ids, or call levels 0, 1, ...
+    groups: list[str]
+    boundaries: np.ndarray        #: width + 1 column bounds
+    exclusive: np.ndarray         #: (rows, width, groups) ticks, formula 4.28
+    normaliser: np.ndarray        #: (rows, width) the denominator of the shares
+
+    @property
+    def width(self) -> int:
+        return len(self.boundaries) - 1
+
+    @property
+    def shares(self) -> np.ndarray:
+        """(rows, width, groups) fractions of each column, summing to at most 1."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = self.exclusive / self.normaliser[..., None]
+        return np.nan_to_num(out)
+
+    @property
+    def colors(self) -> np.ndarray:
+        """(groups, 3) RGB of each group."""
+        return PALETTE[np.arange(len(self.groups)) % len(PALETTE)]
+
+    def rgb(self) -> np.ndarray:
+        """(rows, width, 3) uint8 pixels (4.31)."""
+        shares = self.shares
+        pixels = shares @ self.colors + (1 - shares.sum(axis=2))[..., None] * BACKGROUND
+        return np.clip(np.rint(pixels), 0, 255).astype(np.uint8)
+
+    def save_png(self, path: str | Path, row_height: int = 16) -> Path:
+        """Write the image, each row ``row_height`` pixels high, as a PNG file."""
+        pixels = np.repeat(self.rgb(), row_height, axis=0)
+        path = Path(path)
+        path.write_bytes(png_bytes(pixels))
+        return path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start, "stop": self.stop, "width": self.width, "by": self.by, "rows": self.rows,
+                "groups": self.groups, "boundaries": self.boundaries.tolist(),
+                "exclusive": self.exclusive.tolist()}
+
+
+def png_bytes(pixels: np.ndarray) -> bytes:
+    """A minimal PNG (8-bit RGB, no filtering) of a (height, width, 3) uint8 array."""
+    height, width, _ = pixels.shape
+    raw = np.concatenate([np.zeros((height, 1), np.uint8), pixels.reshape(height, 3 * width)], axis=1)
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw.tobytes(), 9))
+            + chunk(b"IEND", b""))
+
+
+class _Canvas:
+    """Collects (row, column, group) ticks; intervals are split across columns."""
+
+    def __init__(self, boundaries: np.ndarray, groups: int):
+        self.b = boundaries
+        self.width = len(boundaries) - 1
+        self.groups = groups
+        self.points: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.spans: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def column(self, time: np.ndarray) -> np.ndarray:
+        return np.clip(np.searchsorted(self.b, time, side="right") - 1, 0, self.width - 1)
+
+    def add(self, row: np.ndarray, column: np.ndarray, group: np.ndarray, ticks: np.ndarray) -> None:
+        if len(ticks):
+            self.points.append((row, column, group, ticks))
+
+    def intervals(self, row: np.ndarray, group: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Add ``[a, b)`` clipped to the columns."""
+        a = np.maximum(a, self.b[0])
+        b = np.minimum(b, self.b[-1])
+        keep = b > a
+        row, group, a, b = row[keep], group[keep], a[keep], b[keep]
+        c0, c1 = self.column(a), self.column(b - 1)
+        same = c0 == c1
+        self.add(row[same], c0[same], group[same], (b - a)[same])
+        many = ~same
+        if many.any():
+            row, group, a, b, c0, c1 = row[many], group[many], a[many], b[many], c0[many], c1[many]
+            self.add(row, c0, group, self.b[c0 + 1] - a)
+            self.add(row, c1, group, b - self.b[c1])
+            middle = c1 > c0 + 1
+            self.spans.append((row[middle], group[middle], c0[middle] + 1, c1[middle]))
+
+    def image(self, rows: int) -> np.ndarray:
+        out = np.zeros((rows, self.width, self.groups), dtype=np.int64)
+        for row, column, group, ticks in self.points:
+            np.add.at(out, (row, column, group), ticks)
+        if self.spans:
+            diff = np.zeros((rows, self.width + 1, self.groups), dtype=np.int64)
+            for row, group, first, last in self.spans:
+                np.add.at(diff, (row, first, group), 1)
+                np.add.at(diff, (row, last, group), -1)
+            widths = np.diff(self.b)
+            out += np.cumsum(diff, axis=1)[:, :-1, :] * widths[None, :, None]
+        return out
+
+
+def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, root: int, begin: int, row: int,
+          by_depth: bool) -> int:
+    """Paint one location; returns the deepest level reached + 1."""
+    kind, total = t.kind, t.total
+    start, stop = int(canvas.b[0]), int(canvas.b[-1])
+    nodes = np.array([root], np.int64)
+    times = np.array([begin], np.int64)
+    enc = np.array([-1], np.int64)
+    level = np.zeros(1, np.int64)
+    gathered: list[tuple[np.ndarray, ...]] = []
+    deepest = 0
+
+    def own_gaps(nodes: np.ndarray, enc: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, ...]:
+        call = kind[nodes] == NodeKind.CALL
+        group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
+        rows = np.where(call, level, level - 1) if by_depth else np.full(len(nodes), row)
+        return call, group, rows
+
+    while len(nodes):
+        end = times + total[nodes]
+        keep = (kind[nodes] <= NodeKind.ARTIFICIAL) & (end > times) & (end > start) & (times < stop)
+        nodes, times, end, enc, level = nodes[keep], times[keep], end[keep], enc[keep], level[keep]
+        if not len(nodes):
+            break
+        deepest = max(deepest, int(level.max()) + 1)
+        c0, c1 = canvas.column(np.maximum(times, start)), canvas.column(np.minimum(end, stop) - 1)
+        inside = (c0 == c1) & (times >= start) & (end <= stop)
+        if inside.any():
+            gathered.append((nodes[inside], c0[inside], enc[inside], level[inside]))
+        nodes, times, enc, level = nodes[~inside], times[~inside], enc[~inside], level[~inside]
+        if not len(nodes):
+            break
+        call, group, rows = own_gaps(nodes, enc, level)
+        # gap j of a node with n children: offset sum(d[0..2j-1]), length d[2j]
+        gaps = t.child_count[nodes] + 1
+        owner = np.repeat(np.arange(len(nodes)), gaps)
+        j = np.arange(len(owner)) - np.repeat(np.cumsum(gaps) - gaps, gaps)
+        base = t.duration_start[nodes][owner]
+        a = times[owner] + t.duration_prefix[base + 2 * j] - t.duration_prefix[base]
+        valid = group[owner] >= 0
+        canvas.intervals(rows[owner][valid], group[owner][valid], a[valid], (a + t.durations[base + 2 * j])[valid])
+        kids, parent, offset = t.child_offsets(nodes)
+        child_enc = np.where(call, group, enc)
+        nodes, times = kids, times[parent] + offset
+        enc, level = child_enc[parent], (level + call)[parent]
+    if gathered:
+        deepest = max(deepest, _gathered(t, canvas, group_of, gathered, row, by_depth))
+    return deepest
+
+
+def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: list[tuple[np.ndarray, ...]],
+              row: int, by_depth: bool) -> int:
+    """Nodes inside single columns: their own gaps times their multiplicity, level by level."""
+    nodes, column, enc, level = (np.concatenate(parts) for parts in zip(*gathered))
+    if not by_depth:
+        level = np.zeros_like(level)
+    weight = np.ones(len(nodes), np.int64)
+    deepest = 0
+    g1 = canvas.groups + 1
+    while len(nodes):
+        key = ((nodes * canvas.width + column) * g1 + (enc + 1)) * 4096 + level
+        unique, inverse = np.unique(key, return_inverse=True)
+        summed = np.zeros(len(unique), np.int64)
+        np.add.at(summed, inverse, weight)
+        level = unique % 4096
+        rest = unique // 4096
+        enc = rest % g1 - 1
+        rest //= g1
+        column = rest % canvas.width
+        nodes = rest // canvas.width
+        weight = summed
+        deepest = max(deepest, int(level.max()) + 1)
+        call = t.kind[nodes] == NodeKind.CALL
+        group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
+        rows = np.where(call, level, level - 1) if by_depth else np.full(len(nodes), row)
+        ticks = t.gap[nodes] * weight
+        valid = (group >= 0) & (ticks != 0)
+        canvas.add(rows[valid], column[valid], group[valid], ticks[valid])
+        kids, parent = t.expand(nodes)
+        keep = (t.kind[kids] <= NodeKind.ARTIFICIAL) & (t.total[kids] > 0)
+        kids, parent = kids[keep], parent[keep]
+        child_enc = np.where(call, group, enc)
+        nodes, column, enc = kids, column[parent], child_enc[parent]
+        level, weight = (level + (call if by_depth else 0))[parent], weight[parent]
+    return deepest
+
+
+def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable[int] | None = None,
+             by: str = "location") -> Timeline:
+    """The timeline of ``[start, stop)`` at ``width`` columns of a `Graph` or `Archive`."""
+    if by not in ("location", "depth"):
+        raise ValueError(f"by must be 'location' or 'depth', not {by!r}")
+    if width < 1 or stop <= start:
+        raise ValueError("a timeline needs width >= 1 and start < stop")
+    definitions = source.definitions
+    t = tables_for(source.pool)
+    calls = t.key0[t.kind == NodeKind.CALL]
+    regions = max(len(definitions.regions), int(calls.max()) + 1 if len(calls) else 0)
+    names, group_of = region_groups(definitions, regions)
+    span = int(stop) - int(start)
+    boundaries = np.array([int(start) + i * span // width for i in range(width + 1)], dtype=np.int64)
+    canvas = _Canvas(boundaries, len(names))
+    chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
+    deepest = 0
+    for row, location in enumerate(chosen):
+        root = source.roots[location]
+        deepest = max(deepest, _walk(t, canvas, group_of, root.root, root.start, row, by == "depth"))
+    rows = len(chosen) if by == "location" else max(deepest, 1)
+    exclusive = canvas.image(rows)
+    widths = np.diff(boundaries) * (1 if by == "location" else max(len(chosen), 1))
+    normaliser = np.maximum(widths[None, :], exclusive.sum(axis=2))
+    return Timeline(int(start), int(stop), by, chosen if by == "location" else list(range(rows)), names,
+                    boundaries, exclusive, normaliser)

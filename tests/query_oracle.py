@@ -108,3 +108,34 @@ def timeline(events_by_location, boundaries, group_of, groups, by="location"):
     for r, grid in rows.items():
         out[r] = grid
     return out
+
+
+def messages(events_by_location):
+    """Brute-force matching: per (sender, receiver, comm, tag) the k-th send (in the
+    sender's order) with the k-th receive (in the receiver's); returns the set of
+    (sender, send_time, receiver, recv_time, comm, tag, size) and the leftover events."""
+    sends, receives = defaultdict(list), defaultdict(list)
+    for location, events in events_by_location.items():
+        for e in events:
+            if e.kind in (EventKind.SEND, EventKind.ISEND):
+                sends[(location, e.ref, e.comm, e.tag)].append(e)
+            elif e.kind in (EventKind.RECV, EventKind.IRECV):
+                receives[(e.ref, location, e.comm, e.tag)].append(e)
+    matched, left = set(), []
+    for key in set(sends) | set(receives):
+        s, r = sends.get(key, []), receives.get(key, [])
+        for a, b in zip(s, r):
+            matched.add((key[0], a.time, key[1], b.time, key[2], key[3], a.size))
+        left += [(key[0], e.time) for e in s[len(r):]] + [(key[1], e.time) for e in r[len(s):]]
+    return matched, sorted(left)
+
+
+def build(trace, params=None):
+    """A graph of a `traces.traces` example, fed in a few batches per location."""
+    from ccgformat import Builder, Params
+    from . import traces
+    builder = Builder(params or Params(), traces.definitions())
+    for location, events in trace.items():
+        for batch in traces.batches(events):
+            builder.add(location, batch)
+    return builder.finish()

@@ -22,10 +22,13 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from ..model import EventBatch, EventKind
+from ..model import EventKind
+from .select import select_events
+from .tables import NodeTables, tables_for
 
-_WANTED = np.array([EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV, EventKind.IRECV_REQUEST,
-                    EventKind.REQUEST_COMPLETE, EventKind.COLL_BEGIN, EventKind.COLL_END], dtype=np.uint8)
+_WANTED = tuple(int(k) for k in (EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV,
+                                  EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE, EventKind.COLL_BEGIN,
+                                  EventKind.COLL_END))
 _SENDS = (EventKind.SEND, EventKind.ISEND)
 _RECEIVES = (EventKind.RECV, EventKind.IRECV)
 MESSAGE_COLUMNS = ("sender", "send_time", "receiver", "recv_time", "comm", "tag", "size", "recv_size",
@@ -116,13 +119,9 @@ class _Matcher:
         self.collectives: dict[tuple[int, int], list[tuple[int, ...]]] = {}
         self.events = 0
 
-    def batch(self, location: int, batch: EventBatch) -> None:
-        chosen = np.flatnonzero(np.isin(batch.kind, _WANTED))
-        if not len(chosen):
-            return
-        self.events += len(chosen)
-        columns = [getattr(batch, name)[chosen].tolist()
-                   for name in ("time", "kind", "ref", "comm", "tag", "request", "size", "recv_size")]
+    def batch(self, location: int, columns: list[list[int]]) -> None:
+        """Events of one location in order: time, kind, ref, comm, tag, request, size, recv_size."""
+        self.events += len(columns[0])
         for time, kind, ref, comm, tag, request, size, recv_size in zip(*columns):
             if kind in _SENDS or kind in _RECEIVES:
                 self.p2p(location, time, kind, ref, comm, tag, request, size)
@@ -163,17 +162,34 @@ class _Matcher:
         self.peak = max(self.peak, self.pending)
 
 
-def _interleaved(source: Any, locations: list[int], batch_size: int) -> Iterator[tuple[int, EventBatch]]:
-    """A batch of each location in turn (the alternating traversal of 4.5.5)."""
-    streams = [(location, iter(source.location(location).events(batch_size=batch_size))) for location in locations]
+def _columns(t: NodeTables, times: np.ndarray, nodes: np.ndarray) -> list[np.ndarray]:
+    """Event columns (time, kind, ref, comm, tag, request, size, recv_size) of the
+    selected atomic nodes, from their stored properties (spec/records.md key order)."""
+    kind = t.kind[nodes]
+    request_only = np.isin(kind, (EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE))
+    zero = np.zeros(len(nodes), np.int64)
+    ref = np.where(request_only, 0, t.key0[nodes])
+    request = np.where(request_only, t.key0[nodes],
+                       np.where(np.isin(kind, (EventKind.ISEND, EventKind.IRECV)), t.key3[nodes], zero))
+    recv_size = np.where(kind == EventKind.COLL_END, t.soft1[nodes], zero)
+    return [times, kind, ref, t.key1[nodes], t.key2[nodes], request, t.soft0[nodes], recv_size]
+
+
+def _interleaved(source: Any, locations: list[int], batch_size: int) -> Iterator[tuple[int, list[list[int]]]]:
+    """``batch_size`` message events of each location in turn (the alternating traversal
+    of 4.5.5), selected from the graph without expanding anything else."""
+    t = tables_for(source.pool)
+    streams = []
+    for location in locations:
+        root = source.roots[location]
+        times, nodes = select_events(t, root.root, root.start, _WANTED)
+        streams.append((location, _columns(t, times, nodes), len(nodes)))
+    position = 0
     while streams:
-        alive = []
-        for location, stream in streams:
-            batch = next(stream, None)
-            if batch is not None:
-                yield location, batch
-                alive.append((location, stream))
-        streams = alive
+        streams = [s for s in streams if s[2] > position]
+        for location, columns, _ in streams:
+            yield location, [c[position:position + batch_size].tolist() for c in columns]
+        position += batch_size
 
 
 def messages(source: Any, start: int | None = None, stop: int | None = None,

@@ -22,8 +22,9 @@ ATOMIC = NodeKind.ARTIFICIAL + 1  #: node kinds from here on are atomic (one eve
 
 @dataclass
 class NodeTables:
-    """Columns of all nodes: ``kind``; ``key0``/``soft0``/``soft1`` (first hard and soft
-    properties, 0 when absent); ``total`` (sub-tree duration); children and durations in
+    """Columns of all nodes: ``kind``; ``key0``..``key3`` and ``soft0``/``soft1`` (the hard
+    and soft properties in their stored order, 0 when absent); ``total`` (sub-tree
+    duration) and ``events`` (sub-tree event count); children and durations in
     CSR form (``child_start[i]:child_start[i+1]`` indexes ``children``, likewise
     ``duration_start``/``durations``). Derived: ``calltime`` (time covered by the calls
     of a sub-tree's top level: a call's total, the sum over an artificial node's
@@ -33,9 +34,13 @@ class NodeTables:
 
     kind: np.ndarray
     key0: np.ndarray
+    key1: np.ndarray
+    key2: np.ndarray
+    key3: np.ndarray
     soft0: np.ndarray
     soft1: np.ndarray
     total: np.ndarray
+    events: np.ndarray
     child_start: np.ndarray
     children: np.ndarray
     duration_start: np.ndarray
@@ -75,6 +80,23 @@ class NodeTables:
                 return calltime
             calltime = updated
 
+    def containing(self, kinds: tuple[int, ...]) -> np.ndarray:
+        """Per node, whether its sub-tree holds an atomic node of one of ``kinds``
+        (bottom-up to the fixpoint; memoized per set of kinds)."""
+        memo = self.__dict__.setdefault("_containing", {})
+        found = memo.get(kinds)
+        if found is None:
+            found = np.isin(self.kind, kinds)
+            inner = self.kind <= NodeKind.ARTIFICIAL
+            while True:
+                below = self.segment_sum(found[self.children].astype(np.int64)) > 0
+                updated = found | (inner & below)
+                if np.array_equal(updated, found):
+                    break
+                found = updated
+            memo[kinds] = found
+        return found
+
     def expand(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The children of ``nodes`` (concatenated) and, for each, its position in ``nodes``."""
         counts = self.child_count[nodes]
@@ -111,12 +133,14 @@ def _first(values: np.ndarray, starts: np.ndarray, position: int) -> np.ndarray:
     return out
 
 
-def _from_runs(kind: np.ndarray, total: np.ndarray, child_start: np.ndarray, children: np.ndarray,
+def _from_runs(kind: np.ndarray, total: np.ndarray, events: np.ndarray, child_start: np.ndarray, children: np.ndarray,
                duration_start: np.ndarray, durations: np.ndarray, key_start: np.ndarray, key: np.ndarray,
                soft_start: np.ndarray, soft: np.ndarray) -> NodeTables:
     return NodeTables(kind=np.asarray(kind, dtype=np.int64), key0=_first(key, key_start, 0),
+                      key1=_first(key, key_start, 1), key2=_first(key, key_start, 2), key3=_first(key, key_start, 3),
                       soft0=_first(soft, soft_start, 0), soft1=_first(soft, soft_start, 1),
-                      total=np.asarray(total, dtype=np.int64), child_start=child_start.astype(np.int64),
+                      total=np.asarray(total, dtype=np.int64), events=np.asarray(events, dtype=np.int64),
+                      child_start=child_start.astype(np.int64),
                       children=np.asarray(children, dtype=np.int64), duration_start=duration_start.astype(np.int64),
                       durations=np.asarray(durations, dtype=np.int64))
 
@@ -124,7 +148,7 @@ def _from_runs(kind: np.ndarray, total: np.ndarray, child_start: np.ndarray, chi
 def _from_blocks(pool: Any) -> NodeTables:
     """An archive pool: concatenate the columns of its decoded node blocks."""
     parts: dict[str, list[np.ndarray]] = {name: [] for name in
-                                          ("kind", "total", "children", "durations", "key", "soft")}
+                                          ("kind", "total", "events", "children", "durations", "key", "soft")}
     starts: dict[str, list[np.ndarray]] = {"child_start": [], "duration_start": [], "key_start": [],
                                            "soft_start": []}
     shift = {name: 0 for name in starts}
@@ -134,6 +158,7 @@ def _from_blocks(pool: Any) -> NodeTables:
         node = block.first + len(block)
         parts["kind"].append(np.asarray(block.kind))
         parts["total"].append(np.asarray(block.total, dtype=np.int64))
+        parts["events"].append(np.asarray(block.events, dtype=np.int64))
         for start, values in (("child_start", "children"), ("duration_start", "durations"),
                               ("key_start", "key"), ("soft_start", "soft")):
             offsets = np.asarray(getattr(block, start), dtype=np.int64)
@@ -142,7 +167,7 @@ def _from_blocks(pool: Any) -> NodeTables:
             parts[values].append(np.asarray(getattr(block, values), dtype=np.int64)[: int(offsets[-1])])
     cat = {name: np.concatenate(arrays) if arrays else np.zeros(0, np.int64) for name, arrays in parts.items()}
     run = {name: np.concatenate(arrays + [np.array([shift[name]], np.int64)]) for name, arrays in starts.items()}
-    return _from_runs(cat["kind"], cat["total"], run["child_start"], cat["children"], run["duration_start"],
+    return _from_runs(cat["kind"], cat["total"], cat["events"], run["child_start"], cat["children"], run["duration_start"],
                       cat["durations"], run["key_start"], cat["key"], run["soft_start"], cat["soft"])
 
 
@@ -156,6 +181,7 @@ def _from_columns(pool: Any) -> NodeTables:
     flat = lambda rows: np.array([v for row in rows for v in row], dtype=np.int64)  # noqa: E731
     return _from_runs(np.array([pool.kind[i] for i in ids], dtype=np.int64),
                       np.array([pool.total[i] for i in ids], dtype=np.int64),
+                      np.array([pool.events[i] for i in ids], dtype=np.int64),
                       _offsets([len(c) for c in children]), flat(children),
                       _offsets([len(d) for d in durations]), flat(durations),
                       _offsets([len(k) for k in key]), flat(key), _offsets([len(s) for s in soft]), flat(soft))

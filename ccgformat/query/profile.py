@@ -180,20 +180,35 @@ class ProfileEngine:
         self.tables = tables_for(source.pool)
         self.layout = _Layout(self.tables, len(self.definitions.regions), len(self.definitions.locations))
         self.cache_modulus = cache_modulus
+        self.has_metrics = bool((self.tables.kind == EventKind.METRIC).any())
         self.cache_references = cache_references
-        self.memo: dict[int, Partial] = {}
-        self.cached = np.zeros(len(self.tables), dtype=bool)
+        #: the memo: per node its row in the stacked partial results, or -1
+        self.slot = np.full(len(self.tables), -1, dtype=np.int64)
+        self._rows = 0
+        self._vec = np.zeros((16, self.layout.size), dtype=np.int64)
+        self._lo = np.zeros((16, self.layout.R), dtype=np.int64)
+        self._hi = np.zeros((16, self.layout.R), dtype=np.int64)
 
     # ------------------------------------------------------------------ sub-trees
 
-    def subtree(self, node: int) -> Partial:
-        """The partial profile of a whole sub-tree (memoized)."""
-        partial = self.memo.get(node)
-        if partial is None:
-            partial = self.propagate(np.array([node], np.int64), np.ones(1, np.int64))
-            self.memo[node] = partial
-            self.cached[node] = True
-        return partial
+    def subtree(self, node: int) -> None:
+        """Make sure the partial profile of a whole sub-tree is in the memo."""
+        if self.slot[node] >= 0:
+            return
+        partial = self.propagate(np.array([node], np.int64), np.ones(1, np.int64))
+        if self._rows == len(self._vec):
+            self._vec, self._lo, self._hi = (np.concatenate([a, np.zeros_like(a)]) for a in (self._vec, self._lo, self._hi))
+        row = self._rows
+        self._vec[row], self._lo[row], self._hi[row] = partial.vec, partial.lo, partial.hi
+        self.slot[node] = row
+        self._rows += 1
+
+    def _recall(self, out: Partial, nodes: np.ndarray, counts: np.ndarray) -> None:
+        """Add memoized sub-trees, each ``counts`` times, in one step."""
+        rows = self.slot[nodes]
+        out.vec += (self._vec[rows] * counts[:, None]).sum(axis=0)
+        np.minimum(out.lo, self._lo[rows].min(axis=0), out=out.lo)
+        np.maximum(out.hi, self._hi[rows].max(axis=0), out=out.hi)
 
     def propagate(self, seeds: np.ndarray, weights: np.ndarray) -> Partial:
         """The sum of the sub-trees of ``seeds`` (each ``weights`` times): walk the distinct
@@ -203,11 +218,10 @@ class ProfileEngine:
         reached: list[tuple[np.ndarray, np.ndarray]] = []
         nodes, counts = _aggregate(seeds, weights)
         while len(nodes):
-            if self.memo:
-                hit = self.cached[nodes]
+            if self._rows:
+                hit = self.slot[nodes] >= 0
                 if hit.any():
-                    for node, count in zip(nodes[hit].tolist(), counts[hit].tolist()):
-                        result.add(self.memo[node], count)
+                    self._recall(result, nodes[hit], counts[hit])
                     nodes, counts = nodes[~hit], counts[~hit]
             reached.append((nodes, counts))
             inner = t.kind[nodes] <= NodeKind.ARTIFICIAL
@@ -255,6 +269,7 @@ class ProfileEngine:
         acc = Partial(layout)
         before = np.zeros(layout.R, dtype=np.int64)
         plain: list[int] = []
+        memoized: list[int] = []
         kind, total, calltime = t.kind, t.total, t.calltime
         stack = [(root.root, root.start, -1, 0)]
         while stack:
@@ -266,7 +281,8 @@ class ProfileEngine:
                 if enclosing >= 0:
                     acc.vec[layout.excl + enclosing] -= calltime[node]
                 if depth % self.cache_modulus == 0 or t.refcount[node] > self.cache_references:
-                    acc.add(self.subtree(node))
+                    self.subtree(node)
+                    memoized.append(node)
                 else:
                     plain.append(node)
                 continue
@@ -292,18 +308,23 @@ class ProfileEngine:
             for j, child in enumerate(t.children[first:last].tolist()):
                 stack.append((child, child_start, enclosing, depth + 1))
                 child_start += d[2 * j + 1] + d[2 * j + 2]
+        if memoized:
+            self._recall(acc, np.array(memoized, np.int64), np.ones(len(memoized), np.int64))
         if plain:
             acc.add(self.propagate(np.array(plain, np.int64), np.ones(len(plain), np.int64)))
         return acc, before
 
     def metric_changes(self, location: int, start: int, stop: int) -> dict[int, tuple[int, int]]:
         """Per metric, its value (raw 64 bits) before and after the window."""
+        if not self.has_metrics:
+            return {}
         walker = self.source.location(location)
+
         def value_at(time: int) -> dict[int, int]:
-            index = walker.find(time) if time != NO_START else 0
+            index = 0 if time == NO_START else len(walker) if time == NO_STOP else walker.find(time)
             if index >= len(walker):
                 return dict(self.source.pool.metric_sums[walker.root])
-            return dict(walker.cursor(index).metrics)
+            return dict(walker.cursor(index).metrics) if index else {}
         before, after = value_at(start), value_at(stop)
         return {m: (before.get(m, 0), after.get(m, 0)) for m in set(before) | set(after)}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ class NodeTables:
     and soft properties in their stored order, 0 when absent); ``total`` (sub-tree
     duration) and ``events`` (sub-tree event count); children and durations in
     CSR form (``child_start[i]:child_start[i+1]`` indexes ``children``, likewise
-    ``duration_start``/``durations``). Derived: ``calltime`` (time covered by the calls
+    ``duration_start``/``durations``). Derived on first use: ``calltime`` (time covered by the calls
     of a sub-tree's top level: a call's total, the sum over an artificial node's
     children), ``inner`` (the calltime of a node's children: a call's exclusive time is
     ``total - inner``), ``gap`` (a node's own gaps: ``total`` minus its children's
@@ -47,15 +48,44 @@ class NodeTables:
     durations: np.ndarray
 
     def __post_init__(self) -> None:
-        n = len(self.kind)
-        starts = self.child_start
-        self.child_count = np.diff(starts)
-        self.parent_of_edge = np.repeat(np.arange(n, dtype=np.int64), self.child_count)
-        self.refcount = np.bincount(self.children, minlength=n).astype(np.int64)
-        self.calltime = self._calltime()
-        self.inner = self.segment_sum(self.calltime[self.children])
-        self.gap = self.total - self.segment_sum(self.total[self.children])
-        self.duration_prefix = np.concatenate(([0], np.cumsum(self.durations, dtype=np.int64)))
+        self.child_count = np.diff(self.child_start)
+
+    @cached_property
+    def parent_of_edge(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self), dtype=np.int64), self.child_count)
+
+    @cached_property
+    def refcount(self) -> np.ndarray:
+        return np.bincount(self.children, minlength=len(self)).astype(np.int64)
+
+    @cached_property
+    def calltime(self) -> np.ndarray:
+        """Calltime, bottom-up: an artificial node sums its children's, iterated over the
+        artificial nodes only (their chains are as deep as the splitting, a few levels)."""
+        kind = self.kind
+        calltime = np.where(kind == NodeKind.CALL, self.total, 0).astype(np.int64)
+        artificial = np.flatnonzero(kind == NodeKind.ARTIFICIAL)
+        if not len(artificial):
+            return calltime
+        kids, owner = self.expand(artificial)
+        while True:
+            summed = np.zeros(len(artificial), np.int64)
+            np.add.at(summed, owner, calltime[kids])
+            if np.array_equal(summed, calltime[artificial]):
+                return calltime
+            calltime[artificial] = summed
+
+    @cached_property
+    def inner(self) -> np.ndarray:
+        return self.segment_sum(self.calltime[self.children])
+
+    @cached_property
+    def gap(self) -> np.ndarray:
+        return self.total - self.segment_sum(self.total[self.children])
+
+    @cached_property
+    def duration_prefix(self) -> np.ndarray:
+        return np.concatenate(([0], np.cumsum(self.durations, dtype=np.int64)))
 
     def __len__(self) -> int:
         return len(self.kind)
@@ -64,21 +94,6 @@ class NodeTables:
         """Per node, the sum of a per-child-reference value over its children."""
         running = np.concatenate(([0], np.cumsum(per_edge, dtype=np.int64)))
         return running[self.child_start[1:]] - running[self.child_start[:-1]]
-
-    def _calltime(self) -> np.ndarray:
-        """Calltime, bottom-up: artificial nodes sum their children's (iterated to the
-        fixpoint; artificial chains are as deep as the splitting, a few levels)."""
-        kind = self.kind
-        calltime = np.where(kind == NodeKind.CALL, self.total, 0).astype(np.int64)
-        artificial = kind == NodeKind.ARTIFICIAL
-        if not artificial.any():
-            return calltime
-        while True:
-            summed = self.segment_sum(calltime[self.children])
-            updated = np.where(artificial, summed, calltime)
-            if np.array_equal(updated, calltime):
-                return calltime
-            calltime = updated
 
     def containing(self, kinds: tuple[int, ...]) -> np.ndarray:
         """Per node, whether its sub-tree holds an atomic node of one of ``kinds``
@@ -96,6 +111,40 @@ class NodeTables:
                 found = updated
             memo[kinds] = found
         return found
+
+    def levels(self) -> list[np.ndarray]:
+        """The nodes in rounds: every node comes after all its children (the rounds of a
+        topological sort by height; memoized)."""
+        memo = self.__dict__.get("_levels")
+        if memo is not None:
+            return memo
+        n = len(self)
+        waiting = self.child_count.copy()
+        order = np.argsort(self.children, kind="stable")  # edges by child: who to notify
+        by_child = self.parent_of_edge[order]
+        first = np.searchsorted(self.children[order], np.arange(n + 1))
+        ready = np.flatnonzero(waiting == 0)
+        rounds = []
+        while len(ready):
+            rounds.append(ready)
+            counts = first[ready + 1] - first[ready]
+            edges = np.repeat(first[ready] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+            parents = by_child[edges]
+            np.subtract.at(waiting, parents, 1)
+            ready = np.unique(parents[waiting[parents] == 0])
+        self.__dict__["_levels"] = rounds
+        return rounds
+
+    def bottom_up(self, own: np.ndarray) -> np.ndarray:
+        """Per node, the sum of ``own`` (rows per node) over its sub-tree, every reference
+        counted: ``S[v] = own[v] + sum of S[c] over the children c`` (4.26)."""
+        total = own.copy()
+        for nodes in self.levels()[1:]:
+            kids, owner = self.expand(nodes)
+            sums = np.zeros((len(nodes),) + own.shape[1:], dtype=own.dtype)
+            np.add.at(sums, owner, total[kids])
+            total[nodes] += sums
+        return total
 
     def expand(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The children of ``nodes`` (concatenated) and, for each, its position in ``nodes``."""

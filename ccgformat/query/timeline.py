@@ -135,8 +135,9 @@ class _Canvas:
 
     def image(self, rows: int) -> np.ndarray:
         out = np.zeros((rows, self.width, self.groups), dtype=np.int64)
-        for row, column, group, ticks in self.points:
-            np.add.at(out, (row, column, group), ticks)
+        if self.points:
+            row, column, group, ticks = (np.concatenate(parts) for parts in zip(*self.points))
+            np.add.at(out.reshape(-1), (row * self.width + column) * self.groups + group, ticks)
         if self.spans:
             diff = np.zeros((rows, self.width + 1, self.groups), dtype=np.int64)
             for row, group, first, last in self.spans:
@@ -147,39 +148,42 @@ class _Canvas:
         return out
 
 
-def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, root: int, begin: int, row: int,
+_CALL, _ARTIFICIAL = int(NodeKind.CALL), int(NodeKind.ARTIFICIAL)
+
+
+def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarray, begins: np.ndarray,
           by_depth: bool) -> int:
-    """Paint one location; returns the deepest level reached + 1."""
+    """Paint every location at once (row i = location i); returns the number of call
+    levels reached."""
     kind, total = t.kind, t.total
     start, stop = int(canvas.b[0]), int(canvas.b[-1])
-    nodes = np.array([root], np.int64)
-    times = np.array([begin], np.int64)
-    enc = np.array([-1], np.int64)
-    level = np.zeros(1, np.int64)
+    nodes, times = roots.astype(np.int64), begins.astype(np.int64)
+    row = np.arange(len(roots), dtype=np.int64)
+    enc = np.full(len(roots), -1, np.int64)
+    level = np.zeros(len(roots), np.int64)
     gathered: list[tuple[np.ndarray, ...]] = []
     deepest = 0
-
-    def own_gaps(nodes: np.ndarray, enc: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, ...]:
-        call = kind[nodes] == NodeKind.CALL
-        group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
-        rows = np.where(call, level, level - 1) if by_depth else np.full(len(nodes), row)
-        return call, group, rows
-
     while len(nodes):
         end = times + total[nodes]
-        keep = (kind[nodes] <= NodeKind.ARTIFICIAL) & (end > times) & (end > start) & (times < stop)
-        nodes, times, end, enc, level = nodes[keep], times[keep], end[keep], enc[keep], level[keep]
+        keep = (kind[nodes] <= _ARTIFICIAL) & (end > times) & (end > start) & (times < stop)
+        nodes, times, end, enc, level, row = (x[keep] for x in (nodes, times, end, enc, level, row))
         if not len(nodes):
             break
         deepest = max(deepest, int(level.max()) + 1)
         c0, c1 = canvas.column(np.maximum(times, start)), canvas.column(np.minimum(end, stop) - 1)
         inside = (c0 == c1) & (times >= start) & (end <= stop)
         if inside.any():
-            gathered.append((nodes[inside], c0[inside], enc[inside], level[inside]))
-        nodes, times, enc, level = nodes[~inside], times[~inside], enc[~inside], level[~inside]
+            if by_depth:
+                gathered.append((nodes[inside], c0[inside], enc[inside], level[inside]))
+            else:
+                _whole(t, canvas, group_of, nodes[inside], c0[inside], enc[inside], row[inside])
+            outside = ~inside
+            nodes, times, enc, level, row = (x[outside] for x in (nodes, times, enc, level, row))
         if not len(nodes):
             break
-        call, group, rows = own_gaps(nodes, enc, level)
+        call = kind[nodes] == _CALL
+        group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
+        rows = np.where(call, level, level - 1) if by_depth else row
         # gap j of a node with n children: offset sum(d[0..2j-1]), length d[2j]
         gaps = t.child_count[nodes] + 1
         owner = np.repeat(np.arange(len(nodes)), gaps)
@@ -191,18 +195,44 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, root: int, begin
         kids, parent, offset = t.child_offsets(nodes)
         child_enc = np.where(call, group, enc)
         nodes, times = kids, times[parent] + offset
-        enc, level = child_enc[parent], (level + call)[parent]
+        enc, level, row = child_enc[parent], (level + call)[parent], row[parent]
     if gathered:
-        deepest = max(deepest, _gathered(t, canvas, group_of, gathered, row, by_depth))
+        deepest = max(deepest, _gathered(t, canvas, group_of, gathered))
     return deepest
 
 
-def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: list[tuple[np.ndarray, ...]],
-              row: int, by_depth: bool) -> int:
-    """Nodes inside single columns: their own gaps times their multiplicity, level by level."""
+def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
+    """Per node, the exclusive time of its sub-tree's calls per group (memoized per
+    grouping): the cached partial results of 4.5.4 for rows by location."""
+    memo = t.__dict__.setdefault("_group_exclusive", {})
+    key = tuple(group_of.tolist())
+    found = memo.get(key)
+    if found is None:
+        groups = int(group_of.max()) + 1 if len(group_of) else 1
+        own = np.zeros((len(t), groups), dtype=np.int64)
+        calls = np.flatnonzero(t.kind == NodeKind.CALL)
+        own[calls, group_of[t.key0[calls]]] = t.total[calls] - t.inner[calls]
+        found = memo[key] = t.bottom_up(own)
+    return found
+
+
+def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarray, column: np.ndarray,
+           enc: np.ndarray, row: np.ndarray) -> None:
+    """Sub-trees inside one column, by location: their memoized group times, plus the
+    gaps of an artificial node, which belong to the enclosing call."""
+    exclusive = group_exclusive(t, group_of)[nodes]
+    groups = exclusive.shape[1]
+    canvas.add(np.repeat(row, groups), np.repeat(column, groups), np.tile(np.arange(groups), len(nodes)),
+               exclusive.ravel())
+    uncovered = t.total[nodes] - t.calltime[nodes]
+    valid = (enc >= 0) & (uncovered > 0)
+    canvas.add(row[valid], column[valid], enc[valid], uncovered[valid])
+
+
+def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: list[tuple[np.ndarray, ...]]) -> int:
+    """Rows by depth: nodes inside single columns, gathered per (node, column, enclosing
+    group, level) with multiplicities, adding their own gaps level by level."""
     nodes, column, enc, level = (np.concatenate(parts) for parts in zip(*gathered))
-    if not by_depth:
-        level = np.zeros_like(level)
     weight = np.ones(len(nodes), np.int64)
     deepest = 0
     g1 = canvas.groups + 1
@@ -221,7 +251,7 @@ def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: li
         deepest = max(deepest, int(level.max()) + 1)
         call = t.kind[nodes] == NodeKind.CALL
         group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
-        rows = np.where(call, level, level - 1) if by_depth else np.full(len(nodes), row)
+        rows = np.where(call, level, level - 1)
         ticks = t.gap[nodes] * weight
         valid = (group >= 0) & (ticks != 0)
         canvas.add(rows[valid], column[valid], group[valid], ticks[valid])
@@ -230,7 +260,7 @@ def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: li
         kids, parent = kids[keep], parent[keep]
         child_enc = np.where(call, group, enc)
         nodes, column, enc = kids, column[parent], child_enc[parent]
-        level, weight = (level + (call if by_depth else 0))[parent], weight[parent]
+        level, weight = (level + call)[parent], weight[parent]
     return deepest
 
 
@@ -250,10 +280,9 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
     boundaries = np.array([int(start) + i * span // width for i in range(width + 1)], dtype=np.int64)
     canvas = _Canvas(boundaries, len(names))
     chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
-    deepest = 0
-    for row, location in enumerate(chosen):
-        root = source.roots[location]
-        deepest = max(deepest, _walk(t, canvas, group_of, root.root, root.start, row, by == "depth"))
+    roots = np.array([source.roots[location].root for location in chosen], np.int64)
+    begins = np.array([source.roots[location].start for location in chosen], np.int64)
+    deepest = _walk(t, canvas, group_of, roots, begins, by == "depth")
     rows = len(chosen) if by == "location" else max(deepest, 1)
     exclusive = canvas.image(rows)
     widths = np.diff(boundaries) * (1 if by == "location" else max(len(chosen), 1))

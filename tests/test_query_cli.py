@@ -35,9 +35,9 @@ def test_profile_json(capsys, archive):
     assert code == 0
     document = json.loads(out)
     rows = {row["region"]: row for row in document["regions"]}
-    assert (rows[0]["name"], rows[0]["calls"], rows[0]["inclusive"], rows[0]["exclusive"]) == ("r0", 2, 85, 70)
-    assert (rows[1]["calls"], rows[1]["inclusive"], rows[1]["exclusive"], rows[1]["min"], rows[1]["max"]) == \
-        (2, 15, 15, 5, 10)
+    assert (rows["r0"]["id"], rows["r0"]["calls"], rows["r0"]["inclusive"], rows["r0"]["exclusive"]) == (0, 2, 85, 70)
+    assert (rows["r1"]["calls"], rows["r1"]["inclusive"], rows["r1"]["exclusive"], rows["r1"]["min"],
+            rows["r1"]["max"], rows["r1"]["mean"]) == (2, 15, 15, 5, 10, 7.5)
     assert document["messages"] == [{"sender": 0, "receiver": 1, "sent": 1, "sent_bytes": 64, "received": 1,
                                      "received_bytes": 64}]
 
@@ -45,10 +45,10 @@ def test_profile_json(capsys, archive):
 def test_profile_window_and_location(capsys, archive):
     code, out, _ = run(capsys, "profile", archive, "--start", 15, "--stop", 32, "--location", 0, "--json")
     assert code == 0
-    rows = {row["region"]: row for row in json.loads(out)["regions"]}
+    rows = {row["id"]: row for row in json.loads(out)["regions"]}
     # r1 [10, 20) contributes 5 ticks but is not counted; r1 [30, 35) is counted with 2 ticks
-    assert (rows[1]["calls"], rows[1]["inclusive"], rows[1]["min"]) == (1, 7, 2)
-    assert rows[0]["calls"] == 0 and rows[0]["exclusive"] == 17 - 7
+    assert (rows[1]["calls"], rows[1]["inclusive"], rows[1]["min"], rows[1]["mean"]) == (1, 7, 2, 2.0)
+    assert rows[0]["calls"] == 0 and rows[0]["exclusive"] == 17 - 7 and rows[0]["mean"] is None
     code, out, _ = run(capsys, "profile", archive)
     assert code == 0 and "r0" in out and "sender" in out
 

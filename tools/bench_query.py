@@ -74,7 +74,7 @@ def _archives(options: argparse.Namespace) -> list[dict[str, Any]]:
         source = root / relative
         if not source.exists():
             continue
-        path = CACHE / f"query-corpus-{Path(relative).name}.ccg"
+        path = CACHE / f"query-corpus-{name.split()[0]}.ccg"
         if not path.exists():
             ccgformat.convert(source, path)
         out.append({"trace": name, "path": str(path), "synthetic": False})

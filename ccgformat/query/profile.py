@@ -106,11 +106,13 @@ class Profile:
         raise KeyError(name)
 
     def to_json(self) -> dict[str, Any]:
-        """Plain lists and numbers (``ccg profile --json``)."""
+        """Plain lists and numbers (``ccg profile --json``); a region row names the region
+        in ``region`` and gives its definition index in ``id``."""
         def rows(items: Iterable[Any]) -> list[dict[str, Any]]:
             return [dict(item.__dict__) for item in items]
-        return {"start": self.start, "stop": self.stop, "locations": self.locations,
-                "regions": rows(self.regions), "groups": rows(self.groups), "messages": rows(self.messages),
+        regions = [{"region": r.name, "id": r.region, "group": r.group, "calls": r.calls, "inclusive": r.inclusive,
+                    "exclusive": r.exclusive, "min": r.min, "max": r.max, "mean": r.mean} for r in self.regions]
+        return {"start": self.start, "stop": self.stop, "locations": self.locations, "regions": regions, "groups": rows(self.groups), "messages": rows(self.messages),
                 "collectives": rows(self.collectives), "metrics": dict(self.metrics)}
 
 

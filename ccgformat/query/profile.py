@@ -12,8 +12,10 @@ Rules for a window ``[start, stop)`` (``None`` is open-ended):
   inside the window (the full ``leave - enter`` for calls that end inside it);
 * messages count SEND/ISEND events as sent and RECV/IRECV events as received, per
   (sender, receiver) location pair; collectives count COLL_END events per operation with
-  the bytes sent and received; metrics give each metric's change over the window
-  (value after it minus value before it, summed over the locations).
+  the bytes sent and received; metrics give, for every metric sampled in the trace, its
+  change over the window (value after it minus value before it, summed over the
+  locations: the sum of the sample differences inside it, or for ``double`` metrics the
+  difference of the two floating-point values).
 
 All sums are additive over adjacent windows (the additivity of 4.26). A sub-tree lying
 wholly inside the window contributes its partial profile, which is the same wherever the
@@ -133,7 +135,10 @@ class _Layout:
         self.calls, self.incl, self.excl = 0, R, 2 * R
         self.sent, self.sent_bytes, self.recv, self.recv_bytes = 3 * R, 3 * R + P, 3 * R + 2 * P, 3 * R + 3 * P
         self.coll, self.coll_sent, self.coll_recv = 3 * R + 4 * P, 3 * R + 4 * P + C, 3 * R + 4 * P + 2 * C
-        self.size = 3 * R + 4 * P + 3 * C
+        samples = tables.key0[kind == EventKind.METRIC]
+        self.M = int(samples.max()) + 1 if len(samples) else 0
+        self.metric = 3 * R + 4 * P + 3 * C
+        self.size = self.metric + self.M
 
     def peer(self, values: np.ndarray) -> np.ndarray:
         """Peer location ids; anything outside the definitions goes to the last slot."""
@@ -141,33 +146,32 @@ class _Layout:
 
 
 class Partial:
-    """Additive sums in one int64 vector (wrapping like the format's sums) plus the
-    per-region minimum and maximum call durations."""
+    """Additive sums per tag (a location of the query, or 0) in an int64 matrix, wrapping
+    like the format's sums, plus the per-region minimum and maximum call durations."""
 
     __slots__ = ("vec", "lo", "hi")
 
-    def __init__(self, layout: _Layout):
-        self.vec = np.zeros(layout.size, dtype=np.int64)
+    def __init__(self, layout: _Layout, tags: int = 1):
+        self.vec = np.zeros((tags, layout.size), dtype=np.int64)
         self.lo = np.full(layout.R, _BIG, dtype=np.int64)
         self.hi = np.full(layout.R, -1, dtype=np.int64)
 
-    def add(self, other: Partial, times: int = 1) -> None:
-        self.vec += other.vec * times
+    def add(self, other: Partial) -> None:
+        self.vec += other.vec
         np.minimum(self.lo, other.lo, out=self.lo)
         np.maximum(self.hi, other.hi, out=self.hi)
 
 
-def _aggregate(nodes: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct nodes with their summed weights (reference multiplicities)."""
+def _aggregate(nodes: np.ndarray, tags: np.ndarray, weights: np.ndarray,
+               tag_count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (node, tag) pairs with their summed weights (reference multiplicities)."""
     if len(nodes) <= 1:
-        return nodes, weights
-    unique, inverse = np.unique(nodes, return_inverse=True)
-    if len(unique) == len(nodes):
-        order = np.argsort(nodes, kind="stable")
-        return nodes[order], weights[order]
+        return nodes, tags, weights
+    key = nodes * tag_count + tags
+    unique, inverse = np.unique(key, return_inverse=True)
     summed = np.zeros(len(unique), dtype=np.int64)
     np.add.at(summed, inverse, weights)
-    return unique, summed
+    return unique // tag_count, unique % tag_count, summed
 
 
 class ProfileEngine:
@@ -182,7 +186,9 @@ class ProfileEngine:
         self.tables = tables_for(source.pool)
         self.layout = _Layout(self.tables, len(self.definitions.regions), len(self.definitions.locations))
         self.cache_modulus = cache_modulus
-        self.has_metrics = bool((self.tables.kind == EventKind.METRIC).any())
+        self.sampled = set(np.unique(self.tables.key0[self.tables.kind == EventKind.METRIC]).tolist())
+        self.doubles = {m for m in self.sampled
+                        if m < len(self.definitions.metrics) and self.definitions.metrics[m].value_type == "double"}
         self.cache_references = cache_references
         #: the memo: per node its row in the stacked partial results, or -1
         self.slot = np.full(len(self.tables), -1, dtype=np.int64)
@@ -193,132 +199,146 @@ class ProfileEngine:
 
     # ------------------------------------------------------------------ sub-trees
 
-    def subtree(self, node: int) -> None:
-        """Make sure the partial profile of a whole sub-tree is in the memo."""
-        if self.slot[node] >= 0:
-            return
-        partial = self.propagate(np.array([node], np.int64), np.ones(1, np.int64))
-        if self._rows == len(self._vec):
-            self._vec, self._lo, self._hi = (np.concatenate([a, np.zeros_like(a)]) for a in (self._vec, self._lo, self._hi))
-        row = self._rows
-        self._vec[row], self._lo[row], self._hi[row] = partial.vec, partial.lo, partial.hi
-        self.slot[node] = row
-        self._rows += 1
+    def memoize(self, nodes: np.ndarray) -> None:
+        """Make sure the partial profiles of these whole sub-trees are in the memo."""
+        for node in np.unique(nodes[self.slot[nodes] < 0]).tolist():
+            partial = self.propagate(np.array([node], np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
+            if self._rows == len(self._vec):
+                self._vec, self._lo, self._hi = (np.concatenate([a, np.zeros_like(a)])
+                                                 for a in (self._vec, self._lo, self._hi))
+            row = self._rows
+            self._vec[row], self._lo[row], self._hi[row] = partial.vec[0], partial.lo, partial.hi
+            self.slot[node] = row
+            self._rows += 1
 
-    def _recall(self, out: Partial, nodes: np.ndarray, counts: np.ndarray) -> None:
-        """Add memoized sub-trees, each ``counts`` times, in one step."""
+    def _recall(self, out: Partial, nodes: np.ndarray, tags: np.ndarray, counts: np.ndarray) -> None:
+        """Add memoized sub-trees, each ``counts`` times to its tag, in one step."""
         rows = self.slot[nodes]
-        out.vec += (self._vec[rows] * counts[:, None]).sum(axis=0)
+        np.add.at(out.vec, tags, self._vec[rows] * counts[:, None])
         np.minimum(out.lo, self._lo[rows].min(axis=0), out=out.lo)
         np.maximum(out.hi, self._hi[rows].max(axis=0), out=out.hi)
 
-    def propagate(self, seeds: np.ndarray, weights: np.ndarray) -> Partial:
-        """The sum of the sub-trees of ``seeds`` (each ``weights`` times): walk the distinct
-        nodes level by level with their multiplicities, stopping at memoized nodes."""
+    def propagate(self, seeds: np.ndarray, tags: np.ndarray, weights: np.ndarray, tag_count: int) -> Partial:
+        """The sum of the sub-trees of ``seeds``, each ``weights`` times into its tag: walk
+        the distinct (node, tag) pairs level by level with their multiplicities,
+        stopping at memoized nodes."""
         t, layout = self.tables, self.layout
-        result = Partial(layout)
-        reached: list[tuple[np.ndarray, np.ndarray]] = []
-        nodes, counts = _aggregate(seeds, weights)
+        result = Partial(layout, tag_count)
+        reached: list[tuple[np.ndarray, ...]] = []
+        nodes, tags, counts = _aggregate(seeds, tags, weights, tag_count)
         while len(nodes):
             if self._rows:
                 hit = self.slot[nodes] >= 0
                 if hit.any():
-                    self._recall(result, nodes[hit], counts[hit])
-                    nodes, counts = nodes[~hit], counts[~hit]
-            reached.append((nodes, counts))
+                    self._recall(result, nodes[hit], tags[hit], counts[hit])
+                    miss = ~hit
+                    nodes, tags, counts = nodes[miss], tags[miss], counts[miss]
+            reached.append((nodes, tags, counts))
             inner = t.kind[nodes] <= NodeKind.ARTIFICIAL
             kids, owner = t.expand(nodes[inner])
-            nodes, counts = _aggregate(kids, counts[inner][owner])
+            nodes, tags, counts = _aggregate(kids, tags[inner][owner], counts[inner][owner], tag_count)
         if reached:
-            self._features(result, np.concatenate([n for n, _ in reached]),
-                           np.concatenate([c for _, c in reached]))
+            self._features(result, *(np.concatenate(parts) for parts in zip(*reached)))
         return result
 
-    def _features(self, out: Partial, nodes: np.ndarray, counts: np.ndarray) -> None:
-        """Add what the nodes themselves hold, each ``counts`` times."""
+    def _features(self, out: Partial, nodes: np.ndarray, tags: np.ndarray, counts: np.ndarray) -> None:
+        """Add what the nodes themselves hold, each ``counts`` times into its tag."""
         t, layout, vec = self.tables, self.layout, out.vec
         kind = t.kind[nodes]
         call = kind == NodeKind.CALL
         if call.any():
-            region, m, total = t.key0[nodes[call]], counts[call], t.total[nodes[call]]
-            np.add.at(vec, layout.calls + region, m)
-            np.add.at(vec, layout.incl + region, m * total)
-            np.add.at(vec, layout.excl + region, m * (total - t.inner[nodes[call]]))
+            region, tag, m, total = t.key0[nodes[call]], tags[call], counts[call], t.total[nodes[call]]
+            np.add.at(vec, (tag, layout.calls + region), m)
+            np.add.at(vec, (tag, layout.incl + region), m * total)
+            np.add.at(vec, (tag, layout.excl + region), m * (total - t.inner[nodes[call]]))
             np.minimum.at(out.lo, region, total)
             np.maximum.at(out.hi, region, total)
         for kinds, number, size in ((_SENDS, layout.sent, layout.sent_bytes),
                                     (_RECEIVES, layout.recv, layout.recv_bytes)):
             chosen = np.isin(kind, kinds)
             if chosen.any():
-                peer = layout.peer(t.key0[nodes[chosen]])
-                np.add.at(vec, number + peer, counts[chosen])
-                np.add.at(vec, size + peer, counts[chosen] * t.soft0[nodes[chosen]])
+                peer, tag = layout.peer(t.key0[nodes[chosen]]), tags[chosen]
+                np.add.at(vec, (tag, number + peer), counts[chosen])
+                np.add.at(vec, (tag, size + peer), counts[chosen] * t.soft0[nodes[chosen]])
+        chosen = kind == EventKind.METRIC
+        if chosen.any():  # sums of sample differences, wrapping like the format's (records.md)
+            np.add.at(vec, (tags[chosen], layout.metric + t.key0[nodes[chosen]]), counts[chosen] * t.soft0[nodes[chosen]])
         chosen = kind == EventKind.COLL_END
         if chosen.any():
-            op = np.searchsorted(layout.ops, t.key0[nodes[chosen]])
+            op, tag = np.searchsorted(layout.ops, t.key0[nodes[chosen]]), tags[chosen]
             m = counts[chosen]
-            np.add.at(vec, layout.coll + op, m)
-            np.add.at(vec, layout.coll_sent + op, m * t.soft0[nodes[chosen]])
-            np.add.at(vec, layout.coll_recv + op, m * t.soft1[nodes[chosen]])
+            np.add.at(vec, (tag, layout.coll + op), m)
+            np.add.at(vec, (tag, layout.coll_sent + op), m * t.soft0[nodes[chosen]])
+            np.add.at(vec, (tag, layout.coll_recv + op), m * t.soft1[nodes[chosen]])
 
     # ------------------------------------------------------------------ windows
 
-    def location(self, location: int, start: int, stop: int) -> tuple[Partial, np.ndarray]:
-        """One location's partial profile of ``[start, stop)``, and per region the time of
-        the calls entered before ``start`` (not counted calls, left out of the mean)."""
-        root = self.source.roots[location]
+    def window(self, locations: list[int], start: int, stop: int) -> tuple[Partial, np.ndarray]:
+        """The partial profile of ``[start, stop)`` per location (tag = position in
+        ``locations``), and per region the time of the calls entered before ``start``
+        (not counted, so left out of the mean). All locations descend together, one level
+        of their boundary paths at a time."""
         t, layout = self.tables, self.layout
-        acc = Partial(layout)
+        L = len(locations)
+        acc = Partial(layout, L)
         before = np.zeros(layout.R, dtype=np.int64)
-        plain: list[int] = []
-        memoized: list[int] = []
-        kind, total, calltime = t.kind, t.total, t.calltime
-        stack = [(root.root, root.start, -1, 0)]
-        while stack:
-            node, s, enclosing, depth = stack.pop()
-            e = s + int(total[node])
-            if e < start or s >= stop:
-                continue
-            if s >= start and e < stop:  # wholly inside: a sub-tree partial
-                if enclosing >= 0:
-                    acc.vec[layout.excl + enclosing] -= calltime[node]
-                if depth % self.cache_modulus == 0 or t.refcount[node] > self.cache_references:
-                    self.subtree(node)
-                    memoized.append(node)
-                else:
-                    plain.append(node)
-                continue
-            if kind[node] == NodeKind.CALL:
-                region = int(t.key0[node])
-                part = max(0, min(e, stop) - max(s, start))
-                acc.vec[layout.incl + region] += part
-                acc.vec[layout.excl + region] += part
-                if enclosing >= 0:
-                    acc.vec[layout.excl + enclosing] -= part
-                if s >= start:
-                    acc.vec[layout.calls + region] += 1
-                    acc.lo[region] = min(acc.lo[region], part)
-                    acc.hi[region] = max(acc.hi[region], part)
-                else:
-                    before[region] += part
-                enclosing = region
-            first, last = t.child_start[node], t.child_start[node + 1]
-            if first == last:
-                continue
-            d = t.durations[t.duration_start[node]:t.duration_start[node + 1]].tolist()
-            child_start = s + d[0]
-            for j, child in enumerate(t.children[first:last].tolist()):
-                stack.append((child, child_start, enclosing, depth + 1))
-                child_start += d[2 * j + 1] + d[2 * j + 2]
-        if memoized:
-            self._recall(acc, np.array(memoized, np.int64), np.ones(len(memoized), np.int64))
+        roots = [self.source.roots[location] for location in locations]
+        nodes = np.array([root.root for root in roots], np.int64)
+        times = np.array([root.start for root in roots], np.int64)
+        tags = np.arange(L, dtype=np.int64)
+        enclosing = np.full(L, -1, np.int64)
+        depth = 0
+        memo: list[tuple[np.ndarray, np.ndarray]] = []
+        plain: list[tuple[np.ndarray, np.ndarray]] = []
+        while len(nodes):
+            end = times + t.total[nodes]
+            live = (end >= start) & (times < stop)
+            inside = live & (times >= start) & (end < stop)
+            if inside.any():  # wholly inside: sub-tree partials
+                node, tag, outer = nodes[inside], tags[inside], enclosing[inside]
+                has = outer >= 0
+                np.add.at(acc.vec, (tag[has], layout.excl + outer[has]), -t.calltime[node[has]])
+                cached = t.refcount[node] > self.cache_references
+                if depth % self.cache_modulus == 0:
+                    cached[:] = True
+                memo.append((node[cached], tag[cached]))
+                plain.append((node[~cached], tag[~cached]))
+            cut = live & ~inside
+            nodes, times, end, tags, enclosing = nodes[cut], times[cut], end[cut], tags[cut], enclosing[cut]
+            call = t.kind[nodes] == NodeKind.CALL
+            if call.any():  # calls cut by a bound: their part inside
+                region, tag, outer = t.key0[nodes[call]], tags[call], enclosing[call]
+                part = np.maximum(0, np.minimum(end[call], stop) - np.maximum(times[call], start))
+                np.add.at(acc.vec, (tag, layout.incl + region), part)
+                np.add.at(acc.vec, (tag, layout.excl + region), part)
+                has = outer >= 0
+                np.add.at(acc.vec, (tag[has], layout.excl + outer[has]), -part[has])
+                counted = times[call] >= start
+                np.add.at(acc.vec, (tag[counted], layout.calls + region[counted]), 1)
+                np.minimum.at(acc.lo, region[counted], part[counted])
+                np.maximum.at(acc.hi, region[counted], part[counted])
+                np.add.at(before, region[~counted], part[~counted])
+                enclosing = np.where(call, t.key0[nodes], enclosing)
+            kids, owner, offset = t.child_offsets(nodes)
+            nodes, times, tags, enclosing = kids, times[owner] + offset, tags[owner], enclosing[owner]
+            depth += 1
+        if memo:
+            node, tag = (np.concatenate(parts) for parts in zip(*memo))
+            if len(node):
+                self.memoize(node)
+                self._recall(acc, node, tag, np.ones(len(node), np.int64))
         if plain:
-            acc.add(self.propagate(np.array(plain, np.int64), np.ones(len(plain), np.int64)))
+            node, tag = (np.concatenate(parts) for parts in zip(*plain))
+            if len(node):
+                acc.add(self.propagate(node, tag, np.ones(len(node), np.int64), L))
         return acc, before
 
     def metric_changes(self, location: int, start: int, stop: int) -> dict[int, tuple[int, int]]:
-        """Per metric, its value (raw 64 bits) before and after the window."""
-        if not self.has_metrics:
+        """Per floating-point metric, its value (raw 64 bits) before and after the window
+        (the change of an integer metric is the sum of its differences, in the partial
+        results; a floating-point one needs both values)."""
+        doubles = self.doubles
+        if not doubles:
             return {}
         walker = self.source.location(location)
 
@@ -328,7 +348,7 @@ class ProfileEngine:
                 return dict(self.source.pool.metric_sums[walker.root])
             return dict(walker.cursor(index).metrics) if index else {}
         before, after = value_at(start), value_at(stop)
-        return {m: (before.get(m, 0), after.get(m, 0)) for m in set(before) | set(after)}
+        return {m: (before.get(m, 0), after.get(m, 0)) for m in (set(before) | set(after)) & doubles}
 
     def profile(self, start: int | None = None, stop: int | None = None,
                 locations: Iterable[int] | None = None) -> Profile:
@@ -340,20 +360,22 @@ class ProfileEngine:
         for location in chosen:
             if location not in self.source.roots:
                 raise KeyError(f"no location {location}")
-        layout, definitions = self.layout, self.definitions
+        layout = self.layout
         total = Partial(layout)
         before = np.zeros(layout.R, dtype=np.int64)
         pairs: dict[tuple[int, int], list[int]] = {}
         metrics: dict[int, int | float] = {}
-        for location in chosen:
-            if lo >= hi:
-                break
-            partial, early = self.location(location, lo, hi)
-            total.add(partial)
-            before += early
-            self._pairs(pairs, location, partial.vec)
-            for metric, (first, last) in self.metric_changes(location, lo, hi).items():
-                metrics[metric] = metrics.get(metric, 0) + self._change(metric, first, last)
+        if lo < hi and chosen:
+            partial, before = self.window(chosen, lo, hi)
+            total.vec[0] = partial.vec.sum(axis=0)
+            total.lo, total.hi = partial.lo, partial.hi
+            for tag, location in enumerate(chosen):
+                self._pairs(pairs, location, partial.vec[tag])
+                for metric, (first, last) in self.metric_changes(location, lo, hi).items():
+                    metrics[metric] = metrics.get(metric, 0) + self._change(metric, first, last)
+            sums = total.vec[0][layout.metric:]
+            for metric in sorted(self.sampled - self.doubles):
+                metrics[metric] = self._change(metric, 0, int(sums[metric]))
         return self._result(start, stop, chosen, total, before, pairs, metrics)
 
     def _pairs(self, pairs: dict[tuple[int, int], list[int]], location: int, vec: np.ndarray) -> None:
@@ -379,7 +401,7 @@ class ProfileEngine:
 
     def _result(self, start: int | None, stop: int | None, chosen: list[int], total: Partial,
                 before: np.ndarray, pairs: dict[tuple[int, int], list[int]], metrics: dict[int, int | float]) -> Profile:
-        layout, definitions, vec = self.layout, self.definitions, total.vec
+        layout, definitions, vec = self.layout, self.definitions, total.vec[0]
         regions = []
         for region in range(layout.R):
             calls, incl, excl = (int(vec[o + region]) for o in (layout.calls, layout.incl, layout.excl))

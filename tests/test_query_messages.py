@@ -4,7 +4,10 @@ the communication matrix and the corpus."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 import ccgformat
@@ -15,10 +18,8 @@ from ccgformat.query.tables import tables_for
 
 from . import query_oracle as oracle
 from . import traces
+from .corpus import corpus_path
 from .query_support import CORPUS, converted
-
-import pytest
-
 
 def check(source, locations=None):
     chosen = sorted(source.roots) if locations is None else locations
@@ -91,3 +92,22 @@ def test_corpus_messages(tmp_path_factory, name):
     if name == "otf2-stencil":
         assert len(result) == 512 and not result.unmatched
         assert np.array_equal(result.matrix()[0], result.matrix()[0].T)  # halo exchange is symmetric
+
+
+def test_paje_links_pair_by_key(tmp_path):
+    """Two links between the same containers whose ends arrive in the other order: their
+    keys, not their order, pair them."""
+    source = Path(corpus_path(*CORPUS["paje-links"]))
+    lines = source.read_text().splitlines()
+    header = [line for line in lines if not line.startswith(("16 ", "19 "))]
+    body = ["16 0.1 0 LINK p1 c k1", "16 0.2 0 LINK p1 c k2", "19 0.3 0 LINK p2 c k2", "19 0.4 0 LINK p2 c k1"]
+    trace = tmp_path / "crossed.trace"
+    trace.write_text("\n".join(header + body) + "\n")
+    target = tmp_path / "crossed.ccg"
+    ccgformat.convert(trace, target)
+    with ccgformat.open(target) as archive:
+        result = messages(archive)
+        ticks = archive.timer_resolution // 10
+        assert sorted((m["send_time"], m["recv_time"]) for m in result.rows()) == \
+            [(1 * ticks, 4 * ticks), (2 * ticks, 3 * ticks)]
+        assert not result.unmatched

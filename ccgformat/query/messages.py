@@ -10,12 +10,13 @@ on the sender gives the send's completion time, an IRECV_REQUEST posted on the r
 gives the receive's post time (the IRECV itself is its completion). Collectives: the
 k-th COLL_END on communicator C of every location is one operation (4.3.6); its begin is
 the location's preceding COLL_BEGIN. What does not match is reported, never dropped.
-Paje links arrive from the importer already paired by their key as SEND/RECV with the
-peer location (comm = link type); this FIFO rule then pairs them in order.
+Paje links (SEND/RECV with comm = link type) pair by their value and key, which the
+importer keeps in the GENERIC ``paje:fields`` event right before each end.
 """
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
@@ -31,6 +32,7 @@ _WANTED = tuple(int(k) for k in (EventKind.SEND, EventKind.RECV, EventKind.ISEND
                                   EventKind.COLL_END))
 _SENDS = (EventKind.SEND, EventKind.ISEND)
 _RECEIVES = (EventKind.RECV, EventKind.IRECV)
+PAJE_HINT = "paje:fields"
 MESSAGE_COLUMNS = ("sender", "send_time", "receiver", "recv_time", "comm", "tag", "size", "recv_size",
                    "send_done", "recv_posted")
 
@@ -105,9 +107,14 @@ class Messages:
 
 
 class _Matcher:
-    def __init__(self) -> None:
-        self.sends: dict[tuple[int, int, int, int], deque[int]] = {}
-        self.receives: dict[tuple[int, int, int, int], deque[int]] = {}
+    def __init__(self, strings: list[str]) -> None:
+        #: Paje link hints: GENERIC "paje:fields" events right before a SEND or RECV name
+        #: the link's value and key, which pair the two ends (and not their order)
+        self.strings = strings
+        self.hint = strings.index(PAJE_HINT) if PAJE_HINT in strings else -1
+        self.links: dict[int, tuple[Any, ...]] = {}
+        self.sends: dict[tuple[Any, ...], deque[int]] = {}
+        self.receives: dict[tuple[Any, ...], deque[int]] = {}
         self.records: list[list[int]] = []  # [location, time, kind, peer, comm, tag, size, extra time]
         self.pairs: list[tuple[int, int]] = []
         self.requests: dict[tuple[int, int], int] = {}  # open ISEND requests -> record
@@ -120,11 +127,17 @@ class _Matcher:
         self.events = 0
 
     def batch(self, location: int, columns: list[list[int]]) -> None:
-        """Events of one location in order: time, kind, ref, comm, tag, request, size, recv_size."""
+        """Events of one location in order: time, kind, ref, comm, tag, request, size,
+        recv_size, value."""
         self.events += len(columns[0])
-        for time, kind, ref, comm, tag, request, size, recv_size in zip(*columns):
+        for time, kind, ref, comm, tag, request, size, recv_size, value in zip(*columns):
+            if kind == EventKind.GENERIC:
+                if ref == self.hint:
+                    self.link_hint(location, value)
+                continue
+            link = self.links.pop(location, None)
             if kind in _SENDS or kind in _RECEIVES:
-                self.p2p(location, time, kind, ref, comm, tag, request, size)
+                self.p2p(location, time, kind, ref, comm, tag, request, size, link)
             elif kind == EventKind.REQUEST_COMPLETE:
                 record = self.requests.pop((location, request), None)
                 if record is not None:
@@ -140,8 +153,16 @@ class _Matcher:
                 self.collectives.setdefault((comm, index), []).append(
                     (location, begin, time, ref, tag, size, recv_size))
 
+    def link_hint(self, location: int, value: int) -> None:
+        try:
+            fields = json.loads(self.strings[value]).get("f", {})
+        except (ValueError, IndexError, AttributeError):
+            return
+        if isinstance(fields, dict) and "Key" in fields:
+            self.links[location] = ("link", str(fields.get("Value")), str(fields["Key"]))
+
     def p2p(self, location: int, time: int, kind: int, ref: int, comm: int, tag: int, request: int,
-            size: int) -> None:
+            size: int, link: tuple[Any, ...] | None = None) -> None:
         sending = kind in _SENDS
         extra = -1
         if kind == EventKind.IRECV:
@@ -150,7 +171,9 @@ class _Matcher:
         self.records.append([location, time, kind, ref, comm, tag, size, extra])
         if kind == EventKind.ISEND:
             self.requests[(location, request)] = record
-        key = (location, ref, comm, tag) if sending else (ref, location, comm, tag)
+        key: tuple[Any, ...] = (location, ref, comm, tag) if sending else (ref, location, comm, tag)
+        if link is not None:
+            key = (*key[:3], *link)
         waiting = (self.receives if sending else self.sends).get(key)
         if waiting:
             peer = waiting.popleft()
@@ -163,26 +186,30 @@ class _Matcher:
 
 
 def _columns(t: NodeTables, times: np.ndarray, nodes: np.ndarray) -> list[np.ndarray]:
-    """Event columns (time, kind, ref, comm, tag, request, size, recv_size) of the
+    """Event columns (time, kind, ref, comm, tag, request, size, recv_size, value) of the
     selected atomic nodes, from their stored properties (spec/records.md key order)."""
     kind = t.kind[nodes]
+    generic = kind == EventKind.GENERIC
     request_only = np.isin(kind, (EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE))
     zero = np.zeros(len(nodes), np.int64)
     ref = np.where(request_only, 0, t.key0[nodes])
     request = np.where(request_only, t.key0[nodes],
                        np.where(np.isin(kind, (EventKind.ISEND, EventKind.IRECV)), t.key3[nodes], zero))
     recv_size = np.where(kind == EventKind.COLL_END, t.soft1[nodes], zero)
-    return [times, kind, ref, t.key1[nodes], t.key2[nodes], request, t.soft0[nodes], recv_size]
+    comm = np.where(generic, 0, t.key1[nodes])
+    return [times, kind, ref, comm, t.key2[nodes], request, t.soft0[nodes], recv_size,
+            np.where(generic, t.key1[nodes], zero)]
 
 
-def _interleaved(source: Any, locations: list[int], batch_size: int) -> Iterator[tuple[int, list[list[int]]]]:
+def _interleaved(source: Any, locations: list[int], batch_size: int,
+                 kinds: tuple[int, ...]) -> Iterator[tuple[int, list[list[int]]]]:
     """``batch_size`` message events of each location in turn (the alternating traversal
     of 4.5.5), selected from the graph without expanding anything else."""
     t = tables_for(source.pool)
     streams = []
     for location in locations:
         root = source.roots[location]
-        times, nodes = select_events(t, root.root, root.start, _WANTED)
+        times, nodes = select_events(t, root.root, root.start, kinds)
         streams.append((location, _columns(t, times, nodes), len(nodes)))
     position = 0
     while streams:
@@ -199,8 +226,9 @@ def messages(source: Any, start: int | None = None, stop: int | None = None,
     send or receive in ``[start, stop)`` and the unmatched events and collectives in it.
     With ``locations``, events whose peer is not among them stay unmatched."""
     chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
-    matcher = _Matcher()
-    for location, batch in _interleaved(source, chosen, batch_size):
+    matcher = _Matcher(source.definitions.strings)
+    kinds = _WANTED + ((int(EventKind.GENERIC),) if matcher.hint >= 0 else ())
+    for location, batch in _interleaved(source, chosen, batch_size, kinds):
         matcher.batch(location, batch)
     lo = -(1 << 63) if start is None else start
     hi = (1 << 63) - 1 if stop is None else stop

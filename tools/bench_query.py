@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import statistics
 import time
 from pathlib import Path
@@ -24,7 +25,8 @@ from bench_builder import PARAM_SETS, TRACES
 from benchkit import Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, peak_rss_mb, run_child
 from ccgformat import EventKind, Params
 
-CACHE = Path(__file__).resolve().parent.parent / "bench-out"
+#: Where built archives are kept between runs ($CCG_BENCH_OUT, else bench-out/ in the checkout).
+CACHE = Path(os.environ.get("CCG_BENCH_OUT", Path(__file__).resolve().parent.parent / "bench-out"))
 #: Nested windows of the dissertation's Table 5.2: fractions of the trace, around its middle.
 FRACTIONS = (1, 3, 30, 300)
 TIMELINE_WIDTH = 1000

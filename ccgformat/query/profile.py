@@ -19,11 +19,15 @@ Rules for a window ``[start, stop)`` (``None`` is open-ended):
 
 All sums are additive over adjacent windows (the additivity of 4.26). A sub-tree lying
 wholly inside the window contributes its partial profile, which is the same wherever the
-sub-tree is referenced, within one location, across locations and across queries: it is
-computed once, by a vectorised pass over the distinct nodes below it that counts how
-often each is reached, and memoized under the partial caching policy of 5.4.1 (node
-depth mod ``cache_modulus`` = 0 or more than ``cache_references`` references). The nodes
-the two window bounds cut - at most b per level along two paths - are evaluated directly.
+sub-tree is referenced - within one location, across locations and across queries. The
+window's bounds cut at most b nodes per level along two paths; those are evaluated
+directly, all locations descending together. The sub-trees taken whole (also at most b
+per level and bound) are memoized; each is computed by a vectorised pass over the
+distinct nodes below it that counts how often each is reached, and in that pass the
+nodes chosen by the partial caching policy of 5.4.1 (depth below the location root a
+multiple of ``cache_modulus``, or more than ``cache_references`` references) are
+memoized too and end the descent of later passes. A successive query therefore costs
+the two boundary paths plus one memo lookup per whole sub-tree.
 """
 
 from __future__ import annotations
@@ -146,15 +150,16 @@ class _Layout:
 
 
 class Partial:
-    """Additive sums per tag (a location of the query, or 0) in an int64 matrix, wrapping
-    like the format's sums, plus the per-region minimum and maximum call durations."""
+    """Per tag (a location of a query, or a sub-tree being memoized): additive sums in an
+    int64 matrix, wrapping like the format's sums, and per-region minimum and maximum
+    call durations."""
 
     __slots__ = ("vec", "lo", "hi")
 
     def __init__(self, layout: _Layout, tags: int = 1):
         self.vec = np.zeros((tags, layout.size), dtype=np.int64)
-        self.lo = np.full(layout.R, _BIG, dtype=np.int64)
-        self.hi = np.full(layout.R, -1, dtype=np.int64)
+        self.lo = np.full((tags, layout.R), _BIG, dtype=np.int64)
+        self.hi = np.full((tags, layout.R), -1, dtype=np.int64)
 
     def add(self, other: Partial) -> None:
         self.vec += other.vec
@@ -162,16 +167,19 @@ class Partial:
         np.maximum(self.hi, other.hi, out=self.hi)
 
 
-def _aggregate(nodes: np.ndarray, tags: np.ndarray, weights: np.ndarray,
-               tag_count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct (node, tag) pairs with their summed weights (reference multiplicities)."""
+def _aggregate(nodes: np.ndarray, tags: np.ndarray, weights: np.ndarray, tag_count: int,
+               depth: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Distinct (node, tag) pairs with their summed weights (reference multiplicities) and
+    the smallest depth they were reached at."""
     if len(nodes) <= 1:
-        return nodes, tags, weights
+        return nodes, tags, weights, depth
     key = nodes * tag_count + tags
     unique, inverse = np.unique(key, return_inverse=True)
     summed = np.zeros(len(unique), dtype=np.int64)
     np.add.at(summed, inverse, weights)
-    return unique // tag_count, unique % tag_count, summed
+    shallowest = np.full(len(unique), np.iinfo(np.int64).max)
+    np.minimum.at(shallowest, inverse, depth)
+    return unique // tag_count, unique % tag_count, summed, shallowest
 
 
 class ProfileEngine:
@@ -199,44 +207,67 @@ class ProfileEngine:
 
     # ------------------------------------------------------------------ sub-trees
 
-    def memoize(self, nodes: np.ndarray) -> None:
-        """Make sure the partial profiles of these whole sub-trees are in the memo."""
-        for node in np.unique(nodes[self.slot[nodes] < 0]).tolist():
-            partial = self.propagate(np.array([node], np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
-            if self._rows == len(self._vec):
-                self._vec, self._lo, self._hi = (np.concatenate([a, np.zeros_like(a)])
-                                                 for a in (self._vec, self._lo, self._hi))
-            row = self._rows
-            self._vec[row], self._lo[row], self._hi[row] = partial.vec[0], partial.lo, partial.hi
-            self.slot[node] = row
-            self._rows += 1
+    def eligible(self, nodes: np.ndarray, depth: np.ndarray) -> np.ndarray:
+        """The caching policy of 5.4.1: call or artificial nodes at a depth (below their
+        location's root) that is a multiple of ``cache_modulus``, or referenced more than
+        ``cache_references`` times."""
+        t = self.tables
+        return (t.kind[nodes] <= NodeKind.ARTIFICIAL) & (
+            (depth % self.cache_modulus == 0) | (t.refcount[nodes] > self.cache_references))
+
+    def memoize(self, nodes: np.ndarray, depth: np.ndarray) -> None:
+        """Put the partial profiles of these whole sub-trees (found at ``depth``) into the
+        memo, all in one pass tagged by sub-tree."""
+        new = self.slot[nodes] < 0
+        nodes, where = np.unique(nodes[new], return_index=True)
+        if not len(nodes):
+            return
+        k = len(nodes)
+        partial = self.propagate(nodes, np.arange(k, dtype=np.int64), np.ones(k, np.int64), k, depth[new][where])
+        while self._rows + k > len(self._vec):
+            self._vec, self._lo, self._hi = (np.concatenate([a, np.zeros_like(a)])
+                                             for a in (self._vec, self._lo, self._hi))
+        rows = np.arange(self._rows, self._rows + k)
+        self._vec[rows], self._lo[rows], self._hi[rows] = partial.vec, partial.lo, partial.hi
+        self.slot[nodes] = rows
+        self._rows += k
 
     def _recall(self, out: Partial, nodes: np.ndarray, tags: np.ndarray, counts: np.ndarray) -> None:
         """Add memoized sub-trees, each ``counts`` times to its tag, in one step."""
         rows = self.slot[nodes]
         np.add.at(out.vec, tags, self._vec[rows] * counts[:, None])
-        np.minimum(out.lo, self._lo[rows].min(axis=0), out=out.lo)
-        np.maximum(out.hi, self._hi[rows].max(axis=0), out=out.hi)
+        np.minimum.at(out.lo, tags, self._lo[rows])
+        np.maximum.at(out.hi, tags, self._hi[rows])
 
-    def propagate(self, seeds: np.ndarray, tags: np.ndarray, weights: np.ndarray, tag_count: int) -> Partial:
-        """The sum of the sub-trees of ``seeds``, each ``weights`` times into its tag: walk
-        the distinct (node, tag) pairs level by level with their multiplicities,
-        stopping at memoized nodes."""
+    def propagate(self, seeds: np.ndarray, tags: np.ndarray, weights: np.ndarray, tag_count: int,
+                  depth: np.ndarray) -> Partial:
+        """The sum of the sub-trees of ``seeds`` (found at ``depth``), each ``weights`` times
+        into its tag: walk the distinct (node, tag) pairs level by level with their
+        multiplicities; below the seeds, nodes the caching policy picks are memoized first
+        (a tagged pass per level that has some, recursively), and every memoized node ends
+        the descent."""
         t, layout = self.tables, self.layout
         result = Partial(layout, tag_count)
         reached: list[tuple[np.ndarray, ...]] = []
-        nodes, tags, counts = _aggregate(seeds, tags, weights, tag_count)
+        nodes, tags, counts, depth = _aggregate(seeds, tags, weights, tag_count, depth)
+        below = False  # the seeds themselves are what is being computed
         while len(nodes):
+            if below:
+                pick = self.eligible(nodes, depth)
+                if pick.any():
+                    self.memoize(nodes[pick], depth[pick])
+            below = True
             if self._rows:
                 hit = self.slot[nodes] >= 0
                 if hit.any():
                     self._recall(result, nodes[hit], tags[hit], counts[hit])
                     miss = ~hit
-                    nodes, tags, counts = nodes[miss], tags[miss], counts[miss]
+                    nodes, tags, counts, depth = nodes[miss], tags[miss], counts[miss], depth[miss]
             reached.append((nodes, tags, counts))
             inner = t.kind[nodes] <= NodeKind.ARTIFICIAL
             kids, owner = t.expand(nodes[inner])
-            nodes, tags, counts = _aggregate(kids, tags[inner][owner], counts[inner][owner], tag_count)
+            nodes, tags, counts, depth = _aggregate(kids, tags[inner][owner], counts[inner][owner], tag_count,
+                                                    depth[inner][owner] + 1)
         if reached:
             self._features(result, *(np.concatenate(parts) for parts in zip(*reached)))
         return result
@@ -251,8 +282,8 @@ class ProfileEngine:
             np.add.at(vec, (tag, layout.calls + region), m)
             np.add.at(vec, (tag, layout.incl + region), m * total)
             np.add.at(vec, (tag, layout.excl + region), m * (total - t.inner[nodes[call]]))
-            np.minimum.at(out.lo, region, total)
-            np.maximum.at(out.hi, region, total)
+            np.minimum.at(out.lo, (tag, region), total)
+            np.maximum.at(out.hi, (tag, region), total)
         for kinds, number, size in ((_SENDS, layout.sent, layout.sent_bytes),
                                     (_RECEIVES, layout.recv, layout.recv_bytes)):
             chosen = np.isin(kind, kinds)
@@ -288,8 +319,7 @@ class ProfileEngine:
         tags = np.arange(L, dtype=np.int64)
         enclosing = np.full(L, -1, np.int64)
         depth = 0
-        memo: list[tuple[np.ndarray, np.ndarray]] = []
-        plain: list[tuple[np.ndarray, np.ndarray]] = []
+        seeds: list[tuple[np.ndarray, ...]] = []
         while len(nodes):
             end = times + t.total[nodes]
             live = (end >= start) & (times < stop)
@@ -298,11 +328,7 @@ class ProfileEngine:
                 node, tag, outer = nodes[inside], tags[inside], enclosing[inside]
                 has = outer >= 0
                 np.add.at(acc.vec, (tag[has], layout.excl + outer[has]), -t.calltime[node[has]])
-                cached = t.refcount[node] > self.cache_references
-                if depth % self.cache_modulus == 0:
-                    cached[:] = True
-                memo.append((node[cached], tag[cached]))
-                plain.append((node[~cached], tag[~cached]))
+                seeds.append((node, tag, np.full(len(node), depth)))
             cut = live & ~inside
             nodes, times, end, tags, enclosing = nodes[cut], times[cut], end[cut], tags[cut], enclosing[cut]
             call = t.kind[nodes] == NodeKind.CALL
@@ -315,22 +341,17 @@ class ProfileEngine:
                 np.add.at(acc.vec, (tag[has], layout.excl + outer[has]), -part[has])
                 counted = times[call] >= start
                 np.add.at(acc.vec, (tag[counted], layout.calls + region[counted]), 1)
-                np.minimum.at(acc.lo, region[counted], part[counted])
-                np.maximum.at(acc.hi, region[counted], part[counted])
+                np.minimum.at(acc.lo, (tag[counted], region[counted]), part[counted])
+                np.maximum.at(acc.hi, (tag[counted], region[counted]), part[counted])
                 np.add.at(before, region[~counted], part[~counted])
                 enclosing = np.where(call, t.key0[nodes], enclosing)
             kids, owner, offset = t.child_offsets(nodes)
             nodes, times, tags, enclosing = kids, times[owner] + offset, tags[owner], enclosing[owner]
             depth += 1
-        if memo:
-            node, tag = (np.concatenate(parts) for parts in zip(*memo))
-            if len(node):
-                self.memoize(node)
-                self._recall(acc, node, tag, np.ones(len(node), np.int64))
-        if plain:
-            node, tag = (np.concatenate(parts) for parts in zip(*plain))
-            if len(node):
-                acc.add(self.propagate(node, tag, np.ones(len(node), np.int64), L))
+        if seeds:  # the sub-trees taken whole: few (b per level and bound), all memoized
+            node, tag, at = (np.concatenate(parts) for parts in zip(*seeds))
+            self.memoize(node, at)
+            self._recall(acc, node, tag, np.ones(len(node), np.int64))
         return acc, before
 
     def metric_changes(self, location: int, start: int, stop: int) -> dict[int, tuple[int, int]]:
@@ -368,7 +389,7 @@ class ProfileEngine:
         if lo < hi and chosen:
             partial, before = self.window(chosen, lo, hi)
             total.vec[0] = partial.vec.sum(axis=0)
-            total.lo, total.hi = partial.lo, partial.hi
+            total.lo[0], total.hi[0] = partial.lo.min(axis=0), partial.hi.max(axis=0)
             for tag, location in enumerate(chosen):
                 self._pairs(pairs, location, partial.vec[tag])
                 for metric, (first, last) in self.metric_changes(location, lo, hi).items():
@@ -411,7 +432,7 @@ class ProfileEngine:
             counted = calls > 0
             regions.append(RegionProfile(
                 region, name, group_name(definitions, region), calls, incl, excl,
-                int(total.lo[region]) if counted else None, int(total.hi[region]) if counted else None,
+                int(total.lo[0, region]) if counted else None, int(total.hi[0, region]) if counted else None,
                 (incl - int(before[region])) / calls if counted else None))
         groups: dict[str, list[int]] = {}
         for row in regions:

@@ -110,6 +110,12 @@ class _Canvas:
         self.spans: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def column(self, time: np.ndarray) -> np.ndarray:
+        """The column holding each time: the largest i with ``b[i] <= time``, which for
+        ``b[i] = start + i*span//width`` is ``((time - start + 1)*width - 1) // span``."""
+        start, span = int(self.b[0]), int(self.b[-1] - self.b[0])
+        if span * (self.width + 1) < 1 << 62:
+            clipped = np.clip(time, start, start + span - 1)
+            return ((clipped - start + 1) * self.width - 1) // span
         return np.clip(np.searchsorted(self.b, time, side="right") - 1, 0, self.width - 1)
 
     def add(self, row: np.ndarray, column: np.ndarray, group: np.ndarray, ticks: np.ndarray) -> None:

@@ -22,7 +22,9 @@ column sums may exceed ``|S_i|`` (4.30), at most 1; a pixel's colour is
 
 from __future__ import annotations
 
+import os
 import struct
+import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,10 +77,18 @@ class Timeline:
         return np.clip(np.rint(pixels), 0, 255).astype(np.uint8)
 
     def save_png(self, path: str | Path, row_height: int = 16) -> Path:
-        """Write the image, each row ``row_height`` pixels high, as a PNG file."""
+        """Write the image, each row ``row_height`` pixels high, as a PNG file (atomically:
+        a temporary file in the same folder, then renamed)."""
         pixels = np.repeat(self.rgb(), row_height, axis=0)
         path = Path(path)
-        path.write_bytes(png_bytes(pixels))
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(png_bytes(pixels))
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
         return path
 
     def to_json(self) -> dict[str, Any]:

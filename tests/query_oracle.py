@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import defaultdict
 
 from ccgformat.model import EventKind
 
@@ -30,7 +30,7 @@ def profile(events_by_location, start=None, stop=None, metric_types=None):
     clip = lambda a, b: max(0, min(b, hi) - max(a, lo))  # noqa: E731
     for location, events in events_by_location.items():
         stack = []  # [region, enter, callee part]
-        value, before, after = {}, {}, {}
+        before, after = {}, {}
         for e in events:
             if e.kind == EventKind.ENTER:
                 stack.append([e.ref, e.time, 0])

@@ -19,7 +19,7 @@ from ccgformat.query.timeline import PALETTE
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, converted
+from .query_support import converted
 
 
 def check(source, start, stop, width, locations, by):

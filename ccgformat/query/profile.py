@@ -32,7 +32,6 @@ the two boundary paths plus one memo lookup per whole sub-tree.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -160,11 +159,6 @@ class Partial:
         self.vec = np.zeros((tags, layout.size), dtype=np.int64)
         self.lo = np.full((tags, layout.R), _BIG, dtype=np.int64)
         self.hi = np.full((tags, layout.R), -1, dtype=np.int64)
-
-    def add(self, other: Partial) -> None:
-        self.vec += other.vec
-        np.minimum(self.lo, other.lo, out=self.lo)
-        np.maximum(self.hi, other.hi, out=self.hi)
 
 
 def _aggregate(nodes: np.ndarray, tags: np.ndarray, weights: np.ndarray, tag_count: int,

@@ -18,8 +18,6 @@ import numpy as np
 
 from ..graph.pool import NodeKind
 
-ATOMIC = NodeKind.ARTIFICIAL + 1  #: node kinds from here on are atomic (one event)
-
 
 @dataclass
 class NodeTables:

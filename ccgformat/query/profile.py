@@ -213,9 +213,9 @@ class ProfileEngine:
         """Put the partial profiles of these whole sub-trees (found at ``depth``) into the
         memo, all in one pass tagged by sub-tree."""
         new = self.slot[nodes] < 0
-        nodes, where = np.unique(nodes[new], return_index=True)
-        if not len(nodes):
+        if not new.any():
             return
+        nodes, where = np.unique(nodes[new], return_index=True)
         k = len(nodes)
         partial = self.propagate(nodes, np.arange(k, dtype=np.int64), np.ones(k, np.int64), k, depth[new][where])
         while self._rows + k > len(self._vec):
@@ -302,11 +302,10 @@ class ProfileEngine:
         """The partial profile of ``[start, stop)`` per location (tag = position in
         ``locations``), and per region the time of the calls entered before ``start``
         (not counted, so left out of the mean). All locations descend together, one level
-        of their boundary paths at a time."""
+        of their boundary paths at a time; the sums are added at the end in one step."""
         t, layout = self.tables, self.layout
         L = len(locations)
         acc = Partial(layout, L)
-        before = np.zeros(layout.R, dtype=np.int64)
         roots = [self.source.roots[location] for location in locations]
         nodes = np.array([root.root for root in roots], np.int64)
         times = np.array([root.start for root in roots], np.int64)
@@ -314,14 +313,17 @@ class ProfileEngine:
         enclosing = np.full(L, -1, np.int64)
         depth = 0
         seeds: list[tuple[np.ndarray, ...]] = []
+        sums: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (tag, column, ticks or count)
+        counted_calls: list[tuple[np.ndarray, ...]] = []            # (tag, region, part) of counted calls
+        early: list[tuple[np.ndarray, np.ndarray]] = []             # (region, part) of calls entered before
         while len(nodes):
             end = times + t.total[nodes]
             live = (end >= start) & (times < stop)
             inside = live & (times >= start) & (end < stop)
-            if inside.any():  # wholly inside: sub-tree partials
+            if inside.any():  # wholly inside: sub-tree partials; the enclosing call loses their calltime
                 node, tag, outer = nodes[inside], tags[inside], enclosing[inside]
                 has = outer >= 0
-                np.add.at(acc.vec, (tag[has], layout.excl + outer[has]), -t.calltime[node[has]])
+                sums.append((tag[has], layout.excl + outer[has], -t.calltime[node[has]]))
                 seeds.append((node, tag, np.full(len(node), depth)))
             cut = live & ~inside
             nodes, times, end, tags, enclosing = nodes[cut], times[cut], end[cut], tags[cut], enclosing[cut]
@@ -329,19 +331,27 @@ class ProfileEngine:
             if call.any():  # calls cut by a bound: their part inside
                 region, tag, outer = t.key0[nodes[call]], tags[call], enclosing[call]
                 part = np.maximum(0, np.minimum(end[call], stop) - np.maximum(times[call], start))
-                np.add.at(acc.vec, (tag, layout.incl + region), part)
-                np.add.at(acc.vec, (tag, layout.excl + region), part)
                 has = outer >= 0
-                np.add.at(acc.vec, (tag[has], layout.excl + outer[has]), -part[has])
                 counted = times[call] >= start
-                np.add.at(acc.vec, (tag[counted], layout.calls + region[counted]), 1)
-                np.minimum.at(acc.lo, (tag[counted], region[counted]), part[counted])
-                np.maximum.at(acc.hi, (tag[counted], region[counted]), part[counted])
-                np.add.at(before, region[~counted], part[~counted])
+                sums += [(tag, layout.incl + region, part), (tag, layout.excl + region, part),
+                         (tag[has], layout.excl + outer[has], -part[has]),
+                         (tag[counted], layout.calls + region[counted], np.ones(int(counted.sum()), np.int64))]
+                counted_calls.append((tag[counted], region[counted], part[counted]))
+                early.append((region[~counted], part[~counted]))
                 enclosing = np.where(call, t.key0[nodes], enclosing)
             kids, owner, offset = t.child_offsets(nodes)
             nodes, times, tags, enclosing = kids, times[owner] + offset, tags[owner], enclosing[owner]
             depth += 1
+        if sums:
+            tag, column, value = (np.concatenate(parts) for parts in zip(*sums))
+            np.add.at(acc.vec, (tag, column), value)
+        before = np.zeros(layout.R, dtype=np.int64)
+        if counted_calls:
+            tag, region, part = (np.concatenate(parts) for parts in zip(*counted_calls))
+            np.minimum.at(acc.lo, (tag, region), part)
+            np.maximum.at(acc.hi, (tag, region), part)
+            region, part = (np.concatenate(parts) for parts in zip(*early))
+            np.add.at(before, region, part)
         if seeds:  # the sub-trees taken whole: few (b per level and bound), all memoized
             node, tag, at = (np.concatenate(parts) for parts in zip(*seeds))
             self.memoize(node, at)

@@ -228,10 +228,13 @@ class ProfileEngine:
 
     def _recall(self, out: Partial, nodes: np.ndarray, tags: np.ndarray, counts: np.ndarray) -> None:
         """Add memoized sub-trees, each ``counts`` times to its tag, in one step."""
-        rows = self.slot[nodes]
-        np.add.at(out.vec, tags, self._vec[rows] * counts[:, None])
-        np.minimum.at(out.lo, tags, self._lo[rows])
-        np.maximum.at(out.hi, tags, self._hi[rows])
+        order = np.argsort(tags, kind="stable")
+        rows, tags, counts = self.slot[nodes][order], tags[order], counts[order]
+        starts = np.flatnonzero(np.concatenate(([True], tags[1:] != tags[:-1])))
+        into = tags[starts]
+        out.vec[into] += np.add.reduceat(self._vec[rows] * counts[:, None], starts, axis=0)
+        out.lo[into] = np.minimum(out.lo[into], np.minimum.reduceat(self._lo[rows], starts, axis=0))
+        out.hi[into] = np.maximum(out.hi[into], np.maximum.reduceat(self._hi[rows], starts, axis=0))
 
     def propagate(self, seeds: np.ndarray, tags: np.ndarray, weights: np.ndarray, tag_count: int,
                   depth: np.ndarray) -> Partial:

@@ -153,7 +153,11 @@ class _Canvas:
         out = np.zeros((rows, self.width, self.groups), dtype=np.int64)
         if self.points:
             row, column, group, ticks = (np.concatenate(parts) for parts in zip(*self.points))
-            np.add.at(out.reshape(-1), (row * self.width + column) * self.groups + group, ticks)
+            flat = (row * self.width + column) * self.groups + group
+            if int(np.abs(ticks).sum()) < 1 << 53:  # every partial sum is exact in a double
+                out += np.rint(np.bincount(flat, weights=ticks, minlength=out.size)).astype(np.int64).reshape(out.shape)
+            else:
+                np.add.at(out.reshape(-1), flat, ticks)
         if self.spans:
             diff = np.zeros((rows, self.width + 1, self.groups), dtype=np.int64)
             for row, group, first, last in self.spans:

@@ -73,6 +73,8 @@ def test_requests_collectives_and_unmatched():
     assert [(u.location, u.time, u.kind, u.tag) for u in result.unmatched] == [(0, 7, "SEND", 9)]
     (collective,) = result.collectives
     assert collective.complete and [p[:3] for p in collective.participants] == [(0, 4, 6), (1, 4, 5)]
+    # all of rank 0 first: its three sends wait; one event of each rank in turn: at most two
+    assert result.peak_pending == 3 and messages(_two_ranks(), batch_size=1).peak_pending == 2
     counts, volume = result.matrix(2)
     assert counts.tolist() == [[0, 2], [0, 0]] and volume.tolist() == [[0, 30], [0, 0]]
 

@@ -2,22 +2,27 @@
 
 Point-to-point: the k-th send from S to R on communicator C with tag T matches the k-th
 receive at R from S on C with tag T (MPI's non-overtaking rule; wildcards are resolved in
-the trace). The locations are traversed interleaved, a batch of each in turn, keeping
-one FIFO of pending sends and one of pending receives per (sender, receiver, comm, tag)
-(4.33): an event either finds its peer at the head of the other FIFO or waits in its own.
-Non-blocking operations are followed through their requests: an ISEND's REQUEST_COMPLETE
-on the sender gives the send's completion time, an IRECV_REQUEST posted on the receiver
-gives the receive's post time (the IRECV itself is its completion). Collectives: the
-k-th COLL_END on communicator C of every location is one operation (4.3.6); its begin is
-the location's preceding COLL_BEGIN. What does not match is reported, never dropped.
-Paje links (SEND/RECV with comm = link type) pair by their value and key, which the
-importer keeps in the GENERIC ``paje:fields`` event right before each end.
+the trace) - the FIFO per (sender, receiver, comm, tag) of 4.33. Keeping those FIFOs while
+traversing the locations gives exactly the pairs that ranking every send and every
+receive within its key gives, so the pairs are computed that way, for all keys at once
+with numpy; the traversal itself - the locations interleaved, ``batch_size`` events of
+each in turn (4.5.5) - defines ``peak_pending``, the most events waiting for their peer
+at any time (Figure 5.34), which follows from where each pair's first and second end come
+in that order. Non-blocking operations are followed through their requests: an ISEND's
+REQUEST_COMPLETE on the sender gives the send's completion time, an IRECV_REQUEST posted
+on the receiver gives the receive's post time (the IRECV itself is its completion).
+Collectives: the k-th COLL_END on communicator C of every location is one operation
+(3.4.6); its begin is the location's COLL_BEGIN since its previous COLL_END. What does
+not match is reported, never dropped. Paje links (SEND/RECV with comm = link type) pair
+by their value and key, which the importer keeps in the GENERIC ``paje:fields`` event
+right before each end.
+
+Only the events of these kinds are expanded from the graph (`select_events`).
 """
 
 from __future__ import annotations
 
 import json
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -33,6 +38,7 @@ _WANTED = tuple(int(k) for k in (EventKind.SEND, EventKind.RECV, EventKind.ISEND
 _SENDS = (EventKind.SEND, EventKind.ISEND)
 _RECEIVES = (EventKind.RECV, EventKind.IRECV)
 PAJE_HINT = "paje:fields"
+_FIELDS = ("time", "kind", "ref", "comm", "tag", "request", "size", "recv_size", "value")
 MESSAGE_COLUMNS = ("sender", "send_time", "receiver", "recv_time", "comm", "tag", "size", "recv_size",
                    "send_done", "recv_posted")
 
@@ -106,83 +112,33 @@ class Messages:
                 "peak_pending": self.peak_pending}
 
 
-class _Matcher:
-    def __init__(self, strings: list[str]) -> None:
-        #: Paje link hints: GENERIC "paje:fields" events right before a SEND or RECV name
-        #: the link's value and key, which pair the two ends (and not their order)
-        self.strings = strings
-        self.hint = strings.index(PAJE_HINT) if PAJE_HINT in strings else -1
-        self.links: dict[int, tuple[Any, ...]] = {}
-        self.sends: dict[tuple[Any, ...], deque[int]] = {}
-        self.receives: dict[tuple[Any, ...], deque[int]] = {}
-        self.records: list[list[int]] = []  # [location, time, kind, peer, comm, tag, size, extra time]
-        self.pairs: list[tuple[int, int]] = []
-        self.requests: dict[tuple[int, int], int] = {}  # open ISEND requests -> record
-        self.posted: dict[tuple[int, int], int] = {}    # IRECV_REQUEST post time
-        self.pending = 0
-        self.peak = 0
-        self.coll_count: dict[tuple[int, int], int] = {}
-        self.coll_begin: dict[int, int] = {}
-        self.collectives: dict[tuple[int, int], list[tuple[int, ...]]] = {}
-        self.events = 0
+def _group_ids(*columns: np.ndarray) -> np.ndarray:
+    """A small integer per distinct row of the given columns."""
+    group = np.zeros(len(columns[0]), dtype=np.int64)
+    for column in columns:
+        _, inverse = np.unique(column, return_inverse=True)
+        _, group = np.unique(group * (int(inverse.max(initial=0)) + 1) + inverse.ravel(), return_inverse=True)
+    return group.ravel()
 
-    def batch(self, location: int, columns: list[list[int]]) -> None:
-        """Events of one location in order: time, kind, ref, comm, tag, request, size,
-        recv_size, value."""
-        self.events += len(columns[0])
-        for time, kind, ref, comm, tag, request, size, recv_size, value in zip(*columns):
-            if kind == EventKind.GENERIC:
-                if ref == self.hint:
-                    self.link_hint(location, value)
-                continue
-            link = self.links.pop(location, None)
-            if kind in _SENDS or kind in _RECEIVES:
-                self.p2p(location, time, kind, ref, comm, tag, request, size, link)
-            elif kind == EventKind.REQUEST_COMPLETE:
-                record = self.requests.pop((location, request), None)
-                if record is not None:
-                    self.records[record][7] = time
-            elif kind == EventKind.IRECV_REQUEST:
-                self.posted[(location, request)] = time
-            elif kind == EventKind.COLL_BEGIN:
-                self.coll_begin[location] = time
-            else:
-                index = self.coll_count.get((location, comm), 0)
-                self.coll_count[(location, comm)] = index + 1
-                begin = self.coll_begin.pop(location, time)
-                self.collectives.setdefault((comm, index), []).append(
-                    (location, begin, time, ref, tag, size, recv_size))
 
-    def link_hint(self, location: int, value: int) -> None:
-        try:
-            fields = json.loads(self.strings[value]).get("f", {})
-        except (ValueError, IndexError, AttributeError):
-            return
-        if isinstance(fields, dict) and "Key" in fields:
-            self.links[location] = ("link", str(fields.get("Value")), str(fields["Key"]))
-
-    def p2p(self, location: int, time: int, kind: int, ref: int, comm: int, tag: int, request: int,
-            size: int, link: tuple[Any, ...] | None = None) -> None:
-        sending = kind in _SENDS
-        extra = -1
-        if kind == EventKind.IRECV:
-            extra = self.posted.pop((location, request), -1)
-        record = len(self.records)
-        self.records.append([location, time, kind, ref, comm, tag, size, extra])
-        if kind == EventKind.ISEND:
-            self.requests[(location, request)] = record
-        key: tuple[Any, ...] = (location, ref, comm, tag) if sending else (ref, location, comm, tag)
-        if link is not None:
-            key = (*key[:3], *link)
-        waiting = (self.receives if sending else self.sends).get(key)
-        if waiting:
-            peer = waiting.popleft()
-            self.pending -= 1
-            self.pairs.append((record, peer) if sending else (peer, record))
-            return
-        (self.sends if sending else self.receives).setdefault(key, deque()).append(record)
-        self.pending += 1
-        self.peak = max(self.peak, self.pending)
+def _pair(keys_a: list[np.ndarray], order_a: np.ndarray, keys_b: list[np.ndarray],
+          order_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the pairs (k-th a, k-th b) of every key, each side ranked by its order:
+    the FIFO rule, for all keys at once."""
+    na = len(order_a)
+    if not na or not len(order_b):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    side = np.concatenate([np.zeros(na, np.int64), np.ones(len(order_b), np.int64)])
+    group = _group_ids(*(np.concatenate([a, b]) for a, b in zip(keys_a, keys_b)))
+    order = np.concatenate([order_a, order_b])
+    sort = np.lexsort((order, side, group))
+    run = group[sort] * 2 + side[sort]
+    starts = np.flatnonzero(np.concatenate(([True], run[1:] != run[:-1])))
+    rank = np.empty(len(sort), np.int64)
+    rank[sort] = np.arange(len(sort)) - np.repeat(starts, np.diff(np.append(starts, len(sort))))
+    key = group * (len(sort) + 1) + rank
+    _, ia, ib = np.intersect1d(key[:na], key[na:], assume_unique=True, return_indices=True)
+    return ia, ib
 
 
 def _columns(t: NodeTables, times: np.ndarray, nodes: np.ndarray) -> list[np.ndarray]:
@@ -201,22 +157,43 @@ def _columns(t: NodeTables, times: np.ndarray, nodes: np.ndarray) -> list[np.nda
             np.where(generic, t.key1[nodes], zero)]
 
 
-def _interleaved(source: Any, locations: list[int], batch_size: int,
-                 kinds: tuple[int, ...]) -> Iterator[tuple[int, list[list[int]]]]:
-    """``batch_size`` message events of each location in turn (the alternating traversal
-    of 4.5.5), selected from the graph without expanding anything else."""
+def _selected(source: Any, locations: list[int], kinds: tuple[int, ...], batch_size: int) -> dict[str, np.ndarray]:
+    """The chosen kinds' events of all locations as columns, with ``location``, ``position``
+    (within the location's selection) and ``seq``, the place in the interleaved traversal
+    of 4.5.5: ``batch_size`` events of each location in turn."""
     t = tables_for(source.pool)
-    streams = []
-    for location in locations:
+    parts = []
+    for index, location in enumerate(locations):
         root = source.roots[location]
         times, nodes = select_events(t, root.root, root.start, kinds)
-        streams.append((location, _columns(t, times, nodes), len(nodes)))
-    position = 0
-    while streams:
-        streams = [s for s in streams if s[2] > position]
-        for location, columns, _ in streams:
-            yield location, [c[position:position + batch_size].tolist() for c in columns]
-        position += batch_size
+        position = np.arange(len(nodes), dtype=np.int64)
+        seq = (position // batch_size * len(locations) + index) * batch_size + position % batch_size
+        parts.append([np.full(len(nodes), location, np.int64), position, seq, *_columns(t, times, nodes)])
+    names = ("location", "position", "seq") + _FIELDS
+    if not parts:
+        return {name: np.zeros(0, np.int64) for name in names}
+    return {name: np.concatenate(column) for name, column in zip(names, zip(*parts))}
+
+
+def _link_ids(e: dict[str, np.ndarray], strings: list[str]) -> np.ndarray:
+    """Per event, the id of the Paje link (value, key) named by a GENERIC ``paje:fields``
+    event right before it on its location, else -1."""
+    link = np.full(len(e["kind"]), -1, np.int64)
+    if PAJE_HINT not in strings:
+        return link
+    hint = strings.index(PAJE_HINT)
+    interned: dict[tuple[str, str], int] = {}
+    for i in np.flatnonzero((e["kind"] == EventKind.GENERIC) & (e["ref"] == hint)).tolist():
+        if i + 1 >= len(link) or e["location"][i + 1] != e["location"][i]:
+            continue
+        try:
+            fields = json.loads(strings[int(e["value"][i])]).get("f", {})
+        except (ValueError, IndexError, AttributeError):
+            continue
+        if isinstance(fields, dict) and "Key" in fields:
+            name = (str(fields.get("Value")), str(fields["Key"]))
+            link[i + 1] = interned.setdefault(name, len(interned))
+    return link
 
 
 def messages(source: Any, start: int | None = None, stop: int | None = None,
@@ -226,37 +203,95 @@ def messages(source: Any, start: int | None = None, stop: int | None = None,
     send or receive in ``[start, stop)`` and the unmatched events and collectives in it.
     With ``locations``, events whose peer is not among them stay unmatched."""
     chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
-    matcher = _Matcher(source.definitions.strings)
-    kinds = _WANTED + ((int(EventKind.GENERIC),) if matcher.hint >= 0 else ())
-    for location, batch in _interleaved(source, chosen, batch_size, kinds):
-        matcher.batch(location, batch)
+    strings = source.definitions.strings
+    kinds = _WANTED + ((int(EventKind.GENERIC),) if PAJE_HINT in strings else ())
+    e = _selected(source, chosen, kinds, batch_size)
+    link = _link_ids(e, strings)
+    kind, loc, ref, time_ = e["kind"], e["location"], e["ref"], e["time"]
     lo = -(1 << 63) if start is None else start
     hi = (1 << 63) - 1 if stop is None else stop
-    inside = lambda time: lo <= time < hi  # noqa: E731
-    records = matcher.records
-    rows = []
-    matched = set()
-    for send, receive in matcher.pairs:
-        s, r = records[send], records[receive]
-        matched.update((send, receive))
-        if inside(s[1]) or inside(r[1]):
-            rows.append((s[0], s[1], r[0], r[1], s[4], s[5], s[6], r[6],
-                         s[7] if s[2] == EventKind.ISEND else -1, r[7]))
-    rows.sort(key=lambda row: (row[1], row[0]))
-    table = np.array(rows, dtype=np.int64).reshape(len(rows), len(MESSAGE_COLUMNS))
-    columns = {name: table[:, i].copy() for i, name in enumerate(MESSAGE_COLUMNS)}
-    unmatched = [Unmatched(r[0], r[1], EventKind(r[2]).name, r[3], r[4], r[5], r[6])
-                 for i, r in enumerate(records) if i not in matched and inside(r[1])]
+
+    # point-to-point: the k-th send and the k-th receive of every (sender, receiver, comm, tag[, link])
+    sends = np.flatnonzero(np.isin(kind, _SENDS))
+    receives = np.flatnonzero(np.isin(kind, _RECEIVES))
+    ia, ib = _pair([loc[sends], ref[sends], e["comm"][sends], e["tag"][sends], link[sends]], e["position"][sends],
+                   [ref[receives], loc[receives], e["comm"][receives], e["tag"][receives], link[receives]],
+                   e["position"][receives])
+    send, receive = sends[ia], receives[ib]
+    extra = np.full(len(kind), -1, np.int64)  # a send's completion, a receive's post time
+    for first_kind, second_kind, target in ((EventKind.ISEND, EventKind.REQUEST_COMPLETE, 0),
+                                            (EventKind.IRECV_REQUEST, EventKind.IRECV, 1)):
+        a, b = np.flatnonzero(kind == first_kind), np.flatnonzero(kind == second_kind)
+        pa, pb = _pair([loc[a], e["request"][a]], e["position"][a], [loc[b], e["request"][b]], e["position"][b])
+        if target == 0:
+            extra[a[pa]] = time_[b[pb]]
+        else:
+            extra[b[pb]] = time_[a[pa]]
+
+    # pending events of the interleaved traversal: +1 when the first end is met, -1 at the second
+    delta = np.zeros(len(kind), np.int64)
+    delta[np.concatenate([sends, receives])] = 1
+    later = np.where(e["seq"][send] > e["seq"][receive], send, receive)
+    delta[later] = -1
+    peak = int(np.cumsum(delta[np.argsort(e["seq"], kind="stable")]).max(initial=0))
+
+    keep = ((time_[send] >= lo) & (time_[send] < hi)) | ((time_[receive] >= lo) & (time_[receive] < hi))
+    send, receive = send[keep], receive[keep]
+    order = np.lexsort((loc[send], time_[send]))
+    send, receive = send[order], receive[order]
+    columns = {"sender": loc[send], "send_time": time_[send], "receiver": loc[receive],
+               "recv_time": time_[receive], "comm": e["comm"][send], "tag": e["tag"][send],
+               "size": e["size"][send], "recv_size": e["size"][receive],
+               "send_done": np.where(kind[send] == EventKind.ISEND, extra[send], -1), "recv_posted": extra[receive]}
+    matched = np.zeros(len(kind), bool)
+    matched[sends[ia]] = matched[receives[ib]] = True
+    lonely = np.concatenate([sends, receives])
+    lonely = np.sort(lonely[~matched[lonely] & (time_[lonely] >= lo) & (time_[lonely] < hi)])
+    unmatched = [Unmatched(*row[:2], EventKind(row[2]).name, *row[3:])
+                 for row in zip(*(x[lonely].tolist() for x in (loc, time_, kind, ref, e["comm"], e["tag"], e["size"])))]
+    collectives = _collectives(source, e, lo, hi)
+    count = int(np.isin(kind, _WANTED).sum())
+    return Messages(columns, unmatched, collectives, peak, len(source.definitions.locations), count)
+
+
+def _collectives(source: Any, e: dict[str, np.ndarray], lo: int, hi: int) -> list[Collective]:
+    """The k-th COLL_END on communicator C of every location is one operation; its begin
+    is the location's COLL_BEGIN after its previous COLL_END, if any."""
+    kind, loc, position = e["kind"], e["location"], e["position"]
+    ends = np.flatnonzero(kind == EventKind.COLL_END)
+    if not len(ends):
+        return []
+    begins = np.flatnonzero(kind == EventKind.COLL_BEGIN)
+    # the rank of each end among the ends of its (location, comm), by position
+    group = _group_ids(loc[ends], e["comm"][ends])
+    sort = np.lexsort((position[ends], group))
+    starts = np.flatnonzero(np.concatenate(([True], group[sort][1:] != group[sort][:-1])))
+    rank = np.empty(len(ends), np.int64)
+    rank[sort] = np.arange(len(sort)) - np.repeat(starts, np.diff(np.append(starts, len(sort))))
+    # the begin: the location's last COLL_BEGIN before the end and after its previous end
+    span = int(position.max(initial=0)) + 1
+    end_key = loc[ends] * span + position[ends]  # ends are in (location, position) order
+    floor = loc[ends] * span - 1
+    floor[1:] = np.where(loc[ends][1:] == loc[ends][:-1], end_key[:-1], floor[1:])
+    begin = e["time"][ends].copy()
+    if len(begins):
+        begin_key = loc[begins] * span + position[begins]
+        candidate = np.searchsorted(begin_key, end_key) - 1
+        found = (candidate >= 0) & (begin_key[np.maximum(candidate, 0)] > floor)
+        begin[found] = e["time"][begins[candidate[found]]]
     communicators = source.definitions.communicators
-    collectives = []
-    for (comm, index), parts in sorted(matcher.collectives.items(), key=lambda item: min(p[2] for p in item[1])):
-        if not any(inside(p[1]) or inside(p[2]) for p in parts):
+    instances: dict[tuple[int, int], list[tuple[int, ...]]] = {}
+    rows = zip(e["comm"][ends].tolist(), rank.tolist(), loc[ends].tolist(), begin.tolist(), e["time"][ends].tolist(),
+               e["ref"][ends].tolist(), e["tag"][ends].tolist(), e["size"][ends].tolist(), e["recv_size"][ends].tolist())
+    for comm, k, location, first, last, operation, root, size, recv_size in rows:
+        instances.setdefault((comm, k), []).append((location, first, last, operation, root, size, recv_size))
+    out = []
+    for (comm, k), parts in sorted(instances.items(), key=lambda item: min(p[2] for p in item[1])):
+        if not any(lo <= p[1] < hi or lo <= p[2] < hi for p in parts):
             continue
         members = set(communicators[comm].members) if 0 <= comm < len(communicators) else set()
         present = {p[0] for p in parts}
         complete = (len({(p[3], p[4]) for p in parts}) == 1 and len(present) == len(parts)
                     and (not members or present == members))
-        collectives.append(Collective(comm, index, parts[0][3], [(p[0], p[1], p[2], p[5], p[6]) for p in parts],
-                                      complete))
-    return Messages(columns, unmatched, collectives, matcher.peak, len(source.definitions.locations),
-                    matcher.events)
+        out.append(Collective(comm, k, parts[0][3], [(p[0], p[1], p[2], p[5], p[6]) for p in parts], complete))
+    return out

@@ -14,6 +14,7 @@ from . import query_oracle as oracle
 from . import traces
 from ccgformat import Params
 from ccgformat.query import profile
+from ccgformat.query.profile import engine_for
 from .query_support import CORPUS, converted, windows
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
@@ -81,8 +82,14 @@ def test_successive_queries_reuse_and_agree(tmp_path):
     first, last = min(e.time for e in trace[0]), max(e.time for e in trace[2])
     span = last - first
     windows_ = [(first + span // 3 - span // (2 * k), first + span // 3 + span // (2 * k)) for k in (1, 3, 30, 300)]
-    rounds = [[profile(graph, a, b).to_json() for a, b in windows_] for _ in range(2)]
-    assert rounds[0] == rounds[1]
+    first = [profile(graph, a, b).to_json() for a, b in windows_]
+    engine = engine_for(graph)
+    rows = engine._rows
+    assert rows > 0
+    assert [profile(graph, a, b).to_json() for a, b in windows_] == first
+    assert engine._rows == rows  # the repeated round found every sub-tree in the memo
+    assert [profile(graph, a, b, cache_modulus=1, cache_references=0).to_json() for a, b in windows_] == first
+    rounds = [first]
     for (a, b), result in zip(windows_, rounds[0]):
         check(graph, a, b, sorted(trace))
 

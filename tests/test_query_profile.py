@@ -4,19 +4,24 @@ windows and location subsets, every corpus trace, and the bounds of lossy archiv
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccgformat
-from . import query_oracle as oracle
-from . import traces
 from ccgformat import Params
 from ccgformat.query import profile
 from ccgformat.query.profile import engine_for
+
+from . import query_oracle as oracle
+from . import traces
 from .query_support import CORPUS, converted, windows
 
+#: the module (the package's ``profile`` is the function of the same name)
+profile_module = importlib.import_module("ccgformat.query.profile")
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 LOSSY = Params(abs_dev=20, rel_dev=0.3)
 
@@ -56,9 +61,11 @@ def check(source, start, stop, locations, **policy):
 
 
 @SETTINGS
-@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.sampled_from([(10, 5), (1, 0), (3, 1000)]),
-       st.data())
-def test_graph_profile_matches_brute_force(trace, params, policy, data):
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]),
+       st.sampled_from([(10, 5, 256), (1, 0, 0), (3, 1000, 0), (10, 1, 0)]), st.data())
+def test_graph_profile_matches_brute_force(monkeypatch, trace, params, policy, data):
+    """Every caching policy, also memoizing the smallest sub-trees inside a pass."""
+    monkeypatch.setattr(profile_module, "MEMO_MIN_EVENTS", policy[2])
     graph = oracle.build(trace, params)
     for start, stop, locations in windows(data, trace, 3):
         check(graph, start, stop, locations, cache_modulus=policy[0], cache_references=policy[1])

@@ -42,6 +42,9 @@ from ..model import EventKind
 from .groups import group_name
 from .tables import NodeTables, tables_for
 
+#: Sub-trees below this many events are not memoized inside a pass (5.4.1's policy is
+#: applied to the larger ones); the sub-trees a window takes whole always are.
+MEMO_MIN_EVENTS = 256
 NO_START = -(1 << 63)
 NO_STOP = (1 << 63) - 1
 _BIG = np.iinfo(np.int64).max
@@ -202,11 +205,13 @@ class ProfileEngine:
     # ------------------------------------------------------------------ sub-trees
 
     def eligible(self, nodes: np.ndarray, depth: np.ndarray) -> np.ndarray:
-        """The caching policy of 5.4.1: call or artificial nodes at a depth (below their
-        location's root) that is a multiple of ``cache_modulus``, or referenced more than
-        ``cache_references`` times."""
+        """The caching policy of 5.4.1: nodes at a depth (below their location's root)
+        that is a multiple of ``cache_modulus``, or referenced more than
+        ``cache_references`` times - among the sub-trees of at least `MEMO_MIN_EVENTS`
+        events, since a smaller one costs less to walk again than its memo row (one
+        value per region, peer, operation and metric) costs to store and add."""
         t = self.tables
-        return (t.kind[nodes] <= NodeKind.ARTIFICIAL) & (
+        return (t.events[nodes] >= MEMO_MIN_EVENTS) & (
             (depth % self.cache_modulus == 0) | (t.refcount[nodes] > self.cache_references))
 
     def memoize(self, nodes: np.ndarray, depth: np.ndarray) -> None:

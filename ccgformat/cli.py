@@ -141,6 +141,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", choices=[e.name for e in exporters()], help="output format")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p.set_defaults(run=cmd_export)
+
+    window = argparse.ArgumentParser(add_help=False)
+    window.add_argument("archive", metavar="ARCHIVE")
+    window.add_argument("--start", type=int, metavar="T", help="window start in ticks (inclusive)")
+    window.add_argument("--stop", type=int, metavar="T", help="window stop in ticks (exclusive)")
+    window.add_argument("--location", type=_bounded_int(0), action="append", metavar="ID",
+                        help="only this location (repeatable; default all)")
+    p = commands.add_parser(
+        "profile", parents=[window], help="per-region summary of a time window",
+        description="Calls, inclusive and exclusive time, min/max/mean call duration per region and "
+                    "region group, messages per location pair, collectives per operation and metric "
+                    "changes, for START <= time < STOP, summed over the chosen locations. Computed on "
+                    "the compressed graph. A call counts where it is entered; times count the part "
+                    "inside the window.")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=cmd_profile)
+
+    p = commands.add_parser(
+        "messages", parents=[window], help="matched point-to-point messages and collectives",
+        description="Match sends with receives (FIFO per sender, receiver, communicator and tag) and "
+                    "collectives per communicator; list those with a send or receive in the window, "
+                    "and every unmatched event.")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--matrix", action="store_true", help="print the communication matrix (counts) instead")
+    p.set_defaults(run=cmd_messages)
+
+    p = commands.add_parser(
+        "timeline", parents=[window], help="render a timeline of region groups",
+        description="Per pixel column the exclusive-time share of each region group (rows: locations "
+                    "or call levels), blended into colours; written as a PNG and/or JSON.")
+    p.add_argument("--width", type=_bounded_int(1, 100000), default=1200, metavar="W",
+                   help="pixel columns (default %(default)s)")
+    p.add_argument("--by", choices=("location", "depth"), default="location", help="rows (default %(default)s)")
+    p.add_argument("--row-height", type=_bounded_int(1, 1000), default=16, metavar="PX",
+                   help="pixels per row in the PNG (default %(default)s)")
+    p.add_argument("--png", metavar="FILE", help="write the image to FILE")
+    p.add_argument("--json", action="store_true", help="print the per-column exclusive times as JSON")
+    p.set_defaults(run=cmd_timeline)
     return parser
 
 
@@ -152,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit.code if isinstance(exit.code, int) else 2
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("ccg: error: a command is required (convert, info, verify, cat, export)", file=sys.stderr)
+        print("ccg: error: a command is required (convert, info, verify, cat, export, profile, messages, timeline)", file=sys.stderr)
         return 2
     try:
         return args.run(args)
@@ -374,6 +412,89 @@ def cmd_cat(args: argparse.Namespace) -> int:
             out.flush()
         except BrokenPipeError:
             _silence_stdout()
+    return 0
+
+
+# --------------------------------------------------------------------------- queries
+
+def _chosen_locations(archive: Archive, wanted: list[int] | None) -> list[int] | None:
+    if not wanted:
+        return None
+    missing = sorted(set(wanted) - set(archive.locations))
+    if missing:
+        raise UsageError(f"no location {missing[0]} in {archive.path}")
+    return sorted(set(wanted))
+
+
+def _window(archive: Archive, args: argparse.Namespace) -> tuple[int | None, int | None]:
+    if args.start is not None and args.stop is not None and args.start > args.stop:
+        raise UsageError(f"--start {args.start} is after --stop {args.stop}")
+    return args.start, args.stop
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        start, stop = _window(archive, args)
+        result = archive.profile(start, stop, _chosen_locations(archive, args.location))
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    out = [f"{'region':<32}{'group':<12}{'calls':>12}{'inclusive':>16}{'exclusive':>16}{'mean':>14}"]
+    for row in sorted(result.regions, key=lambda r: -r.exclusive):
+        mean = f"{row.mean:.1f}" if row.mean is not None else "-"
+        out.append(f"{row.name[:31]:<32}{row.group[:11]:<12}{row.calls:>12,}{row.inclusive:>16,}"
+                   f"{row.exclusive:>16,}{mean:>14}")
+    if result.messages:
+        out.append(f"\n{'sender':>8}{'receiver':>10}{'sent':>12}{'bytes':>16}{'received':>12}{'bytes':>16}")
+        out += [f"{m.sender:>8}{m.receiver:>10}{m.sent:>12,}{m.sent_bytes:>16,}{m.received:>12,}"
+                f"{m.received_bytes:>16,}" for m in result.messages]
+    if result.collectives:
+        out.append(f"\n{'operation':>10}{'count':>12}{'bytes sent':>16}{'bytes received':>16}")
+        out += [f"{c.operation:>10}{c.count:>12,}{c.bytes_sent:>16,}{c.bytes_received:>16,}"
+                for c in result.collectives]
+    out += [f"metric {name}: change {value}" for name, value in result.metrics.items()]
+    print("\n".join(out))
+    return 0
+
+
+def cmd_messages(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        start, stop = _window(archive, args)
+        result = archive.messages(start, stop, _chosen_locations(archive, args.location))
+    if args.matrix:
+        counts, _ = result.matrix()
+        print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)
+                                                                        for row in counts.tolist()))
+        return 0
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    out = [f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}"]
+    out += [f"{m['sender']:>8}{m['send_time']:>20}{m['receiver']:>10}{m['recv_time']:>20}{m['comm']:>6}"
+            f"{m['tag']:>8}{m['size']:>12}" for m in result.rows()]
+    out.append(f"{len(result):,} messages, {len(result.unmatched):,} unmatched events, "
+               f"{len(result.collectives):,} collectives "
+               f"({sum(not c.complete for c in result.collectives):,} incomplete)")
+    out += [f"unmatched {u.kind} at location {u.location}, time {u.time}: peer {u.peer}, comm {u.comm}, "
+            f"tag {u.tag}" for u in result.unmatched]
+    print("\n".join(out))
+    return 0
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    if not args.png and not args.json:
+        raise UsageError("say where the timeline goes: --png FILE and/or --json")
+    with open_archive(args.archive) as archive:
+        first, last = archive.time_range
+        start = first if args.start is None else args.start
+        stop = last + 1 if args.stop is None else args.stop
+        if stop <= start:
+            raise UsageError(f"the window {start}..{stop} is empty")
+        result = archive.timeline(start, stop, args.width, _chosen_locations(archive, args.location), args.by)
+    if args.png:
+        result.save_png(args.png, args.row_height)
+    if args.json:
+        print(json.dumps(result.to_json()))
     return 0
 
 

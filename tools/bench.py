@@ -39,6 +39,7 @@ import numpy as np  # noqa: E402
 import bench_archive  # noqa: E402,F401  (registers the archive benchmark)
 import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import benchmark)
+import bench_query  # noqa: E402,F401  (registers the query benchmark)
 from bench_archive import LARGE_FACTOR  # noqa: E402
 from bench_builder import EVENTS_FULL, EVENTS_QUICK, LOCATIONS  # noqa: E402
 from benchkit import BENCHMARKS, CHILD_TASKS, render_table  # noqa: E402

@@ -425,6 +425,26 @@ class Archive:
         last = len(walker) if stop is None else walker.find(stop)
         return walker.events(first, last, batch_size=batch_size)
 
+    # ----------------------------------------------------------------- queries
+
+    def profile(self, start: int | None = None, stop: int | None = None, locations: list[int] | None = None, *,
+                cache_modulus: int = 10, cache_references: int = 5) -> Any:
+        """The summary profile of ``[start, stop)`` over ``locations`` (`ccgformat.query.profile`)."""
+        from ..query import profile
+        return profile(self, start, stop, locations, cache_modulus=cache_modulus, cache_references=cache_references)
+
+    def timeline(self, start: int, stop: int, width: int, locations: list[int] | None = None,
+                 by: str = "location") -> Any:
+        """Per-pixel exclusive-time shares of the region groups (`ccgformat.query.timeline`)."""
+        from ..query import timeline
+        return timeline(self, start, stop, width, locations, by)
+
+    def messages(self, start: int | None = None, stop: int | None = None,
+                 locations: list[int] | None = None) -> Any:
+        """Matched messages and collectives (`ccgformat.query.messages`)."""
+        from ..query import messages
+        return messages(self, start, stop, locations)
+
     # ----------------------------------------------------------------- export
 
     def export(self, target: str | os.PathLike[str], to: str | None = None) -> Path:

@@ -1,0 +1,13 @@
+"""Queries on the compressed graph, without decompressing the trace (dissertation 3.4,
+4.5): `profile` (the cached summary query), `timeline` (per-pixel exclusive-time shares
+and their colour blending) and `messages` (send/receive and collective matching).
+
+Each takes a `ccgformat.Graph` or an open `ccgformat.Archive`; `Archive` has the same
+three as methods.
+"""
+
+from .messages import Messages, messages
+from .profile import Profile, profile
+from .timeline import Timeline, timeline
+
+__all__ = ["Messages", "Profile", "Timeline", "messages", "profile", "timeline"]

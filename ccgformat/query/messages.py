@@ -1,0 +1,297 @@
+"""Send/receive matching (dissertation 3.4.5, 3.4.6, 4.5.5).
+
+Point-to-point: the k-th send from S to R on communicator C with tag T matches the k-th
+receive at R from S on C with tag T (MPI's non-overtaking rule; wildcards are resolved in
+the trace) - the FIFO per (sender, receiver, comm, tag) of 4.33. Keeping those FIFOs while
+traversing the locations gives exactly the pairs that ranking every send and every
+receive within its key gives, so the pairs are computed that way, for all keys at once
+with numpy; the traversal itself - the locations interleaved, ``batch_size`` events of
+each in turn (4.5.5) - defines ``peak_pending``, the most events waiting for their peer
+at any time (Figure 5.34), which follows from where each pair's first and second end come
+in that order. Non-blocking operations are followed through their requests: an ISEND's
+REQUEST_COMPLETE on the sender gives the send's completion time, an IRECV_REQUEST posted
+on the receiver gives the receive's post time (the IRECV itself is its completion).
+Collectives: the k-th COLL_END on communicator C of every location is one operation
+(3.4.6); its begin is the location's COLL_BEGIN since its previous COLL_END. What does
+not match is reported, never dropped. Paje links (SEND/RECV with comm = link type) pair
+by their value and key, which the importer keeps in the GENERIC ``paje:fields`` event
+right before each end.
+
+Only the events of these kinds are expanded from the graph (`select_events`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from ..model import EventKind
+from .select import select_events
+from .tables import NodeTables, tables_for
+
+_WANTED = tuple(int(k) for k in (EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV,
+                                  EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE, EventKind.COLL_BEGIN,
+                                  EventKind.COLL_END))
+_SENDS = (EventKind.SEND, EventKind.ISEND)
+_RECEIVES = (EventKind.RECV, EventKind.IRECV)
+PAJE_HINT = "paje:fields"
+_FIELDS = ("time", "kind", "ref", "comm", "tag", "request", "size", "recv_size", "value")
+MESSAGE_COLUMNS = ("sender", "send_time", "receiver", "recv_time", "comm", "tag", "size", "recv_size",
+                   "send_done", "recv_posted")
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """A send or receive without a peer: where, when, and its matching properties."""
+
+    location: int
+    time: int
+    kind: str
+    peer: int
+    comm: int
+    tag: int
+    size: int
+
+
+@dataclass
+class Collective:
+    """One collective operation: the k-th on its communicator at every participant."""
+
+    comm: int
+    index: int
+    operation: int
+    participants: list[tuple[int, int, int, int, int]]  #: (location, begin, end, bytes sent, bytes received)
+    complete: bool  #: every communicator member took part, all with the same operation and root
+
+
+@dataclass
+class Messages:
+    """Matched messages as columns (``-1`` where a time does not apply: ``send_done`` of a
+    blocking send, ``recv_posted`` of a blocking receive), the unmatched events, the
+    collectives, and the most events that waited for a peer at any time."""
+
+    columns: dict[str, np.ndarray]
+    unmatched: list[Unmatched]
+    collectives: list[Collective]
+    peak_pending: int = 0
+    locations: int = 0
+    events: int = field(default=0)  #: message events traversed
+
+    def __len__(self) -> int:
+        return len(self.columns["sender"])
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        columns = self.__dict__.get("columns", {})
+        if name in columns:
+            return columns[name]
+        raise AttributeError(name)
+
+    def matrix(self, size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The communication matrix: message counts and bytes, [sender, receiver]."""
+        sender, receiver = self.columns["sender"], self.columns["receiver"]
+        n = size if size is not None else max(self.locations, int(max(sender.max(initial=-1),
+                                                                        receiver.max(initial=-1))) + 1)
+        counts = np.zeros((n, n), np.int64)
+        volume = np.zeros((n, n), np.int64)
+        np.add.at(counts, (sender, receiver), 1)
+        np.add.at(volume, (sender, receiver), self.columns["size"])
+        return counts, volume
+
+    def rows(self) -> Iterator[dict[str, int]]:
+        lists = [self.columns[name].tolist() for name in MESSAGE_COLUMNS]
+        return (dict(zip(MESSAGE_COLUMNS, row)) for row in zip(*lists))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"messages": list(self.rows()), "unmatched": [u.__dict__ for u in self.unmatched],
+                "collectives": [{"comm": c.comm, "index": c.index, "operation": c.operation,
+                                 "participants": [list(p) for p in c.participants], "complete": c.complete}
+                                for c in self.collectives],
+                "peak_pending": self.peak_pending}
+
+
+def _group_ids(*columns: np.ndarray) -> np.ndarray:
+    """A small integer per distinct row of the given columns."""
+    group = np.zeros(len(columns[0]), dtype=np.int64)
+    for column in columns:
+        _, inverse = np.unique(column, return_inverse=True)
+        _, group = np.unique(group * (int(inverse.max(initial=0)) + 1) + inverse.ravel(), return_inverse=True)
+    return group.ravel()
+
+
+def _pair(keys_a: list[np.ndarray], order_a: np.ndarray, keys_b: list[np.ndarray],
+          order_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the pairs (k-th a, k-th b) of every key, each side ranked by its order:
+    the FIFO rule, for all keys at once."""
+    na = len(order_a)
+    if not na or not len(order_b):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    side = np.concatenate([np.zeros(na, np.int64), np.ones(len(order_b), np.int64)])
+    group = _group_ids(*(np.concatenate([a, b]) for a, b in zip(keys_a, keys_b)))
+    order = np.concatenate([order_a, order_b])
+    sort = np.lexsort((order, side, group))
+    run = group[sort] * 2 + side[sort]
+    starts = np.flatnonzero(np.concatenate(([True], run[1:] != run[:-1])))
+    rank = np.empty(len(sort), np.int64)
+    rank[sort] = np.arange(len(sort)) - np.repeat(starts, np.diff(np.append(starts, len(sort))))
+    key = group * (len(sort) + 1) + rank
+    _, ia, ib = np.intersect1d(key[:na], key[na:], assume_unique=True, return_indices=True)
+    return ia, ib
+
+
+def _columns(t: NodeTables, times: np.ndarray, nodes: np.ndarray) -> list[np.ndarray]:
+    """Event columns (time, kind, ref, comm, tag, request, size, recv_size, value) of the
+    selected atomic nodes, from their stored properties (spec/records.md key order)."""
+    kind = t.kind[nodes]
+    generic = kind == EventKind.GENERIC
+    request_only = np.isin(kind, (EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE))
+    zero = np.zeros(len(nodes), np.int64)
+    ref = np.where(request_only, 0, t.key0[nodes])
+    request = np.where(request_only, t.key0[nodes],
+                       np.where(np.isin(kind, (EventKind.ISEND, EventKind.IRECV)), t.key3[nodes], zero))
+    recv_size = np.where(kind == EventKind.COLL_END, t.soft1[nodes], zero)
+    comm = np.where(generic, 0, t.key1[nodes])
+    return [times, kind, ref, comm, t.key2[nodes], request, t.soft0[nodes], recv_size,
+            np.where(generic, t.key1[nodes], zero)]
+
+
+def _selected(source: Any, locations: list[int], kinds: tuple[int, ...], batch_size: int) -> dict[str, np.ndarray]:
+    """The chosen kinds' events of all locations as columns, with ``location``, ``position``
+    (within the location's selection) and ``seq``, the place in the interleaved traversal
+    of 4.5.5: ``batch_size`` events of each location in turn."""
+    t = tables_for(source.pool)
+    parts = []
+    for index, location in enumerate(locations):
+        root = source.roots[location]
+        times, nodes = select_events(t, root.root, root.start, kinds)
+        position = np.arange(len(nodes), dtype=np.int64)
+        seq = (position // batch_size * len(locations) + index) * batch_size + position % batch_size
+        parts.append([np.full(len(nodes), location, np.int64), position, seq, *_columns(t, times, nodes)])
+    names = ("location", "position", "seq") + _FIELDS
+    if not parts:
+        return {name: np.zeros(0, np.int64) for name in names}
+    return {name: np.concatenate(column) for name, column in zip(names, zip(*parts))}
+
+
+def _link_ids(e: dict[str, np.ndarray], strings: list[str]) -> np.ndarray:
+    """Per event, the id of the Paje link (value, key) named by a GENERIC ``paje:fields``
+    event right before it on its location, else -1."""
+    link = np.full(len(e["kind"]), -1, np.int64)
+    if PAJE_HINT not in strings:
+        return link
+    hint = strings.index(PAJE_HINT)
+    interned: dict[tuple[str, str], int] = {}
+    for i in np.flatnonzero((e["kind"] == EventKind.GENERIC) & (e["ref"] == hint)).tolist():
+        if i + 1 >= len(link) or e["location"][i + 1] != e["location"][i]:
+            continue
+        try:
+            fields = json.loads(strings[int(e["value"][i])]).get("f", {})
+        except (ValueError, IndexError, AttributeError):
+            continue
+        if isinstance(fields, dict) and "Key" in fields:
+            name = (str(fields.get("Value")), str(fields["Key"]))
+            link[i + 1] = interned.setdefault(name, len(interned))
+    return link
+
+
+def messages(source: Any, start: int | None = None, stop: int | None = None,
+             locations: Iterable[int] | None = None, batch_size: int = 4096) -> Messages:
+    """Match the messages of a `Graph` or `Archive`. Matching always runs from the
+    beginning (a message's peer may lie anywhere); the result keeps the messages with a
+    send or receive in ``[start, stop)`` and the unmatched events and collectives in it.
+    With ``locations``, events whose peer is not among them stay unmatched."""
+    chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
+    strings = source.definitions.strings
+    kinds = _WANTED + ((int(EventKind.GENERIC),) if PAJE_HINT in strings else ())
+    e = _selected(source, chosen, kinds, batch_size)
+    link = _link_ids(e, strings)
+    kind, loc, ref, time_ = e["kind"], e["location"], e["ref"], e["time"]
+    lo = -(1 << 63) if start is None else start
+    hi = (1 << 63) - 1 if stop is None else stop
+
+    # point-to-point: the k-th send and the k-th receive of every (sender, receiver, comm, tag[, link])
+    sends = np.flatnonzero(np.isin(kind, _SENDS))
+    receives = np.flatnonzero(np.isin(kind, _RECEIVES))
+    ia, ib = _pair([loc[sends], ref[sends], e["comm"][sends], e["tag"][sends], link[sends]], e["position"][sends],
+                   [ref[receives], loc[receives], e["comm"][receives], e["tag"][receives], link[receives]],
+                   e["position"][receives])
+    send, receive = sends[ia], receives[ib]
+    extra = np.full(len(kind), -1, np.int64)  # a send's completion, a receive's post time
+    for first_kind, second_kind, target in ((EventKind.ISEND, EventKind.REQUEST_COMPLETE, 0),
+                                            (EventKind.IRECV_REQUEST, EventKind.IRECV, 1)):
+        a, b = np.flatnonzero(kind == first_kind), np.flatnonzero(kind == second_kind)
+        pa, pb = _pair([loc[a], e["request"][a]], e["position"][a], [loc[b], e["request"][b]], e["position"][b])
+        if target == 0:
+            extra[a[pa]] = time_[b[pb]]
+        else:
+            extra[b[pb]] = time_[a[pa]]
+
+    # pending events of the interleaved traversal: +1 when the first end is met, -1 at the second
+    delta = np.zeros(len(kind), np.int64)
+    delta[np.concatenate([sends, receives])] = 1
+    later = np.where(e["seq"][send] > e["seq"][receive], send, receive)
+    delta[later] = -1
+    peak = int(np.cumsum(delta[np.argsort(e["seq"], kind="stable")]).max(initial=0))
+
+    keep = ((time_[send] >= lo) & (time_[send] < hi)) | ((time_[receive] >= lo) & (time_[receive] < hi))
+    send, receive = send[keep], receive[keep]
+    order = np.lexsort((loc[send], time_[send]))
+    send, receive = send[order], receive[order]
+    columns = {"sender": loc[send], "send_time": time_[send], "receiver": loc[receive],
+               "recv_time": time_[receive], "comm": e["comm"][send], "tag": e["tag"][send],
+               "size": e["size"][send], "recv_size": e["size"][receive],
+               "send_done": np.where(kind[send] == EventKind.ISEND, extra[send], -1), "recv_posted": extra[receive]}
+    matched = np.zeros(len(kind), bool)
+    matched[sends[ia]] = matched[receives[ib]] = True
+    lonely = np.concatenate([sends, receives])
+    lonely = np.sort(lonely[~matched[lonely] & (time_[lonely] >= lo) & (time_[lonely] < hi)])
+    unmatched = [Unmatched(*row[:2], EventKind(row[2]).name, *row[3:])
+                 for row in zip(*(x[lonely].tolist() for x in (loc, time_, kind, ref, e["comm"], e["tag"], e["size"])))]
+    collectives = _collectives(source, e, lo, hi)
+    count = int(np.isin(kind, _WANTED).sum())
+    return Messages(columns, unmatched, collectives, peak, len(source.definitions.locations), count)
+
+
+def _collectives(source: Any, e: dict[str, np.ndarray], lo: int, hi: int) -> list[Collective]:
+    """The k-th COLL_END on communicator C of every location is one operation; its begin
+    is the location's COLL_BEGIN after its previous COLL_END, if any."""
+    kind, loc, position = e["kind"], e["location"], e["position"]
+    ends = np.flatnonzero(kind == EventKind.COLL_END)
+    if not len(ends):
+        return []
+    begins = np.flatnonzero(kind == EventKind.COLL_BEGIN)
+    # the rank of each end among the ends of its (location, comm), by position
+    group = _group_ids(loc[ends], e["comm"][ends])
+    sort = np.lexsort((position[ends], group))
+    starts = np.flatnonzero(np.concatenate(([True], group[sort][1:] != group[sort][:-1])))
+    rank = np.empty(len(ends), np.int64)
+    rank[sort] = np.arange(len(sort)) - np.repeat(starts, np.diff(np.append(starts, len(sort))))
+    # the begin: the location's last COLL_BEGIN before the end and after its previous end
+    span = int(position.max(initial=0)) + 1
+    end_key = loc[ends] * span + position[ends]  # ends are in (location, position) order
+    floor = loc[ends] * span - 1
+    floor[1:] = np.where(loc[ends][1:] == loc[ends][:-1], end_key[:-1], floor[1:])
+    begin = e["time"][ends].copy()
+    if len(begins):
+        begin_key = loc[begins] * span + position[begins]
+        candidate = np.searchsorted(begin_key, end_key) - 1
+        found = (candidate >= 0) & (begin_key[np.maximum(candidate, 0)] > floor)
+        begin[found] = e["time"][begins[candidate[found]]]
+    communicators = source.definitions.communicators
+    instances: dict[tuple[int, int], list[tuple[int, ...]]] = {}
+    rows = zip(e["comm"][ends].tolist(), rank.tolist(), loc[ends].tolist(), begin.tolist(), e["time"][ends].tolist(),
+               e["ref"][ends].tolist(), e["tag"][ends].tolist(), e["size"][ends].tolist(), e["recv_size"][ends].tolist())
+    for comm, k, location, first, last, operation, root, size, recv_size in rows:
+        instances.setdefault((comm, k), []).append((location, first, last, operation, root, size, recv_size))
+    out = []
+    for (comm, k), parts in sorted(instances.items(), key=lambda item: min(p[2] for p in item[1])):
+        if not any(lo <= p[1] < hi or lo <= p[2] < hi for p in parts):
+            continue
+        members = set(communicators[comm].members) if 0 <= comm < len(communicators) else set()
+        present = {p[0] for p in parts}
+        complete = (len({(p[3], p[4]) for p in parts}) == 1 and len(present) == len(parts)
+                    and (not members or present == members))
+        out.append(Collective(comm, k, parts[0][3], [(p[0], p[1], p[2], p[5], p[6]) for p in parts], complete))
+    return out

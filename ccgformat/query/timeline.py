@@ -1,0 +1,311 @@
+"""Timeline rendering (dissertation 3.4.4, 4.5.4): per pixel column and row, the
+exclusive time of each region group, and an RGB image blending the groups' colours.
+
+Columns split ``[start, stop)`` into ``width`` integer intervals
+``S_i = [start + i*span//width, start + (i+1)*span//width)`` (4.27). Rows are locations
+(``by="location"``) or call-stack levels summed over the chosen locations
+(``by="depth"``, level 0 = outermost calls). ``exclusive[row, i, g]`` is formula 4.28: the
+time inside ``S_i`` during which the innermost open call is of group ``g`` (and, by
+depth, is at that level). Time outside every call belongs to no group.
+
+One pass serves all columns: nodes spanning several columns are descended with their
+start times, splitting their own gaps (a call's exclusive pieces) across the columns;
+a node inside one column needs no times any more, so such nodes are gathered per
+(node, column, enclosing group, level) with multiplicities and their own gaps added that
+many times - the reuse of shared sub-trees of 4.5.3, per column.
+
+Colours: ``share = exclusive / max(|S_i| * k, sum over groups)`` with k the locations a
+depth row sums over (1 by location), which keeps the shares of a lossy archive, whose
+column sums may exceed ``|S_i|`` (4.30), at most 1; a pixel's colour is
+``sum_g share_g * colour_g + (1 - sum_g share_g) * background`` (linear blending, 4.31).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..graph.pool import NodeKind
+from .groups import region_groups
+from .tables import NodeTables, tables_for
+
+#: Group colours in order of the groups' first region (then repeating).
+PALETTE = np.array([(31, 119, 180), (214, 39, 40), (44, 160, 44), (255, 127, 14), (148, 103, 189),
+                    (140, 86, 75), (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207)],
+                   dtype=np.float64)
+BACKGROUND = np.array((255, 255, 255), dtype=np.float64)
+
+
+@dataclass
+class Timeline:
+    start: int
+    stop: int
+    by: str
+    rows: list[int]               #: location ids, or call levels 0, 1, ...
+    groups: list[str]
+    boundaries: np.ndarray        #: width + 1 column bounds
+    exclusive: np.ndarray         #: (rows, width, groups) ticks, formula 4.28
+    normaliser: np.ndarray        #: (rows, width) the denominator of the shares
+
+    @property
+    def width(self) -> int:
+        return len(self.boundaries) - 1
+
+    @property
+    def shares(self) -> np.ndarray:
+        """(rows, width, groups) fractions of each column, summing to at most 1."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = self.exclusive / self.normaliser[..., None]
+        return np.nan_to_num(out)
+
+    @property
+    def colors(self) -> np.ndarray:
+        """(groups, 3) RGB of each group."""
+        return PALETTE[np.arange(len(self.groups)) % len(PALETTE)]
+
+    def rgb(self) -> np.ndarray:
+        """(rows, width, 3) uint8 pixels (4.31)."""
+        shares = self.shares
+        pixels = shares @ self.colors + (1 - shares.sum(axis=2))[..., None] * BACKGROUND
+        return np.clip(np.rint(pixels), 0, 255).astype(np.uint8)
+
+    def save_png(self, path: str | Path, row_height: int = 16) -> Path:
+        """Write the image, each row ``row_height`` pixels high, as a PNG file (atomically:
+        a temporary file in the same folder, then renamed)."""
+        pixels = np.repeat(self.rgb(), row_height, axis=0)
+        path = Path(path)
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(png_bytes(pixels))
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+        return path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start, "stop": self.stop, "width": self.width, "by": self.by, "rows": self.rows,
+                "groups": self.groups, "boundaries": self.boundaries.tolist(),
+                "exclusive": self.exclusive.tolist()}
+
+
+def png_bytes(pixels: np.ndarray) -> bytes:
+    """A minimal PNG (8-bit RGB, no filtering) of a (height, width, 3) uint8 array."""
+    height, width, _ = pixels.shape
+    raw = np.concatenate([np.zeros((height, 1), np.uint8), pixels.reshape(height, 3 * width)], axis=1)
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw.tobytes(), 9))
+            + chunk(b"IEND", b""))
+
+
+class _Canvas:
+    """Collects (row, column, group) ticks; intervals are split across columns."""
+
+    def __init__(self, boundaries: np.ndarray, groups: int):
+        self.b = boundaries
+        self.width = len(boundaries) - 1
+        self.groups = groups
+        self.points: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.spans: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def column(self, time: np.ndarray) -> np.ndarray:
+        """The column holding each time: the largest i with ``b[i] <= time``, which for
+        ``b[i] = start + i*span//width`` is ``((time - start + 1)*width - 1) // span``."""
+        start, span = int(self.b[0]), int(self.b[-1] - self.b[0])
+        if span * (self.width + 1) < 1 << 62:
+            clipped = np.clip(time, start, start + span - 1)
+            return ((clipped - start + 1) * self.width - 1) // span
+        return np.clip(np.searchsorted(self.b, time, side="right") - 1, 0, self.width - 1)
+
+    def add(self, row: np.ndarray, column: np.ndarray, group: np.ndarray, ticks: np.ndarray) -> None:
+        if len(ticks):
+            self.points.append((row, column, group, ticks))
+
+    def intervals(self, row: np.ndarray, group: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Add ``[a, b)`` clipped to the columns."""
+        a = np.maximum(a, self.b[0])
+        b = np.minimum(b, self.b[-1])
+        keep = b > a
+        row, group, a, b = row[keep], group[keep], a[keep], b[keep]
+        c0, c1 = self.column(a), self.column(b - 1)
+        same = c0 == c1
+        self.add(row[same], c0[same], group[same], (b - a)[same])
+        many = ~same
+        if many.any():
+            row, group, a, b, c0, c1 = row[many], group[many], a[many], b[many], c0[many], c1[many]
+            self.add(row, c0, group, self.b[c0 + 1] - a)
+            self.add(row, c1, group, b - self.b[c1])
+            middle = c1 > c0 + 1
+            self.spans.append((row[middle], group[middle], c0[middle] + 1, c1[middle]))
+
+    def image(self, rows: int) -> np.ndarray:
+        out = np.zeros((rows, self.width, self.groups), dtype=np.int64)
+        if self.points:
+            row, column, group, ticks = (np.concatenate(parts) for parts in zip(*self.points))
+            flat = (row * self.width + column) * self.groups + group
+            if int(np.abs(ticks).sum()) < 1 << 53:  # every partial sum is exact in a double
+                out += np.rint(np.bincount(flat, weights=ticks, minlength=out.size)).astype(np.int64).reshape(out.shape)
+            else:
+                np.add.at(out.reshape(-1), flat, ticks)
+        if self.spans:
+            diff = np.zeros((rows, self.width + 1, self.groups), dtype=np.int64)
+            for row, group, first, last in self.spans:
+                np.add.at(diff, (row, first, group), 1)
+                np.add.at(diff, (row, last, group), -1)
+            widths = np.diff(self.b)
+            out += np.cumsum(diff, axis=1)[:, :-1, :] * widths[None, :, None]
+        return out
+
+
+_CALL, _ARTIFICIAL = int(NodeKind.CALL), int(NodeKind.ARTIFICIAL)
+
+
+def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarray, begins: np.ndarray,
+          by_depth: bool) -> int:
+    """Paint every location at once (row i = location i); returns the number of call
+    levels reached."""
+    kind, total = t.kind, t.total
+    start, stop = int(canvas.b[0]), int(canvas.b[-1])
+    nodes, times = roots.astype(np.int64), begins.astype(np.int64)
+    row = np.arange(len(roots), dtype=np.int64)
+    enc = np.full(len(roots), -1, np.int64)
+    level = np.zeros(len(roots), np.int64)
+    gathered: list[tuple[np.ndarray, ...]] = []
+    deepest = 0
+    while len(nodes):
+        end = times + total[nodes]
+        keep = (kind[nodes] <= _ARTIFICIAL) & (end > times) & (end > start) & (times < stop)
+        nodes, times, end, enc, level, row = (x[keep] for x in (nodes, times, end, enc, level, row))
+        if not len(nodes):
+            break
+        deepest = max(deepest, int(level.max()) + 1)
+        c0, c1 = canvas.column(np.maximum(times, start)), canvas.column(np.minimum(end, stop) - 1)
+        inside = (c0 == c1) & (times >= start) & (end <= stop)
+        if inside.any():
+            if by_depth:
+                gathered.append((nodes[inside], c0[inside], enc[inside], level[inside]))
+            else:
+                _whole(t, canvas, group_of, nodes[inside], c0[inside], enc[inside], row[inside])
+            outside = ~inside
+            nodes, times, enc, level, row = (x[outside] for x in (nodes, times, enc, level, row))
+        if not len(nodes):
+            break
+        call = kind[nodes] == _CALL
+        group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
+        rows = np.where(call, level, level - 1) if by_depth else row
+        # gap j of a node with n children: offset sum(d[0..2j-1]), length d[2j]
+        gaps = t.child_count[nodes] + 1
+        owner = np.repeat(np.arange(len(nodes)), gaps)
+        j = np.arange(len(owner)) - np.repeat(np.cumsum(gaps) - gaps, gaps)
+        base = t.duration_start[nodes][owner]
+        a = times[owner] + t.duration_prefix[base + 2 * j] - t.duration_prefix[base]
+        valid = group[owner] >= 0
+        canvas.intervals(rows[owner][valid], group[owner][valid], a[valid], (a + t.durations[base + 2 * j])[valid])
+        kids, parent, offset = t.child_offsets(nodes)
+        child_enc = np.where(call, group, enc)
+        nodes, times = kids, times[parent] + offset
+        enc, level, row = child_enc[parent], (level + call)[parent], row[parent]
+    if gathered:
+        deepest = max(deepest, _gathered(t, canvas, group_of, gathered))
+    return deepest
+
+
+def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
+    """Per node, the exclusive time of its sub-tree's calls per group (memoized per
+    grouping): the cached partial results of 4.5.4 for rows by location."""
+    memo = t.__dict__.setdefault("_group_exclusive", {})
+    key = tuple(group_of.tolist())
+    found = memo.get(key)
+    if found is None:
+        groups = int(group_of.max()) + 1 if len(group_of) else 1
+        own = np.zeros((len(t), groups), dtype=np.int64)
+        calls = np.flatnonzero(t.kind == NodeKind.CALL)
+        own[calls, group_of[t.key0[calls]]] = t.total[calls] - t.inner[calls]
+        found = memo[key] = t.bottom_up(own)
+    return found
+
+
+def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarray, column: np.ndarray,
+           enc: np.ndarray, row: np.ndarray) -> None:
+    """Sub-trees inside one column, by location: their memoized group times, plus the
+    gaps of an artificial node, which belong to the enclosing call."""
+    exclusive = group_exclusive(t, group_of)[nodes]
+    groups = exclusive.shape[1]
+    canvas.add(np.repeat(row, groups), np.repeat(column, groups), np.tile(np.arange(groups), len(nodes)),
+               exclusive.ravel())
+    uncovered = t.total[nodes] - t.calltime[nodes]
+    valid = (enc >= 0) & (uncovered > 0)
+    canvas.add(row[valid], column[valid], enc[valid], uncovered[valid])
+
+
+def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: list[tuple[np.ndarray, ...]]) -> int:
+    """Rows by depth: nodes inside single columns, gathered per (node, column, enclosing
+    group, level) with multiplicities, adding their own gaps level by level."""
+    nodes, column, enc, level = (np.concatenate(parts) for parts in zip(*gathered))
+    weight = np.ones(len(nodes), np.int64)
+    deepest = 0
+    g1 = canvas.groups + 1
+    while len(nodes):
+        key = ((nodes * canvas.width + column) * g1 + (enc + 1)) * 4096 + level
+        unique, inverse = np.unique(key, return_inverse=True)
+        summed = np.zeros(len(unique), np.int64)
+        np.add.at(summed, inverse, weight)
+        level = unique % 4096
+        rest = unique // 4096
+        enc = rest % g1 - 1
+        rest //= g1
+        column = rest % canvas.width
+        nodes = rest // canvas.width
+        weight = summed
+        deepest = max(deepest, int(level.max()) + 1)
+        call = t.kind[nodes] == NodeKind.CALL
+        group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
+        rows = np.where(call, level, level - 1)
+        ticks = t.gap[nodes] * weight
+        valid = (group >= 0) & (ticks != 0)
+        canvas.add(rows[valid], column[valid], group[valid], ticks[valid])
+        kids, parent = t.expand(nodes)
+        keep = (t.kind[kids] <= NodeKind.ARTIFICIAL) & (t.total[kids] > 0)
+        kids, parent = kids[keep], parent[keep]
+        child_enc = np.where(call, group, enc)
+        nodes, column, enc = kids, column[parent], child_enc[parent]
+        level, weight = (level + call)[parent], weight[parent]
+    return deepest
+
+
+def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable[int] | None = None,
+             by: str = "location") -> Timeline:
+    """The timeline of ``[start, stop)`` at ``width`` columns of a `Graph` or `Archive`."""
+    if by not in ("location", "depth"):
+        raise ValueError(f"by must be 'location' or 'depth', not {by!r}")
+    if width < 1 or stop <= start:
+        raise ValueError("a timeline needs width >= 1 and start < stop")
+    definitions = source.definitions
+    t = tables_for(source.pool)
+    calls = t.key0[t.kind == NodeKind.CALL]
+    regions = max(len(definitions.regions), int(calls.max()) + 1 if len(calls) else 0)
+    names, group_of = region_groups(definitions, regions)
+    span = int(stop) - int(start)
+    boundaries = np.array([int(start) + i * span // width for i in range(width + 1)], dtype=np.int64)
+    canvas = _Canvas(boundaries, len(names))
+    chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
+    roots = np.array([source.roots[location].root for location in chosen], np.int64)
+    begins = np.array([source.roots[location].start for location in chosen], np.int64)
+    deepest = _walk(t, canvas, group_of, roots, begins, by == "depth")
+    rows = len(chosen) if by == "location" else max(deepest, 1)
+    exclusive = canvas.image(rows)
+    widths = np.diff(boundaries) * (1 if by == "location" else max(len(chosen), 1))
+    normaliser = np.maximum(widths[None, :], exclusive.sum(axis=2))
+    return Timeline(int(start), int(stop), by, chosen if by == "location" else list(range(rows)), names,
+                    boundaries, exclusive, normaliser)

@@ -1,0 +1,59 @@
+"""Shared pieces of the query tests: the corpus traces as archives, random windows."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+import ccgformat
+from .corpus import corpus_path
+
+#: Every corpus trace the importers read, by a short name (all but OTF's read_from_buffer,
+#: whose definitions are missing on purpose).
+CORPUS = {
+    "chrome-rocprof": ("chrome-json", "otf2_cli_chrome_trace_converter", "tests", "data",
+                       "memcpy-host-device.rocprofiler.json.gz"),
+    "epilog-le": ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_merged_le.elg"),
+    "epilog-be": ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_merged_be.elg"),
+    "otf-hello": ("otf", "otf-vis", "otf_traces", "hello", "hello_world.otf"),
+    "otf-out": ("otf", "otf-vis", "otf_traces", "out", "out.otf"),
+    "otf-philosophers": ("otf", "otf-vis", "otf_traces", "philosophers", "philosophers.otf"),
+    "otf2-stencil": ("otf2", "TraceR", "examples", "stencil4d-otf", "traces-32", "traces.otf2"),
+    "otf2-pingpong": ("otf2", "pipit", "pipit", "tests", "data", "ping-pong-otf2", "traces.otf2"),
+    "otf2-pingpong-papi": ("otf2", "pipit", "pipit", "tests", "data", "ping-pong-otf2-papi", "traces.otf2"),
+    "paje-java": ("paje", "paje", "Traces", "JavaTest.trace"),
+    "paje-links": ("paje", "pajeng", "traces", "links.trace"),
+    "paje-native": ("paje", "pajeng", "traces", "native_sample.trace"),
+    "paje-states": ("paje", "pajeng", "traces", "states.trace"),
+    "paje-variables": ("paje", "pajeng", "traces", "variables.trace"),
+    "paje-events": ("paje", "pajeng", "traces", "events.trace"),
+    "paje-containers": ("paje", "pajeng", "traces", "containers.trace"),
+    "paje-multiple-files": ("paje", "pajeng", "traces", "multiple_files", "root.trace"),
+    "epilog-rank1": ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_local_rank1_le.elg"),
+}
+
+_CONVERTED: dict[str, ccgformat.Archive] = {}
+
+
+def converted(tmp_path_factory, name: str) -> ccgformat.Archive:
+    """The corpus trace ``name`` converted once per test session (lossless)."""
+    archive = _CONVERTED.get(name)
+    if archive is None:
+        source = corpus_path(*CORPUS[name])
+        target = tmp_path_factory.mktemp("corpus") / f"{name}.ccg"
+        ccgformat.convert(source, target)
+        archive = _CONVERTED[name] = ccgformat.open(target)
+    return archive
+
+
+def windows(data, trace, count: int):
+    """``count`` random (start, stop, locations) for a `traces.traces` example; a bound may
+    be None (open) and may lie outside the trace."""
+    times = [e.time for events in trace.values() for e in events]
+    lo, hi = min(times), max(times)
+    for _ in range(count):
+        a = data.draw(st.one_of(st.none(), st.integers(lo - 2, hi + 2)))
+        b = data.draw(st.one_of(st.none(), st.integers(lo - 2, hi + 2)))
+        if a is not None and b is not None and a > b:
+            a, b = b, a
+        locations = data.draw(st.lists(st.sampled_from(sorted(trace)), min_size=1, unique=True))
+        yield a, b, locations

@@ -1,0 +1,115 @@
+"""Message matching against pairing the k-th send with the k-th receive of every
+(sender, receiver, comm, tag) over the rebuilt events; requests, collectives, windows,
+the communication matrix and the corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import ccgformat
+from ccgformat import Event, EventKind as K
+from ccgformat.query import messages
+from ccgformat.query.select import select_events
+from ccgformat.query.tables import tables_for
+
+from . import query_oracle as oracle
+from . import traces
+from .corpus import corpus_path
+from .query_support import CORPUS, converted
+
+def check(source, locations=None):
+    chosen = sorted(source.roots) if locations is None else locations
+    events = {location: oracle.events_of(source, location) for location in chosen}
+    want, left = oracle.messages(events)
+    result = messages(source, locations=locations)
+    got = {(m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["comm"], m["tag"], m["size"])
+           for m in result.rows()}
+    assert got == want
+    assert len(got) == len(result)
+    assert sorted((u.location, u.time) for u in result.unmatched) == left
+    return result
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces())
+def test_matching_matches_brute_force(trace):
+    graph = oracle.build(trace)
+    check(graph)
+    check(graph, sorted(trace)[:1])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces())
+def test_selected_events_are_the_events_of_those_kinds(trace):
+    """The partial decompression gives exactly the full iteration's events of the kinds."""
+    graph = oracle.build(trace)
+    t = tables_for(graph.pool)
+    kinds = (int(K.SEND), int(K.RECV), int(K.METRIC), int(K.COLL_END))
+    for location, root in graph.roots.items():
+        times, nodes = select_events(t, root.root, root.start, kinds)
+        full = [(e.time, e.kind) for e in oracle.events_of(graph, location) if e.kind in kinds]
+        assert list(zip(times.tolist(), t.kind[nodes].tolist())) == full
+
+
+def _two_ranks():
+    rank0 = [Event(0, K.ENTER, 0), Event(1, K.ISEND, 1, 0, 5, 77, 10), Event(2, K.SEND, 1, 0, 5, 0, 20),
+             Event(3, K.REQUEST_COMPLETE, request=77), Event(4, K.COLL_BEGIN), Event(6, K.COLL_END, 1, 0, 0, 0, 8, 8),
+             Event(7, K.SEND, 1, 0, 9, 0, 30), Event(9, K.LEAVE, 0)]
+    rank1 = [Event(0, K.ENTER, 0), Event(1, K.IRECV_REQUEST, request=5), Event(2, K.RECV, 0, 0, 5, 0, 10),
+             Event(3, K.IRECV, 0, 0, 5, 5, 20), Event(4, K.COLL_BEGIN), Event(5, K.COLL_END, 1, 0, 0, 0, 8, 8),
+             Event(8, K.LEAVE, 0)]
+    return oracle.build({0: rank0, 1: rank1})
+
+
+def test_requests_collectives_and_unmatched():
+    result = check(_two_ranks())
+    rows = sorted(result.rows(), key=lambda m: m["send_time"])
+    assert [(m["send_time"], m["recv_time"], m["send_done"], m["recv_posted"]) for m in rows] == \
+        [(1, 2, 3, -1), (2, 3, -1, 1)]
+    assert [(u.location, u.time, u.kind, u.tag) for u in result.unmatched] == [(0, 7, "SEND", 9)]
+    (collective,) = result.collectives
+    assert collective.complete and [p[:3] for p in collective.participants] == [(0, 4, 6), (1, 4, 5)]
+    # all of rank 0 first: its three sends wait; one event of each rank in turn: at most two
+    assert result.peak_pending == 3 and messages(_two_ranks(), batch_size=1).peak_pending == 2
+    counts, volume = result.matrix(2)
+    assert counts.tolist() == [[0, 2], [0, 0]] and volume.tolist() == [[0, 30], [0, 0]]
+
+
+def test_window_keeps_messages_with_an_end_inside():
+    graph = _two_ranks()
+    assert {(m["send_time"], m["recv_time"]) for m in messages(graph, 3, 4).rows()} == {(2, 3)}
+    assert [u.time for u in messages(graph, 0, 7).unmatched] == []
+
+
+@pytest.mark.parametrize("name", ["otf2-stencil", "otf2-pingpong", "otf2-pingpong-papi", "epilog-le", "paje-links",
+                                  "paje-java", "chrome-rocprof"])
+def test_corpus_messages(tmp_path_factory, name):
+    archive = converted(tmp_path_factory, name)
+    result = check(archive)
+    assert all(c.complete for c in result.collectives)
+    if name == "otf2-stencil":
+        assert len(result) == 512 and not result.unmatched
+        assert np.array_equal(result.matrix()[0], result.matrix()[0].T)  # halo exchange is symmetric
+
+
+def test_paje_links_pair_by_key(tmp_path):
+    """Two links between the same containers whose ends arrive in the other order: their
+    keys, not their order, pair them."""
+    source = Path(corpus_path(*CORPUS["paje-links"]))
+    lines = source.read_text().splitlines()
+    header = [line for line in lines if not line.startswith(("16 ", "19 "))]
+    body = ["16 0.1 0 LINK p1 c k1", "16 0.2 0 LINK p1 c k2", "19 0.3 0 LINK p2 c k2", "19 0.4 0 LINK p2 c k1"]
+    trace = tmp_path / "crossed.trace"
+    trace.write_text("\n".join(header + body) + "\n")
+    target = tmp_path / "crossed.ccg"
+    ccgformat.convert(trace, target)
+    with ccgformat.open(target) as archive:
+        result = messages(archive)
+        ticks = archive.timer_resolution // 10
+        assert sorted((m["send_time"], m["recv_time"]) for m in result.rows()) == \
+            [(1 * ticks, 4 * ticks), (2 * ticks, 3 * ticks)]
+        assert not result.unmatched

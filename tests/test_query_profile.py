@@ -1,0 +1,159 @@
+"""The cached summary profile against a brute-force pass over the rebuilt events: random
+traces (lossless and lossy, in memory and as archives, every caching policy), random
+windows and location subsets, every corpus trace, and the bounds of lossy archives."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ccgformat
+from ccgformat import Params
+from ccgformat.query import profile
+from ccgformat.query.profile import engine_for
+
+from . import query_oracle as oracle
+from . import traces
+from .query_support import CORPUS, converted, windows
+
+#: the module (the package's ``profile`` is the function of the same name)
+profile_module = importlib.import_module("ccgformat.query.profile")
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+LOSSY = Params(abs_dev=20, rel_dev=0.3)
+
+
+def check(source, start, stop, locations, **policy):
+    """Every field of the profile equals the brute-force answer."""
+    events = {location: oracle.events_of(source, location) for location in locations}
+    types = {i: m.value_type for i, m in enumerate(source.definitions.metrics)}
+    regions, pairs, collectives, metrics = oracle.profile(events, start, stop, types)
+    result = profile(source, start, stop, locations, **policy)
+    got = {row.region: row for row in result.regions}
+    want = {r: v for r, v in regions.items() if v["calls"] or v["inclusive"] or v["exclusive"]}
+    assert set(got) == set(want)
+    for region, expected in want.items():
+        row = got[region]
+        assert (row.calls, row.inclusive, row.exclusive) == (expected["calls"], expected["inclusive"],
+                                                              expected["exclusive"])
+        durations = expected["durations"]
+        if durations:
+            assert (row.min, row.max) == (min(durations), max(durations))
+            assert row.mean == pytest.approx(sum(durations) / len(durations))
+        else:
+            assert row.min is row.max is row.mean is None
+    assert {(m.sender, m.receiver): [m.sent, m.sent_bytes, m.received, m.received_bytes]
+            for m in result.messages} == {k: v for k, v in pairs.items() if any(v)}
+    assert {c.operation: [c.count, c.bytes_sent, c.bytes_received] for c in result.collectives} == \
+        {k: v for k, v in collectives.items() if v[0]}
+    names = {i: m.name for i, m in enumerate(source.definitions.metrics)}
+    want_metrics = {names[m]: v for m, v in metrics.items()}
+    for name in set(result.metrics) | set(want_metrics):
+        assert result.metrics.get(name, 0) == pytest.approx(want_metrics.get(name, 0), nan_ok=True)
+    group_exclusive = {}
+    for row in result.regions:
+        group_exclusive[row.group] = group_exclusive.get(row.group, 0) + row.exclusive
+    assert {g.group: g.exclusive for g in result.groups} == group_exclusive
+    return result
+
+
+@SETTINGS
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]),
+       st.sampled_from([(10, 5, 256), (1, 0, 0), (3, 1000, 0), (10, 1, 0)]), st.data())
+def test_graph_profile_matches_brute_force(monkeypatch, trace, params, policy, data):
+    """Every caching policy, also memoizing the smallest sub-trees inside a pass."""
+    monkeypatch.setattr(profile_module, "MEMO_MIN_EVENTS", policy[2])
+    graph = oracle.build(trace, params)
+    for start, stop, locations in windows(data, trace, 3):
+        check(graph, start, stop, locations, cache_modulus=policy[0], cache_references=policy[1])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces(), st.data())
+def test_archive_profile_matches_brute_force(tmp_path_factory, trace, data):
+    path = tmp_path_factory.mktemp("profile") / "t.ccg"
+    ccgformat.save_graph(oracle.build(trace, LOSSY), path, nodes_per_block=3)
+    with ccgformat.open(path) as archive:
+        for start, stop, locations in windows(data, trace, 3):
+            check(archive, start, stop, locations)
+
+
+def test_successive_queries_reuse_and_agree():
+    """Zooming in (1, 1/3, 1/30, 1/300 of the trace) twice: the second round is answered
+    from the memo and equals the first, which equals the brute force and every policy."""
+    trace = {loc: _spmd(loc) for loc in range(3)}
+    graph = oracle.build(trace)
+    begin, end = min(e.time for e in trace[0]), max(e.time for e in trace[2])
+    span = end - begin
+    zoom = [(begin + span // 3 - span // (2 * k), begin + span // 3 + span // (2 * k)) for k in (1, 3, 30, 300)]
+    first = [profile(graph, a, b).to_json() for a, b in zoom]
+    engine = engine_for(graph)
+    rows = engine._rows
+    assert rows > 0
+    assert [profile(graph, a, b).to_json() for a, b in zoom] == first
+    assert engine._rows == rows  # the repeated round found every sub-tree in the memo
+    assert [profile(graph, a, b, cache_modulus=1, cache_references=0).to_json() for a, b in zoom] == first
+    for a, b in zoom:
+        check(graph, a, b, sorted(trace))
+
+
+def _spmd(location):
+    """A regular trace with nested calls, messages, collectives and a metric."""
+    E, L, S, R, CB, CE, M = (ccgformat.EventKind.ENTER, ccgformat.EventKind.LEAVE, ccgformat.EventKind.SEND,
+                             ccgformat.EventKind.RECV, ccgformat.EventKind.COLL_BEGIN,
+                             ccgformat.EventKind.COLL_END, ccgformat.EventKind.METRIC)
+    t = 1000 * location
+    rows = [ccgformat.Event(t, E, 0)]
+    for i in range(200):
+        for kind, kw, gap in ((E, dict(ref=1), 3), (E, dict(ref=2), 5 + i % 3), (L, dict(ref=2), 40),
+                              (M, dict(ref=0, value=i * 7), 1), (S, dict(ref=(location + 1) % 3, size=64), 2),
+                              (R, dict(ref=(location + 2) % 3, size=64), 9), (CB, {}, 1),
+                              (CE, dict(ref=1, size=8, recv_size=8), 30), (L, dict(ref=1), 2)):
+            t += gap
+            rows.append(ccgformat.Event(t, kind, **kw))
+    rows.append(ccgformat.Event(t + 5, L, 0))
+    return rows
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_corpus_profiles(tmp_path_factory, name):
+    archive = converted(tmp_path_factory, name)
+    rng = np.random.default_rng(7)
+    first, last = archive.time_range
+    locations = archive.locations
+    check(archive, None, None, locations)
+    for _ in range(4):
+        a, b = sorted(rng.integers(first - 1, last + 2, size=2).tolist())
+        chosen = sorted(rng.choice(locations, size=max(1, len(locations) // 2), replace=False).tolist()) \
+            if locations else []
+        check(archive, a, b, chosen)
+
+
+def test_lossy_profile_within_bounds_of_the_original():
+    """Against the original events: calls, messages and collectives exact, every region's
+    inclusive time within the relative bound (each call's duration is)."""
+    trace = {loc: _spmd(loc) for loc in range(3)}
+    graph = oracle.build(trace, Params(abs_dev=50, rel_dev=0.1))
+    result = profile(graph)
+    regions, pairs, collectives, _ = oracle.profile(trace)
+    for row in result.regions:
+        want = regions[row.region]
+        assert row.calls == want["calls"]
+        assert abs(row.inclusive - want["inclusive"]) <= 0.1 * want["inclusive"] + 1
+    assert {(m.sender, m.receiver): [m.sent, m.sent_bytes, m.received, m.received_bytes]
+            for m in result.messages} == pairs
+    assert graph.metrics.n < graph.metrics.N  # the bounds did merge sub-trees
+
+
+def test_empty_and_bad_windows():
+    graph = oracle.build({0: _spmd(0)})
+    empty = profile(graph, 10, 10)
+    assert not empty.regions and not empty.messages and not empty.metrics
+    with pytest.raises(ValueError):
+        profile(graph, 10, 5)
+    with pytest.raises(KeyError):
+        profile(graph, locations=[7])
+    assert profile(graph).region("r0").calls == 1

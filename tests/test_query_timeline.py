@@ -1,0 +1,98 @@
+"""Timeline rendering against clipping every exclusive stretch of the rebuilt events to
+every pixel column; colour blending and the PNG."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ccgformat
+from ccgformat import Params
+from ccgformat.query import timeline
+from ccgformat.query.groups import region_groups
+from ccgformat.query.timeline import PALETTE
+
+from . import query_oracle as oracle
+from . import traces
+from .query_support import converted
+
+
+def check(source, start, stop, width, locations, by):
+    result = timeline(source, start, stop, width, locations, by)
+    events = {location: oracle.events_of(source, location) for location in locations}
+    regions = max(len(source.definitions.regions), 1 + max(
+        (e.ref for evs in events.values() for e in evs if e.kind == ccgformat.EventKind.ENTER), default=-1))
+    want = oracle.timeline(events, result.boundaries.tolist(), region_groups(source.definitions, regions)[1],
+                           len(result.groups), by)
+    got = result.exclusive
+    if by == "depth":  # levels without any time may be missing on either side
+        rows = max(len(got), len(want))
+        got, want = (np.concatenate([x, np.zeros((rows - len(x),) + x.shape[1:], np.int64)]) for x in (got, want))
+    assert np.array_equal(got, want)
+    assert result.boundaries[0] == start and result.boundaries[-1] == stop
+    assert (result.shares.sum(axis=2) <= 1 + 1e-9).all()
+    return result
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3)]), st.data())
+def test_timeline_matches_brute_force(trace, params, data):
+    graph = oracle.build(trace, params)
+    times = [e.time for events in trace.values() for e in events]
+    lo, hi = min(times), max(times)
+    start = data.draw(st.integers(lo - 3, hi))
+    stop = data.draw(st.integers(start + 1, hi + 3))
+    locations = data.draw(st.lists(st.sampled_from(sorted(trace)), min_size=1, unique=True))
+    check(graph, start, stop, data.draw(st.integers(1, 40)), locations, data.draw(st.sampled_from(["location", "depth"])))
+
+
+@pytest.mark.parametrize("name", ["otf2-stencil", "paje-native", "otf-out", "chrome-rocprof", "otf2-pingpong"])
+def test_corpus_timelines(tmp_path_factory, name):
+    archive = converted(tmp_path_factory, name)
+    first, last = archive.time_range
+    locations = archive.locations
+    check(archive, first, last + 1, 64, locations, "location")
+    middle = (first + last) // 2
+    check(archive, middle - (last - first) // 50, middle + (last - first) // 50 + 1, 33, locations[:3], "depth")
+
+
+def test_colours_blend_linearly():
+    """One group alone gives its colour; a column half busy is halfway to the background."""
+    E, L = ccgformat.EventKind.ENTER, ccgformat.EventKind.LEAVE
+    graph = oracle.build({0: [ccgformat.Event(0, E, 0), ccgformat.Event(100, L, 0)]})
+    result = timeline(graph, 0, 200, 4)
+    assert result.exclusive[0, :, 0].tolist() == [50, 50, 0, 0]
+    rgb = result.rgb()
+    assert rgb[0, 0].tolist() == PALETTE[0].astype(int).tolist()
+    assert rgb[0, 2].tolist() == [255, 255, 255]
+    half = timeline(graph, 0, 200, 1).rgb()[0, 0]
+    assert half.tolist() == np.rint((PALETTE[0] + 255) / 2).astype(int).tolist()
+
+
+def test_png_is_well_formed(tmp_path):
+    graph = oracle.build({0: [ccgformat.Event(0, 0, 0), ccgformat.Event(10, 1, 0)],
+                          1: [ccgformat.Event(5, 0, 1), ccgformat.Event(20, 1, 1)]})
+    path = timeline(graph, 0, 20, 7).save_png(tmp_path / "t.png", row_height=3)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    length, tag = struct.unpack(">I4s", data[8:16])
+    width, height = struct.unpack(">II", data[16:24])
+    assert (tag, width, height) == (b"IHDR", 7, 6)
+    idat = data.index(b"IDAT")
+    size = struct.unpack(">I", data[idat - 4:idat])[0]
+    raw = zlib.decompress(data[idat + 4:idat + 4 + size])
+    assert len(raw) == height * (1 + 3 * width)
+
+
+def test_bad_arguments():
+    graph = oracle.build({0: [ccgformat.Event(0, 0, 0), ccgformat.Event(10, 1, 0)]})
+    for args in ((5, 5, 3), (0, 10, 0)):
+        with pytest.raises(ValueError):
+            timeline(graph, *args)
+    with pytest.raises(ValueError):
+        timeline(graph, 0, 10, 3, by="pixel")

@@ -16,6 +16,7 @@ work, repeats the timings itself and prints one JSON line (`benchkit.run_child`)
     python tools/bench.py                      # every benchmark, full size, 3 repeats
     python tools/bench.py --quick --repeat 1   # smoke test in seconds
     python tools/bench.py builder --json out.json
+    python tools/bench.py native-builder native-convert native-walk   # the native core, 10M events
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ import numpy as np
 import synth
 from benchkit import (Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, fmt_stat, peak_rss_mb,
                       rate, rss_now_mb, run_child, run_repeated)
-from ccgformat import Builder, Params
+from ccgformat import Params
+from ccgformat.graph import Builder  # the reference, whatever the backend (ccgformat.Builder may be native)
 from ccgformat.model import COLUMNS, EventBatch
 
 
@@ -140,13 +141,14 @@ def builder_child(spec: dict[str, Any]) -> dict[str, Any]:
 
     # Builder: a fresh Builder per repeat, the previous graph freed first.
     graph = None
+    builder_class = _builder_class(spec.get("builder", "python"))
 
     def build_once() -> float:
         nonlocal graph
         graph = None
         gc.collect()
         t0 = time.perf_counter()
-        graph = _build(params, definitions, data, _builder_class(spec.get("builder", "python")))
+        graph = _build(params, definitions, data, builder_class)
         return time.perf_counter() - t0
 
     build_seconds = run_repeated(build_once, repeat)
@@ -159,6 +161,7 @@ def builder_child(spec: dict[str, Any]) -> dict[str, Any]:
         "trace": spec["trace"],
         "params": spec["params"],
         "builder": spec.get("builder", "python"),
+        "builder_class": f"{builder_class.__module__}.{builder_class.__name__}",
         "trace_args": TRACES[spec["trace"]],
         "params_args": PARAM_SETS[spec["params"]],
         "locations": spec["locations"],

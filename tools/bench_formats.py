@@ -216,7 +216,6 @@ def native_convert_benchmark(options: argparse.Namespace) -> list[dict[str, Any]
     if ccgformat.backend != "native":
         print("  native convert: skipped (the native backend is not active)", file=sys.stderr, flush=True)
         return []
-    baseline_repeat = getattr(options, "baseline_repeat", 1)
     with tempfile.TemporaryDirectory() as folder:
         t0 = time.perf_counter()
         source = _synthetic_otf2(Path(folder), options, 0.0, LARGE_FACTOR)
@@ -226,8 +225,8 @@ def native_convert_benchmark(options: argparse.Namespace) -> list[dict[str, Any]
         rows = [{"row": "convert", "backend": convert["backend"], "seconds": convert["convert_seconds"],
                  "peak_rss_mb": convert["peak_rss_mb"], "ccg_bytes": convert["ccg_bytes"]}]
         for row, backend, mode, repeat in (("read (native reader)", "native", "read", options.repeat),
-                                           ("read (Python reader)", "python", "read", baseline_repeat),
-                                           ("otf2 iteration", "native", "iterate", baseline_repeat)):
+                                           ("read (Python reader)", "python", "read", options.baseline_repeat),
+                                           ("otf2 iteration", "native", "iterate", options.baseline_repeat)):
             t0 = time.perf_counter()
             rows.append({"row": row, **run_child("otf2_pass", {"source": str(source), "mode": mode, "repeat": repeat},
                                                  backend=backend)})

@@ -6,8 +6,11 @@ Every trace (tools/synth.py SPMD, regular and jittered, the lossless parameter s
 written with `ccgformat.write_trace`, and walked two ways: through the graph it returns
 (the native builder's table) and through the public path, ``ccgformat.open(archive)
 .location(i)`` (node blocks decoded on demand). Under the native backend both give a
-`NativeWalker`; the Python walker is a `LocationWalker` over the same pool. The Python
-walker reads at most ``PYTHON_EVENTS`` events per run (rates are per event either way).
+`NativeWalker`. The Python walker is a `LocationWalker` over the archive's pool, and for
+the graph over a `NodePool` copy of the native builder's table (the reference's own data
+structure: through the table's `TableView` every node access goes through numpy, ~10x
+slower). The Python walker reads at most ``PYTHON_EVENTS`` events per run (rates are per
+event either way).
 """
 
 from __future__ import annotations
@@ -65,8 +68,22 @@ def _pair(native: Stat, python: Stat, per_event: bool) -> dict[str, Any]:
     return {"native": fast.as_dict(), "python": slow.as_dict(), "speedup": python.median / native.median}
 
 
-def _measure(source: Any, locations: int, repeat: int, python_events: int) -> dict[str, Any]:
-    """The native and the Python walker of every location of ``source`` (a graph or an archive)."""
+def _node_pool(view: Any) -> Any:
+    """A `NodePool` with the columns of a native builder's table (a `TableView`)."""
+    from ccgformat.graph.pool import NodePool
+
+    if view.arrays()[1] != 0:
+        raise ValueError("the table does not start at node 0")
+    pool = NodePool()
+    for name in ("kind", "key", "children", "durations", "soft", "events", "total", "metric_sums"):
+        getattr(pool, name).extend(getattr(view, name)[:])
+    return pool
+
+
+def _measure(source: Any, locations: int, repeat: int, python_events: int,
+             python_pool: Any = None) -> dict[str, Any]:
+    """The native and the Python walker of every location of ``source`` (a graph or an
+    archive); the Python walker reads ``python_pool`` if given, else the native one's pool."""
     from ccgformat._native.walk import NativeWalker
     from ccgformat.archive.indexes import native_checkpoints, reference_checkpoints
     from ccgformat.graph.walk import LocationWalker
@@ -74,7 +91,8 @@ def _measure(source: Any, locations: int, repeat: int, python_events: int) -> di
     native = [source.location(location) for location in range(locations)]
     if not all(isinstance(walker, NativeWalker) for walker in native):
         raise RuntimeError(f"{type(source).__name__}.location did not give a NativeWalker")
-    python = [LocationWalker(w.pool, w.root, w.start, w.location) for w in native]
+    python = [LocationWalker(w.pool if python_pool is None else python_pool, w.root, w.start, w.location)
+              for w in native]
     first, last = python[0], native[0]
     if not all(a.equals(b) for a, b in zip(first.events(0, 5000, batch_size=1000),
                                            last.events(0, 5000, batch_size=1000))):
@@ -116,7 +134,8 @@ def walk_child(spec: dict[str, Any]) -> dict[str, Any]:
         graph = ccgformat.write_trace(path, definitions, ((loc, events(loc)) for loc in range(locations)),
                                       Params(**PARAM_SETS["lossless"]))
         nodes = graph.metrics.n
-        entries.append({"source": "graph", **_measure(graph, locations, spec["repeat"], spec["python_events"])})
+        entries.append({"source": "graph", **_measure(graph, locations, spec["repeat"], spec["python_events"],
+                                                       _node_pool(graph.pool))})
         del graph
         archive = ccgformat.open(path)
         try:

@@ -43,6 +43,7 @@ import bench_formats  # noqa: E402,F401  (registers the import and native-conver
 import bench_walk  # noqa: E402,F401  (registers the native-walk benchmark)
 from bench_builder import EVENTS_FULL, EVENTS_QUICK, LARGE_FACTOR, LOCATIONS  # noqa: E402
 from benchkit import BENCHMARKS, CHILD_TASKS, render_table  # noqa: E402
+import ccgformat  # noqa: E402
 from ccgformat import __version__  # noqa: E402
 
 
@@ -153,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "repeat": args.repeat,
         "baseline_repeat": args.baseline_repeat,
+        "backend": ccgformat.backend,
         "quick": args.quick,
         "locations": args.locations,
         "events_per_location": args.events_per_location,
@@ -162,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "elapsed_s": elapsed,
     }
     print(f"ccgformat {__version__}, Python {meta['python']} on {meta['platform']}; "
-          f"{args.locations} x {args.events_per_location:,} events requested per trace; "
+          f"{args.locations} x {args.events_per_location:,} events requested per trace "
+          f"({LARGE_FACTOR}x that in the native-* benchmarks and the archive's large trace); "
           f"repeat {args.repeat}")
     for name in selected:
         for title, columns in BENCHMARKS[name].tables:

@@ -26,6 +26,7 @@ def test_quick_benchmark_writes_one_sane_entry_per_configuration(tmp_path):
         (trace, params) for trace in ("regular", "jittered") for params in ("lossless", "lossy"))
     by_config = dict(zip(configurations, entries))
     for e in entries:
+        assert e["builder_class"] == "ccgformat.graph.builder.Builder"  # the reference, whatever the backend
         assert e["events"] > 0
         assert e["builder_events_per_s"]["median"] > 0
         assert e["baseline_events_per_s"]["median"] > 0
@@ -103,3 +104,79 @@ def test_quick_import_benchmark_converts_every_format_and_the_synthetic_otf2(tmp
         assert {e["format"] for e in entries} >= {"otf2", "otf1", "paje", "epilog", "chrome"}
     for e in entries:
         assert e["convert_events_per_s"]["median"] > 0 and e["ccg_bytes"] > 0
+
+
+def _run_quick(name: str, tmp_path: Path, *extra: str) -> dict:
+    """Run one benchmark at 8 x 2,000 requested events per location (the native-* ones
+    measure 10 times that), one repeat; returns the JSON results."""
+    out = tmp_path / "bench.json"
+    command = [sys.executable, str(BENCH), name, "--quick", "--repeat", "1", "--events-per-location", "2000"]
+    done = subprocess.run(command + [*extra, "--json", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+def _native_or_skip() -> None:
+    import ccgformat
+    if ccgformat.backend != "native":
+        pytest.skip("the native-* benchmarks need the native backend (python -m ccgformat._native.build)")
+
+
+@pytest.mark.slow
+def test_quick_native_builder_benchmark_measures_ten_times_the_events_against_the_reference(tmp_path):
+    _native_or_skip()
+    entries = _run_quick("native-builder", tmp_path)["benchmarks"]["native-builder"]
+    assert sorted((e["trace"], e["params"]) for e in entries) == sorted(
+        (trace, params) for trace in ("regular", "jittered") for params in ("lossless", "lossy"))
+    for e in entries:
+        assert e["builder_class"] == "ccgformat._native.builder.NativeBuilder"
+        assert e["reference"]["builder_class"] == "ccgformat.graph.builder.Builder"
+        assert 9 * e["reference"]["events"] < e["events"] < 11 * e["reference"]["events"]  # synth rounds to loops
+        assert e["speedup"] == pytest.approx(e["builder_events_per_s"]["median"]
+                                             / e["reference"]["builder_events_per_s"]["median"])
+        expected = ("PASS" if e["builder_events_per_s"]["median"] >= 10e6 else "FAIL") if e["params"] == "lossless" \
+            else "-"
+        assert e["target"] == expected
+
+
+@pytest.mark.slow
+def test_quick_native_convert_benchmark_compares_convert_with_the_otf2_iteration(tmp_path):
+    pytest.importorskip("otf2", reason="the native-convert benchmark reads OTF2 through the otf2 package")
+    _native_or_skip()
+    result = _run_quick("native-convert", tmp_path, "--baseline-repeat", "2")
+    assert result["meta"]["baseline_repeat"] == 2
+    rows = {e["row"]: e for e in result["benchmarks"]["native-convert"]}
+    assert list(rows) == ["convert", "read (native reader)", "read (Python reader)", "otf2 iteration"]
+    assert [rows[name]["backend"] for name in rows] == ["native", "native", "python", "otf2"]
+    assert [len(e["seconds"]["samples"]) for e in rows.values()] == [1, 1, 2, 2]
+    iteration = rows["otf2 iteration"]["seconds"]["median"]
+    for e in rows.values():
+        assert e["events"] > 8 * 19_000  # 10 x 2000 per location requested, a few dropped at the ends
+        assert e["speedup"] == pytest.approx(iteration / e["seconds"]["median"])
+        assert e["peak_rss_mb"] is None or e["peak_rss_mb"] > 0
+    convert = rows["convert"]
+    assert convert["ccg_bytes"] > 0
+    assert convert["targets"] == {"rate": convert["events_per_s"]["median"] >= 3e6,
+                                  "speedup": convert["speedup"] >= 15}
+
+
+@pytest.mark.slow
+def test_quick_native_walk_benchmark_walks_the_graph_and_the_archive_both_ways(tmp_path):
+    _native_or_skip()
+    entries = _run_quick("native-walk", tmp_path)["benchmarks"]["native-walk"]
+    assert sorted((e["trace"], e["source"]) for e in entries) == sorted(
+        (trace, source) for trace in ("regular", "jittered") for source in ("graph", "archive"))
+    for e in entries:
+        assert e["backend"] == "native" and e["events"] > 8 * 19_000
+        assert 0 < e["python_read_events"] <= 100_000
+        for name in ("read", "event", "find", "checkpoints"):
+            native, python = e[name]["native"]["median"], e[name]["python"]["median"]
+            assert native > 0 and python > 0
+            per_event = name in ("read", "checkpoints")
+            assert e[name]["speedup"] == pytest.approx(native / python if per_event else python / native)
+        assert e["targets"] == {"read": e["read"]["native"]["median"] >= 20e6,
+                                "event": e["event"]["native"]["median"] < 20,
+                                "find": e["find"]["native"]["median"] < 20}
+    nodes = {e["trace"]: e["nodes"] for e in entries}
+    assert nodes["regular"] < nodes["jittered"]

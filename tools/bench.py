@@ -16,6 +16,7 @@ work, repeats the timings itself and prints one JSON line (`benchkit.run_child`)
     python tools/bench.py                      # every benchmark, full size, 3 repeats
     python tools/bench.py --quick --repeat 1   # smoke test in seconds
     python tools/bench.py builder --json out.json
+    python tools/bench.py native-builder native-convert native-walk   # the native core, 10M events
 """
 
 from __future__ import annotations
@@ -38,20 +39,21 @@ import numpy as np  # noqa: E402
 
 import bench_archive  # noqa: E402,F401  (registers the archive benchmark)
 import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
-import bench_formats  # noqa: E402,F401  (registers the import benchmark)
+import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
-from bench_archive import LARGE_FACTOR  # noqa: E402
-from bench_builder import EVENTS_FULL, EVENTS_QUICK, LOCATIONS  # noqa: E402
+import bench_walk  # noqa: E402,F401  (registers the native-walk benchmark)
+from bench_builder import EVENTS_FULL, EVENTS_QUICK, LARGE_FACTOR, LOCATIONS  # noqa: E402
 from benchkit import BENCHMARKS, CHILD_TASKS, render_table  # noqa: E402
+import ccgformat  # noqa: E402
 from ccgformat import __version__  # noqa: E402
 
 
 def _needs(benchmarks: Sequence[str]) -> list[str]:
     """Problems that keep the selected benchmarks from running (missing optional packages)."""
     problems = []
-    if "import" in benchmarks:
+    if "import" in benchmarks or "native-convert" in benchmarks:
         if importlib.util.find_spec("otf2") is None:
-            problems.append("the import benchmark reads and writes OTF2 and needs the otf2 package "
+            problems.append("the import benchmarks read and write OTF2 and need the otf2 package "
                             "(pip install otf2, or the 'otf2' extra)")
     if "archive" in benchmarks:
         if importlib.util.find_spec("pyarrow") is None:
@@ -97,6 +99,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-10m", action="store_true",
                         help=f"archive benchmark: leave out the large trace ({LARGE_FACTOR}x the events "
                              f"per location: {LOCATIONS} x {LARGE_FACTOR * EVENTS_FULL:,} = 10M events)")
+    parser.add_argument("--baseline-repeat", type=int, default=1, metavar="R",
+                        help="native-convert: repetitions of the slow rows, the Python reader and the plain "
+                             "otf2 iteration (~100 s per 10M events; default 1)")
     parser.add_argument("--locations", type=int, default=LOCATIONS, help=argparse.SUPPRESS)
     parser.add_argument("--json", metavar="FILE", help="also write all results as JSON to FILE")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
@@ -120,8 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [name for name in args.benchmarks if name not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
-    if args.repeat < 1:
-        parser.error("--repeat must be >= 1")
+    if args.repeat < 1 or args.baseline_repeat < 1:
+        parser.error("--repeat and --baseline-repeat must be >= 1")
     if args.events_per_location is None:
         args.events_per_location = EVENTS_QUICK if args.quick else EVENTS_FULL
     if args.events_per_location < 2 or args.locations < 1:
@@ -149,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "repeat": args.repeat,
+        "baseline_repeat": args.baseline_repeat,
+        "backend": ccgformat.backend,
         "quick": args.quick,
         "locations": args.locations,
         "events_per_location": args.events_per_location,
@@ -158,7 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "elapsed_s": elapsed,
     }
     print(f"ccgformat {__version__}, Python {meta['python']} on {meta['platform']}; "
-          f"{args.locations} x {args.events_per_location:,} events requested per trace; "
+          f"{args.locations} x {args.events_per_location:,} events requested per trace "
+          f"({LARGE_FACTOR}x that in the native-* benchmarks and the archive's large trace); "
           f"repeat {args.repeat}")
     for name in selected:
         for title, columns in BENCHMARKS[name].tables:

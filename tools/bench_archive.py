@@ -19,17 +19,14 @@ from benchkit import (Column, benchmark, child_task, fmt_float, fmt_int, fmt_rat
                       rate, rss_now_mb, run_child, run_repeated)
 from ccgformat import Params
 from ccgformat.model import COLUMNS, EventBatch
-from bench_builder import (PARAM_SETS, RANDOM_ACCESSES, RANDOM_SEED, TRACES, check_location, config_name,
-                           mb_cell, per_call_us)
+from bench_builder import (LARGE_FACTOR, PARAM_SETS, RANDOM_ACCESSES, RANDOM_SEED, TRACES, check_location,
+                           config_name, mb_cell, per_call_us)
 
 
 # --------------------------------------------------------------------------- archive benchmark
 
 #: zstd level of every compressed artefact of the archive benchmark (.ccg blocks, Parquet, raw).
 ARCHIVE_LEVEL = 19
-#: The large trace has this many times the events per location of the small ones
-#: (8 x 1,250,000 = 10M events at full size, 1M with --quick).
-LARGE_FACTOR = 10
 #: Every open-time sample is the median of this many fresh opens.
 OPEN_SAMPLES = 25
 #: Random event(i) / find(t) calls on a fresh Archive each, per repeat.

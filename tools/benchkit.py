@@ -85,10 +85,13 @@ def peak_rss_mb() -> float | None:
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
 
 
-def run_child(task: str, spec: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-    """Run ``task`` of `CHILD_TASKS` in a fresh interpreter; returns the JSON it prints."""
+def run_child(task: str, spec: dict[str, Any], timeout: float | None = None,
+              backend: str | None = None) -> dict[str, Any]:
+    """Run ``task`` of `CHILD_TASKS` in a fresh interpreter (with ``CCGFORMAT_BACKEND``
+    set to ``backend`` if given); returns the JSON it prints."""
     command = [sys.executable, str(BENCH_SCRIPT), "--child", task, json.dumps(spec)]
-    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, timeout=timeout)
+    env = None if backend is None else dict(os.environ, CCGFORMAT_BACKEND=backend)
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, timeout=timeout, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"child {task} {spec} failed with exit status {done.returncode}")
     lines = done.stdout.strip().splitlines()

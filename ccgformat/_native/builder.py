@@ -42,7 +42,7 @@ class NativeGraph(Graph):
         """Random access, iteration and time search over one location's events (`NativeWalker`)."""
         root = self.roots[location]
         pool = self.pool
-        return NativeWalker.from_table(pool.nodes, pool, root.root, root.start, location)  # type: ignore[attr-defined]
+        return NativeWalker.from_table(pool.native_nodes, pool, root.root, root.start, location)  # type: ignore[attr-defined]
 
 
 class NativeBuilder:

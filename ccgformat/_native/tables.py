@@ -137,8 +137,9 @@ class TableView:
         self.child_events = _PerChild(self, self.events)
         self.child_metric_sums = _PerChild(self, self.metric_sums)
 
-    def nodes(self) -> Any:
-        """The table's current ``ccg_nodes *`` (for C code; valid until the table changes)."""
+    def native_nodes(self) -> Any:
+        """The table's current ``ccg_nodes *`` for C code (the encoder and the walker
+        read it directly; valid until the table changes)."""
         return self._current()
 
     def arrays(self) -> tuple[dict[str, np.ndarray], int]:

@@ -48,7 +48,7 @@ def walker(pool: Any, root: int, start: int, location: int, *, path: str | None 
         if hasattr(pool, "native_block"):
             return NativeWalker.from_blocks(pool, root, start, location, path)
         if isinstance(pool, TableView):
-            return NativeWalker.from_table(pool.nodes, pool, root, start, location)
+            return NativeWalker.from_table(pool.native_nodes, pool, root, start, location)
     return LocationWalker(pool, root, start, location)
 
 

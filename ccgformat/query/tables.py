@@ -82,6 +82,18 @@ class NodeTables:
         return self.total - self.segment_sum(self.total[self.children])
 
     @cached_property
+    def uncovered(self) -> np.ndarray:
+        """Time of a sub-tree outside the calls of its top level (``total - calltime``): an
+        artificial node's gaps, which belong to the enclosing call."""
+        return self.total - self.calltime
+
+    @cached_property
+    def regions(self) -> int:
+        """One more than the largest region id a call node names (0 without calls)."""
+        calls = self.key0[self.kind == NodeKind.CALL]
+        return int(calls.max()) + 1 if len(calls) else 0
+
+    @cached_property
     def duration_prefix(self) -> np.ndarray:
         return np.concatenate(([0], np.cumsum(self.durations, dtype=np.int64)))
 

@@ -116,7 +116,8 @@ class _Canvas:
         self.b = boundaries
         self.width = len(boundaries) - 1
         self.groups = groups
-        self.points: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.cells: list[np.ndarray] = []   #: flat (row, column, group) indices
+        self.ticks: list[np.ndarray] = []
         self.spans: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def column(self, time: np.ndarray) -> np.ndarray:
@@ -128,9 +129,18 @@ class _Canvas:
             return ((clipped - start + 1) * self.width - 1) // span
         return np.clip(np.searchsorted(self.b, time, side="right") - 1, 0, self.width - 1)
 
+    def cell(self, row: np.ndarray, column: np.ndarray) -> np.ndarray:
+        """The flat index of group 0 of each (row, column); add a group to address it."""
+        return (row * self.width + column) * self.groups
+
     def add(self, row: np.ndarray, column: np.ndarray, group: np.ndarray, ticks: np.ndarray) -> None:
         if len(ticks):
-            self.points.append((row, column, group, ticks))
+            self.add_cells(self.cell(row, column) + group, ticks)
+
+    def add_cells(self, cells: np.ndarray, ticks: np.ndarray) -> None:
+        if len(ticks):
+            self.cells.append(cells)
+            self.ticks.append(ticks)
 
     def intervals(self, row: np.ndarray, group: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
         """Add ``[a, b)`` clipped to the columns."""
@@ -151,9 +161,8 @@ class _Canvas:
 
     def image(self, rows: int) -> np.ndarray:
         out = np.zeros((rows, self.width, self.groups), dtype=np.int64)
-        if self.points:
-            row, column, group, ticks = (np.concatenate(parts) for parts in zip(*self.points))
-            flat = (row * self.width + column) * self.groups + group
+        if self.cells:
+            flat, ticks = np.concatenate(self.cells), np.concatenate(self.ticks)
             if int(np.abs(ticks).sum()) < 1 << 53:  # every partial sum is exact in a double
                 out += np.rint(np.bincount(flat, weights=ticks, minlength=out.size)).astype(np.int64).reshape(out.shape)
             else:
@@ -204,17 +213,22 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
         call = kind[nodes] == _CALL
         group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
         rows = np.where(call, level, level - 1) if by_depth else row
-        # gap j of a node with n children: offset sum(d[0..2j-1]), length d[2j]
-        gaps = t.child_count[nodes] + 1
-        owner = np.repeat(np.arange(len(nodes)), gaps)
-        j = np.arange(len(owner)) - np.repeat(np.cumsum(gaps) - gaps, gaps)
-        base = t.duration_start[nodes][owner]
-        a = times[owner] + t.duration_prefix[base + 2 * j] - t.duration_prefix[base]
-        valid = group[owner] >= 0
-        canvas.intervals(rows[owner][valid], group[owner][valid], a[valid], (a + t.durations[base + 2 * j])[valid])
-        kids, parent, offset = t.child_offsets(nodes)
+        # the 2n+1 durations of a node with n children: gap, child, gap, ... (Lemma 1);
+        # position k starts at the node's start plus the durations before it
+        positions = 2 * t.child_count[nodes] + 1
+        owner = np.repeat(np.arange(len(nodes)), positions)
+        first = t.duration_start[nodes]
+        offsets = np.cumsum(positions) - positions
+        index = np.arange(len(owner)) + np.repeat(first - offsets, positions)
+        at = t.duration_prefix[index] + np.repeat(times - t.duration_prefix[first], positions)
+        gap = ((index - first[owner]) & 1) == 0
+        length = np.where(gap, t.durations[index], 0)
+        paint = gap & (length > 0) & (group[owner] >= 0)
+        a, gap_owner = at[paint], owner[paint]
+        canvas.intervals(rows[gap_owner], group[gap_owner], a, a + length[paint])
+        kids, parent = t.expand(nodes)
         child_enc = np.where(call, group, enc)
-        nodes, times = kids, times[parent] + offset
+        nodes, times = kids, at[~gap]
         enc, level, row = child_enc[parent], (level + call)[parent], row[parent]
     if gathered:
         deepest = max(deepest, _gathered(t, canvas, group_of, gathered))
@@ -241,12 +255,11 @@ def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarr
     """Sub-trees inside one column, by location: their memoized group times, plus the
     gaps of an artificial node, which belong to the enclosing call."""
     exclusive = group_exclusive(t, group_of)[nodes]
-    groups = exclusive.shape[1]
-    canvas.add(np.repeat(row, groups), np.repeat(column, groups), np.tile(np.arange(groups), len(nodes)),
-               exclusive.ravel())
-    uncovered = t.total[nodes] - t.calltime[nodes]
+    cells = canvas.cell(row, column)
+    canvas.add_cells((cells[:, None] + np.arange(exclusive.shape[1])).ravel(), exclusive.ravel())
+    uncovered = t.uncovered[nodes]
     valid = (enc >= 0) & (uncovered > 0)
-    canvas.add(row[valid], column[valid], enc[valid], uncovered[valid])
+    canvas.add_cells(cells[valid] + enc[valid], uncovered[valid])
 
 
 def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: list[tuple[np.ndarray, ...]]) -> int:
@@ -293,8 +306,7 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
         raise ValueError("a timeline needs width >= 1 and start < stop")
     definitions = source.definitions
     t = tables_for(source.pool)
-    calls = t.key0[t.kind == NodeKind.CALL]
-    regions = max(len(definitions.regions), int(calls.max()) + 1 if len(calls) else 0)
+    regions = max(len(definitions.regions), t.regions)
     names, group_of = region_groups(definitions, regions)
     span = int(stop) - int(start)
     boundaries = np.array([int(start) + i * span // width for i in range(width + 1)], dtype=np.int64)

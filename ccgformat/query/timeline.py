@@ -118,7 +118,8 @@ class _Canvas:
         self.groups = groups
         self.cells: list[np.ndarray] = []   #: flat (row, column, group) indices
         self.ticks: list[np.ndarray] = []
-        self.spans: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.span_starts: list[np.ndarray] = []  #: flat cells where a run of whole columns starts
+        self.span_stops: list[np.ndarray] = []   #: ... and the cells just after it, same row
 
     def column(self, time: np.ndarray) -> np.ndarray:
         """The column holding each time: the largest i with ``b[i] <= time``, which for
@@ -147,17 +148,18 @@ class _Canvas:
         a = np.maximum(a, self.b[0])
         b = np.minimum(b, self.b[-1])
         keep = b > a
-        row, group, a, b = row[keep], group[keep], a[keep], b[keep]
+        lane, a, b = self.cell(row[keep], 0) + group[keep], a[keep], b[keep]  # cell of column 0
         c0, c1 = self.column(a), self.column(b - 1)
         same = c0 == c1
-        self.add(row[same], c0[same], group[same], (b - a)[same])
+        self.add_cells(lane[same] + c0[same] * self.groups, (b - a)[same])
         many = ~same
         if many.any():
-            row, group, a, b, c0, c1 = row[many], group[many], a[many], b[many], c0[many], c1[many]
-            self.add(row, c0, group, self.b[c0 + 1] - a)
-            self.add(row, c1, group, b - self.b[c1])
+            lane, a, b, c0, c1 = lane[many], a[many], b[many], c0[many], c1[many]
+            self.add_cells(lane + c0 * self.groups, self.b[c0 + 1] - a)
+            self.add_cells(lane + c1 * self.groups, b - self.b[c1])
             middle = c1 > c0 + 1
-            self.spans.append((row[middle], group[middle], c0[middle] + 1, c1[middle]))
+            self.span_starts.append(lane[middle] + (c0[middle] + 1) * self.groups)
+            self.span_stops.append(lane[middle] + c1[middle] * self.groups)
 
     def image(self, rows: int) -> np.ndarray:
         out = np.zeros((rows, self.width, self.groups), dtype=np.int64)
@@ -167,13 +169,10 @@ class _Canvas:
                 out += np.rint(np.bincount(flat, weights=ticks, minlength=out.size)).astype(np.int64).reshape(out.shape)
             else:
                 np.add.at(out.reshape(-1), flat, ticks)
-        if self.spans:
-            diff = np.zeros((rows, self.width + 1, self.groups), dtype=np.int64)
-            for row, group, first, last in self.spans:
-                np.add.at(diff, (row, first, group), 1)
-                np.add.at(diff, (row, last, group), -1)
-            widths = np.diff(self.b)
-            out += np.cumsum(diff, axis=1)[:, :-1, :] * widths[None, :, None]
+        if self.span_starts:  # +1 where a run of whole columns starts, -1 after it, summed along the row
+            diff = (np.bincount(np.concatenate(self.span_starts), minlength=out.size)
+                    - np.bincount(np.concatenate(self.span_stops), minlength=out.size)).reshape(out.shape)
+            out += np.cumsum(diff, axis=1) * np.diff(self.b)[None, :, None]
         return out
 
 

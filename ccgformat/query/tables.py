@@ -82,10 +82,10 @@ class NodeTables:
         return self.total - self.segment_sum(self.total[self.children])
 
     @cached_property
-    def uncovered(self) -> np.ndarray:
-        """Time of a sub-tree outside the calls of its top level (``total - calltime``): an
-        artificial node's gaps, which belong to the enclosing call."""
-        return self.total - self.calltime
+    def paintable(self) -> np.ndarray:
+        """Per node, whether it is a call or artificial node of positive duration (a node a
+        timeline descends or paints)."""
+        return (self.kind <= NodeKind.ARTIFICIAL) & (self.total > 0)
 
     @cached_property
     def regions(self) -> int:

@@ -143,13 +143,13 @@ class _Canvas:
             self.cells.append(cells)
             self.ticks.append(ticks)
 
-    def intervals(self, row: np.ndarray, group: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
-        """Add ``[a, b)`` clipped to the columns."""
+    def intervals(self, lane: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Add ``[a, b)`` clipped to the columns; ``lane`` is the cell of its row and group
+        in column 0."""
         a = np.maximum(a, self.b[0])
         b = np.minimum(b, self.b[-1])
         keep = b > a
-        lane = self.cell(row.compress(keep), 0) + group.compress(keep)  # the cell of column 0
-        a, b = a.compress(keep), b.compress(keep)
+        lane, a, b = lane.compress(keep), a.compress(keep), b.compress(keep)
         c0, c1 = self.column(a), self.column(b - 1)
         same = c0 == c1
         self.add_cells(lane.compress(same) + c0.compress(same) * self.groups, (b - a).compress(same))
@@ -177,14 +177,14 @@ class _Canvas:
         return out
 
 
-_CALL, _ARTIFICIAL = int(NodeKind.CALL), int(NodeKind.ARTIFICIAL)
+_CALL = int(NodeKind.CALL)
 
 
 def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarray, begins: np.ndarray,
           by_depth: bool) -> int:
     """Paint every location at once (row i = location i); returns the number of call
     levels reached."""
-    kind, total = t.kind, t.total
+    kind, total, paintable = t.kind, t.total, t.paintable
     start, stop = int(canvas.b[0]), int(canvas.b[-1])
     nodes, times = roots.astype(np.int64), begins.astype(np.int64)
     row = np.arange(len(roots), dtype=np.int64)
@@ -194,7 +194,7 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
     deepest = 0
     while len(nodes):
         end = times + total[nodes]
-        keep = (kind[nodes] <= _ARTIFICIAL) & (end > times) & (end > start) & (times < stop)
+        keep = paintable[nodes] & (end > start) & (times < stop)
         nodes, times, end, enc, level, row = (x.compress(keep) for x in (nodes, times, end, enc, level, row))
         if not len(nodes):
             break
@@ -225,7 +225,7 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
         length = np.where(gap, t.durations[index], 0)
         paint = gap & (length > 0) & (group[owner] >= 0)
         a, gap_owner = at.compress(paint), owner.compress(paint)
-        canvas.intervals(rows[gap_owner], group[gap_owner], a, a + length.compress(paint))
+        canvas.intervals((canvas.cell(rows, 0) + group)[gap_owner], a, a + length.compress(paint))
         kids, parent = t.expand(nodes)
         child_enc = np.where(call, group, enc)
         nodes, times = kids, at.compress(~gap)
@@ -236,8 +236,8 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
 
 
 def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
-    """Per node, the exclusive time of its sub-tree's calls per group (memoized per
-    grouping): the cached partial results of 4.5.4 for rows by location."""
+    """Per node, the exclusive time of its sub-tree's calls per group, then its uncovered
+    time (memoized per grouping): the cached partial results of 4.5.4 for rows by location."""
     memo = t.__dict__.setdefault("_group_exclusive", {})
     key = tuple(group_of.tolist())
     found = memo.get(key)
@@ -246,7 +246,7 @@ def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
         own = np.zeros((len(t), groups), dtype=np.int64)
         calls = np.flatnonzero(t.kind == NodeKind.CALL)
         own[calls, group_of[t.key0[calls]]] = t.total[calls] - t.inner[calls]
-        found = memo[key] = t.bottom_up(own)
+        found = memo[key] = np.column_stack((t.bottom_up(own), t.total - t.calltime))
     return found
 
 
@@ -254,10 +254,10 @@ def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarr
            enc: np.ndarray, row: np.ndarray) -> None:
     """Sub-trees inside one column, by location: their memoized group times, plus the
     gaps of an artificial node, which belong to the enclosing call."""
-    exclusive = np.take(group_exclusive(t, group_of), nodes, axis=0)  # faster than [nodes] for rows
+    times = np.take(group_exclusive(t, group_of), nodes, axis=0)  # faster than [nodes] for rows
+    exclusive, uncovered = times[:, :-1], times[:, -1]
     cells = canvas.cell(row, column)
     canvas.add_cells((cells[:, None] + np.arange(exclusive.shape[1])).ravel(), exclusive.ravel())
-    uncovered = t.uncovered[nodes]
     valid = (enc >= 0) & (uncovered > 0)
     canvas.add_cells(cells.compress(valid) + enc.compress(valid), uncovered.compress(valid))
 
@@ -289,7 +289,7 @@ def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: li
         valid = (group >= 0) & (ticks != 0)
         canvas.add(rows[valid], column[valid], group[valid], ticks[valid])
         kids, parent = t.expand(nodes)
-        keep = (t.kind[kids] <= NodeKind.ARTIFICIAL) & (t.total[kids] > 0)
+        keep = t.paintable[kids]
         kids, parent = kids[keep], parent[keep]
         child_enc = np.where(call, group, enc)
         nodes, column, enc = kids, column[parent], child_enc[parent]

@@ -222,9 +222,10 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
         index = np.arange(len(owner)) + np.repeat(first - offsets, positions)
         at = t.duration_prefix[index] + np.repeat(times - t.duration_prefix[first], positions)
         gap = ((index - first[owner]) & 1) == 0
-        length = np.where(gap, t.durations[index], 0)
-        paint = gap & (length > 0) & (group[owner] >= 0)
-        a, gap_owner = at.compress(paint), owner.compress(paint)
+        a, gap_owner = at.compress(gap), owner.compress(gap)
+        length = t.durations[index.compress(gap)]
+        paint = (length > 0) & (group[gap_owner] >= 0)
+        a, gap_owner = a.compress(paint), gap_owner.compress(paint)
         canvas.intervals((canvas.cell(rows, 0) + group)[gap_owner], a, a + length.compress(paint))
         kids, parent = t.expand(nodes)
         child_enc = np.where(call, group, enc)

@@ -109,6 +109,15 @@ def png_bytes(pixels: np.ndarray) -> bytes:
             + chunk(b"IEND", b""))
 
 
+def _cell_sums(cells: np.ndarray, ticks: np.ndarray, size: int) -> np.ndarray:
+    """The ``size`` sums of ``ticks`` per cell, exactly."""
+    if int(np.abs(ticks).sum()) < 1 << 53:  # every partial sum is exact in a double
+        return np.rint(np.bincount(cells, weights=ticks, minlength=size)).astype(np.int64)
+    out = np.zeros(size, np.int64)
+    np.add.at(out, cells, ticks)
+    return out
+
+
 class _Canvas:
     """Collects (row, column, group) ticks; intervals are split across columns."""
 
@@ -166,10 +175,7 @@ class _Canvas:
         out = np.zeros((rows, self.width, self.groups), dtype=np.int64)
         if self.cells:
             flat, ticks = np.concatenate(self.cells), np.concatenate(self.ticks)
-            if int(np.abs(ticks).sum()) < 1 << 53:  # every partial sum is exact in a double
-                out += np.rint(np.bincount(flat, weights=ticks, minlength=out.size)).astype(np.int64).reshape(out.shape)
-            else:
-                np.add.at(out.reshape(-1), flat, ticks)
+            out += _cell_sums(flat, ticks, out.size).reshape(out.shape)
         if self.span_starts:  # +1 where a run of whole columns starts, -1 after it, summed along the row
             diff = (np.bincount(np.concatenate(self.span_starts), minlength=out.size)
                     - np.bincount(np.concatenate(self.span_stops), minlength=out.size)).reshape(out.shape)
@@ -258,7 +264,11 @@ def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarr
     times = np.take(group_exclusive(t, group_of), nodes, axis=0)  # faster than [nodes] for rows
     exclusive, uncovered = times[:, :-1], times[:, -1]
     cells = canvas.cell(row, column)
-    canvas.add_cells((cells[:, None] + np.arange(exclusive.shape[1])).ravel(), exclusive.ravel())
+    size = int(cells.max()) + 1 if len(cells) else 0
+    for group in range(exclusive.shape[1]):  # summed per cell first: few cells, many sub-trees
+        sums = _cell_sums(cells, exclusive[:, group], size)
+        hit = np.flatnonzero(sums)
+        canvas.add_cells(hit + group, sums[hit])
     valid = (enc >= 0) & (uncovered > 0)
     canvas.add_cells(cells.compress(valid) + enc.compress(valid), uncovered.compress(valid))
 

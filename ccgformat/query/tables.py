@@ -82,10 +82,10 @@ class NodeTables:
         return self.total - self.segment_sum(self.total[self.children])
 
     @cached_property
-    def paintable(self) -> np.ndarray:
-        """Per node, whether it is a call or artificial node of positive duration (a node a
-        timeline descends or paints)."""
-        return (self.kind <= NodeKind.ARTIFICIAL) & (self.total > 0)
+    def painted(self) -> np.ndarray:
+        """Per node, its total if it is a call or artificial node, else 0: a timeline paints
+        the nodes where this is positive."""
+        return np.where(self.kind <= NodeKind.ARTIFICIAL, self.total, 0)
 
     @cached_property
     def regions(self) -> int:

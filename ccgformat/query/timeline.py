@@ -190,7 +190,7 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
           by_depth: bool) -> int:
     """Paint every location at once (row i = location i); returns the number of call
     levels reached."""
-    kind, total, paintable = t.kind, t.total, t.paintable
+    kind, painted = t.kind, t.painted
     start, stop = int(canvas.b[0]), int(canvas.b[-1])
     nodes, times = roots.astype(np.int64), begins.astype(np.int64)
     row = np.arange(len(roots), dtype=np.int64)
@@ -199,8 +199,9 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
     gathered: list[tuple[np.ndarray, ...]] = []
     deepest = 0
     while len(nodes):
-        end = times + total[nodes]
-        keep = paintable[nodes] & (end > start) & (times < stop)
+        total = painted[nodes]
+        end = times + total
+        keep = (total > 0) & (end > start) & (times < stop)
         nodes, times, end, enc, level, row = (x.compress(keep) for x in (nodes, times, end, enc, level, row))
         if not len(nodes):
             break
@@ -300,7 +301,7 @@ def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: li
         valid = (group >= 0) & (ticks != 0)
         canvas.add(rows[valid], column[valid], group[valid], ticks[valid])
         kids, parent = t.expand(nodes)
-        keep = t.paintable[kids]
+        keep = t.painted[kids] > 0
         kids, parent = kids[keep], parent[keep]
         child_enc = np.where(call, group, enc)
         nodes, column, enc = kids, column[parent], child_enc[parent]

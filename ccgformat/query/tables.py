@@ -134,6 +134,7 @@ class NodeTables:
         by_child = self.parent_of_edge[order]
         first = np.searchsorted(self.children[order], np.arange(n + 1))
         ready = np.flatnonzero(waiting == 0)
+        slot = np.empty(n, np.int64)  # scratch: drops repeated parents without sorting
         rounds = []
         while len(ready):
             rounds.append(ready)
@@ -141,7 +142,10 @@ class NodeTables:
             edges = np.repeat(first[ready] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
             parents = by_child[edges]
             np.subtract.at(waiting, parents, 1)
-            ready = np.unique(parents[waiting[parents] == 0])
+            done = parents[waiting[parents] == 0]
+            positions = np.arange(len(done))
+            slot[done] = positions  # one of a parent's repeats keeps its position
+            ready = np.sort(done[slot[done] == positions])
         self.__dict__["_levels"] = rounds
         return rounds
 
@@ -149,11 +153,10 @@ class NodeTables:
         """Per node, the sum of ``own`` (rows per node) over its sub-tree, every reference
         counted: ``S[v] = own[v] + sum of S[c] over the children c`` (4.26)."""
         total = own.copy()
-        for nodes in self.levels()[1:]:
-            kids, owner = self.expand(nodes)
-            sums = np.zeros((len(nodes),) + own.shape[1:], dtype=own.dtype)
-            np.add.at(sums, owner, total[kids])
-            total[nodes] += sums
+        for nodes in self.levels()[1:]:  # every node after the first round has children
+            kids, _ = self.expand(nodes)
+            counts = self.child_count[nodes]
+            total[nodes] += np.add.reduceat(total[kids], np.cumsum(counts) - counts, axis=0)
         return total
 
     def expand(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

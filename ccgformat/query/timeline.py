@@ -227,10 +227,14 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
         first = t.duration_start[nodes]
         offsets = np.cumsum(positions) - positions
         index = np.arange(len(owner)) + np.repeat(first - offsets, positions)
-        at = t.duration_prefix[index] + np.repeat(times - t.duration_prefix[first], positions)
+        prefix = t.duration_prefix
+        at = prefix[index] + np.repeat(times - prefix[first], positions)
+        after = np.empty_like(at)  # where each position ends: the next one starts, the last the node ends
+        after[:-1] = at[1:]
+        after[offsets + positions - 1] = times + prefix[first + positions] - prefix[first]
         gap = ((index - first[owner]) & 1) == 0
         a, gap_owner = at.compress(gap), owner.compress(gap)
-        length = t.durations[index.compress(gap)]
+        length = after.compress(gap) - a
         paint = (length > 0) & (group[gap_owner] >= 0)
         a, gap_owner = a.compress(paint), gap_owner.compress(paint)
         canvas.intervals((canvas.cell(rows, 0) + group)[gap_owner], a, a + length.compress(paint))

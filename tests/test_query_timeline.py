@@ -15,7 +15,7 @@ import ccgformat
 from ccgformat import Params
 from ccgformat.query import timeline
 from ccgformat.query.groups import region_groups
-from ccgformat.query.timeline import PALETTE
+from ccgformat.query.timeline import PALETTE, _cell_sums
 
 from . import query_oracle as oracle
 from . import traces
@@ -96,3 +96,10 @@ def test_bad_arguments():
             timeline(graph, *args)
     with pytest.raises(ValueError):
         timeline(graph, 0, 10, 3, by="pixel")
+
+
+def test_cell_sums_stay_exact_beyond_doubles():
+    cells = np.array([0, 2, 0, 2, 1])
+    for ticks in ([5, 7, -2, 1, 0], [2**62, 3, -(2**61) + 1, 2**60 + 1, 7]):
+        want = [sum(t for c, t in zip(cells.tolist(), ticks) if c == cell) for cell in range(4)]
+        assert _cell_sums(cells, np.array(ticks, np.int64), 4).tolist() == want

@@ -168,7 +168,13 @@ class ArchivePool:
                 self._claims.setdefault(owner, []).append(claim)
 
     def _compare(self, block: NodeBlock, claims: list[_Claim]) -> None:
-        events, total = np.asarray(block.events, dtype=np.int64), np.asarray(block.total, dtype=np.int64)
+        # the block's event counts and durations as arrays, made once per block (a Python
+        # block holds lists; a native block's views convert for free)
+        columns = block.memo.get("claim_columns")
+        if columns is None:
+            columns = block.memo["claim_columns"] = {0: np.asarray(block.events, dtype=np.int64),
+                                                     1: np.asarray(block.total, dtype=np.int64)}
+        events, total = columns[0], columns[1]
         for claim in claims:
             local = claim.ids - block.first
             wrong = np.flatnonzero((events[local] != claim.events) | (total[local] != claim.total))

@@ -82,6 +82,18 @@ class NodeTables:
         return self.total - self.segment_sum(self.total[self.children])
 
     @cached_property
+    def painted(self) -> np.ndarray:
+        """Per node, its total if it is a call or artificial node, else 0: a timeline paints
+        the nodes where this is positive."""
+        return np.where(self.kind <= NodeKind.ARTIFICIAL, self.total, 0)
+
+    @cached_property
+    def regions(self) -> int:
+        """One more than the largest region id a call node names (0 without calls)."""
+        calls = self.key0[self.kind == NodeKind.CALL]
+        return int(calls.max()) + 1 if len(calls) else 0
+
+    @cached_property
     def duration_prefix(self) -> np.ndarray:
         return np.concatenate(([0], np.cumsum(self.durations, dtype=np.int64)))
 
@@ -122,6 +134,7 @@ class NodeTables:
         by_child = self.parent_of_edge[order]
         first = np.searchsorted(self.children[order], np.arange(n + 1))
         ready = np.flatnonzero(waiting == 0)
+        slot = np.empty(n, np.int64)  # scratch: drops repeated parents without sorting
         rounds = []
         while len(ready):
             rounds.append(ready)
@@ -129,7 +142,10 @@ class NodeTables:
             edges = np.repeat(first[ready] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
             parents = by_child[edges]
             np.subtract.at(waiting, parents, 1)
-            ready = np.unique(parents[waiting[parents] == 0])
+            done = parents[waiting[parents] == 0]
+            positions = np.arange(len(done))
+            slot[done] = positions  # one of a parent's repeats keeps its position
+            ready = np.sort(done[slot[done] == positions])
         self.__dict__["_levels"] = rounds
         return rounds
 
@@ -137,11 +153,10 @@ class NodeTables:
         """Per node, the sum of ``own`` (rows per node) over its sub-tree, every reference
         counted: ``S[v] = own[v] + sum of S[c] over the children c`` (4.26)."""
         total = own.copy()
-        for nodes in self.levels()[1:]:
-            kids, owner = self.expand(nodes)
-            sums = np.zeros((len(nodes),) + own.shape[1:], dtype=own.dtype)
-            np.add.at(sums, owner, total[kids])
-            total[nodes] += sums
+        for nodes in self.levels()[1:]:  # every node after the first round has children
+            kids, _ = self.expand(nodes)
+            counts = self.child_count[nodes]
+            total[nodes] += np.add.reduceat(total[kids], np.cumsum(counts) - counts, axis=0)
         return total
 
     def expand(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -109,6 +109,15 @@ def png_bytes(pixels: np.ndarray) -> bytes:
             + chunk(b"IEND", b""))
 
 
+def _cell_sums(cells: np.ndarray, ticks: np.ndarray, size: int) -> np.ndarray:
+    """The ``size`` sums of ``ticks`` per cell, exactly."""
+    if int(np.abs(ticks).sum()) < 1 << 53:  # every partial sum is exact in a double
+        return np.rint(np.bincount(cells, weights=ticks, minlength=size)).astype(np.int64)
+    out = np.zeros(size, np.int64)
+    np.add.at(out, cells, ticks)
+    return out
+
+
 class _Canvas:
     """Collects (row, column, group) ticks; intervals are split across columns."""
 
@@ -116,8 +125,10 @@ class _Canvas:
         self.b = boundaries
         self.width = len(boundaries) - 1
         self.groups = groups
-        self.points: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        self.spans: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.cells: list[np.ndarray] = []   #: flat (row, column, group) indices
+        self.ticks: list[np.ndarray] = []
+        self.span_starts: list[np.ndarray] = []  #: flat cells where a run of whole columns starts
+        self.span_stops: list[np.ndarray] = []   #: ... and the cells just after it, same row
 
     def column(self, time: np.ndarray) -> np.ndarray:
         """The column holding each time: the largest i with ``b[i] <= time``, which for
@@ -128,54 +139,58 @@ class _Canvas:
             return ((clipped - start + 1) * self.width - 1) // span
         return np.clip(np.searchsorted(self.b, time, side="right") - 1, 0, self.width - 1)
 
+    def cell(self, row: np.ndarray, column: np.ndarray) -> np.ndarray:
+        """The flat index of group 0 of each (row, column); add a group to address it."""
+        return (row * self.width + column) * self.groups
+
     def add(self, row: np.ndarray, column: np.ndarray, group: np.ndarray, ticks: np.ndarray) -> None:
         if len(ticks):
-            self.points.append((row, column, group, ticks))
+            self.add_cells(self.cell(row, column) + group, ticks)
 
-    def intervals(self, row: np.ndarray, group: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
-        """Add ``[a, b)`` clipped to the columns."""
+    def add_cells(self, cells: np.ndarray, ticks: np.ndarray) -> None:
+        if len(ticks):
+            self.cells.append(cells)
+            self.ticks.append(ticks)
+
+    def intervals(self, lane: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Add ``[a, b)`` clipped to the columns; ``lane`` is the cell of its row and group
+        in column 0."""
         a = np.maximum(a, self.b[0])
         b = np.minimum(b, self.b[-1])
         keep = b > a
-        row, group, a, b = row[keep], group[keep], a[keep], b[keep]
+        lane, a, b = lane.compress(keep), a.compress(keep), b.compress(keep)
         c0, c1 = self.column(a), self.column(b - 1)
         same = c0 == c1
-        self.add(row[same], c0[same], group[same], (b - a)[same])
+        self.add_cells(lane.compress(same) + c0.compress(same) * self.groups, (b - a).compress(same))
         many = ~same
         if many.any():
-            row, group, a, b, c0, c1 = row[many], group[many], a[many], b[many], c0[many], c1[many]
-            self.add(row, c0, group, self.b[c0 + 1] - a)
-            self.add(row, c1, group, b - self.b[c1])
+            lane, a, b, c0, c1 = (x.compress(many) for x in (lane, a, b, c0, c1))
+            self.add_cells(lane + c0 * self.groups, self.b[c0 + 1] - a)
+            self.add_cells(lane + c1 * self.groups, b - self.b[c1])
             middle = c1 > c0 + 1
-            self.spans.append((row[middle], group[middle], c0[middle] + 1, c1[middle]))
+            self.span_starts.append(lane[middle] + (c0[middle] + 1) * self.groups)
+            self.span_stops.append(lane[middle] + c1[middle] * self.groups)
 
     def image(self, rows: int) -> np.ndarray:
         out = np.zeros((rows, self.width, self.groups), dtype=np.int64)
-        if self.points:
-            row, column, group, ticks = (np.concatenate(parts) for parts in zip(*self.points))
-            flat = (row * self.width + column) * self.groups + group
-            if int(np.abs(ticks).sum()) < 1 << 53:  # every partial sum is exact in a double
-                out += np.rint(np.bincount(flat, weights=ticks, minlength=out.size)).astype(np.int64).reshape(out.shape)
-            else:
-                np.add.at(out.reshape(-1), flat, ticks)
-        if self.spans:
-            diff = np.zeros((rows, self.width + 1, self.groups), dtype=np.int64)
-            for row, group, first, last in self.spans:
-                np.add.at(diff, (row, first, group), 1)
-                np.add.at(diff, (row, last, group), -1)
-            widths = np.diff(self.b)
-            out += np.cumsum(diff, axis=1)[:, :-1, :] * widths[None, :, None]
+        if self.cells:
+            flat, ticks = np.concatenate(self.cells), np.concatenate(self.ticks)
+            out += _cell_sums(flat, ticks, out.size).reshape(out.shape)
+        if self.span_starts:  # +1 where a run of whole columns starts, -1 after it, summed along the row
+            diff = (np.bincount(np.concatenate(self.span_starts), minlength=out.size)
+                    - np.bincount(np.concatenate(self.span_stops), minlength=out.size)).reshape(out.shape)
+            out += np.cumsum(diff, axis=1) * np.diff(self.b)[None, :, None]
         return out
 
 
-_CALL, _ARTIFICIAL = int(NodeKind.CALL), int(NodeKind.ARTIFICIAL)
+_CALL = int(NodeKind.CALL)
 
 
 def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarray, begins: np.ndarray,
           by_depth: bool) -> int:
     """Paint every location at once (row i = location i); returns the number of call
     levels reached."""
-    kind, total = t.kind, t.total
+    kind, painted = t.kind, t.painted
     start, stop = int(canvas.b[0]), int(canvas.b[-1])
     nodes, times = roots.astype(np.int64), begins.astype(np.int64)
     row = np.arange(len(roots), dtype=np.int64)
@@ -184,9 +199,10 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
     gathered: list[tuple[np.ndarray, ...]] = []
     deepest = 0
     while len(nodes):
-        end = times + total[nodes]
-        keep = (kind[nodes] <= _ARTIFICIAL) & (end > times) & (end > start) & (times < stop)
-        nodes, times, end, enc, level, row = (x[keep] for x in (nodes, times, end, enc, level, row))
+        total = painted[nodes]
+        end = times + total
+        keep = (total > 0) & (end > start) & (times < stop)
+        nodes, times, end, enc, level, row = (x.compress(keep) for x in (nodes, times, end, enc, level, row))
         if not len(nodes):
             break
         deepest = max(deepest, int(level.max()) + 1)
@@ -194,27 +210,37 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
         inside = (c0 == c1) & (times >= start) & (end <= stop)
         if inside.any():
             if by_depth:
-                gathered.append((nodes[inside], c0[inside], enc[inside], level[inside]))
+                gathered.append(tuple(x.compress(inside) for x in (nodes, c0, enc, level)))
             else:
-                _whole(t, canvas, group_of, nodes[inside], c0[inside], enc[inside], row[inside])
+                _whole(t, canvas, group_of, *(x.compress(inside) for x in (nodes, c0, enc, row)))
             outside = ~inside
-            nodes, times, enc, level, row = (x[outside] for x in (nodes, times, enc, level, row))
+            nodes, times, enc, level, row = (x.compress(outside) for x in (nodes, times, enc, level, row))
         if not len(nodes):
             break
         call = kind[nodes] == _CALL
         group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
         rows = np.where(call, level, level - 1) if by_depth else row
-        # gap j of a node with n children: offset sum(d[0..2j-1]), length d[2j]
-        gaps = t.child_count[nodes] + 1
-        owner = np.repeat(np.arange(len(nodes)), gaps)
-        j = np.arange(len(owner)) - np.repeat(np.cumsum(gaps) - gaps, gaps)
-        base = t.duration_start[nodes][owner]
-        a = times[owner] + t.duration_prefix[base + 2 * j] - t.duration_prefix[base]
-        valid = group[owner] >= 0
-        canvas.intervals(rows[owner][valid], group[owner][valid], a[valid], (a + t.durations[base + 2 * j])[valid])
-        kids, parent, offset = t.child_offsets(nodes)
+        # the 2n+1 durations of a node with n children: gap, child, gap, ... (Lemma 1);
+        # position k starts at the node's start plus the durations before it
+        positions = 2 * t.child_count[nodes] + 1
+        owner = np.repeat(np.arange(len(nodes)), positions)
+        first = t.duration_start[nodes]
+        offsets = np.cumsum(positions) - positions
+        index = np.arange(len(owner)) + np.repeat(first - offsets, positions)
+        prefix = t.duration_prefix
+        at = prefix[index] + np.repeat(times - prefix[first], positions)
+        after = np.empty_like(at)  # where each position ends: the next one starts, the last the node ends
+        after[:-1] = at[1:]
+        after[offsets + positions - 1] = times + prefix[first + positions] - prefix[first]
+        gap = ((index - first[owner]) & 1) == 0
+        a, gap_owner = at.compress(gap), owner.compress(gap)
+        length = after.compress(gap) - a
+        paint = (length > 0) & (group[gap_owner] >= 0)
+        a, gap_owner = a.compress(paint), gap_owner.compress(paint)
+        canvas.intervals((canvas.cell(rows, 0) + group)[gap_owner], a, a + length.compress(paint))
+        kids, parent = t.expand(nodes)
         child_enc = np.where(call, group, enc)
-        nodes, times = kids, times[parent] + offset
+        nodes, times = kids, at.compress(~gap)
         enc, level, row = child_enc[parent], (level + call)[parent], row[parent]
     if gathered:
         deepest = max(deepest, _gathered(t, canvas, group_of, gathered))
@@ -222,8 +248,8 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
 
 
 def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
-    """Per node, the exclusive time of its sub-tree's calls per group (memoized per
-    grouping): the cached partial results of 4.5.4 for rows by location."""
+    """Per node, the exclusive time of its sub-tree's calls per group, then its uncovered
+    time (memoized per grouping): the cached partial results of 4.5.4 for rows by location."""
     memo = t.__dict__.setdefault("_group_exclusive", {})
     key = tuple(group_of.tolist())
     found = memo.get(key)
@@ -232,7 +258,7 @@ def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
         own = np.zeros((len(t), groups), dtype=np.int64)
         calls = np.flatnonzero(t.kind == NodeKind.CALL)
         own[calls, group_of[t.key0[calls]]] = t.total[calls] - t.inner[calls]
-        found = memo[key] = t.bottom_up(own)
+        found = memo[key] = np.column_stack((t.bottom_up(own), t.total - t.calltime))
     return found
 
 
@@ -240,13 +266,16 @@ def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarr
            enc: np.ndarray, row: np.ndarray) -> None:
     """Sub-trees inside one column, by location: their memoized group times, plus the
     gaps of an artificial node, which belong to the enclosing call."""
-    exclusive = group_exclusive(t, group_of)[nodes]
-    groups = exclusive.shape[1]
-    canvas.add(np.repeat(row, groups), np.repeat(column, groups), np.tile(np.arange(groups), len(nodes)),
-               exclusive.ravel())
-    uncovered = t.total[nodes] - t.calltime[nodes]
+    times = np.take(group_exclusive(t, group_of), nodes, axis=0)  # faster than [nodes] for rows
+    exclusive, uncovered = times[:, :-1], times[:, -1]
+    cells = canvas.cell(row, column)
+    size = int(cells.max()) + 1 if len(cells) else 0
+    for group in range(exclusive.shape[1]):  # summed per cell first: few cells, many sub-trees
+        sums = _cell_sums(cells, exclusive[:, group], size)
+        hit = np.flatnonzero(sums)
+        canvas.add_cells(hit + group, sums[hit])
     valid = (enc >= 0) & (uncovered > 0)
-    canvas.add(row[valid], column[valid], enc[valid], uncovered[valid])
+    canvas.add_cells(cells.compress(valid) + enc.compress(valid), uncovered.compress(valid))
 
 
 def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: list[tuple[np.ndarray, ...]]) -> int:
@@ -276,7 +305,7 @@ def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: li
         valid = (group >= 0) & (ticks != 0)
         canvas.add(rows[valid], column[valid], group[valid], ticks[valid])
         kids, parent = t.expand(nodes)
-        keep = (t.kind[kids] <= NodeKind.ARTIFICIAL) & (t.total[kids] > 0)
+        keep = t.painted[kids] > 0
         kids, parent = kids[keep], parent[keep]
         child_enc = np.where(call, group, enc)
         nodes, column, enc = kids, column[parent], child_enc[parent]
@@ -293,8 +322,7 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
         raise ValueError("a timeline needs width >= 1 and start < stop")
     definitions = source.definitions
     t = tables_for(source.pool)
-    calls = t.key0[t.kind == NodeKind.CALL]
-    regions = max(len(definitions.regions), int(calls.max()) + 1 if len(calls) else 0)
+    regions = max(len(definitions.regions), t.regions)
     names, group_of = region_groups(definitions, regions)
     span = int(stop) - int(start)
     boundaries = np.array([int(start) + i * span // width for i in range(width + 1)], dtype=np.int64)

@@ -79,6 +79,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                 if pending is not None:
                     pending.detach()
                 event_file = str(events_folder / f"{ref}.evt")
+                _check_complete(event_file)
                 pending = native.location(ref, event_file) if native is not None else None
                 if pending is not None:
                     yield index, pending
@@ -98,6 +99,26 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                 tr.close()
 
     return definitions, streams()
+
+
+#: The last bytes the OTF2 library writes into every event file: END_OF_FILE (2), then
+#: END_OF_BUFFER (1) (the buffer record types of OTF2_Buffer.h).
+_FILE_END = b"\x02\x01"
+
+
+def _check_complete(event_file: str) -> None:
+    """Refuse an event file that was cut short: the library would read on past its bytes
+    into memory it never filled, so what it returns would depend on what that memory held."""
+    try:
+        with open(event_file, "rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(size - len(_FILE_END), 0))
+            tail = handle.read()
+    except FileNotFoundError:
+        return  # the library reports a missing file itself
+    if tail != _FILE_END:
+        raise FormatError("the event file does not end with OTF2's end-of-file record: it was cut short",
+                          path=event_file, offset=size)
 
 
 def _open_event_files(binding: Binding, handle: Any, refs: list[int], folder: Path) -> None:

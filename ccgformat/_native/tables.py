@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..graph.pool import PerChild
 from . import load
 
 #: The offset-array columns of ccg_nodes and the value arrays they index.
@@ -134,8 +135,8 @@ class TableView:
         self.metric_sums = _Column(self, lambda a, i: tuple(zip(
             a["metric_id"][a["metric_start"][i]:a["metric_start"][i + 1]].tolist(),
             a["metric_sum"][a["metric_start"][i]:a["metric_start"][i + 1]].tolist())))
-        self.child_events = _PerChild(self, self.events)
-        self.child_metric_sums = _PerChild(self, self.metric_sums)
+        self.child_events = PerChild(self, self.events)
+        self.child_metric_sums = PerChild(self, self.metric_sums)
 
     def native_nodes(self) -> Any:
         """The table's current ``ccg_nodes *`` for C code (the encoder and the walker
@@ -159,14 +160,3 @@ class TableView:
     def __len__(self) -> int:
         arrays, first = self.arrays()
         return first + len(arrays["kind"])
-
-
-class _PerChild:
-    __slots__ = ("_view", "_column")
-
-    def __init__(self, view: TableView, column: _Column):
-        self._view = view
-        self._column = column
-
-    def __getitem__(self, node: int) -> tuple:
-        return tuple(self._column[child] for child in self._view.children[node])

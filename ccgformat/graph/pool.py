@@ -10,6 +10,7 @@ event kind (4.1.1).
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 from ..model import KIND_FIELDS, EventKind
 
@@ -51,12 +52,13 @@ def node_bytes(kind: int, children: int, durations: tuple[int, ...]) -> int:
     return 4 + 8 * (len(fields.hard) + len(fields.soft))
 
 
-class _PerChild:
-    """``view[node]``: a column's values for each child of ``node``, as a tuple."""
+class PerChild:
+    """``view[node]``: a column's values for each child of ``node``, as a tuple (for any
+    pool with a ``children`` column and a column indexable by node id)."""
 
     __slots__ = ("_pool", "_column")
 
-    def __init__(self, pool: NodePool, column: list):
+    def __init__(self, pool: Any, column: Any):
         self._pool = pool
         self._column = column
 
@@ -88,8 +90,8 @@ class NodePool:
         self.total: list[int] = []
         self.metric_sums: list[tuple[tuple[int, int], ...]] = []
 
-        self.child_events = _PerChild(self, self.events)
-        self.child_metric_sums = _PerChild(self, self.metric_sums)
+        self.child_events = PerChild(self, self.events)
+        self.child_metric_sums = PerChild(self, self.metric_sums)
 
     def __len__(self) -> int:
         return len(self.kind)

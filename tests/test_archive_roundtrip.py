@@ -160,7 +160,7 @@ def test_index_blocks_find_locations_written_in_any_order(tmp_path):
     path = tmp_path / "order.ccg"
     ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()))
     with ccg.open(path) as archive:
-        assert archive.version == (1, 0)
+        assert archive.version == (1, 2)
         for loc in trace:
             assert archive.checkpoints(SectionKind.SUMMARY, loc)[-1]["messages"] == [1, loc, 0, 0]
 

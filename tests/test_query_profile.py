@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 import ccgformat
 from ccgformat import Params
 from ccgformat.query import profile
+from ccgformat.archive import SectionKind
+from ccgformat.query.interior import SummaryIndex
 from ccgformat.query.profile import engine_for
 
 from . import query_oracle as oracle
@@ -79,6 +81,54 @@ def test_archive_profile_matches_brute_force(tmp_path_factory, trace, data):
     with ccgformat.open(path) as archive:
         for start, stop, locations in windows(data, trace, 3):
             check(archive, start, stop, locations)
+
+
+def _checkpoint_windows(data, archive, trace, count):
+    """Random windows whose bounds are often checkpoint times (ties included), so that
+    interiors start and end exactly at a checkpoint as well as between two."""
+    times = sorted({p["time"] for location in archive.locations
+                    for p in archive.checkpoints(SectionKind.SUMMARY, location)})
+    for start, stop, locations in windows(data, trace, count):
+        if data.draw(st.booleans()):
+            start = data.draw(st.sampled_from([None, *times]))
+        if data.draw(st.booleans()):
+            stop = data.draw(st.sampled_from([None, *times]))
+        if start is not None and stop is not None and start > stop:
+            start, stop = stop, start
+        yield start, stop, locations
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.integers(1, 12), st.data())
+def test_summary_index_interior_matches_brute_force_and_the_graph(tmp_path_factory, trace, params, interval, data):
+    """With checkpoints every few events the SUMMARY index answers the interior of most
+    windows: the profile equals the brute force and the graph-only answer exactly."""
+    path = tmp_path_factory.mktemp("interior") / "t.ccg"
+    ccgformat.write_trace(path, traces.definitions(), ((loc, traces.batches(e)) for loc, e in trace.items()),
+                          params, nodes_per_block=5, checkpoint_interval=interval)
+    with ccgformat.open(path) as archive:
+        index = SummaryIndex.of(archive)
+        assert index is not None
+        for start, stop, locations in _checkpoint_windows(data, archive, trace, 4):
+            result = check(archive, start, stop, locations)
+            assert result.to_json() == profile(archive, start, stop, locations, summary_index=False).to_json()
+
+
+def test_full_window_reads_no_node_block(tmp_path, monkeypatch):
+    """The whole trace's profile comes from the index alone: no node block is decoded,
+    and it equals the graph's."""
+    trace = {loc: _spmd(loc) for loc in range(3)}
+    path = tmp_path / "t.ccg"
+    ccgformat.write_trace(path, traces.definitions(), ((loc, traces.batches(e)) for loc, e in trace.items()),
+                          checkpoint_interval=100)
+    with ccgformat.open(path) as archive:
+        def refuse(*args):
+            raise AssertionError("a node block was read")
+        monkeypatch.setattr(type(archive.pool), "block_of", refuse)
+        full = profile(archive).to_json()
+        monkeypatch.undo()
+        assert full == profile(archive, summary_index=False).to_json()
+        check(archive, None, None, archive.locations)
 
 
 def test_successive_queries_reuse_and_agree():

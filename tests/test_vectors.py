@@ -140,10 +140,17 @@ def test_every_kind_uses_several_blocks_and_checkpoints():
         assert {m.value_type for m in definitions.metrics} >= {"int64", "double"}
 
 
-def test_extensions_need_minor_version_1():
+def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
+    """Every vector has SUMMARY blocks (1.2); an archive without locations needs 1.1 for
+    DEFINITIONS extensions and 1.0 without them."""
     with ccg.open(VECTORS / "empty_location.ccg") as archive:
-        assert archive.version == (1, 1)
+        assert archive.version == (1, 2)
         assert archive.definitions.extensions == {"otf2": {"location_ids": [7, 1 << 40], "paradigms": {"mpi": 1}}}
     for name in ("minimal", "every_kind", "wide_split", "lossy"):
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
-            assert archive.version == (1, 0) and archive.definitions.extensions == {}
+            assert archive.version == (1, 2) and archive.definitions.extensions == {}
+    for extensions, minor in (({}, 0), ({"otf2": {"x": 1}}, 1)):
+        path = tmp_path / f"{minor}.ccg"
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
+        with ccg.open(path) as archive:
+            assert archive.version == (1, minor)

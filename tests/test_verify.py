@@ -18,6 +18,7 @@ from ccgformat.archive.layout import (BLOCK_HEADER, END_MAGIC, FILE_HEADER, MAGI
                                       BlockFlags)
 from ccgformat.archive.sections import DirectoryEntry, encode_directory
 from ccgformat.archive.verify import Problem, verify
+from ccgformat.errors import CorruptArchiveError
 from ccgformat.model import Definitions, EventKind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -262,6 +263,7 @@ def test_definitions_and_parameters_must_parse(archive, tmp_path):
     (lambda d: d["locations"][0]["checkpoints"][1].update(time=0), "time 0"),
     (lambda d: d["locations"][1].update(location=7), "no such location"),
     (lambda d: d.pop("locations"), "'locations' list"),
+    (lambda d: d["locations"][0]["checkpoints"][0].update(stack=[[1]], open=[[1]]), "-integer rows"),
 ])
 def test_index_checkpoints_must_match_the_roots(archive, tmp_path, kind, damage, words):
     path = rebuild(archive, tmp_path / "i.ccg", json_payload(kind, damage))
@@ -360,3 +362,29 @@ def test_verify_agrees_with_the_reader_on_the_sample_archives(path):
             assert offset in [p.offset for p in problems], (error, problems)
     else:
         assert verify(path) == []
+
+
+@pytest.mark.parametrize("member, rows", [("peers", [[1, 2, 3]]), ("operations", "x"), ("durations", [[1, 2, "3"]]),
+                                          ("open", [[1, 2, None]])])
+def test_summary_rows_of_format_1_2_are_checked(archive, tmp_path, member, rows):
+    path = rebuild(archive, tmp_path / "s.ccg", json_payload(
+        SectionKind.SUMMARY, lambda d: d["locations"][0]["checkpoints"][0].update({member: rows})))
+    [problem] = verify(path)
+    assert problem.kind == SectionKind.SUMMARY and f"'{member}' is not a list" in problem.reason
+
+
+@pytest.mark.parametrize("damage", [
+    lambda p: p.update(open=[[0, 1, None]]),
+    lambda p: p.update(peers=[[1, 2]]),
+    lambda p: p.update(regions="none"),
+    lambda p: p.update(index=10 ** 9),
+    lambda p: p.pop("time"),
+])
+def test_a_profile_of_a_damaged_summary_raises_a_ccg_error(archive, tmp_path, damage):
+    """A SUMMARY block with valid CRCs but malformed 1.2 checkpoints: the profile that
+    reads it names the file instead of failing inside numpy."""
+    path = rebuild(archive, tmp_path / "p.ccg", json_payload(
+        SectionKind.SUMMARY, lambda d: [damage(p) for p in d["locations"][0]["checkpoints"]]))
+    with ccg.open(path) as damaged:
+        with pytest.raises(CorruptArchiveError, match="location 0"):
+            damaged.profile()

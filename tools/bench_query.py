@@ -56,6 +56,20 @@ def build_child(spec: dict[str, Any]) -> dict[str, Any]:
     return {"build_seconds": time.perf_counter() - t0}
 
 
+def _current(path: Path) -> bool:
+    """Whether a cached archive exists and has the index members of the current format
+    (one written by an older ccgformat is rebuilt)."""
+    import ccgformat
+    from ccgformat.archive.layout import SUMMARY_MINOR_VERSION
+    if not path.exists():
+        return False
+    try:
+        with ccgformat.open(path) as archive:
+            return archive.version >= (1, SUMMARY_MINOR_VERSION)
+    except ccgformat.CcgError:
+        return False
+
+
 def _archives(options: argparse.Namespace) -> list[dict[str, Any]]:
     """The synthetic archives (built when missing) and the corpus traces (converted)."""
     import ccgformat
@@ -66,7 +80,7 @@ def _archives(options: argparse.Namespace) -> list[dict[str, Any]]:
     for params in ("lossless", "lossy"):
         name = f"jittered-{options.locations * per_location // 1000}k-{params}"
         path = CACHE / f"query-{name}.ccg"
-        if not path.exists():
+        if not _current(path):
             print(f"  building {path.name} ...", flush=True)
             run_child("query_build", {"locations": options.locations, "events_per_location": per_location,
                                       "params": params, "path": str(path)})
@@ -77,7 +91,7 @@ def _archives(options: argparse.Namespace) -> list[dict[str, Any]]:
         if not source.exists():
             continue
         path = CACHE / f"query-corpus-{name.split()[0]}.ccg"
-        if not path.exists():
+        if not _current(path):
             ccgformat.convert(source, path)
         out.append({"trace": name, "path": str(path), "synthetic": False})
     return out

@@ -276,7 +276,8 @@ def empty_location() -> Vector:
                   "The archive lists location 1 with an empty root (0 events, an artificial node "
                   "without children); its listing has no event lines, only the header names it. "
                   "Its definitions carry format-specific `extensions` (otf2: location_ids [7, "
-                  "1099511627776], paradigms {mpi: 1}), so the header says format version 1.1.",
+                  "1099511627776], paradigms {mpi: 1}), a feature of format 1.1; like every archive with "
+                  "a SUMMARY block its header says 1.2, the highest minor version whose features it uses.",
                   definitions, {0: events, 1: []})
 
 

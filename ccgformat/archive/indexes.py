@@ -5,15 +5,25 @@ and the statistics of any window need only the events of its two end segments.
 A checkpoint at event index k describes everything before event k: events ``[0, k)`` and
 time ``[start, T)``, where T is the timestamp of event k (the location's end time for the
 final checkpoint at k = count). Calls still open at T count with the part before T.
+
+Two accumulators keep the running per-event state (call stack, per-region calls and
+times, metric values, message and collective totals): `_Accumulator`, the reference, one
+Python call per event, and its C port under the native backend. `SegmentIndex` adds, one
+vectorised pass per segment between checkpoints, what a profile of a long window needs
+besides (format 1.2): messages per peer, collectives per operation, the shortest and
+longest call per region closed inside the segment, and the calls open at the checkpoint
+with their leave times.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Iterable, Protocol
+
+import numpy as np
 
 from .. import backends
-from ..model import EventKind
+from ..model import EventBatch, EventKind
 
 
 class Walker(Protocol):
@@ -40,16 +50,23 @@ class Checkpoint:
     regions: list[list[int]]         # [region, calls, inclusive, exclusive], by region
     messages: list[int] = field(default_factory=list)  # sent, sent bytes, received, received bytes
     collectives: list[int] = field(default_factory=list)  # count, bytes sent, bytes received
+    peers: list[list[int]] = field(default_factory=list)       # [peer, sent, bytes, received, bytes]
+    operations: list[list[int]] = field(default_factory=list)  # [operation, count, bytes sent, received]
+    durations: list[list[int]] = field(default_factory=list)   # [region, min, max] closed in the segment
+    open: list[list[int]] = field(default_factory=list)        # [region, enter, leave], outermost first
 
     def snapshot_json(self) -> dict[str, Any]:
         return {"index": self.index, "time": self.time, "stack": self.stack, "metrics": self.metrics}
 
     def summary_json(self) -> dict[str, Any]:
         return {"index": self.index, "time": self.time, "regions": self.regions,
-                "messages": self.messages, "collectives": self.collectives}
+                "messages": self.messages, "collectives": self.collectives, "peers": self.peers,
+                "operations": self.operations, "durations": self.durations, "open": self.open}
 
 
 class _Accumulator:
+    """The reference running state, one event at a time."""
+
     def __init__(self) -> None:
         self.stack: list[list[int]] = []    # [region, enter time, child time]
         self.calls: dict[int, list[int]] = {}  # region -> [calls, inclusive, exclusive]
@@ -57,7 +74,13 @@ class _Accumulator:
         self.messages = [0, 0, 0, 0]
         self.collectives = [0, 0, 0]
 
-    def add(self, time: int, kind: int, ref: int, size: int, recv_size: int, value: int) -> None:
+    def add(self, batch: EventBatch) -> None:
+        columns = zip(batch.time.tolist(), batch.kind.tolist(), batch.ref.tolist(), batch.size.tolist(),
+                      batch.recv_size.tolist(), batch.value.tolist())
+        for time, kind, ref, size, recv_size, value in columns:
+            self._add(time, kind, ref, size, recv_size, value)
+
+    def _add(self, time: int, kind: int, ref: int, size: int, recv_size: int, value: int) -> None:
         if kind == EventKind.ENTER:
             self.stack.append([ref, time, 0])
             self.calls.setdefault(ref, [0, 0, 0])[0] += 1
@@ -82,8 +105,9 @@ class _Accumulator:
         elif kind == EventKind.METRIC:
             self.metrics[ref] = value
 
-    def checkpoint(self, index: int, time: int) -> Checkpoint:
-        """The state so far, with open calls counted up to ``time``."""
+    def snapshot(self, time: int) -> tuple[list[list[int]], list[list[int]], list[list[int]], list[int], list[int]]:
+        """Stack, metrics, regions, messages and collectives so far, with open calls
+        counted up to ``time``."""
         calls = {region: list(entry) for region, entry in self.calls.items()}
         for region, enter, child_time in self.stack:
             calls[region][1] += time - enter
@@ -91,17 +115,112 @@ class _Accumulator:
         # an open call's exclusive part also excludes its open callee's elapsed time
         for (region, _, _), (_, callee_enter, _) in zip(self.stack, self.stack[1:]):
             calls[region][2] -= time - callee_enter
-        return Checkpoint(index, time, [[r, t] for r, t, _ in self.stack],
-                          [[m, v] for m, v in sorted(self.metrics.items())],
-                          [[r, *calls[r]] for r in sorted(calls)], list(self.messages), list(self.collectives))
+        return ([[r, t] for r, t, _ in self.stack], [[m, v] for m, v in sorted(self.metrics.items())],
+                [[r, *calls[r]] for r in sorted(calls)], list(self.messages), list(self.collectives))
 
 
-def checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
-    """Walk one location and record a checkpoint every ``interval`` events and at its end
-    (in C with the native backend, else by `reference_checkpoints`)."""
-    if backends.native():
-        return native_checkpoints(walker, interval)
-    return reference_checkpoints(walker, interval)
+class _Totals:
+    """Cumulative int64 sums (wrapping like the format's) per key, for peers and operations."""
+
+    def __init__(self, width: int) -> None:
+        self.rows: dict[int, np.ndarray] = {}
+        self.width = width
+
+    def add(self, keys: np.ndarray, columns: list[np.ndarray]) -> None:
+        if not len(keys):
+            return
+        unique, inverse = np.unique(keys, return_inverse=True)
+        for position, key in enumerate(unique.tolist()):
+            row = self.rows.setdefault(key, np.zeros(self.width, np.int64))
+            chosen = inverse == position
+            for column, values in columns:
+                row[column] += values[chosen].sum(dtype=np.int64)
+
+    def listing(self) -> list[list[int]]:
+        return [[key, *self.rows[key].tolist()] for key in sorted(self.rows)]
+
+
+class SegmentIndex:
+    """The 1.2 members of the SUMMARY checkpoints, one segment at a time: matched ENTER
+    and LEAVE events by call level (an ENTER's level is the depth before it, a LEAVE's
+    the depth after it; per level they alternate), so calls closed inside the segment
+    give their region's shortest and longest duration, LEAVEs without an ENTER of the
+    segment close the calls open at its start, and ENTERs without a LEAVE stay open."""
+
+    def __init__(self) -> None:
+        self.peers = _Totals(4)
+        self.operations = _Totals(3)
+        self.frames: list[tuple[int, int, list[list[int]]]] = []  # region, enter, rows awaiting the leave
+        self.shortest: dict[int, list[int]] = {}
+
+    def add(self, batch: EventBatch) -> None:
+        kind = batch.kind
+        with np.errstate(over="ignore"):
+            for kinds, column in ((_SENDS, 0), (_RECEIVES, 2)):
+                chosen = np.isin(kind, kinds)
+                self.peers.add(batch.ref[chosen], [(column, np.ones(int(chosen.sum()), np.int64)),
+                                                   (column + 1, batch.size[chosen])])
+            chosen = kind == EventKind.COLL_END
+            self.operations.add(batch.ref[chosen], [(0, np.ones(int(chosen.sum()), np.int64)),
+                                                    (1, batch.size[chosen]), (2, batch.recv_size[chosen])])
+        self._calls(batch)
+
+    def _calls(self, batch: EventBatch) -> None:
+        call = np.flatnonzero(batch.kind <= EventKind.LEAVE)
+        if not len(call):
+            return
+        enter = batch.kind[call] == EventKind.ENTER
+        after = len(self.frames) + np.cumsum(np.where(enter, 1, -1))
+        level = np.where(enter, after - 1, after)
+        order = np.lexsort((call, level))
+        level, enter, position = level[order], enter[order], call[order]
+        first = np.concatenate(([True], level[1:] != level[:-1]))
+        last = np.concatenate((level[1:] != level[:-1], [True]))
+        time, ref = batch.time[position], batch.ref[position]
+        closes = np.flatnonzero(enter[:-1] & ~enter[1:] & ~last[:-1])  # an ENTER and the LEAVE after it
+        durations, regions = [time[closes + 1] - time[closes]], [ref[closes]]
+        for i in np.flatnonzero(first & ~enter).tolist():  # closes a call open when the batch began
+            region, entered, waiting = self.frames[level[i]]
+            for row in waiting:
+                row[2] = int(time[i])
+            if not waiting:  # no checkpoint while it was open: closed inside the segment
+                durations.append(np.array([time[i] - entered]))
+                regions.append(np.array([region]))
+        self._closed(np.concatenate(regions), np.concatenate(durations))
+        depth = int(after[-1])
+        frames: list[Any] = self.frames[:depth] + [None] * max(0, depth - len(self.frames))
+        for i in np.flatnonzero(last & enter).tolist():  # opened here, still open
+            frames[level[i]] = (int(ref[i]), int(time[i]), [])
+        self.frames = frames
+
+    def _closed(self, region: np.ndarray, duration: np.ndarray) -> None:
+        if not len(region):
+            return
+        regions, inverse = np.unique(region, return_inverse=True)
+        low = np.full(len(regions), np.iinfo(np.int64).max)
+        high = np.full(len(regions), np.iinfo(np.int64).min)
+        np.minimum.at(low, inverse, duration)
+        np.maximum.at(high, inverse, duration)
+        for r, lo, hi in zip(regions.tolist(), low.tolist(), high.tolist()):
+            entry = self.shortest.setdefault(r, [lo, hi])
+            entry[0], entry[1] = min(entry[0], lo), max(entry[1], hi)
+
+    def checkpoint(self) -> tuple[list[list[int]], list[list[int]], list[list[int]], list[list[int]]]:
+        """Peers, operations, the segment's durations (then reset) and the open calls,
+        whose leave times are filled in when their LEAVE comes."""
+        durations = [[r, *self.shortest[r]] for r in sorted(self.shortest)]
+        self.shortest = {}
+        opened = []
+        for region, enter, waiting in self.frames:
+            row = [region, enter, None]
+            waiting.append(row)
+            opened.append(row)
+        return self.peers.listing(), self.operations.listing(), durations, opened
+
+
+def reference_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
+    """The reference: the running state through `_Accumulator`, one Python call per event."""
+    return _checkpoints(walker.events(), walker.start, interval, _Accumulator())
 
 
 def native_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
@@ -109,45 +228,37 @@ def native_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
     walker has one (`ccgformat._native.walk.native_walker`), a C accumulator over its
     batches in any case."""
     from .._native.walk import Checkpointer, native_walker
+    return _checkpoints(native_walker(walker).events(), walker.start, interval, Checkpointer())
 
-    accumulator = Checkpointer()
+
+def checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
+    """Walk one location and record a checkpoint every ``interval`` events and at its end
+    (the per-event state in C with the native backend)."""
+    if backends.native():
+        return native_checkpoints(walker, interval)
+    return reference_checkpoints(walker, interval)
+
+
+def _checkpoints(batches: Iterable[EventBatch], start: int, interval: int, accumulator: Any) -> list[Checkpoint]:
+    segments = SegmentIndex()
     result: list[Checkpoint] = []
-    index = 0
-    end_time = walker.start
+    index, end_time = 0, start
 
     def checkpoint(time: int) -> Checkpoint:
-        return Checkpoint(index, time, *accumulator.snapshot(time))
+        return Checkpoint(index, time, *accumulator.snapshot(time), *segments.checkpoint())
 
-    for batch in native_walker(walker).events():
+    for batch in batches:
         position, size = 0, len(batch)
         while position < size:
             if index and index % interval == 0:
                 result.append(checkpoint(int(batch.time[position])))
             take = min(size - position, interval - index % interval)
-            accumulator.add(batch[position:position + take])
+            part = batch[position:position + take]
+            accumulator.add(part)
+            segments.add(part)
             position += take
             index += take
         if size:
             end_time = int(batch.time[-1])
     result.append(checkpoint(end_time))
-    return result
-
-
-def reference_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
-    """The reference: every event through `_Accumulator`, one Python call each."""
-    count = len(walker)
-    result: list[Checkpoint] = []
-    accumulator = _Accumulator()
-    index = 0
-    end_time = walker.start
-    for batch in walker.events():
-        columns = zip(batch.time.tolist(), batch.kind.tolist(), batch.ref.tolist(), batch.size.tolist(),
-                      batch.recv_size.tolist(), batch.value.tolist())
-        for time, kind, ref, size, recv_size, value in columns:
-            if index and index % interval == 0:
-                result.append(accumulator.checkpoint(index, time))
-            accumulator.add(time, kind, ref, size, recv_size, value)
-            index += 1
-            end_time = time
-    result.append(accumulator.checkpoint(count, end_time))
     return result

@@ -13,6 +13,8 @@ END_MAGIC = b"\x89CCGEND\n"          #: last 8 bytes of every complete archive
 MAJOR_VERSION = 1
 #: the minor version that introduced DEFINITIONS `extensions`; files without them stay 1.0
 EXTENSIONS_MINOR_VERSION = 1
+#: the minor version that introduced the SUMMARY members peers, operations, durations, open
+SUMMARY_MINOR_VERSION = 2
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")

@@ -402,10 +402,19 @@ class _Verifier:
             if not previous_time <= time <= root.end:
                 return (f"checkpoint {k} has time {time}, outside [{previous_time}, {root.end}] "
                         f"(times must not decrease and lie within the location's time range)")
+            for member, width in _ROW_MEMBERS.items():
+                rows = point.get(member, [])
+                if not isinstance(rows, list) or not all(
+                        isinstance(row, list) and len(row) == width and all(map(_is_int, row)) for row in rows):
+                    return f"checkpoint {k}: '{member}' is not a list of {width}-integer rows"
             previous_index, previous_time = index, time
         if previous_index != events:
             return f"the last checkpoint is at index {previous_index}, not at the location's {events} events"
         return None
+
+
+#: the row lists of checkpoints (SNAPSHOTS and SUMMARY, 4.4 and 4.5) and their widths
+_ROW_MEMBERS = {"stack": 2, "metrics": 2, "regions": 4, "peers": 5, "operations": 4, "durations": 3, "open": 3}
 
 
 def _is_int(value: Any) -> bool:

@@ -22,8 +22,8 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
-from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags, SectionKind,
-                     largest_raw_length)
+from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, SUMMARY_MINOR_VERSION,
+                     TRAILER, BlockFlags, SectionKind, largest_raw_length)
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 
@@ -55,6 +55,7 @@ class Writer:
         self._nodes_written = 0
         self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
+        self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
 
@@ -104,6 +105,7 @@ class Writer:
                                      for location, points in self._indexes]}
             self._block(kind, encode_json(payload), must_understand=False,
                         first=min(location for location, _ in self._indexes), count=len(self._indexes))
+        self._summaries = True
         self._indexes.clear()
 
     def finish(self, graph: Graph) -> Path:
@@ -118,9 +120,11 @@ class Writer:
                              encode_directory(self._directory))
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
-        if graph.definitions.extensions:  # the lowest minor version whose features the file uses
+        # the lowest minor version whose features the file uses
+        minor = SUMMARY_MINOR_VERSION if self._summaries else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
+        if minor:
             self._file.seek(0)
-            self._file.write(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, EXTENSIONS_MINOR_VERSION, 0))
+            self._file.write(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, minor, 0))
             self._file.seek(self._offset)
         self._file.flush()
         os.fsync(self._file.fileno())

@@ -40,6 +40,7 @@ import numpy as np
 from ..graph.pool import NodeKind, wrap64
 from ..model import EventKind
 from .groups import group_name
+from .interior import SummaryIndex
 from .tables import NodeTables, tables_for
 
 #: Sub-trees below this many events are not memoized inside a pass (5.4.1's policy is
@@ -184,16 +185,14 @@ class ProfileEngine:
     pool, shared by every query on it)."""
 
     def __init__(self, source: Any, cache_modulus: int = 10, cache_references: int = 5):
-        if cache_modulus < 1 or cache_references < 0:
-            raise ValueError("cache_modulus must be >= 1 and cache_references >= 0")
+        _check_policy(cache_modulus, cache_references)
         self.source = source
         self.definitions = source.definitions
         self.tables = tables_for(source.pool)
         self.layout = _Layout(self.tables, len(self.definitions.regions), len(self.definitions.locations))
         self.cache_modulus = cache_modulus
+        #: the metrics sampled anywhere in the graph
         self.sampled = set(np.unique(self.tables.key0[self.tables.kind == EventKind.METRIC]).tolist())
-        self.doubles = {m for m in self.sampled
-                        if m < len(self.definitions.metrics) and self.definitions.metrics[m].value_type == "double"}
         self.cache_references = cache_references
         #: the memo: per node its row in the stacked partial results, or -1
         self.slot = np.full(len(self.tables), -1, dtype=np.int64)
@@ -306,11 +305,14 @@ class ProfileEngine:
 
     # ------------------------------------------------------------------ windows
 
-    def window(self, locations: list[int], start: int, stop: int) -> tuple[Partial, np.ndarray]:
-        """The partial profile of ``[start, stop)`` per location (tag = position in
-        ``locations``), and per region the time of the calls entered before ``start``
-        (not counted, so left out of the mean). All locations descend together, one level
-        of their boundary paths at a time; the sums are added at the end in one step."""
+    def window(self, locations: list[int], start: np.ndarray, stop: np.ndarray,
+               reach: np.ndarray) -> tuple[Partial, np.ndarray]:
+        """The partial profile of ``[start[i], stop[i])`` of ``locations[i]`` (tag i; a
+        location may be listed more than once), with the extremes of the calls entered
+        there measured up to ``reach[i] >= stop[i]``, and per tag and region the time of
+        the calls entered before ``start[i]`` (not counted, so left out of the mean). All
+        tags descend together, one level of their boundary paths at a time; the sums are
+        added at the end in one step."""
         t, layout = self.tables, self.layout
         L = len(locations)
         acc = Partial(layout, L)
@@ -323,11 +325,12 @@ class ProfileEngine:
         seeds: list[tuple[np.ndarray, ...]] = []
         sums: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (tag, column, ticks or count)
         counted_calls: list[tuple[np.ndarray, ...]] = []            # (tag, region, part) of counted calls
-        early: list[tuple[np.ndarray, np.ndarray]] = []             # (region, part) of calls entered before
+        early: list[tuple[np.ndarray, ...]] = []                    # (tag, region, part) of calls entered before
         while len(nodes):
             end = times + t.total[nodes]
-            live = (end >= start) & (times < stop)
-            inside = live & (times >= start) & (end < stop)
+            lo, hi = start[tags], stop[tags]
+            live = (end >= lo) & (times < hi)
+            inside = live & (times >= lo) & (end < hi)
             if inside.any():  # wholly inside: sub-tree partials; the enclosing call loses their calltime
                 node, tag, outer = nodes[inside], tags[inside], enclosing[inside]
                 has = outer >= 0
@@ -335,17 +338,20 @@ class ProfileEngine:
                 seeds.append((node, tag, np.full(len(node), depth)))
             cut = live & ~inside
             nodes, times, end, tags, enclosing = nodes[cut], times[cut], end[cut], tags[cut], enclosing[cut]
+            lo, hi = lo[cut], hi[cut]
             call = t.kind[nodes] == NodeKind.CALL
             if call.any():  # calls cut by a bound: their part inside
                 region, tag, outer = t.key0[nodes[call]], tags[call], enclosing[call]
-                part = np.maximum(0, np.minimum(end[call], stop) - np.maximum(times[call], start))
+                enter, leave, lo, hi = times[call], end[call], lo[call], hi[call]
+                part = np.maximum(0, np.minimum(leave, hi) - np.maximum(enter, lo))
                 has = outer >= 0
-                counted = times[call] >= start
+                counted = enter >= lo
                 sums += [(tag, layout.incl + region, part), (tag, layout.excl + region, part),
                          (tag[has], layout.excl + outer[has], -part[has]),
                          (tag[counted], layout.calls + region[counted], np.ones(int(counted.sum()), np.int64))]
-                counted_calls.append((tag[counted], region[counted], part[counted]))
-                early.append((region[~counted], part[~counted]))
+                extent = np.minimum(leave, reach[tag]) - enter
+                counted_calls.append((tag[counted], region[counted], extent[counted]))
+                early.append((tag[~counted], region[~counted], part[~counted]))
                 enclosing = np.where(call, t.key0[nodes], enclosing)
             kids, owner, offset = t.child_offsets(nodes)
             nodes, times, tags, enclosing = kids, times[owner] + offset, tags[owner], enclosing[owner]
@@ -353,112 +359,171 @@ class ProfileEngine:
         if sums:
             tag, column, value = (np.concatenate(parts) for parts in zip(*sums))
             np.add.at(acc.vec, (tag, column), value)
-        before = np.zeros(layout.R, dtype=np.int64)
+        before = np.zeros((L, layout.R), dtype=np.int64)
         if counted_calls:
             tag, region, part = (np.concatenate(parts) for parts in zip(*counted_calls))
             np.minimum.at(acc.lo, (tag, region), part)
             np.maximum.at(acc.hi, (tag, region), part)
-            region, part = (np.concatenate(parts) for parts in zip(*early))
-            np.add.at(before, region, part)
+            tag, region, part = (np.concatenate(parts) for parts in zip(*early))
+            np.add.at(before, (tag, region), part)
         if seeds:  # the sub-trees taken whole: few (b per level and bound), all memoized
             node, tag, at = (np.concatenate(parts) for parts in zip(*seeds))
             self.memoize(node, at)
             self._recall(acc, node, tag, np.ones(len(node), np.int64))
         return acc, before
 
-    def metric_changes(self, location: int, start: int, stop: int) -> dict[int, tuple[int, int]]:
-        """Per floating-point metric, its value (raw 64 bits) before and after the window
-        (the change of an integer metric is the sum of its differences, in the partial
-        results; a floating-point one needs both values)."""
-        doubles = self.doubles
-        if not doubles:
-            return {}
-        walker = self.source.location(location)
-
-        def value_at(time: int) -> dict[int, int]:
-            index = 0 if time == NO_START else len(walker) if time == NO_STOP else walker.find(time)
-            if index >= len(walker):
-                return dict(self.source.pool.metric_sums[walker.root])
-            return dict(walker.cursor(index).metrics) if index else {}
-        before, after = value_at(start), value_at(stop)
-        return {m: (before.get(m, 0), after.get(m, 0)) for m in (set(before) | set(after)) & doubles}
-
-    def profile(self, start: int | None = None, stop: int | None = None,
-                locations: Iterable[int] | None = None) -> Profile:
-        lo = NO_START if start is None else int(start)
-        hi = NO_STOP if stop is None else int(stop)
-        if lo > hi:
-            raise ValueError(f"the window starts at {start}, after its stop {stop}")
-        chosen = sorted(self.source.roots) if locations is None else list(dict.fromkeys(locations))
-        for location in chosen:
-            if location not in self.source.roots:
-                raise KeyError(f"no location {location}")
+    def add_window(self, totals: Totals, locations: list[int], start: list[int], stop: list[int],
+                   reach: list[int], keep_before: list[bool]) -> None:
+        """Add the pieces ``[start[i], stop[i])`` of ``locations[i]`` to ``totals`` (see
+        `window`); the time of calls entered before a piece's start is kept only where
+        ``keep_before[i]`` (a piece that begins the window)."""
+        as_array = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
+        partial, before = self.window(locations, as_array(start), as_array(stop), as_array(reach))
         layout = self.layout
-        total = Partial(layout)
-        before = np.zeros(layout.R, dtype=np.int64)
-        pairs: dict[tuple[int, int], list[int]] = {}
-        metrics: dict[int, int | float] = {}
-        if lo < hi and chosen:
-            partial, before = self.window(chosen, lo, hi)
-            total.vec[0] = partial.vec.sum(axis=0)
-            total.lo[0], total.hi[0] = partial.lo.min(axis=0), partial.hi.max(axis=0)
-            for tag, location in enumerate(chosen):
-                self._pairs(pairs, location, partial.vec[tag])
-                for metric, (first, last) in self.metric_changes(location, lo, hi).items():
-                    metrics[metric] = metrics.get(metric, 0) + self._change(metric, first, last)
-            sums = total.vec[0][layout.metric:]
-            for metric in sorted(self.sampled - self.doubles):
-                metrics[metric] = self._change(metric, 0, int(sums[metric]))
-        return self._result(start, stop, chosen, total, before, pairs, metrics)
+        vec = partial.vec.sum(axis=0)
+        low, high = partial.lo.min(axis=0), partial.hi.max(axis=0)
+        early = before[np.array(keep_before, dtype=bool)].sum(axis=0)
+        for region in np.flatnonzero(vec[layout.calls:layout.calls + layout.R] | vec[layout.incl:layout.incl + layout.R]
+                                     | vec[layout.excl:layout.excl + layout.R] | early).tolist():
+            totals.add_region(region, *(int(vec[o + region]) for o in (layout.calls, layout.incl, layout.excl)))
+            totals.add_before(region, int(early[region]))
+        for region in np.flatnonzero(high >= 0).tolist():
+            totals.extremes(region, int(low[region]), int(high[region]))
+        for tag, location in enumerate(locations):
+            for offset, outgoing in ((layout.sent, True), (layout.recv, False)):
+                counts = partial.vec[tag, offset:offset + layout.P]
+                size = partial.vec[tag, offset + layout.P:offset + 2 * layout.P]
+                for peer in np.flatnonzero(counts).tolist():
+                    peer_id = peer if peer < layout.P - 1 else -1
+                    pair = (int(counts[peer]), int(size[peer]))
+                    totals.add_pair(location, peer_id, *(pair + (0, 0) if outgoing else (0, 0) + pair))
+        for i, op in enumerate(layout.ops.tolist()):
+            if vec[layout.coll + i]:
+                totals.add_collective(op, int(vec[layout.coll + i]), int(vec[layout.coll_sent + i]),
+                                      int(vec[layout.coll_recv + i]))
+        sums = vec[layout.metric:]
+        for metric in np.flatnonzero(sums).tolist():
+            totals.add_metric(metric, int(sums[metric]))
 
-    def _pairs(self, pairs: dict[tuple[int, int], list[int]], location: int, vec: np.ndarray) -> None:
-        layout = self.layout
-        for offset, column, outgoing in ((layout.sent, 0, True), (layout.recv, 2, False)):
-            counts = vec[offset:offset + layout.P]
-            size = vec[offset + layout.P:offset + 2 * layout.P]
-            for peer in np.flatnonzero(counts).tolist():
-                peer_id = peer if peer < layout.P - 1 else -1
-                key = (location, peer_id) if outgoing else (peer_id, location)
-                row = pairs.setdefault(key, [0, 0, 0, 0])
-                row[column] += int(counts[peer])
-                row[column + 1] += int(size[peer])
+class Totals:
+    """A profile being summed up from pieces: per region calls, inclusive, exclusive,
+    extremes and the time of calls entered before the window; per (sender, receiver)
+    messages; per operation collectives; per integer metric its summed change. Sums wrap
+    like the format's."""
 
-    def _change(self, metric: int, first: int, last: int) -> int | float:
-        metrics = self.definitions.metrics
-        value_type = metrics[metric].value_type if 0 <= metric < len(metrics) else "int64"
-        if value_type == "double":
-            as_float = lambda bits: float(np.int64(bits).view(np.float64))  # noqa: E731
-            return as_float(last) - as_float(first)
-        change = wrap64(last - first)
-        return change % (1 << 64) if value_type == "uint64" else change
+    def __init__(self) -> None:
+        self.regions: dict[int, list[int]] = {}  # calls, inclusive, exclusive, min, max, before
+        self.pairs: dict[tuple[int, int], list[int]] = {}
+        self.collectives: dict[int, list[int]] = {}
+        self.metrics: dict[int, int] = {}
 
-    def _result(self, start: int | None, stop: int | None, chosen: list[int], total: Partial,
-                before: np.ndarray, pairs: dict[tuple[int, int], list[int]], metrics: dict[int, int | float]) -> Profile:
-        layout, definitions, vec = self.layout, self.definitions, total.vec[0]
-        regions = []
-        for region in range(layout.R):
-            calls, incl, excl = (int(vec[o + region]) for o in (layout.calls, layout.incl, layout.excl))
-            if not (calls or incl or excl):
-                continue
-            name = definitions.regions[region].name if region < len(definitions.regions) else f"region {region}"
-            counted = calls > 0
-            regions.append(RegionProfile(
-                region, name, group_name(definitions, region), calls, incl, excl,
-                int(total.lo[0, region]) if counted else None, int(total.hi[0, region]) if counted else None,
-                (incl - int(before[region])) / calls if counted else None))
-        groups: dict[str, list[int]] = {}
-        for row in regions:
-            entry = groups.setdefault(row.group, [0, 0, 0])
-            entry[0] += row.calls
-            entry[1] += row.inclusive
-            entry[2] += row.exclusive
-        collectives = [CollectiveProfile(int(op), int(vec[layout.coll + i]), int(vec[layout.coll_sent + i]),
-                                         int(vec[layout.coll_recv + i]))
-                       for i, op in enumerate(layout.ops.tolist()) if vec[layout.coll + i]]
-        names = {i: m.name for i, m in enumerate(definitions.metrics)}
-        return Profile(start, stop, chosen, regions, [GroupProfile(g, *v) for g, v in groups.items()],
-                       [PairProfile(s, r, *v) for (s, r), v in sorted(pairs.items())], collectives,
-                       {names.get(m, f"metric {m}"): v for m, v in sorted(metrics.items())})
+    def _region(self, region: int) -> list[int]:
+        row = self.regions.get(region)
+        if row is None:
+            row = self.regions[region] = [0, 0, 0, _BIG, -1, 0]
+        return row
+
+    def add_region(self, region: int, calls: int, inclusive: int, exclusive: int) -> None:
+        row = self._region(region)
+        row[0], row[1], row[2] = row[0] + calls, row[1] + inclusive, row[2] + exclusive
+
+    def add_before(self, region: int, ticks: int) -> None:
+        if ticks:
+            self._region(region)[5] += ticks
+
+    def extremes(self, region: int, low: int, high: int) -> None:
+        row = self._region(region)
+        row[3], row[4] = min(row[3], low), max(row[4], high)
+
+    def add_pair(self, location: int, peer: int, sent: int, sent_bytes: int, received: int,
+                 received_bytes: int) -> None:
+        peer = peer if peer >= 0 else -1
+        for key, column, count, size in (((location, peer), 0, sent, sent_bytes),
+                                         ((peer, location), 2, received, received_bytes)):
+            if count or size:
+                row = self.pairs.setdefault(key, [0, 0, 0, 0])
+                row[column] += count
+                row[column + 1] += size
+
+    def add_collective(self, operation: int, count: int, sent: int, received: int) -> None:
+        row = self.collectives.setdefault(operation, [0, 0, 0])
+        row[0], row[1], row[2] = row[0] + count, row[1] + sent, row[2] + received
+
+    def add_metric(self, metric: int, change: int) -> None:
+        self.metrics[metric] = self.metrics.get(metric, 0) + change
+
+
+def metric_values(source: Any, location: int, start: int, stop: int, doubles: set[int]) -> dict[int, tuple[int, int]]:
+    """Per floating-point metric of a location, its value (raw 64 bits) before and after
+    the window (the change of an integer metric is the sum of its differences, in the
+    partial results; a floating-point one needs both values), found by the walker."""
+    walker = source.location(location)
+
+    def value_at(time: int) -> dict[int, int]:
+        index = 0 if time == NO_START else len(walker) if time == NO_STOP else walker.find(time)
+        if index >= len(walker):
+            return dict(source.pool.metric_sums[walker.root])
+        return dict(walker.cursor(index).metrics) if index else {}
+    before, after = value_at(start), value_at(stop)
+    return {m: (before.get(m, 0), after.get(m, 0)) for m in (set(before) | set(after)) & doubles}
+
+
+def _sampled(source: Any, index: SummaryIndex | None, engine: ProfileEngine | None) -> set[int]:
+    """The metrics sampled anywhere in the trace: from the graph when it is at hand, else
+    from the final snapshot of every location."""
+    if engine is not None or index is None:
+        return (engine or engine_for(source)).sampled
+    sampled: set[int] = set()
+    for location in source.roots:
+        _, _, snapshots = index.points(location)
+        sampled.update(int(metric) for metric, _ in index._rows(location, snapshots[-1], "metrics", 2).tolist())
+    return sampled
+
+
+def _value_type(definitions: Any, metric: int) -> str:
+    metrics = definitions.metrics
+    return metrics[metric].value_type if 0 <= metric < len(metrics) else "int64"
+
+
+def _change(value_type: str, first: int, last: int) -> int | float:
+    if value_type == "double":
+        as_float = lambda bits: float(np.int64(bits).view(np.float64))  # noqa: E731
+        return as_float(last) - as_float(first)
+    change = wrap64(last - first)
+    return change % (1 << 64) if value_type == "uint64" else change
+
+
+def _result(definitions: Any, start: int | None, stop: int | None, chosen: list[int], totals: Totals,
+            metrics: dict[int, int | float]) -> Profile:
+    regions = []
+    for region in sorted(totals.regions):
+        calls, incl, excl, low, high, before = totals.regions[region]
+        calls, incl, excl = wrap64(calls), wrap64(incl), wrap64(excl)
+        if not (calls or incl or excl):
+            continue
+        name = definitions.regions[region].name if 0 <= region < len(definitions.regions) else f"region {region}"
+        counted = calls > 0
+        regions.append(RegionProfile(region, name, group_name(definitions, region), calls, incl, excl,
+                                     low if counted else None, high if counted else None,
+                                     (incl - before) / calls if counted else None))
+    groups: dict[str, list[int]] = {}
+    for row in regions:
+        entry = groups.setdefault(row.group, [0, 0, 0])
+        entry[0] += row.calls
+        entry[1] += row.inclusive
+        entry[2] += row.exclusive
+    pairs = [PairProfile(s, r, *(wrap64(v) for v in values)) for (s, r), values in sorted(totals.pairs.items())
+             if any(values)]
+    collectives = [CollectiveProfile(op, *(wrap64(v) for v in values))
+                   for op, values in sorted(totals.collectives.items()) if values[0]]
+    names = {i: m.name for i, m in enumerate(definitions.metrics)}
+    return Profile(start, stop, chosen, regions, [GroupProfile(g, *v) for g, v in groups.items()], pairs,
+                   collectives, {names.get(m, f"metric {m}"): v for m, v in sorted(metrics.items())})
+
+
+def _check_policy(cache_modulus: int, cache_references: int) -> None:
+    if cache_modulus < 1 or cache_references < 0:
+        raise ValueError("cache_modulus must be >= 1 and cache_references >= 0")
 
 
 def engine_for(source: Any, cache_modulus: int = 10, cache_references: int = 5) -> ProfileEngine:
@@ -474,7 +539,49 @@ def engine_for(source: Any, cache_modulus: int = 10, cache_references: int = 5) 
 
 def profile(source: Any, start: int | None = None, stop: int | None = None,
             locations: Iterable[int] | None = None, *, cache_modulus: int = 10,
-            cache_references: int = 5) -> Profile:
+            cache_references: int = 5, summary_index: bool = True) -> Profile:
     """The profile of ``[start, stop)`` over ``locations`` (default all) of a `Graph` or
-    an `Archive` (see the module docstring for what counts where)."""
-    return engine_for(source, cache_modulus, cache_references).profile(start, stop, locations)
+    an `Archive` (see the module docstring for what counts where). With
+    ``summary_index`` (the default) an archive's SUMMARY index answers the interior of
+    windows that hold whole checkpoint segments (`ccgformat.query.interior`); the graph
+    answers the rest."""
+    _check_policy(cache_modulus, cache_references)
+    lo = NO_START if start is None else int(start)
+    hi = NO_STOP if stop is None else int(stop)
+    if lo > hi:
+        raise ValueError(f"the window starts at {start}, after its stop {stop}")
+    chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
+    for location in chosen:
+        if location not in source.roots:
+            raise KeyError(f"no location {location}")
+    definitions = source.definitions
+    if not (lo < hi and chosen):
+        return _result(definitions, start, stop, chosen, Totals(), {})
+    index = SummaryIndex.of(source) if summary_index else None
+    cuts = {location: index.cut(location, lo, hi) if index else None for location in chosen}
+    pieces: list[tuple[int, int, int, bool]] = []  # location, start, stop, whether it begins the window
+    for location, cut in cuts.items():
+        if cut is None:
+            pieces.append((location, lo, hi, True))
+            continue
+        if lo < cut.low and cut.a > 0:
+            pieces.append((location, lo, cut.low, True))
+        if cut.b < len(index.points(location)[0]) - 1:
+            pieces.append((location, cut.high, hi, False))
+    engine = engine_for(source, cache_modulus, cache_references) if pieces else None
+    sampled = _sampled(source, index, engine)
+    doubles = {m for m in sampled if _value_type(definitions, m) == "double"}
+    totals = Totals()
+    if pieces:
+        where, starts, stops, begins = (list(column) for column in zip(*pieces))
+        engine.add_window(totals, where, starts, stops, [hi] * len(pieces), begins)
+    for cut in cuts.values():
+        if cut is not None:
+            index.add_interior(totals, cut, lo, hi, doubles)
+    metrics: dict[int, int | float] = {m: _change(_value_type(definitions, m), 0, totals.metrics.get(m, 0))
+                                       for m in sampled - doubles}
+    if doubles:
+        for location in chosen:
+            for metric, (first, last) in metric_values(source, location, lo, hi, doubles).items():
+                metrics[metric] = metrics.get(metric, 0) + _change("double", first, last)
+    return _result(definitions, start, stop, chosen, totals, metrics)

@@ -276,6 +276,26 @@ def _lognormal_factor(z: np.ndarray, jitter: float) -> np.ndarray:
 
 # --------------------------------------------------------------------------- generation
 
+def _positions(t_len: int, a: int, b: int, total: int) -> tuple[np.ndarray, np.ndarray]:
+    """For events a..b-1 of a location with ``total`` events: the iteration of each (-1
+    for main's ENTER) and its row in the template (main's ENTER and LEAVE are the last two)."""
+    idx = np.arange(a, b, dtype=np.int64)
+    it = (idx - 1) // t_len
+    pos = idx - 1 - it * t_len
+    pos[idx == 0] = t_len
+    pos[idx == total - 1] = t_len + 1
+    return it, pos
+
+
+def base_gaps(events_per_location: int, pattern: str = "spmd", depth: int = 3) -> np.ndarray:
+    """The gap before each event of a location without jitter (every location has the
+    same); with jitter each is multiplied by its own ``exp(N(0, jitter))`` draw."""
+    _check_pattern(pattern, depth)
+    template = _build_template(pattern, depth)
+    total = event_count(events_per_location, pattern, depth)
+    return template.gap[_positions(template.length, 0, total, total)[1]]
+
+
 def _location_events(template: _Template, location: int, locations: int, total: int,
                      jitter: float, seed: int, batch_size: int) -> Iterator[EventBatch]:
     t_len = template.length
@@ -289,11 +309,7 @@ def _location_events(template: _Template, location: int, locations: int, total: 
     counter = 0
     for a in range(0, total, batch_size):
         b = min(total, a + batch_size)
-        idx = np.arange(a, b, dtype=np.int64)
-        it = (idx - 1) // t_len                # iteration of each event (-1 for main's ENTER)
-        pos = idx - 1 - it * t_len
-        pos[idx == 0] = t_len
-        pos[idx == total - 1] = t_len + 1
+        it, pos = _positions(t_len, a, b, total)
         kind = template.kind[pos]
         ref = ref_t[pos]
         gap = template.gap[pos]

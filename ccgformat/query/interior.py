@@ -19,6 +19,7 @@ left out of the mean).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,10 @@ class Cut:
     location: int
     a: int
     b: int
-    low: int   #: T_a
-    high: int  #: T_b
+    low: int             #: T_a
+    high: int            #: T_b
+    starts_window: bool  #: no events of the window lie before T_a (no piece [lo, T_a))
+    ends_window: bool    #: b is the final checkpoint (no piece [T_b, hi))
 
 
 class SummaryIndex:
@@ -46,7 +49,7 @@ class SummaryIndex:
 
     def __init__(self, archive: Any):
         self.archive = archive
-        self._points: dict[int, tuple[np.ndarray, list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        self._points: dict[int, tuple[list[int], list[dict[str, Any]], list[dict[str, Any]]]] = {}
         self._clean: dict[tuple[int, int], bool] = {}
 
     @staticmethod
@@ -61,7 +64,7 @@ class SummaryIndex:
             source.__dict__["_summary_index"] = SummaryIndex(source) if usable else None
         return source.__dict__["_summary_index"]
 
-    def points(self, location: int) -> tuple[np.ndarray, list[dict[str, Any]], list[dict[str, Any]]]:
+    def points(self, location: int) -> tuple[list[int], list[dict[str, Any]], list[dict[str, Any]]]:
         """Checkpoint times, summaries and snapshots of a location, event 0 first."""
         found = self._points.get(location)
         if found is None:
@@ -80,22 +83,30 @@ class SummaryIndex:
             if np.any(np.diff(times) < 0) or np.any(np.diff(indexes) <= 0) or indexes[-1] != events:
                 self._corrupt(location, "checkpoint indexes or times are out of order, or the last checkpoint "
                                         f"is not at the location's {events} events")
-            found = self._points[location] = (times, [origin, *summary], [origin, *snapshots])
+            found = self._points[location] = (times.tolist(), [origin, *summary], [origin, *snapshots])
         return found
+
+    def shortest_segment(self) -> int:
+        """The shortest time between two successive checkpoints of any location: a window
+        no longer than that holds no whole segment."""
+        shortest = self.__dict__.get("_shortest")
+        if shortest is None:
+            gaps = [np.diff(self.points(location)[0]) for location in self.archive.roots]
+            shortest = self.__dict__["_shortest"] = min((int(g.min()) for g in gaps if len(g)), default=0)
+        return shortest
 
     def cut(self, location: int, lo: int, hi: int) -> Cut | None:
         """The clean checkpoints a < b with ``lo <= T_a`` and ``T_b < hi``, or None when
         the window holds no whole segment."""
         times, summary, _ = self.points(location)
-        a = int(np.searchsorted(times, lo, "left"))
-        b = int(np.searchsorted(times, hi, "left")) - 1
+        a, b = bisect_left(times, lo), bisect_left(times, hi) - 1
         while a < b and not self._is_clean(location, a, summary):
             a += 1
         while b > a and not self._is_clean(location, b, summary):
             b -= 1
         if a >= b:
             return None
-        return Cut(location, a, b, int(times[a]), int(times[b]))
+        return Cut(location, a, b, int(times[a]), int(times[b]), lo >= times[a] or a == 0, b == len(times) - 1)
 
     def _is_clean(self, location: int, point: int, summary: list[dict[str, Any]]) -> bool:
         """No earlier event has the checkpoint's timestamp. The checkpoint at event 0 and
@@ -120,31 +131,45 @@ class SummaryIndex:
         _, summary, snapshots = self.points(cut.location)
         first, last = summary[cut.a], summary[cut.b]
         location = cut.location
-        start_rows, stop_rows = (self._rows(location, p, "regions", 4) for p in (first, last))
-        for region, calls, inclusive, exclusive in _difference(start_rows, stop_rows):
-            totals.add_region(region, calls, inclusive, exclusive)
+        changes = _difference(self._rows(location, first, "regions", 4), self._rows(location, last, "regions", 4))
+        totals.add_regions(self._regions(location, changes[:, 0], totals), changes[:, 1], changes[:, 2],
+                           changes[:, 3])
         for peer, sent, sent_bytes, received, received_bytes in _difference(
-                self._rows(location, first, "peers", 5), self._rows(location, last, "peers", 5)):
+                self._rows(location, first, "peers", 5), self._rows(location, last, "peers", 5)).tolist():
             totals.add_pair(location, peer, sent, sent_bytes, received, received_bytes)
         for operation, count, sent, received in _difference(
-                self._rows(location, first, "operations", 4), self._rows(location, last, "operations", 4)):
+                self._rows(location, first, "operations", 4), self._rows(location, last, "operations", 4)).tolist():
             totals.add_collective(operation, count, sent, received)
         metrics_before = {m: v for m, v in self._rows(location, snapshots[cut.a], "metrics", 2).tolist()}
         for metric, value in self._rows(location, snapshots[cut.b], "metrics", 2).tolist():
             if metric not in doubles:
                 totals.add_metric(metric, wrap64(value - metrics_before.get(metric, 0)))
-        for point in summary[cut.a + 1:cut.b + 1]:
-            for region, low, high in self._rows(location, point, "durations", 3).tolist():
-                totals.extremes(region, low, high)
-            for region, enter, leave in self._rows(location, point, "open", 3).tolist():
-                if enter >= cut.low:
-                    part = min(leave, hi) - enter
-                    totals.extremes(region, part, part)
+        points = summary[cut.a + 1:cut.b + 1]
+        closed = np.concatenate([self._rows(location, p, "durations", 3) for p in points])
+        totals.extremes(self._regions(location, closed[:, 0], totals), closed[:, 1], closed[:, 2])
+        opened = np.concatenate([self._rows(location, p, "open", 3) for p in points])
+        opened = opened[opened[:, 1] >= cut.low]  # entered inside the interior
+        extent = np.minimum(opened[:, 2], hi) - opened[:, 1]
+        totals.extremes(self._regions(location, opened[:, 0], totals), extent, extent)
         for point, upto in ((first, cut.high), (last, hi)):  # calls entered before the window
-            for region, enter, leave in self._rows(location, point, "open", 3).tolist():
-                if enter < lo:
-                    low = int(point["time"])
-                    totals.add_before(region, max(0, min(leave, upto) - low))
+            early = self._rows(location, point, "open", 3)
+            early = early[early[:, 1] < lo]
+            part = np.maximum(0, np.minimum(early[:, 2], upto) - int(point["time"]))
+            zero = np.zeros(len(early), np.int64)
+            totals.add_regions(self._regions(location, early[:, 0], totals), zero, zero, zero, part)
+
+    def metric_bits(self, location: int, point: int, metrics: list[int]) -> np.ndarray:
+        """The raw 64 bits of the values of ``metrics`` at a checkpoint (0 for a metric not
+        sampled before it), from the snapshot."""
+        _, _, snapshots = self.points(location)
+        values = dict(self._rows(location, snapshots[point], "metrics", 2).tolist())
+        return np.array([values.get(metric, 0) for metric in metrics], np.int64)
+
+    def _regions(self, location: int, regions: np.ndarray, totals: Any) -> np.ndarray:
+        """Region ids of index rows, which must name a region slot of ``totals``."""
+        if len(regions) and (regions.min() < 0 or regions.max() >= len(totals.calls)):
+            self._corrupt(location, f"the summary names region {int(regions.max())}, which is not defined")
+        return regions
 
     def _rows(self, location: int, point: dict[str, Any], member: str, width: int) -> np.ndarray:
         rows = point.get(member)
@@ -168,15 +193,13 @@ def _integer(index: SummaryIndex, location: int, point: Any, member: str) -> int
     return value
 
 
-def _difference(before: np.ndarray, after: np.ndarray) -> list[list[int]]:
+def _difference(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     """Rows keyed by their first column: ``after - before`` (wrapping), for every key of
-    ``after`` (cumulative rows never lose a key)."""
-    earlier = {int(row[0]): row[1:] for row in before}
-    out = []
-    with np.errstate(over="ignore"):
-        for row in after:
-            key = int(row[0])
-            change = row[1:] - earlier[key] if key in earlier else row[1:]
-            if change.any():
-                out.append([key, *change.tolist()])
-    return out
+    ``after`` (cumulative rows never lose a key), without the rows that did not change."""
+    change = after.copy()
+    if len(before) and len(after):
+        where = np.searchsorted(after[:, 0], before[:, 0])
+        found = (where < len(after)) & (after[np.minimum(where, len(after) - 1), 0] == before[:, 0])
+        with np.errstate(over="ignore"):
+            change[where[found], 1:] -= before[found, 1:]
+    return change[change[:, 1:].any(axis=1)]

@@ -37,10 +37,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .. import backends
 from ..graph.pool import NodeKind, wrap64
 from ..model import EventKind
 from .groups import group_name
-from .interior import SummaryIndex
+from .interior import Cut, SummaryIndex
 from .tables import NodeTables, tables_for
 
 #: Sub-trees below this many events are not memoized inside a pass (5.4.1's policy is
@@ -305,98 +306,88 @@ class ProfileEngine:
 
     # ------------------------------------------------------------------ windows
 
-    def window(self, locations: list[int], start: np.ndarray, stop: np.ndarray,
-               reach: np.ndarray) -> tuple[Partial, np.ndarray]:
-        """The partial profile of ``[start[i], stop[i])`` of ``locations[i]`` (tag i; a
-        location may be listed more than once), with the extremes of the calls entered
-        there measured up to ``reach[i] >= stop[i]``, and per tag and region the time of
-        the calls entered before ``start[i]`` (not counted, so left out of the mean). All
-        tags descend together, one level of their boundary paths at a time; the sums are
-        added at the end in one step."""
-        t, layout = self.tables, self.layout
-        L = len(locations)
-        acc = Partial(layout, L)
-        roots = [self.source.roots[location] for location in locations]
-        nodes = np.array([root.root for root in roots], np.int64)
-        times = np.array([root.start for root in roots], np.int64)
-        tags = np.arange(L, dtype=np.int64)
-        enclosing = np.full(L, -1, np.int64)
-        depth = 0
-        seeds: list[tuple[np.ndarray, ...]] = []
-        sums: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (tag, column, ticks or count)
-        counted_calls: list[tuple[np.ndarray, ...]] = []            # (tag, region, part) of counted calls
-        early: list[tuple[np.ndarray, ...]] = []                    # (tag, region, part) of calls entered before
-        while len(nodes):
-            end = times + t.total[nodes]
-            lo, hi = start[tags], stop[tags]
-            live = (end >= lo) & (times < hi)
-            inside = live & (times >= lo) & (end < hi)
-            if inside.any():  # wholly inside: sub-tree partials; the enclosing call loses their calltime
-                node, tag, outer = nodes[inside], tags[inside], enclosing[inside]
-                has = outer >= 0
-                sums.append((tag[has], layout.excl + outer[has], -t.calltime[node[has]]))
-                seeds.append((node, tag, np.full(len(node), depth)))
-            cut = live & ~inside
-            nodes, times, end, tags, enclosing = nodes[cut], times[cut], end[cut], tags[cut], enclosing[cut]
-            lo, hi = lo[cut], hi[cut]
-            call = t.kind[nodes] == NodeKind.CALL
-            if call.any():  # calls cut by a bound: their part inside
-                region, tag, outer = t.key0[nodes[call]], tags[call], enclosing[call]
-                enter, leave, lo, hi = times[call], end[call], lo[call], hi[call]
-                part = np.maximum(0, np.minimum(leave, hi) - np.maximum(enter, lo))
-                has = outer >= 0
-                counted = enter >= lo
-                sums += [(tag, layout.incl + region, part), (tag, layout.excl + region, part),
-                         (tag[has], layout.excl + outer[has], -part[has]),
-                         (tag[counted], layout.calls + region[counted], np.ones(int(counted.sum()), np.int64))]
-                extent = np.minimum(leave, reach[tag]) - enter
-                counted_calls.append((tag[counted], region[counted], extent[counted]))
-                early.append((tag[~counted], region[~counted], part[~counted]))
-                enclosing = np.where(call, t.key0[nodes], enclosing)
-            kids, owner, offset = t.child_offsets(nodes)
-            nodes, times, tags, enclosing = kids, times[owner] + offset, tags[owner], enclosing[owner]
-            depth += 1
-        if sums:
-            tag, column, value = (np.concatenate(parts) for parts in zip(*sums))
-            np.add.at(acc.vec, (tag, column), value)
-        before = np.zeros((L, layout.R), dtype=np.int64)
-        if counted_calls:
-            tag, region, part = (np.concatenate(parts) for parts in zip(*counted_calls))
-            np.minimum.at(acc.lo, (tag, region), part)
-            np.maximum.at(acc.hi, (tag, region), part)
-            tag, region, part = (np.concatenate(parts) for parts in zip(*early))
-            np.add.at(before, (tag, region), part)
-        if seeds:  # the sub-trees taken whole: few (b per level and bound), all memoized
-            node, tag, at = (np.concatenate(parts) for parts in zip(*seeds))
-            self.memoize(node, at)
-            self._recall(acc, node, tag, np.ones(len(node), np.int64))
-        return acc, before
-
     def add_window(self, totals: Totals, locations: list[int], start: list[int], stop: list[int],
                    reach: list[int], keep_before: list[bool]) -> None:
-        """Add the pieces ``[start[i], stop[i])`` of ``locations[i]`` to ``totals`` (see
-        `window`); the time of calls entered before a piece's start is kept only where
-        ``keep_before[i]`` (a piece that begins the window)."""
-        as_array = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
-        partial, before = self.window(locations, as_array(start), as_array(stop), as_array(reach))
+        """Add the pieces ``[start[i], stop[i])`` of ``locations[i]`` (a location may be
+        listed more than once) to ``totals``, with the extremes of the calls entered there
+        measured up to ``reach[i] >= stop[i]``; the time of calls entered before a piece's
+        start (not counted, so left out of the mean) is kept only where ``keep_before[i]``
+        (a piece that begins the window). The descent (`descend`, in C with the native
+        backend) lists the calls cut by a bound and the sub-trees inside: a cut call adds
+        its part inside, is counted when entered inside, and the enclosing call loses it,
+        and the calltime of the sub-trees inside, from its exclusive time; a sub-tree
+        inside adds its memoized partial profile."""
+        t, layout = self.tables, self.layout
+        lo, hi, far = (np.array(values, dtype=np.int64) for values in (start, stop, reach))
+        roots = [self.source.roots[location] for location in locations]
+        cuts, seeds = (native_descend if backends.native() else descend)(
+            t, np.array([r.root for r in roots], np.int64), np.array([r.start for r in roots], np.int64), lo, hi)
+        tag, region, outer, enter, leave = cuts.T
+        part = np.maximum(0, np.minimum(leave, hi[tag]) - np.maximum(enter, lo[tag]))
+        counted = enter >= lo[tag]
+        node, seed_tag, at, seed_outer = seeds.T
+        has, seed_has = outer >= 0, seed_outer >= 0
+        vec = np.zeros(layout.size, np.int64)  # summed over the pieces; messages per piece below
+        np.add.at(vec, np.concatenate((layout.incl + region, layout.excl + region, layout.excl + outer[has],
+                                       layout.calls + region[counted], layout.excl + seed_outer[seed_has])),
+                  np.concatenate((part, part, -part[has], np.ones(int(counted.sum()), np.int64),
+                                  -t.calltime[node[seed_has]])))
+        extent = np.minimum(leave, far[tag]) - enter
+        low, high = np.full(layout.R, _BIG, np.int64), np.full(layout.R, -1, np.int64)
+        np.minimum.at(low, region[counted], extent[counted])
+        np.maximum.at(high, region[counted], extent[counted])
+        early = np.zeros(layout.R, np.int64)
+        kept = ~counted & np.array(keep_before, dtype=bool)[tag]
+        np.add.at(early, region[kept], part[kept])
+        messages = np.zeros((len(locations), 4 * layout.P), np.int64)
+        if len(node):  # the sub-trees taken whole: few (b per level and bound), all memoized
+            self.memoize(node, at)
+            order = np.argsort(seed_tag, kind="stable")
+            rows, seed_tag = self.slot[node][order], seed_tag[order]
+            memo = self._vec[rows]
+            vec += memo.sum(axis=0)
+            low = np.minimum(low, self._lo[rows].min(axis=0))
+            high = np.maximum(high, self._hi[rows].max(axis=0))
+            starts = np.flatnonzero(np.concatenate(([True], seed_tag[1:] != seed_tag[:-1])))
+            messages[seed_tag[starts]] = np.add.reduceat(memo[:, layout.sent:layout.sent + 4 * layout.P], starts)
+        self._add(totals, locations, vec, low, high, early, messages)
+
+    def metric_bits(self, locations: list[int], times: list[int]) -> np.ndarray:
+        """Per ``locations[i]``, the raw 64 bits of every metric's value before
+        ``times[i]``: the wrapping sum of its sample differences (records.md), which are
+        all in the sub-trees wholly before that time (seeds of the window from the
+        beginning)."""
+        t, layout = self.tables, self.layout
+        roots = [self.source.roots[location] for location in locations]
+        _, seeds = (native_descend if backends.native() else descend)(
+            t, np.array([r.root for r in roots], np.int64), np.array([r.start for r in roots], np.int64),
+            np.full(len(locations), NO_START, np.int64), np.array(times, np.int64))
+        node, tag, at, _ = seeds.T
+        out = np.zeros((len(locations), layout.M), np.int64)
+        if len(node):
+            self.memoize(node, at)
+            order = np.argsort(tag, kind="stable")
+            node, tag = node[order], tag[order]
+            starts = np.flatnonzero(np.concatenate(([True], tag[1:] != tag[:-1])))
+            with np.errstate(over="ignore"):
+                out[tag[starts]] = np.add.reduceat(self._vec[self.slot[node], layout.metric:], starts)
+        return out
+
+    def _add(self, totals: Totals, locations: list[int], vec: np.ndarray, low: np.ndarray, high: np.ndarray,
+             early: np.ndarray, messages: np.ndarray) -> None:
+        """Move a window's sums from the vector layout into ``totals``."""
         layout = self.layout
-        vec = partial.vec.sum(axis=0)
-        low, high = partial.lo.min(axis=0), partial.hi.max(axis=0)
-        early = before[np.array(keep_before, dtype=bool)].sum(axis=0)
-        for region in np.flatnonzero(vec[layout.calls:layout.calls + layout.R] | vec[layout.incl:layout.incl + layout.R]
-                                     | vec[layout.excl:layout.excl + layout.R] | early).tolist():
-            totals.add_region(region, *(int(vec[o + region]) for o in (layout.calls, layout.incl, layout.excl)))
-            totals.add_before(region, int(early[region]))
-        for region in np.flatnonzero(high >= 0).tolist():
-            totals.extremes(region, int(low[region]), int(high[region]))
-        for tag, location in enumerate(locations):
-            for offset, outgoing in ((layout.sent, True), (layout.recv, False)):
-                counts = partial.vec[tag, offset:offset + layout.P]
-                size = partial.vec[tag, offset + layout.P:offset + 2 * layout.P]
-                for peer in np.flatnonzero(counts).tolist():
-                    peer_id = peer if peer < layout.P - 1 else -1
-                    pair = (int(counts[peer]), int(size[peer]))
-                    totals.add_pair(location, peer_id, *(pair + (0, 0) if outgoing else (0, 0) + pair))
+        R, P = layout.R, layout.P
+        regions = np.arange(R)
+        totals.add_regions(regions, vec[layout.calls:layout.calls + R], vec[layout.incl:layout.incl + R],
+                           vec[layout.excl:layout.excl + R], early)
+        totals.extremes(regions, low, high)
+        for offset, outgoing in ((0, True), (2 * P, False)):
+            counts, size = messages[:, offset:offset + P], messages[:, offset + P:offset + 2 * P]
+            for tag, peer in zip(*(axis.tolist() for axis in np.nonzero(counts))):
+                pair = (int(counts[tag, peer]), int(size[tag, peer]))
+                totals.add_pair(locations[tag], peer if peer < P - 1 else -1,
+                                *(pair + (0, 0) if outgoing else (0, 0) + pair))
         for i, op in enumerate(layout.ops.tolist()):
             if vec[layout.coll + i]:
                 totals.add_collective(op, int(vec[layout.coll + i]), int(vec[layout.coll_sent + i]),
@@ -405,35 +396,70 @@ class ProfileEngine:
         for metric in np.flatnonzero(sums).tolist():
             totals.add_metric(metric, int(sums[metric]))
 
-class Totals:
-    """A profile being summed up from pieces: per region calls, inclusive, exclusive,
-    extremes and the time of calls entered before the window; per (sender, receiver)
-    messages; per operation collectives; per integer metric its summed change. Sums wrap
-    like the format's."""
 
-    def __init__(self) -> None:
-        self.regions: dict[int, list[int]] = {}  # calls, inclusive, exclusive, min, max, before
+def descend(t: NodeTables, root: np.ndarray, begin: np.ndarray, start: np.ndarray,
+            stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The descent of window ``[start[i], stop[i])`` from ``root[i]`` (beginning at
+    ``begin[i]``) for every tag i at once, one level at a time (4.5.3): a node is live when
+    it ends at or after the start and begins before the stop; a live node inside the
+    window is a seed, any other live one is cut and its children visited. Returns the
+    cut calls as rows (tag, region, enclosing region or -1, enter, leave) and the seeds
+    as rows (node, tag, depth, enclosing region or -1)."""
+    nodes, times = root.astype(np.int64), begin.astype(np.int64)
+    tags = np.arange(len(root), dtype=np.int64)
+    enclosing = np.full(len(root), -1, np.int64)
+    depth = 0
+    cuts: list[np.ndarray] = [np.zeros((0, 5), np.int64)]
+    seeds: list[np.ndarray] = [np.zeros((0, 4), np.int64)]
+    while len(nodes):
+        end = times + t.total[nodes]
+        lo, hi = start[tags], stop[tags]
+        live = (end >= lo) & (times < hi)
+        inside = live & (times >= lo) & (end < hi)
+        seeds.append(np.column_stack((nodes[inside], tags[inside], np.full(int(inside.sum()), depth),
+                                      enclosing[inside])))
+        cut = live & ~inside
+        nodes, times, end, tags, enclosing = nodes[cut], times[cut], end[cut], tags[cut], enclosing[cut]
+        call = t.kind[nodes] == NodeKind.CALL
+        cuts.append(np.column_stack((tags[call], t.key0[nodes[call]], enclosing[call], times[call], end[call])))
+        enclosing = np.where(call, t.key0[nodes], enclosing)
+        kids, owner, offset = t.child_offsets(nodes)
+        nodes, times, tags, enclosing = kids, times[owner] + offset, tags[owner], enclosing[owner]
+        depth += 1
+    return np.concatenate(cuts), np.concatenate(seeds)
+
+
+def native_descend(t: NodeTables, root: np.ndarray, begin: np.ndarray, start: np.ndarray,
+                   stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`descend` in C (ccgformat/_native/window.c): depth first per tag, the same rows in
+    another order."""
+    from .._native.window import window_descend
+    return window_descend(t, root, begin, start, stop)
+
+
+class Totals:
+    """A profile being summed up from pieces: per region (columns of ``regions`` slots)
+    calls, inclusive, exclusive, extremes and the time of calls entered before the
+    window; per (sender, receiver) messages; per operation collectives; per integer
+    metric its summed change. Sums wrap like the format's."""
+
+    def __init__(self, regions: int) -> None:
+        self.calls, self.inclusive, self.exclusive, self.before = (np.zeros(regions, np.int64) for _ in range(4))
+        self.low, self.high = np.full(regions, _BIG, np.int64), np.full(regions, -1, np.int64)
         self.pairs: dict[tuple[int, int], list[int]] = {}
         self.collectives: dict[int, list[int]] = {}
         self.metrics: dict[int, int] = {}
 
-    def _region(self, region: int) -> list[int]:
-        row = self.regions.get(region)
-        if row is None:
-            row = self.regions[region] = [0, 0, 0, _BIG, -1, 0]
-        return row
+    def add_regions(self, region: np.ndarray, calls: np.ndarray, inclusive: np.ndarray, exclusive: np.ndarray,
+                    before: np.ndarray | int = 0) -> None:
+        with np.errstate(over="ignore"):
+            for column, values in ((self.calls, calls), (self.inclusive, inclusive), (self.exclusive, exclusive),
+                                   (self.before, before)):
+                np.add.at(column, region, values)
 
-    def add_region(self, region: int, calls: int, inclusive: int, exclusive: int) -> None:
-        row = self._region(region)
-        row[0], row[1], row[2] = row[0] + calls, row[1] + inclusive, row[2] + exclusive
-
-    def add_before(self, region: int, ticks: int) -> None:
-        if ticks:
-            self._region(region)[5] += ticks
-
-    def extremes(self, region: int, low: int, high: int) -> None:
-        row = self._region(region)
-        row[3], row[4] = min(row[3], low), max(row[4], high)
+    def extremes(self, region: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
+        np.minimum.at(self.low, region, low)
+        np.maximum.at(self.high, region, high)
 
     def add_pair(self, location: int, peer: int, sent: int, sent_bytes: int, received: int,
                  received_bytes: int) -> None:
@@ -453,19 +479,30 @@ class Totals:
         self.metrics[metric] = self.metrics.get(metric, 0) + change
 
 
-def metric_values(source: Any, location: int, start: int, stop: int, doubles: set[int]) -> dict[int, tuple[int, int]]:
-    """Per floating-point metric of a location, its value (raw 64 bits) before and after
-    the window (the change of an integer metric is the sum of its differences, in the
-    partial results; a floating-point one needs both values), found by the walker."""
-    walker = source.location(location)
-
-    def value_at(time: int) -> dict[int, int]:
-        index = 0 if time == NO_START else len(walker) if time == NO_STOP else walker.find(time)
-        if index >= len(walker):
-            return dict(source.pool.metric_sums[walker.root])
-        return dict(walker.cursor(index).metrics) if index else {}
-    before, after = value_at(start), value_at(stop)
-    return {m: (before.get(m, 0), after.get(m, 0)) for m in (set(before) | set(after)) & doubles}
+def _double_changes(index: SummaryIndex | None, engine: ProfileEngine | None, cuts: dict[int, Cut | None],
+                    lo: int, hi: int, doubles: list[int]) -> dict[int, float]:
+    """Per floating-point metric, the change of its value over the window summed over the
+    locations (a difference of floats, so it needs the values at both ends, not the sum
+    of differences inside): at an end that is a checkpoint from the snapshot, else from
+    the graph (`ProfileEngine.metric_bits`)."""
+    values: dict[tuple[int, int], np.ndarray] = {}  # (location, 0 before / 1 after) -> bits per double
+    asked: list[tuple[int, int, int]] = []
+    for location, cut in cuts.items():
+        for side, time, at_checkpoint, point in ((0, lo, cut is not None and cut.starts_window, cut and cut.a),
+                                                 (1, hi, cut is not None and cut.ends_window, cut and cut.b)):
+            if at_checkpoint:
+                values[location, side] = index.metric_bits(location, point, doubles)
+            elif time == NO_START:
+                values[location, side] = np.zeros(len(doubles), np.int64)
+            else:
+                asked.append((location, side, time))
+    if asked:
+        bits = engine.metric_bits([location for location, _, _ in asked], [time for _, _, time in asked])
+        for (location, side, _), row in zip(asked, bits):
+            values[location, side] = row[doubles]
+    floats = {key: row.view(np.float64) for key, row in values.items()}
+    change = sum((floats[location, 1] - floats[location, 0] for location in cuts), np.zeros(len(doubles)))
+    return dict(zip(doubles, change.tolist()))
 
 
 def _sampled(source: Any, index: SummaryIndex | None, engine: ProfileEngine | None) -> set[int]:
@@ -496,16 +533,15 @@ def _change(value_type: str, first: int, last: int) -> int | float:
 def _result(definitions: Any, start: int | None, stop: int | None, chosen: list[int], totals: Totals,
             metrics: dict[int, int | float]) -> Profile:
     regions = []
-    for region in sorted(totals.regions):
-        calls, incl, excl, low, high, before = totals.regions[region]
-        calls, incl, excl = wrap64(calls), wrap64(incl), wrap64(excl)
-        if not (calls or incl or excl):
-            continue
-        name = definitions.regions[region].name if 0 <= region < len(definitions.regions) else f"region {region}"
-        counted = calls > 0
-        regions.append(RegionProfile(region, name, group_name(definitions, region), calls, incl, excl,
-                                     low if counted else None, high if counted else None,
-                                     (incl - before) / calls if counted else None))
+    calls, incl, excl = totals.calls, totals.inclusive, totals.exclusive
+    for region in np.flatnonzero(calls | incl | excl).tolist():
+        count, inclusive, exclusive = int(calls[region]), int(incl[region]), int(excl[region])
+        name = definitions.regions[region].name if region < len(definitions.regions) else f"region {region}"
+        counted = count > 0
+        regions.append(RegionProfile(region, name, group_name(definitions, region), count, inclusive, exclusive,
+                                     int(totals.low[region]) if counted else None,
+                                     int(totals.high[region]) if counted else None,
+                                     wrap64(inclusive - int(totals.before[region])) / count if counted else None))
     groups: dict[str, list[int]] = {}
     for row in regions:
         entry = groups.setdefault(row.group, [0, 0, 0])
@@ -556,22 +592,24 @@ def profile(source: Any, start: int | None = None, stop: int | None = None,
             raise KeyError(f"no location {location}")
     definitions = source.definitions
     if not (lo < hi and chosen):
-        return _result(definitions, start, stop, chosen, Totals(), {})
+        return _result(definitions, start, stop, chosen, Totals(0), {})
     index = SummaryIndex.of(source) if summary_index else None
+    if index is not None and hi - lo <= index.shortest_segment():
+        index = None  # too short to hold a whole segment anywhere
     cuts = {location: index.cut(location, lo, hi) if index else None for location in chosen}
     pieces: list[tuple[int, int, int, bool]] = []  # location, start, stop, whether it begins the window
     for location, cut in cuts.items():
         if cut is None:
             pieces.append((location, lo, hi, True))
             continue
-        if lo < cut.low and cut.a > 0:
+        if not cut.starts_window:
             pieces.append((location, lo, cut.low, True))
-        if cut.b < len(index.points(location)[0]) - 1:
+        if not cut.ends_window:
             pieces.append((location, cut.high, hi, False))
     engine = engine_for(source, cache_modulus, cache_references) if pieces else None
     sampled = _sampled(source, index, engine)
     doubles = {m for m in sampled if _value_type(definitions, m) == "double"}
-    totals = Totals()
+    totals = Totals(max(len(definitions.regions), engine.layout.R if engine else 0))
     if pieces:
         where, starts, stops, begins = (list(column) for column in zip(*pieces))
         engine.add_window(totals, where, starts, stops, [hi] * len(pieces), begins)
@@ -581,7 +619,5 @@ def profile(source: Any, start: int | None = None, stop: int | None = None,
     metrics: dict[int, int | float] = {m: _change(_value_type(definitions, m), 0, totals.metrics.get(m, 0))
                                        for m in sampled - doubles}
     if doubles:
-        for location in chosen:
-            for metric, (first, last) in metric_values(source, location, lo, hi, doubles).items():
-                metrics[metric] = metrics.get(metric, 0) + _change("double", first, last)
+        metrics.update(_double_changes(index, engine, cuts, lo, hi, sorted(doubles)))
     return _result(definitions, start, stop, chosen, totals, metrics)

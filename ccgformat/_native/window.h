@@ -1,0 +1,32 @@
+/* The descent of a profile window (ccgformat/query/profile.py, dissertation 4.5.3): from
+ * each location's root down the nodes cut by the window's bounds, reporting the calls
+ * cut by a bound and the sub-trees wholly inside. The node tables are the flat columns
+ * of ccgformat/query/tables.py. */
+#ifndef CCG_WINDOW_H
+#define CCG_WINDOW_H
+
+#include <stdint.h>
+
+typedef struct ccg_window_tables {
+    int64_t count;                  /* nodes */
+    const int64_t *kind, *key0, *total;
+    const int64_t *child_start;     /* count + 1 offsets into children */
+    const int64_t *children;
+    const int64_t *duration_start;  /* per node, its first duration in duration_prefix terms */
+    const int64_t *duration_prefix; /* running sums of all durations, starting with 0 */
+} ccg_window_tables;
+
+typedef struct ccg_window ccg_window;
+
+ccg_window *ccg_window_new(void);
+void ccg_window_free(ccg_window *w);
+const char *ccg_window_error(const ccg_window *w);
+/* Descend `tags` windows [start[i], stop[i]) from root[i] (starting at begin[i]). After
+ * it, *cuts points to cut_count rows (tag, region, enclosing region or -1, enter, leave)
+ * and *seeds to seed_count rows (node, tag, depth, enclosing region or -1), valid until
+ * the next call. */
+int ccg_window_walk(ccg_window *w, const ccg_window_tables *t, int64_t tags, const int64_t *root,
+                    const int64_t *begin, const int64_t *start, const int64_t *stop,
+                    const int64_t **cuts, int64_t *cut_count, const int64_t **seeds, int64_t *seed_count);
+
+#endif

@@ -1,0 +1,70 @@
+"""The descent of a profile window in C (window.c): `window_descend` has the interface and
+results of `ccgformat.query.profile.descend`, its rows in depth-first order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import CorruptArchiveError
+from . import load
+
+ffi, lib = load()
+_ERR_MEMORY = 1
+
+
+class _Walker:
+    """One C `ccg_window` (its buffers are reused from call to call)."""
+
+    def __init__(self) -> None:
+        w = lib.ccg_window_new()
+        if w == ffi.NULL:
+            raise MemoryError("out of memory for a window descent")
+        self.w = ffi.gc(w, lib.ccg_window_free)
+        self.cuts, self.seeds = ffi.new("const int64_t **"), ffi.new("const int64_t **")
+        self.cut_count, self.seed_count = ffi.new("int64_t *"), ffi.new("int64_t *")
+
+
+_WALKER: _Walker | None = None
+
+
+def _pointer(array: np.ndarray) -> Any:
+    return ffi.cast("const int64_t *", ffi.from_buffer(array))
+
+
+def _tables(t: Any) -> Any:
+    """The `ccg_window_tables` of NodeTables ``t``, made once and kept with it."""
+    struct = t.__dict__.get("_native_window_tables")
+    if struct is None:
+        arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in
+                  (t.kind, t.key0, t.total, t.child_start, t.children, t.duration_start, t.duration_prefix)]
+        struct = ffi.new("ccg_window_tables *")
+        struct.count = len(t)
+        (struct.kind, struct.key0, struct.total, struct.child_start, struct.children, struct.duration_start,
+         struct.duration_prefix) = (_pointer(a) for a in arrays)
+        t.__dict__["_native_window_tables"] = struct
+        t.__dict__["_native_window_arrays"] = arrays  # the memory the struct points to
+    return struct
+
+
+def window_descend(t: Any, root: np.ndarray, begin: np.ndarray, start: np.ndarray,
+                   stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cut calls (tag, region, enclosing region, enter, leave) and seeds (node, tag,
+    depth, enclosing region) of the windows ``[start[i], stop[i])`` of the NodeTables ``t``."""
+    global _WALKER
+    if _WALKER is None:
+        _WALKER = _Walker()
+    walker = _WALKER
+    bounds = [np.ascontiguousarray(a, dtype=np.int64) for a in (root, begin, start, stop)]
+    code = lib.ccg_window_walk(walker.w, _tables(t), len(root), *(_pointer(a) for a in bounds),
+                               walker.cuts, walker.cut_count, walker.seeds, walker.seed_count)
+    if code:
+        message = ffi.string(lib.ccg_window_error(walker.w)).decode("utf-8", "replace")
+        raise MemoryError(message) if code == _ERR_MEMORY else CorruptArchiveError(message)
+
+    def rows(pointer: Any, count: int, width: int) -> np.ndarray:
+        if not count:
+            return np.zeros((0, width), np.int64)
+        return np.frombuffer(ffi.buffer(pointer[0], 8 * width * count), dtype=np.int64).reshape(count, width).copy()
+    return rows(walker.cuts, walker.cut_count[0], 5), rows(walker.seeds, walker.seed_count[0], 4)

@@ -1,0 +1,56 @@
+"""The C descent of a profile window (ccgformat/_native/window.c) against the numpy
+reference `descend`: the same cut calls and sub-trees, for random traces, windows and
+several windows per location."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ccgformat import Params
+from ccgformat.errors import CorruptArchiveError
+from ccgformat.model import Event, EventKind
+from ccgformat.query.profile import NO_START, NO_STOP, descend
+from ccgformat.query.tables import tables_for
+
+from . import query_oracle as oracle
+from . import traces
+
+try:
+    from ccgformat._native.window import window_descend
+except ImportError as error:  # pragma: no cover - only where the C core is not built
+    pytest.skip(f"the native extension is not built: {error}", allow_module_level=True)
+
+
+def _sorted(rows: np.ndarray) -> list[list[int]]:
+    return sorted(rows.tolist())
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]), st.data())
+def test_native_descent_equals_the_reference(trace, params, data):
+    graph = oracle.build(trace, params)
+    t = tables_for(graph.pool)
+    times = [e.time for events in trace.values() for e in events]
+    bound = st.one_of(st.just(NO_START), st.just(NO_STOP), st.sampled_from(times),
+                      st.integers(min(times) - 2, max(times) + 2))  # event times: bounds on node edges
+    tags = data.draw(st.lists(st.tuples(st.sampled_from(sorted(trace)), bound, bound), min_size=1, max_size=6))
+    locations = [location for location, _, _ in tags]
+    root = np.array([graph.roots[location].root for location in locations], np.int64)
+    begin = np.array([graph.roots[location].start for location in locations], np.int64)
+    start = np.array([min(a, b) for _, a, b in tags], np.int64)
+    stop = np.array([max(a, b) for _, a, b in tags], np.int64)
+    want_cuts, want_seeds = descend(t, root, begin, start, stop)
+    got_cuts, got_seeds = window_descend(t, root, begin, start, stop)
+    assert _sorted(got_cuts) == _sorted(want_cuts)
+    # the depth of a seed is the same in both; the order differs (depth first in C)
+    assert _sorted(got_seeds) == _sorted(want_seeds)
+
+
+def test_a_root_outside_the_tables_is_refused():
+    graph = oracle.build({0: [Event(1, EventKind.ENTER, 0), Event(2, EventKind.LEAVE, 0)]})
+    t = tables_for(graph.pool)
+    with pytest.raises(CorruptArchiveError, match="not in the tables"):
+        window_descend(t, np.array([len(t) + 5]), np.array([0]), np.array([NO_START]), np.array([NO_STOP]))

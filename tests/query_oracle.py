@@ -64,6 +64,10 @@ def profile(events_by_location, start=None, stop=None, metric_types=None):
         for metric in set(before) | set(after):
             metrics[metric] += _change((metric_types or {}).get(metric, "int64"), before.get(metric, 0),
                                        after.get(metric, 0))
+    for metric, change in metrics.items():  # integer sums over the locations wrap to 64 bits too
+        value_type = (metric_types or {}).get(metric, "int64")
+        if value_type != "double":
+            metrics[metric] = _change(value_type, 0, change)
     return dict(regions), dict(pairs), dict(collectives), dict(metrics)
 
 

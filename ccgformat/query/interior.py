@@ -51,6 +51,13 @@ class SummaryIndex:
         self.archive = archive
         self._points: dict[int, tuple[list[int], list[dict[str, Any]], list[dict[str, Any]]]] = {}
         self._clean: dict[tuple[int, int], bool] = {}
+        #: parsed row lists, by (id of the checkpoint object, member); the checkpoints live in _points
+        self._arrays: dict[tuple[int, str], np.ndarray] = {}
+        self._stacked: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+        self._differences: dict[tuple[int, int, int], tuple[np.ndarray, list[list[int]], list[list[int]],
+                                                            list[list[int]]]] = {}
+        #: region ids in the index must be defined (the builder refuses undefined ones)
+        self.regions = len(archive.definitions.regions)
 
     @staticmethod
     def of(source: Any) -> SummaryIndex | None:
@@ -124,39 +131,59 @@ class SummaryIndex:
 
     # ------------------------------------------------------------------ the interior
 
-    def add_interior(self, totals: Any, cut: Cut, lo: int, hi: int, doubles: set[int]) -> None:
-        """Add what the index says of ``[T_a, T_b)`` to ``totals`` (a `profile.Totals`),
-        with the extremes of the calls entered there clipped at ``hi`` and the time of
-        calls entered before ``lo``."""
-        _, summary, snapshots = self.points(cut.location)
-        first, last = summary[cut.a], summary[cut.b]
-        location = cut.location
-        changes = _difference(self._rows(location, first, "regions", 4), self._rows(location, last, "regions", 4))
-        totals.add_regions(self._regions(location, changes[:, 0], totals), changes[:, 1], changes[:, 2],
-                           changes[:, 3])
-        for peer, sent, sent_bytes, received, received_bytes in _difference(
-                self._rows(location, first, "peers", 5), self._rows(location, last, "peers", 5)).tolist():
-            totals.add_pair(location, peer, sent, sent_bytes, received, received_bytes)
-        for operation, count, sent, received in _difference(
-                self._rows(location, first, "operations", 4), self._rows(location, last, "operations", 4)).tolist():
-            totals.add_collective(operation, count, sent, received)
-        metrics_before = {m: v for m, v in self._rows(location, snapshots[cut.a], "metrics", 2).tolist()}
-        for metric, value in self._rows(location, snapshots[cut.b], "metrics", 2).tolist():
-            if metric not in doubles:
-                totals.add_metric(metric, wrap64(value - metrics_before.get(metric, 0)))
-        points = summary[cut.a + 1:cut.b + 1]
-        closed = np.concatenate([self._rows(location, p, "durations", 3) for p in points])
-        totals.extremes(self._regions(location, closed[:, 0], totals), closed[:, 1], closed[:, 2])
-        opened = np.concatenate([self._rows(location, p, "open", 3) for p in points])
-        opened = opened[opened[:, 1] >= cut.low]  # entered inside the interior
+    def add_interiors(self, totals: Any, cuts: list[Cut], lo: int, hi: int, doubles: set[int]) -> None:
+        """Add what the index says of the interiors ``[T_a, T_b)`` to ``totals`` (a
+        `profile.Totals`), with the extremes of the calls entered there clipped at ``hi``
+        and the time of calls entered before ``lo``; one step per kind of sum for all
+        locations."""
+        changes, closed, opened, early, parts = [], [], [], [], []
+        for cut in cuts:
+            regions, peers, operations, metrics = self._changes(cut.location, cut.a, cut.b)
+            changes.append(regions)
+            for peer, sent, sent_bytes, received, received_bytes in peers:
+                totals.add_pair(cut.location, peer, sent, sent_bytes, received, received_bytes)
+            for operation, count, sent, received in operations:
+                totals.add_collective(operation, count, sent, received)
+            for metric, change in metrics:
+                if metric not in doubles:
+                    totals.add_metric(metric, change)
+            closed.append(self._between(cut.location, "durations", cut))
+            entered = self._between(cut.location, "open", cut)
+            opened.append(entered[entered[:, 1] >= cut.low])  # entered inside the interior
+            _, summary, _ = self.points(cut.location)
+            for point, upto in ((cut.a, cut.high), (cut.b, hi)):  # calls entered before the window
+                rows = self._rows(cut.location, summary[point], "open", 3)
+                rows = rows[rows[:, 1] < lo]
+                early.append(rows[:, 0])
+                parts.append(np.maximum(0, np.minimum(rows[:, 2], upto) - int(summary[point]["time"])))
+        changes, closed, opened = np.concatenate(changes), np.concatenate(closed), np.concatenate(opened)
+        totals.add_regions(changes[:, 0], changes[:, 1], changes[:, 2], changes[:, 3])
+        totals.extremes(closed[:, 0], closed[:, 1], closed[:, 2])
         extent = np.minimum(opened[:, 2], hi) - opened[:, 1]
-        totals.extremes(self._regions(location, opened[:, 0], totals), extent, extent)
-        for point, upto in ((first, cut.high), (last, hi)):  # calls entered before the window
-            early = self._rows(location, point, "open", 3)
-            early = early[early[:, 1] < lo]
-            part = np.maximum(0, np.minimum(early[:, 2], upto) - int(point["time"]))
-            zero = np.zeros(len(early), np.int64)
-            totals.add_regions(self._regions(location, early[:, 0], totals), zero, zero, zero, part)
+        totals.extremes(opened[:, 0], extent, extent)
+        early = np.concatenate(early)
+        zero = np.zeros(len(early), np.int64)
+        totals.add_regions(early, zero, zero, zero, np.concatenate(parts))
+
+    def _changes(self, location: int, a: int, b: int) -> tuple[np.ndarray, list[list[int]], list[list[int]],
+                                                                 list[list[int]]]:
+        """The cumulative members' differences between checkpoints a and b of a location:
+        region rows, peer rows, operation rows and (metric, change) pairs (kept: a zoom
+        reuses them)."""
+        key = (location, a, b)
+        found = self._differences.get(key)
+        if found is None:
+            _, summary, snapshots = self.points(location)
+            first, last = summary[a], summary[b]
+            regions = _difference(self._rows(location, first, "regions", 4), self._rows(location, last, "regions", 4))
+            peers = _difference(self._rows(location, first, "peers", 5), self._rows(location, last, "peers", 5))
+            operations = _difference(self._rows(location, first, "operations", 4),
+                                     self._rows(location, last, "operations", 4))
+            before = dict(self._rows(location, snapshots[a], "metrics", 2).tolist())
+            metrics = [[metric, wrap64(value - before.get(metric, 0))]
+                       for metric, value in self._rows(location, snapshots[b], "metrics", 2).tolist()]
+            found = self._differences[key] = (regions, peers.tolist(), operations.tolist(), metrics)
+        return found
 
     def metric_bits(self, location: int, point: int, metrics: list[int]) -> np.ndarray:
         """The raw 64 bits of the values of ``metrics`` at a checkpoint (0 for a metric not
@@ -165,13 +192,27 @@ class SummaryIndex:
         values = dict(self._rows(location, snapshots[point], "metrics", 2).tolist())
         return np.array([values.get(metric, 0) for metric in metrics], np.int64)
 
-    def _regions(self, location: int, regions: np.ndarray, totals: Any) -> np.ndarray:
-        """Region ids of index rows, which must name a region slot of ``totals``."""
-        if len(regions) and (regions.min() < 0 or regions.max() >= len(totals.calls)):
-            self._corrupt(location, f"the summary names region {int(regions.max())}, which is not defined")
-        return regions
+    def _between(self, location: int, member: str, cut: Cut) -> np.ndarray:
+        """The rows of ``member`` (3 columns) of the checkpoints after a up to b, from one
+        array per location and member made on first use."""
+        key = (location, member)
+        found = self._stacked.get(key)
+        if found is None:
+            _, summary, _ = self.points(location)
+            parts = [self._rows(location, point, member, 3) for point in summary]
+            found = self._stacked[key] = (np.concatenate(parts),
+                                          np.concatenate(([0], np.cumsum([len(part) for part in parts]))))
+        rows, offsets = found
+        return rows[offsets[cut.a + 1]:offsets[cut.b + 1]]
 
     def _rows(self, location: int, point: dict[str, Any], member: str, width: int) -> np.ndarray:
+        key = (id(point), member)
+        found = self._arrays.get(key)
+        if found is None:
+            found = self._arrays[key] = self._parse(location, point, member, width)
+        return found
+
+    def _parse(self, location: int, point: dict[str, Any], member: str, width: int) -> np.ndarray:
         rows = point.get(member)
         try:
             array = np.asarray(rows, dtype=np.int64)
@@ -180,10 +221,18 @@ class SummaryIndex:
         if array is None or (array.size and (array.ndim != 2 or array.shape[1] != width)):
             self._corrupt(location, f"checkpoint {point.get('index')}: '{member}' is not a list of "
                                     f"{width}-integer rows")
-        return array.reshape(-1, width)
+        array = array.reshape(-1, width)
+        if member in _BY_REGION and len(array) and not (0 <= array[:, 0].min() <= array[:, 0].max() < self.regions):
+            self._corrupt(location, f"checkpoint {point.get('index')}: '{member}' names a region that is not "
+                                    f"defined")
+        return array
 
     def _corrupt(self, location: int, reason: str) -> None:
         raise CorruptArchiveError(f"location {location}: {reason}", path=str(self.archive.path))
+
+
+#: the members whose rows start with a region id
+_BY_REGION = ("regions", "durations", "open")
 
 
 def _integer(index: SummaryIndex, location: int, point: Any, member: str) -> int:

@@ -15,7 +15,8 @@ Rules for a window ``[start, stop)`` (``None`` is open-ended):
   the bytes sent and received; metrics give, for every metric sampled in the trace, its
   change over the window (value after it minus value before it, summed over the
   locations: the sum of the sample differences inside it, or for ``double`` metrics the
-  difference of the two floating-point values).
+  difference of the two floating-point values; integer sums wrap to 64 bits like every
+  sum of the format).
 
 All sums are additive over adjacent windows (the additivity of 4.26). A sub-tree lying
 wholly inside the window contributes its partial profile, which is the same wherever the
@@ -613,9 +614,9 @@ def profile(source: Any, start: int | None = None, stop: int | None = None,
     if pieces:
         where, starts, stops, begins = (list(column) for column in zip(*pieces))
         engine.add_window(totals, where, starts, stops, [hi] * len(pieces), begins)
-    for cut in cuts.values():
-        if cut is not None:
-            index.add_interior(totals, cut, lo, hi, doubles)
+    inner = [cut for cut in cuts.values() if cut is not None]
+    if inner:
+        index.add_interiors(totals, inner, lo, hi, doubles)
     metrics: dict[int, int | float] = {m: _change(_value_type(definitions, m), 0, totals.metrics.get(m, 0))
                                        for m in sampled - doubles}
     if doubles:

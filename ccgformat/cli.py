@@ -432,6 +432,14 @@ def _window(archive: Archive, args: argparse.Namespace) -> tuple[int | None, int
     return args.start, args.stop
 
 
+def _table(header: list[str], rows: list[list[str]], left: int = 0) -> list[str]:
+    """Lines of a text table: columns as wide as their widest cell and two spaces apart,
+    the first ``left`` columns aligned left, the others right."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    return ["  ".join(cell.ljust(width) if i < left else cell.rjust(width)
+                      for i, (cell, width) in enumerate(zip(line, widths))).rstrip() for line in [header, *rows]]
+
+
 def cmd_profile(args: argparse.Namespace) -> int:
     with open_archive(args.archive) as archive:
         start, stop = _window(archive, args)
@@ -439,19 +447,18 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
-    out = [f"{'region':<32}{'group':<12}{'calls':>12}{'inclusive':>16}{'exclusive':>16}{'mean':>14}"]
-    for row in sorted(result.regions, key=lambda r: -r.exclusive):
-        mean = f"{row.mean:.1f}" if row.mean is not None else "-"
-        out.append(f"{row.name[:31]:<32}{row.group[:11]:<12}{row.calls:>12,}{row.inclusive:>16,}"
-                   f"{row.exclusive:>16,}{mean:>14}")
+    out = _table(["region", "group", "calls", "inclusive", "exclusive", "mean"],
+                 [[row.name, row.group, f"{row.calls:,}", f"{row.inclusive:,}", f"{row.exclusive:,}",
+                   f"{row.mean:,.1f}" if row.mean is not None else "-"]
+                  for row in sorted(result.regions, key=lambda r: -r.exclusive)], left=2)
     if result.messages:
-        out.append(f"\n{'sender':>8}{'receiver':>10}{'sent':>12}{'bytes':>16}{'received':>12}{'bytes':>16}")
-        out += [f"{m.sender:>8}{m.receiver:>10}{m.sent:>12,}{m.sent_bytes:>16,}{m.received:>12,}"
-                f"{m.received_bytes:>16,}" for m in result.messages]
+        out += [""] + _table(["sender", "receiver", "sent", "bytes", "received", "bytes"],
+                             [[f"{v:,}" for v in (m.sender, m.receiver, m.sent, m.sent_bytes, m.received,
+                                                  m.received_bytes)] for m in result.messages])
     if result.collectives:
-        out.append(f"\n{'operation':>10}{'count':>12}{'bytes sent':>16}{'bytes received':>16}")
-        out += [f"{c.operation:>10}{c.count:>12,}{c.bytes_sent:>16,}{c.bytes_received:>16,}"
-                for c in result.collectives]
+        out += [""] + _table(["operation", "count", "bytes sent", "bytes received"],
+                             [[f"{v:,}" for v in (c.operation, c.count, c.bytes_sent, c.bytes_received)]
+                              for c in result.collectives])
     out += [f"metric {name}: change {value}" for name, value in result.metrics.items()]
     print("\n".join(out))
     return 0

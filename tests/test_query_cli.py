@@ -91,3 +91,18 @@ def test_corrupt_archive_exit_status(capsys, tmp_path):
     bad = tmp_path / "bad.ccg"
     bad.write_bytes(b"not an archive at all, just some bytes to fill the header")
     assert run(capsys, "profile", bad)[0] == 1
+
+
+def test_profile_text_columns_stay_apart_for_large_numbers(capsys, tmp_path):
+    """Columns are as wide as their widest cell: 10**15-tick times do not run together."""
+    big = 10 ** 15
+    events = [Event(0, K.ENTER, 0), Event(big, K.ENTER, 1), Event(3 * big, K.LEAVE, 1), Event(7 * big, K.LEAVE, 0)]
+    path = tmp_path / "big.ccg"
+    ccgformat.save_graph(oracle.build({0: events}), path)
+    code, out, _ = run(capsys, "profile", path)
+    assert code == 0
+    header, *rows = out.splitlines()
+    assert header.split() == ["region", "group", "calls", "inclusive", "exclusive", "mean"]
+    cells = {row.split()[0]: row.split()[2:] for row in rows if row}
+    assert cells["r0"] == ["1", f"{7 * big:,}", f"{5 * big:,}", f"{7 * big:,.1f}"]
+    assert cells["r1"] == ["1", f"{2 * big:,}", f"{2 * big:,}", f"{2 * big:,.1f}"]

@@ -241,12 +241,12 @@ def test_native_blocks_outlive_their_eviction_and_walks_read_through_a_tiny_cach
     trace = {loc: [ccg.Event(loc, EventKind.SEND, 0, 0, 0, 0, loc)] for loc in range(40)}
     ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()),
                     nodes_per_block=3)
-    monkeypatch.setattr(reader, "BLOCK_CACHE_SIZE", 2)
+    monkeypatch.setattr(reader, "BLOCK_CACHE_BYTES", 1)  # one block at a time
     with ccg.open(path) as archive:
         pool = archive.pool
         count = len(pool.block_first) - 1
         assert pool.block_first.tolist() == [e.first for e in archive.directory if e.kind == SectionKind.NODES] + [len(pool)]
-        taken = [pool.native_block(k) for k in range(count)]   # all but two leave the cache meanwhile
+        taken = [pool.native_block(k) for k in range(count)]   # all but one leave the cache meanwhile
         assert [int(block.nodes.first) for block in taken] == pool.block_first[:-1].tolist()
         with pytest.raises(CorruptArchiveError, match="does not exist"):
             pool.native_block(count)

@@ -123,17 +123,27 @@ class ArchivePool:
                                       path=self._archive.path)
         return self._block(bisect.bisect_right(self._firsts, node) - 1)
 
+    def blocks(self) -> Iterator[NodeBlock]:
+        """Every node block in id order, decoded and checked like `block_of`, without
+        filling the cache with those it does not hold (a scan of the whole graph, like
+        building the query tables, does not evict the blocks walks use)."""
+        for index in range(len(self._entries)):
+            yield self._cache.get(index) or self._decode(index)
+
+    def _decode(self, index: int) -> NodeBlock:
+        entry = self._entries[index]
+        block = decode_block(self._archive.payload(entry), self._archive.path, entry.offset)
+        if block.first != entry.first or len(block) != entry.count:
+            raise CorruptArchiveError("node block does not hold the ids the footer lists",
+                                      path=self._archive.path, offset=entry.offset)
+        self._check_claims(block, entry)
+        return block
+
     def _block(self, index: int) -> NodeBlock:
         block = self._cache.get(index)
         if block is None:
-            entry = self._entries[index]
-            block = decode_block(self._archive.payload(entry), self._archive.path, entry.offset)
-            if block.first != entry.first or len(block) != entry.count:
-                raise CorruptArchiveError("node block does not hold the ids the footer lists",
-                                          path=self._archive.path, offset=entry.offset)
-            self._check_claims(block, entry)
-            self._cache[index] = block
-            self._cached_bytes += _decoded_bytes(entry)
+            block = self._cache[index] = self._decode(index)
+            self._cached_bytes += _decoded_bytes(self._entries[index])
             while self._cached_bytes > BLOCK_CACHE_BYTES and len(self._cache) > 1:
                 evicted, _ = self._cache.popitem(last=False)
                 self._cached_bytes -= _decoded_bytes(self._entries[evicted])

@@ -214,10 +214,7 @@ def _from_blocks(pool: Any) -> NodeTables:
     starts: dict[str, list[np.ndarray]] = {"child_start": [], "duration_start": [], "key_start": [],
                                            "soft_start": []}
     shift = {name: 0 for name in starts}
-    node = 0
-    while node < len(pool):
-        block = pool.block_of(node)
-        node = block.first + len(block)
+    for block in pool.blocks():
         parts["kind"].append(np.asarray(block.kind))
         parts["total"].append(np.asarray(block.total, dtype=np.int64))
         parts["events"].append(np.asarray(block.events, dtype=np.int64))
@@ -257,6 +254,6 @@ def tables_for(pool: Any) -> NodeTables:
     grows (a builder's, still in use) gets fresh tables when its size changed."""
     tables = _TABLES.get(pool)
     if tables is None or len(tables) != len(pool):
-        tables = _from_blocks(pool) if hasattr(pool, "block_of") else _from_columns(pool)
+        tables = _from_blocks(pool) if hasattr(pool, "blocks") else _from_columns(pool)
         _TABLES[pool] = tables
     return tables

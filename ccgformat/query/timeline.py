@@ -185,12 +185,17 @@ class _Canvas:
 
 _CALL = int(NodeKind.CALL)
 
+#: Nodes with at least this many children get prefix sums over their children (`child_runs`);
+#: smaller ones are expanded child by child, which costs less than their searches.
+INDEXED_CHILDREN = 8
+
 
 def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarray, begins: np.ndarray,
           by_depth: bool) -> int:
     """Paint every location at once (row i = location i); returns the number of call
     levels reached."""
     kind, painted = t.kind, t.painted
+    runs = None if by_depth else child_runs(t, group_of, INDEXED_CHILDREN)
     start, stop = int(canvas.b[0]), int(canvas.b[-1])
     nodes, times = roots.astype(np.int64), begins.astype(np.int64)
     row = np.arange(len(roots), dtype=np.int64)
@@ -218,33 +223,46 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
         if not len(nodes):
             break
         call = kind[nodes] == _CALL
-        group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)
+        group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)  # of the node's own time
         rows = np.where(call, level, level - 1) if by_depth else row
-        # the 2n+1 durations of a node with n children: gap, child, gap, ... (Lemma 1);
-        # position k starts at the node's start plus the durations before it
-        positions = 2 * t.child_count[nodes] + 1
-        owner = np.repeat(np.arange(len(nodes)), positions)
-        first = t.duration_start[nodes]
-        offsets = np.cumsum(positions) - positions
-        index = np.arange(len(owner)) + np.repeat(first - offsets, positions)
-        prefix = t.duration_prefix
-        at = prefix[index] + np.repeat(times - prefix[first], positions)
-        after = np.empty_like(at)  # where each position ends: the next one starts, the last the node ends
-        after[:-1] = at[1:]
-        after[offsets + positions - 1] = times + prefix[first + positions] - prefix[first]
-        gap = ((index - first[owner]) & 1) == 0
-        a, gap_owner = at.compress(gap), owner.compress(gap)
-        length = after.compress(gap) - a
-        paint = (length > 0) & (group[gap_owner] >= 0)
-        a, gap_owner = a.compress(paint), gap_owner.compress(paint)
-        canvas.intervals((canvas.cell(rows, 0) + group)[gap_owner], a, a + length.compress(paint))
-        kids, parent = t.expand(nodes)
-        child_enc = np.where(call, group, enc)
-        nodes, times = kids, at.compress(~gap)
-        enc, level, row = child_enc[parent], (level + call)[parent], row[parent]
+        slot = runs.find(nodes) if runs is not None else np.full(len(nodes), -1)
+        indexed = np.flatnonzero(slot >= 0)
+        expanded = np.flatnonzero(slot < 0)
+        kids, kid_times, parent = (np.concatenate(parts) for parts in zip(
+            _expand_cut(t, canvas, *(x.take(expanded) for x in (nodes, times, rows, group)), expanded),
+            _cut_by_runs(t, runs, canvas, *(x.take(indexed) for x in (nodes, times, slot, rows, group)), indexed)))
+        nodes, times = kids, kid_times
+        enc, level, row = group[parent], (level + call)[parent], row[parent]
     if gathered:
         deepest = max(deepest, _gathered(t, canvas, group_of, gathered))
     return deepest
+
+
+def _expand_cut(t: NodeTables, canvas: _Canvas, nodes: np.ndarray, times: np.ndarray, rows: np.ndarray,
+                group: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Nodes spanning several columns, child by child: paint their own gaps (a call's
+    exclusive pieces) in ``group`` (where >= 0) on their row of ``rows``, and return their
+    children with start times and the ``ids`` of their parents."""
+    # the 2n+1 durations of a node with n children: gap, child, gap, ... (Lemma 1);
+    # position k starts at the node's start plus the durations before it
+    positions = 2 * t.child_count[nodes] + 1
+    owner = np.repeat(np.arange(len(nodes)), positions)
+    first = t.duration_start[nodes]
+    offsets = np.cumsum(positions) - positions
+    index = np.arange(len(owner)) + np.repeat(first - offsets, positions)
+    prefix = t.duration_prefix
+    at = prefix[index] + np.repeat(times - prefix[first], positions)
+    after = np.empty_like(at)  # where each position ends: the next one starts, the last the node ends
+    after[:-1] = at[1:]
+    after[offsets + positions - 1] = times + prefix[first + positions] - prefix[first]
+    gap = ((index - first[owner]) & 1) == 0
+    a, gap_owner = at.compress(gap), owner.compress(gap)
+    length = after.compress(gap) - a
+    paint = (length > 0) & (group[gap_owner] >= 0)
+    a, gap_owner = a.compress(paint), gap_owner.compress(paint)
+    canvas.intervals((canvas.cell(rows, 0) + group)[gap_owner], a, a + length.compress(paint))
+    kids, parent = t.expand(nodes)
+    return kids, at.compress(~gap), ids[parent]
 
 
 def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
@@ -260,6 +278,105 @@ def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
         own[calls, group_of[t.key0[calls]]] = t.total[calls] - t.inner[calls]
         found = memo[key] = np.column_stack((t.bottom_up(own), t.total - t.calltime))
     return found
+
+
+@dataclass
+class ChildRuns:
+    """Running sums over the children of the nodes with many children (the ``parents``,
+    ascending; parent ``i`` has the children ``base[i]`` to ``base[i + 1] - 1`` in a
+    common numbering): ``starts`` holds a child's start on the scale of
+    `NodeTables.duration_prefix` (so it ascends), and row ``c`` of ``prefix`` the sums over
+    the children before ``c`` of their memoized exclusive time per group
+    (`group_exclusive`), their uncovered time and their durations; a run of children is
+    the difference of two rows."""
+
+    parents: np.ndarray
+    base: np.ndarray
+    starts: np.ndarray
+    prefix: np.ndarray
+
+    def find(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node, its position in ``parents``, or -1."""
+        at = np.searchsorted(self.parents, nodes)
+        found = self.parents.take(at, mode="clip") == nodes if len(self.parents) else np.zeros(len(nodes), bool)
+        return np.where(found, at, -1)
+
+
+def child_runs(t: NodeTables, group_of: np.ndarray, least: int) -> ChildRuns:
+    """The `ChildRuns` of the painted nodes with at least ``least`` children (memoized per
+    grouping). They need Lemma 1 as written: durations that are never negative, and a
+    child's duration equal to its total; without it no node gets runs."""
+    memo = t.__dict__.setdefault("_child_runs", {})
+    key = (least, tuple(group_of.tolist()))
+    found = memo.get(key)
+    if found is None:
+        parents = np.flatnonzero((t.child_count >= max(least, 1)) & (t.painted > 0))
+        kids, owner = t.expand(parents)
+        counts = t.child_count[parents]
+        base = np.cumsum(counts) - counts
+        slots = t.duration_start[parents][owner] + 2 * (np.arange(len(kids)) - base[owner]) + 1
+        if (t.durations < 0).any() or not np.array_equal(t.durations[slots], t.total[kids]):
+            parents, kids, counts, base, slots = (np.zeros(0, np.int64),) * 5
+        times = np.take(group_exclusive(t, group_of), kids, axis=0)
+        times[t.painted[kids] <= 0] = 0  # a timeline paints no time of other nodes
+        np.maximum(times[:, -1], 0, out=times[:, -1])
+        prefix = np.cumsum(np.column_stack((times, t.durations[slots])), axis=0)
+        found = memo[key] = ChildRuns(parents, np.append(base, len(kids)), t.duration_prefix[slots],
+                                      np.concatenate((np.zeros((1, prefix.shape[1]), np.int64), prefix)))
+    return found
+
+
+def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: np.ndarray, times: np.ndarray,
+                 slot: np.ndarray, rows: np.ndarray, group: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Nodes spanning several columns, by their `ChildRuns` (4.5.4 with the shared partial
+    results of 4.5.3): the column bounds (and window ends) inside a node cut it into
+    pieces; a piece gets the memoized times of the children wholly inside it and its own
+    gaps from two rows of running sums each, whatever the number of children. Only the
+    children crossing a cut are returned (with start times and the ``ids`` of their
+    parents) to descend. ``slot`` locates each node in ``runs``; its gaps and its
+    children's uncovered time go to ``group`` (where >= 0) on its row of ``rows``."""
+    if not len(nodes):
+        return nodes, times, ids
+    start, stop = canvas.b[0], canvas.b[-1]
+    lo, hi = np.maximum(times, start), np.minimum(times + t.total[nodes], stop)
+    c0 = canvas.column(lo)
+    cuts = canvas.column(hi - 1) - c0 + 2  # lo, the column bounds between, hi
+    owner = np.repeat(np.arange(len(nodes)), cuts)
+    first_cut = np.cumsum(cuts) - cuts
+    last_cut = first_cut + cuts - 1
+    column = c0[owner] + np.arange(len(owner)) - first_cut[owner]  # of the piece a cut starts
+    point = canvas.b[column]
+    point[first_cut], point[last_cut] = lo, hi
+    # per cut, the children starting before it (Lemma 1): rows base to before - 1
+    shift = (t.duration_prefix[t.duration_start[nodes]] - times)[owner]  # time to the starts' scale
+    base = runs.base[slot][owner]
+    before = np.maximum(np.searchsorted(runs.starts, point + shift), base)
+    last = np.maximum(before - 1, 0)
+    running = runs.prefix
+    durations = running[:, -1]
+    end = np.where(before > base, runs.starts[last] + durations[before] - durations[last] - shift, point)
+    crossed = end > point  # the last of them ends after the cut
+    gaps_before = np.maximum(point, end) - (durations[before] - durations[base]) - times[owner]
+    # piece i runs from cut i to cut i + 1 of the same node; its own children are the rows
+    # from the first starting at or after cut i to the last ending at or before cut i + 1
+    piece = np.flatnonzero(np.arange(len(owner)) != last_cut[owner])
+    node = owner[piece]
+    first_row = before[piece]
+    after_row = np.maximum(before[piece + 1] - crossed[piece + 1], first_row)
+    sums = running[after_row, :-1] - running[first_row, :-1]
+    cells = canvas.cell(rows[node], column[piece])
+    exclusive = sums[:, :-1]
+    canvas.add_cells((cells[:, None] + np.arange(exclusive.shape[1])).ravel(), exclusive.ravel())
+    own = group[node]
+    mine = np.flatnonzero(own >= 0)
+    canvas.add_cells(cells[mine] + own[mine], (gaps_before[piece + 1] - gaps_before[piece] + sums[:, -1])[mine])
+    # a child crossing several cuts descends once
+    again = np.zeros(len(owner), bool)
+    again[1:] = crossed[:-1] & (before[1:] == before[:-1]) & (owner[1:] == owner[:-1])
+    descend = np.flatnonzero(crossed & ~again)
+    parent = owner[descend]
+    kids = t.children[t.child_start[nodes][parent] + last[descend] - base[descend]]
+    return kids, runs.starts[last[descend]] - shift[descend], ids[parent]
 
 
 def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarray, column: np.ndarray,

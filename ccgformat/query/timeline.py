@@ -318,8 +318,6 @@ def child_runs(t: NodeTables, group_of: np.ndarray, least: int) -> ChildRuns:
         if (t.durations < 0).any() or not np.array_equal(t.durations[slots], t.total[kids]):
             parents, kids, counts, base, slots = (np.zeros(0, np.int64),) * 5
         times = np.take(group_exclusive(t, group_of), kids, axis=0)
-        times[t.painted[kids] <= 0] = 0  # a timeline paints no time of other nodes
-        np.maximum(times[:, -1], 0, out=times[:, -1])
         prefix = np.cumsum(np.column_stack((times, t.durations[slots])), axis=0)
         found = memo[key] = ChildRuns(parents, np.append(base, len(kids)), t.duration_prefix[slots],
                                       np.concatenate((np.zeros((1, prefix.shape[1]), np.int64), prefix)))

@@ -284,15 +284,17 @@ def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
 class ChildRuns:
     """Running sums over the children of the nodes with many children (the ``parents``,
     ascending; parent ``i`` has the children ``base[i]`` to ``base[i + 1] - 1`` in a
-    common numbering): ``starts`` holds a child's start on the scale of
-    `NodeTables.duration_prefix` (so it ascends), and row ``c`` of ``prefix`` the sums over
-    the children before ``c`` of their memoized exclusive time per group
-    (`group_exclusive`), their uncovered time and their durations; a run of children is
-    the difference of two rows."""
+    common numbering). Per child: ``starts`` and ``ends`` on the scale of
+    `NodeTables.duration_prefix` (so they ascend), and ``gaps`` its parent's gaps before
+    its end. Row ``c`` of ``prefix`` sums over the children before ``c`` their memoized
+    exclusive time per group and their uncovered time (`group_exclusive`): a run of
+    children is the difference of two rows."""
 
     parents: np.ndarray
     base: np.ndarray
     starts: np.ndarray
+    ends: np.ndarray
+    gaps: np.ndarray
     prefix: np.ndarray
 
     def find(self, nodes: np.ndarray) -> np.ndarray:
@@ -316,11 +318,17 @@ def child_runs(t: NodeTables, group_of: np.ndarray, least: int) -> ChildRuns:
         base = np.cumsum(counts) - counts
         slots = t.duration_start[parents][owner] + 2 * (np.arange(len(kids)) - base[owner]) + 1
         if (t.durations < 0).any() or not np.array_equal(t.durations[slots], t.total[kids]):
-            parents, kids, counts, base, slots = (np.zeros(0, np.int64),) * 5
-        times = np.take(group_exclusive(t, group_of), kids, axis=0)
-        prefix = np.cumsum(np.column_stack((times, t.durations[slots])), axis=0)
-        found = memo[key] = ChildRuns(parents, np.append(base, len(kids)), t.duration_prefix[slots],
-                                      np.concatenate((np.zeros((1, prefix.shape[1]), np.int64), prefix)))
+            parents, kids, owner, counts, base, slots = (np.zeros(0, np.int64),) * 6
+        prefix = t.duration_prefix
+        ends = prefix[slots + 1]
+        # the gaps before a child's end: its end minus the parent's start, less its own and
+        # its elder siblings' durations
+        covered = np.cumsum(t.total[kids])
+        covered -= np.repeat(covered[base] - t.total[kids[base]], counts)
+        gaps = ends - prefix[t.duration_start[parents]][owner] - covered
+        sums = np.cumsum(np.take(group_exclusive(t, group_of), kids, axis=0), axis=0)
+        found = memo[key] = ChildRuns(parents, np.append(base, len(kids)), prefix[slots], ends, gaps,
+                                      np.concatenate((np.zeros((1, sums.shape[1]), np.int64), sums)))
     return found
 
 
@@ -335,6 +343,8 @@ def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: 
     children's uncovered time go to ``group`` (where >= 0) on its row of ``rows``."""
     if not len(nodes):
         return nodes, times, ids
+    order = np.argsort(slot, kind="stable")  # the searches below then run forward through the runs
+    nodes, times, slot, rows, group, ids = (x.take(order) for x in (nodes, times, slot, rows, group, ids))
     start, stop = canvas.b[0], canvas.b[-1]
     lo, hi = np.maximum(times, start), np.minimum(times + t.total[nodes], stop)
     c0 = canvas.column(lo)
@@ -345,23 +355,22 @@ def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: 
     column = c0[owner] + np.arange(len(owner)) - first_cut[owner]  # of the piece a cut starts
     point = canvas.b[column]
     point[first_cut], point[last_cut] = lo, hi
-    # per cut, the children starting before it (Lemma 1): rows base to before - 1
-    shift = (t.duration_prefix[t.duration_start[nodes]] - times)[owner]  # time to the starts' scale
+    # per cut, the children starting before it (Lemma 1): numbers base to before - 1
+    shift = (t.duration_prefix[t.duration_start[nodes]] - times)[owner]  # time to the scale of the starts
     base = runs.base[slot][owner]
     before = np.maximum(np.searchsorted(runs.starts, point + shift), base)
-    last = np.maximum(before - 1, 0)
-    running = runs.prefix
-    durations = running[:, -1]
-    end = np.where(before > base, runs.starts[last] + durations[before] - durations[last] - shift, point)
+    last = before - 1
+    some = before > base
+    end = np.where(some, runs.ends.take(last, mode="clip") - shift, point)
     crossed = end > point  # the last of them ends after the cut
-    gaps_before = np.maximum(point, end) - (durations[before] - durations[base]) - times[owner]
+    gaps_before = np.where(some, runs.gaps.take(last, mode="clip") + np.maximum(point - end, 0), point - times[owner])
     # piece i runs from cut i to cut i + 1 of the same node; its own children are the rows
     # from the first starting at or after cut i to the last ending at or before cut i + 1
     piece = np.flatnonzero(np.arange(len(owner)) != last_cut[owner])
     node = owner[piece]
     first_row = before[piece]
     after_row = np.maximum(before[piece + 1] - crossed[piece + 1], first_row)
-    sums = running[after_row, :-1] - running[first_row, :-1]
+    sums = runs.prefix.take(after_row, axis=0) - runs.prefix.take(first_row, axis=0)
     cells = canvas.cell(rows[node], column[piece])
     exclusive = sums[:, :-1]
     canvas.add_cells((cells[:, None] + np.arange(exclusive.shape[1])).ravel(), exclusive.ravel())

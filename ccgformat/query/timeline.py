@@ -346,7 +346,8 @@ def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: 
     order = np.argsort(slot, kind="stable")  # the searches below then run forward through the runs
     nodes, times, slot, rows, group, ids = (x.take(order) for x in (nodes, times, slot, rows, group, ids))
     start, stop = canvas.b[0], canvas.b[-1]
-    lo, hi = np.maximum(times, start), np.minimum(times + t.total[nodes], stop)
+    end = times + t.total[nodes]
+    lo, hi = np.maximum(times, start), np.minimum(end, stop)
     c0 = canvas.column(lo)
     cuts = canvas.column(hi - 1) - c0 + 2  # lo, the column bounds between, hi
     owner = np.repeat(np.arange(len(nodes)), cuts)
@@ -357,13 +358,16 @@ def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: 
     point[first_cut], point[last_cut] = lo, hi
     # per cut, the children starting before it (Lemma 1): numbers base to before - 1
     shift = (t.duration_prefix[t.duration_start[nodes]] - times)[owner]  # time to the scale of the starts
-    base = runs.base[slot][owner]
-    before = np.maximum(np.searchsorted(runs.starts, point + shift), base)
+    base, after_all = runs.base[slot][owner], runs.base[slot + 1][owner]
+    before = np.where(point > times[owner], after_all, base)  # none before the node's start, all before its end
+    inner = np.flatnonzero((point > times[owner]) & (point < end[owner]))
+    before[inner] = np.maximum(np.searchsorted(runs.starts, point[inner] + shift[inner]), base[inner])
     last = before - 1
     some = before > base
-    end = np.where(some, runs.ends.take(last, mode="clip") - shift, point)
-    crossed = end > point  # the last of them ends after the cut
-    gaps_before = np.where(some, runs.gaps.take(last, mode="clip") + np.maximum(point - end, 0), point - times[owner])
+    last_end = np.where(some, runs.ends.take(last, mode="clip") - shift, point)
+    crossed = last_end > point  # the last of them ends after the cut
+    gaps_before = np.where(some, runs.gaps.take(last, mode="clip") + np.maximum(point - last_end, 0),
+                           point - times[owner])
     # piece i runs from cut i to cut i + 1 of the same node; its own children are the rows
     # from the first starting at or after cut i to the last ending at or before cut i + 1
     piece = np.flatnonzero(np.arange(len(owner)) != last_cut[owner])

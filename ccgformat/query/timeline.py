@@ -243,26 +243,17 @@ def _expand_cut(t: NodeTables, canvas: _Canvas, nodes: np.ndarray, times: np.nda
     """Nodes spanning several columns, child by child: paint their own gaps (a call's
     exclusive pieces) in ``group`` (where >= 0) on their row of ``rows``, and return their
     children with start times and the ``ids`` of their parents."""
-    # the 2n+1 durations of a node with n children: gap, child, gap, ... (Lemma 1);
-    # position k starts at the node's start plus the durations before it
-    positions = 2 * t.child_count[nodes] + 1
-    owner = np.repeat(np.arange(len(nodes)), positions)
-    first = t.duration_start[nodes]
-    offsets = np.cumsum(positions) - positions
-    index = np.arange(len(owner)) + np.repeat(first - offsets, positions)
-    prefix = t.duration_prefix
-    at = prefix[index] + np.repeat(times - prefix[first], positions)
-    after = np.empty_like(at)  # where each position ends: the next one starts, the last the node ends
-    after[:-1] = at[1:]
-    after[offsets + positions - 1] = times + prefix[first + positions] - prefix[first]
-    gap = ((index - first[owner]) & 1) == 0
-    a, gap_owner = at.compress(gap), owner.compress(gap)
-    length = after.compress(gap) - a
-    paint = (length > 0) & (group[gap_owner] >= 0)
-    a, gap_owner = a.compress(paint), gap_owner.compress(paint)
-    canvas.intervals((canvas.cell(rows, 0) + group)[gap_owner], a, a + length.compress(paint))
-    kids, parent = t.expand(nodes)
-    return kids, at.compress(~gap), ids[parent]
+    # the gaps of a node with n children are its durations 0, 2, ..., 2n (Lemma 1)
+    gaps = t.child_count[nodes] + 1
+    owner = np.repeat(np.arange(len(nodes)), gaps)
+    index = 2 * np.arange(len(owner)) + np.repeat(t.duration_start[nodes] - 2 * (np.cumsum(gaps) - gaps), gaps)
+    length = t.durations[index]
+    paint = np.flatnonzero((length > 0) & (group[owner] >= 0))
+    owner, index = owner[paint], index[paint]
+    begin = (times - t.duration_prefix[t.duration_start[nodes]])[owner] + t.duration_prefix[index]
+    canvas.intervals((canvas.cell(rows, 0) + group)[owner], begin, begin + length[paint])
+    kids, parent, offset = t.child_offsets(nodes)
+    return kids, times[parent] + offset, ids[parent]
 
 
 def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:

@@ -206,26 +206,26 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
     while len(nodes):
         total = painted[nodes]
         end = times + total
-        keep = (total > 0) & (end > start) & (times < stop)
-        nodes, times, end, enc, level, row = (x.compress(keep) for x in (nodes, times, end, enc, level, row))
-        if not len(nodes):
-            break
-        deepest = max(deepest, int(level.max()) + 1)
         c0, c1 = canvas.column(np.maximum(times, start)), canvas.column(np.minimum(end, stop) - 1)
-        inside = (c0 == c1) & (times >= start) & (end <= stop)
-        if inside.any():
+        shown = (total > 0) & (end > start) & (times < stop)
+        inside = shown & (c0 == c1) & (times >= start) & (end <= stop)
+        if not shown.any():
+            break
+        deepest = max(deepest, int(level.max(where=shown, initial=0)) + 1)
+        whole = np.flatnonzero(inside)
+        if len(whole):
             if by_depth:
-                gathered.append(tuple(x.compress(inside) for x in (nodes, c0, enc, level)))
+                gathered.append(tuple(x.take(whole) for x in (nodes, c0, enc, level)))
             else:
-                _whole(t, canvas, group_of, *(x.compress(inside) for x in (nodes, c0, enc, row)))
-            outside = ~inside
-            nodes, times, enc, level, row = (x.compress(outside) for x in (nodes, times, enc, level, row))
+                _whole(t, canvas, group_of, *(x.take(whole) for x in (nodes, c0, enc, row)))
+        cut = np.flatnonzero(shown ^ inside)
+        nodes, times, enc, level, row = (x.take(cut) for x in (nodes, times, enc, level, row))
         if not len(nodes):
             break
         call = kind[nodes] == _CALL
         group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)  # of the node's own time
         rows = np.where(call, level, level - 1) if by_depth else row
-        slot = runs.find(nodes) if runs is not None else np.full(len(nodes), -1)
+        slot = runs.slot.take(nodes) if runs is not None else np.full(len(nodes), -1)
         indexed = np.flatnonzero(slot >= 0)
         expanded = np.flatnonzero(slot < 0)
         kids, kid_times, parent = (np.concatenate(parts) for parts in zip(
@@ -273,26 +273,20 @@ def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
 
 @dataclass
 class ChildRuns:
-    """Running sums over the children of the nodes with many children (the ``parents``,
-    ascending; parent ``i`` has the children ``base[i]`` to ``base[i + 1] - 1`` in a
+    """Running sums over the children of the nodes with many children (the parents, in
+    ascending order; parent ``i`` has the children ``base[i]`` to ``base[i + 1] - 1`` in a
     common numbering). Per child: ``starts`` and ``ends`` on the scale of
     `NodeTables.duration_prefix` (so they ascend), and ``gaps`` its parent's gaps before
     its end. Row ``c`` of ``prefix`` sums over the children before ``c`` their memoized
     exclusive time per group and their uncovered time (`group_exclusive`): a run of
     children is the difference of two rows."""
 
-    parents: np.ndarray
+    slot: np.ndarray  #: per node, its number among the parents, or -1
     base: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
     gaps: np.ndarray
     prefix: np.ndarray
-
-    def find(self, nodes: np.ndarray) -> np.ndarray:
-        """Per node, its position in ``parents``, or -1."""
-        at = np.searchsorted(self.parents, nodes)
-        found = self.parents.take(at, mode="clip") == nodes if len(self.parents) else np.zeros(len(nodes), bool)
-        return np.where(found, at, -1)
 
 
 def child_runs(t: NodeTables, group_of: np.ndarray, least: int) -> ChildRuns:
@@ -307,18 +301,21 @@ def child_runs(t: NodeTables, group_of: np.ndarray, least: int) -> ChildRuns:
         kids, owner = t.expand(parents)
         counts = t.child_count[parents]
         base = np.cumsum(counts) - counts
-        slots = t.duration_start[parents][owner] + 2 * (np.arange(len(kids)) - base[owner]) + 1
-        if (t.durations < 0).any() or not np.array_equal(t.durations[slots], t.total[kids]):
-            parents, kids, owner, counts, base, slots = (np.zeros(0, np.int64),) * 6
+        positions = t.duration_start[parents][owner] + 2 * (np.arange(len(kids)) - base[owner]) + 1
+        if (t.durations < 0).any() or not np.array_equal(t.durations[positions], t.total[kids]):
+            parents, kids, owner, counts, base, positions = (np.zeros(0, np.int64),) * 6
         prefix = t.duration_prefix
-        ends = prefix[slots + 1]
+        ends = prefix[positions + 1]
         # the gaps before a child's end: its end minus the parent's start, less its own and
         # its elder siblings' durations
         covered = np.cumsum(t.total[kids])
         covered -= np.repeat(covered[base] - t.total[kids[base]], counts)
         gaps = ends - prefix[t.duration_start[parents]][owner] - covered
+        # one running sum over all parents: a run's difference is exact even if it wraps
         sums = np.cumsum(np.take(group_exclusive(t, group_of), kids, axis=0), axis=0)
-        found = memo[key] = ChildRuns(parents, np.append(base, len(kids)), prefix[slots], ends, gaps,
+        slot = np.full(len(t), -1, np.int32)
+        slot[parents] = np.arange(len(parents))
+        found = memo[key] = ChildRuns(slot, np.append(base, len(kids)), prefix[positions], ends, gaps,
                                       np.concatenate((np.zeros((1, sums.shape[1]), np.int64), sums)))
     return found
 

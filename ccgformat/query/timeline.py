@@ -344,18 +344,24 @@ def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: 
     column = c0[owner] + np.arange(len(owner)) - first_cut[owner]  # of the piece a cut starts
     point = canvas.b[column]
     point[first_cut], point[last_cut] = lo, hi
-    # per cut, the children starting before it (Lemma 1): numbers base to before - 1
-    shift = (t.duration_prefix[t.duration_start[nodes]] - times)[owner]  # time to the scale of the starts
-    base, after_all = runs.base[slot][owner], runs.base[slot + 1][owner]
-    before = np.where(point > times[owner], after_all, base)  # none before the node's start, all before its end
-    inner = np.flatnonzero((point > times[owner]) & (point < end[owner]))
-    before[inner] = np.maximum(np.searchsorted(runs.starts, point[inner] + shift[inner]), base[inner])
-    last = before - 1
-    some = before > base
-    last_end = np.where(some, runs.ends.take(last, mode="clip") - shift, point)
-    crossed = last_end > point  # the last of them ends after the cut
-    gaps_before = np.where(some, runs.gaps.take(last, mode="clip") + np.maximum(point - last_end, 0),
-                           point - times[owner])
+    # per cut, the children starting before it (Lemma 1), numbers base to before - 1, whether
+    # the last of them ends after the cut, and the node's gaps before the cut: none at the
+    # node's start; all at its end; searched in between
+    base = runs.base[slot]
+    after_start = point > times[owner]
+    before = np.where(after_start, runs.base[slot + 1][owner], base[owner])
+    gaps_before = np.where(after_start, t.gap[nodes][owner], 0)
+    crossed = np.zeros(len(owner), bool)
+    inner = np.flatnonzero(after_start & (point < end[owner]))
+    at, node = point[inner], owner[inner]
+    shift = t.duration_prefix[t.duration_start[nodes]] - times  # time to the scale of the starts
+    found = np.maximum(np.searchsorted(runs.starts, at + shift[node]), base[node])
+    some = found > base[node]
+    last_end = np.where(some, runs.ends.take(found - 1, mode="clip") - shift[node], at)
+    before[inner] = found
+    crossed[inner] = last_end > at
+    gaps_before[inner] = np.where(some, runs.gaps.take(found - 1, mode="clip") + np.maximum(at - last_end, 0),
+                                  at - times[node])
     # piece i runs from cut i to cut i + 1 of the same node; its own children are the rows
     # from the first starting at or after cut i to the last ending at or before cut i + 1
     piece = np.flatnonzero(np.arange(len(owner)) != last_cut[owner])
@@ -373,9 +379,9 @@ def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: 
     again = np.zeros(len(owner), bool)
     again[1:] = crossed[:-1] & (before[1:] == before[:-1]) & (owner[1:] == owner[:-1])
     descend = np.flatnonzero(crossed & ~again)
-    parent = owner[descend]
-    kids = t.children[t.child_start[nodes][parent] + last[descend] - base[descend]]
-    return kids, runs.starts[last[descend]] - shift[descend], ids[parent]
+    parent, last = owner[descend], before[descend] - 1
+    kids = t.children[t.child_start[nodes][parent] + last - base[parent]]
+    return kids, runs.starts[last] - shift[parent], ids[parent]
 
 
 def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarray, column: np.ndarray,

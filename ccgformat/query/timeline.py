@@ -12,7 +12,10 @@ One pass serves all columns: nodes spanning several columns are descended with t
 start times, splitting their own gaps (a call's exclusive pieces) across the columns;
 a node inside one column needs no times any more, so such nodes are gathered per
 (node, column, enclosing group, level) with multiplicities and their own gaps added that
-many times - the reuse of shared sub-trees of 4.5.3, per column.
+many times - the reuse of shared sub-trees of 4.5.3, per column. By location, a node with
+many children is not even expanded: running sums over its children (`ChildRuns`) give
+each of its column pieces the memoized times of the children wholly inside it, and only
+the children crossing a column bound descend.
 
 Colours: ``share = exclusive / max(|S_i| * k, sum over groups)`` with k the locations a
 depth row sums over (1 by location), which keeps the shares of a lossy archive, whose
@@ -243,6 +246,8 @@ def _expand_cut(t: NodeTables, canvas: _Canvas, nodes: np.ndarray, times: np.nda
     """Nodes spanning several columns, child by child: paint their own gaps (a call's
     exclusive pieces) in ``group`` (where >= 0) on their row of ``rows``, and return their
     children with start times and the ``ids`` of their parents."""
+    if not len(nodes):
+        return nodes, times, ids
     # the gaps of a node with n children are its durations 0, 2, ..., 2n (Lemma 1)
     gaps = t.child_count[nodes] + 1
     owner = np.repeat(np.arange(len(nodes)), gaps)

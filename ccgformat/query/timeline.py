@@ -233,7 +233,7 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
         expanded = np.flatnonzero(slot < 0)
         kids, kid_times, parent = (np.concatenate(parts) for parts in zip(
             _expand_cut(t, canvas, *(x.take(expanded) for x in (nodes, times, rows, group)), expanded),
-            _cut_by_runs(t, runs, canvas, *(x.take(indexed) for x in (nodes, times, slot, rows, group)), indexed)))
+            _cut_by_runs(runs, canvas, *(x.take(indexed) for x in (times, slot, rows, group)), indexed)))
         nodes, times = kids, kid_times
         enc, level, row = group[parent], (level + call)[parent], row[parent]
     if gathered:
@@ -278,16 +278,21 @@ def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
 
 @dataclass
 class ChildRuns:
-    """Running sums over the children of the nodes with many children (the parents, in
-    ascending order; parent ``i`` has the children ``base[i]`` to ``base[i + 1] - 1`` in a
-    common numbering). Per child: ``starts`` and ``ends`` on the scale of
-    `NodeTables.duration_prefix` (so they ascend), and ``gaps`` its parent's gaps before
-    its end. Row ``c`` of ``prefix`` sums over the children before ``c`` their memoized
-    exclusive time per group and their uncovered time (`group_exclusive`): a run of
-    children is the difference of two rows."""
+    """Running sums over the children of the nodes with many children, the parents (in
+    ascending order, numbered by ``slot``; a few of their columns are copied here, where
+    they are close together). Parent ``i`` has the children ``base[i]`` to
+    ``base[i + 1] - 1`` in a common numbering; per child: its node (``kids``), its
+    ``starts`` and ``ends`` on the scale of `NodeTables.duration_prefix` (so they ascend),
+    and ``gaps``, its parent's gaps before its end. Row ``c`` of ``prefix`` sums over the
+    children before ``c`` their memoized exclusive time per group and their uncovered
+    time (`group_exclusive`): a run of children is the difference of two rows."""
 
     slot: np.ndarray  #: per node, its number among the parents, or -1
     base: np.ndarray
+    total: np.ndarray  #: per parent, `NodeTables.total`
+    gap: np.ndarray  #: per parent, `NodeTables.gap`
+    origin: np.ndarray  #: per parent, its start on the scale of the starts
+    kids: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
     gaps: np.ndarray
@@ -310,40 +315,42 @@ def child_runs(t: NodeTables, group_of: np.ndarray, least: int) -> ChildRuns:
         if (t.durations < 0).any() or not np.array_equal(t.durations[positions], t.total[kids]):
             parents, kids, owner, counts, base, positions = (np.zeros(0, np.int64),) * 6
         prefix = t.duration_prefix
-        ends = prefix[positions + 1]
+        origin, ends = prefix[t.duration_start[parents]], prefix[positions + 1]
         # the gaps before a child's end: its end minus the parent's start, less its own and
         # its elder siblings' durations
         covered = np.cumsum(t.total[kids])
         covered -= np.repeat(covered[base] - t.total[kids[base]], counts)
-        gaps = ends - prefix[t.duration_start[parents]][owner] - covered
+        gaps = ends - origin[owner] - covered
         # one running sum over all parents: a run's difference is exact even if it wraps
         sums = np.cumsum(np.take(group_exclusive(t, group_of), kids, axis=0), axis=0)
         slot = np.full(len(t), -1, np.int32)
         slot[parents] = np.arange(len(parents))
-        found = memo[key] = ChildRuns(slot, np.append(base, len(kids)), prefix[positions], ends, gaps,
+        found = memo[key] = ChildRuns(slot, np.append(base, len(kids)), t.total[parents], t.gap[parents], origin,
+                                      kids, prefix[positions], ends, gaps,
                                       np.concatenate((np.zeros((1, sums.shape[1]), np.int64), sums)))
     return found
 
 
-def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: np.ndarray, times: np.ndarray,
-                 slot: np.ndarray, rows: np.ndarray, group: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, ...]:
+def _cut_by_runs(runs: ChildRuns | None, canvas: _Canvas, times: np.ndarray, slot: np.ndarray, rows: np.ndarray,
+                 group: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, ...]:
     """Nodes spanning several columns, by their `ChildRuns` (4.5.4 with the shared partial
     results of 4.5.3): the column bounds (and window ends) inside a node cut it into
     pieces; a piece gets the memoized times of the children wholly inside it and its own
     gaps from two rows of running sums each, whatever the number of children. Only the
     children crossing a cut are returned (with start times and the ``ids`` of their
-    parents) to descend. ``slot`` locates each node in ``runs``; its gaps and its
-    children's uncovered time go to ``group`` (where >= 0) on its row of ``rows``."""
-    if not len(nodes):
-        return nodes, times, ids
+    parents) to descend. The nodes start at ``times`` and are the parents ``slot`` of
+    ``runs``; their gaps and their children's uncovered time go to ``group`` (where >= 0)
+    on their rows of ``rows``."""
+    if not len(slot):
+        return slot, times, ids
     order = np.argsort(slot, kind="stable")  # the searches below then run forward through the runs
-    nodes, times, slot, rows, group, ids = (x.take(order) for x in (nodes, times, slot, rows, group, ids))
+    times, slot, rows, group, ids = (x.take(order) for x in (times, slot, rows, group, ids))
     start, stop = canvas.b[0], canvas.b[-1]
-    end = times + t.total[nodes]
+    end = times + runs.total[slot]
     lo, hi = np.maximum(times, start), np.minimum(end, stop)
     c0 = canvas.column(lo)
     cuts = canvas.column(hi - 1) - c0 + 2  # lo, the column bounds between, hi
-    owner = np.repeat(np.arange(len(nodes)), cuts)
+    owner = np.repeat(np.arange(len(slot)), cuts)
     first_cut = np.cumsum(cuts) - cuts
     last_cut = first_cut + cuts - 1
     column = c0[owner] + np.arange(len(owner)) - first_cut[owner]  # of the piece a cut starts
@@ -355,11 +362,11 @@ def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: 
     base = runs.base[slot]
     after_start = point > times[owner]
     before = np.where(after_start, runs.base[slot + 1][owner], base[owner])
-    gaps_before = np.where(after_start, t.gap[nodes][owner], 0)
+    gaps_before = np.where(after_start, runs.gap[slot][owner], 0)
     crossed = np.zeros(len(owner), bool)
     inner = np.flatnonzero(after_start & (point < end[owner]))
     at, node = point[inner], owner[inner]
-    shift = t.duration_prefix[t.duration_start[nodes]] - times  # time to the scale of the starts
+    shift = runs.origin[slot] - times  # time to the scale of the starts
     found = np.maximum(np.searchsorted(runs.starts, at + shift[node]), base[node])
     some = found > base[node]
     last_end = np.where(some, runs.ends.take(found - 1, mode="clip") - shift[node], at)
@@ -385,8 +392,7 @@ def _cut_by_runs(t: NodeTables, runs: ChildRuns | None, canvas: _Canvas, nodes: 
     again[1:] = crossed[:-1] & (before[1:] == before[:-1]) & (owner[1:] == owner[:-1])
     descend = np.flatnonzero(crossed & ~again)
     parent, last = owner[descend], before[descend] - 1
-    kids = t.children[t.child_start[nodes][parent] + last - base[parent]]
-    return kids, runs.starts[last] - shift[parent], ids[parent]
+    return runs.kids[last], runs.starts[last] - shift[parent], ids[parent]
 
 
 def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarray, column: np.ndarray,

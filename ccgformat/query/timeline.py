@@ -325,8 +325,9 @@ def child_runs(t: NodeTables, group_of: np.ndarray, least: int) -> ChildRuns:
         sums = np.cumsum(np.take(group_exclusive(t, group_of), kids, axis=0), axis=0)
         slot = np.full(len(t), -1, np.int32)
         slot[parents] = np.arange(len(parents))
-        found = memo[key] = ChildRuns(slot, np.append(base, len(kids)), t.total[parents], t.gap[parents], origin,
-                                      kids, prefix[positions], ends, gaps,
+        total = t.total[parents]
+        found = memo[key] = ChildRuns(slot, np.append(base, len(kids)), total, total - covered[base + counts - 1],
+                                      origin, kids, prefix[positions], ends, gaps,
                                       np.concatenate((np.zeros((1, sums.shape[1]), np.int64), sums)))
     return found
 

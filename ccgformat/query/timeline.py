@@ -13,9 +13,9 @@ start times, splitting their own gaps (a call's exclusive pieces) across the col
 a node inside one column needs no times any more, so such nodes are gathered per
 (node, column, enclosing group, level) with multiplicities and their own gaps added that
 many times - the reuse of shared sub-trees of 4.5.3, per column. By location, a node with
-many children is not even expanded: running sums over its children (`ChildRuns`) give
-each of its column pieces the memoized times of the children wholly inside it, and only
-the children crossing a column bound descend.
+many children (more than the column bounds it crosses) is not even expanded: running sums
+over its children (`ChildRuns`) give each of its column pieces the memoized times of the
+children wholly inside it, and only the children crossing a column bound descend.
 
 Colours: ``share = exclusive / max(|S_i| * k, sum over groups)`` with k the locations a
 depth row sums over (1 by location), which keeps the shares of a lossy archive, whose
@@ -222,13 +222,13 @@ def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarra
             else:
                 _whole(t, canvas, group_of, *(x.take(whole) for x in (nodes, c0, enc, row)))
         cut = np.flatnonzero(shown ^ inside)
-        nodes, times, enc, level, row = (x.take(cut) for x in (nodes, times, enc, level, row))
+        nodes, times, enc, level, row, spans = (x.take(cut) for x in (nodes, times, enc, level, row, c1 - c0))
         if not len(nodes):
             break
         call = kind[nodes] == _CALL
         group = np.where(call, group_of[np.where(call, t.key0[nodes], 0)], enc)  # of the node's own time
         rows = np.where(call, level, level - 1) if by_depth else row
-        slot = runs.slot.take(nodes) if runs is not None else np.full(len(nodes), -1)
+        slot = runs.worth(nodes, spans) if runs is not None else np.full(len(nodes), -1)
         indexed = np.flatnonzero(slot >= 0)
         expanded = np.flatnonzero(slot < 0)
         kids, kid_times, parent = (np.concatenate(parts) for parts in zip(
@@ -297,6 +297,14 @@ class ChildRuns:
     ends: np.ndarray
     gaps: np.ndarray
     prefix: np.ndarray
+
+    def worth(self, nodes: np.ndarray, spans: np.ndarray) -> np.ndarray:
+        """Per node, its number among the parents if it crosses fewer column bounds
+        (``spans``) than it has children, so that cutting it costs less than expanding
+        it; else -1."""
+        slot = self.slot.take(nodes)
+        children = self.base.take(slot + 1, mode="clip") - self.base.take(slot, mode="clip")
+        return np.where((slot >= 0) & (spans < children), slot, -1)
 
 
 def child_runs(t: NodeTables, group_of: np.ndarray, least: int) -> ChildRuns:
@@ -388,9 +396,9 @@ def _cut_by_runs(runs: ChildRuns | None, canvas: _Canvas, times: np.ndarray, slo
     own = group[node]
     mine = np.flatnonzero(own >= 0)
     canvas.add_cells(cells[mine] + own[mine], (gaps_before[piece + 1] - gaps_before[piece] + sums[:, -1])[mine])
-    # a child crossing several cuts descends once
+    # a child crossing several cuts descends once (the same child is last before them)
     again = np.zeros(len(owner), bool)
-    again[1:] = crossed[:-1] & (before[1:] == before[:-1]) & (owner[1:] == owner[:-1])
+    again[1:] = (before[1:] == before[:-1]) & (owner[1:] == owner[:-1])
     descend = np.flatnonzero(crossed & ~again)
     parent, last = owner[descend], before[descend] - 1
     return runs.kids[last], runs.starts[last] - shift[parent], ids[parent]

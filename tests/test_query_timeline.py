@@ -61,9 +61,9 @@ def test_timeline_matches_brute_force(trace, params, data):
 @given(traces.traces(), st.sampled_from([Params(branching=2), Params(abs_dev=20, rel_dev=0.3, branching=3)]),
        st.data())
 def test_running_sums_over_children_match_brute_force(trace, params, data):
-    """Every node with children cut into column pieces by its running sums (`child_runs`),
-    not only the nodes with many children; a small branching factor for artificial nodes,
-    whose gaps are uncovered time."""
+    """Running sums over children (`child_runs`) for every node with children that crosses
+    fewer column bounds than it has children, not only for the nodes with many children;
+    a small branching factor for artificial nodes, whose gaps are uncovered time."""
     graph = oracle.build(trace, params)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(importlib.import_module("ccgformat.query.timeline"), "INDEXED_CHILDREN", 1)

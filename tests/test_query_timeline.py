@@ -3,6 +3,7 @@ every pixel column; colour blending and the PNG."""
 
 from __future__ import annotations
 
+import importlib
 import struct
 import zlib
 
@@ -39,16 +40,34 @@ def check(source, start, stop, width, locations, by):
     return result
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
-@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3)]), st.data())
-def test_timeline_matches_brute_force(trace, params, data):
-    graph = oracle.build(trace, params)
+def draw_window(trace, data):
+    """A window around the trace's events, a width and some of its locations."""
     times = [e.time for events in trace.values() for e in events]
     lo, hi = min(times), max(times)
     start = data.draw(st.integers(lo - 3, hi))
     stop = data.draw(st.integers(start + 1, hi + 3))
     locations = data.draw(st.lists(st.sampled_from(sorted(trace)), min_size=1, unique=True))
-    check(graph, start, stop, data.draw(st.integers(1, 40)), locations, data.draw(st.sampled_from(["location", "depth"])))
+    return start, stop, data.draw(st.integers(1, 40)), locations
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3)]), st.data())
+def test_timeline_matches_brute_force(trace, params, data):
+    graph = oracle.build(trace, params)
+    check(graph, *draw_window(trace, data), data.draw(st.sampled_from(["location", "depth"])))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces(), st.sampled_from([Params(branching=2), Params(abs_dev=20, rel_dev=0.3, branching=3)]),
+       st.data())
+def test_running_sums_over_children_match_brute_force(trace, params, data):
+    """Running sums over children (`child_runs`) for every node with children that crosses
+    fewer column bounds than it has children, not only for the nodes with many children;
+    a small branching factor for artificial nodes, whose gaps are uncovered time."""
+    graph = oracle.build(trace, params)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(importlib.import_module("ccgformat.query.timeline"), "INDEXED_CHILDREN", 1)
+        check(graph, *draw_window(trace, data), "location")
 
 
 @pytest.mark.parametrize("name", ["otf2-stencil", "paje-native", "otf-out", "chrome-rocprof", "otf2-pingpong"])

@@ -57,7 +57,7 @@ _RECEIVES = (EventKind.RECV, EventKind.IRECV)
 
 # --------------------------------------------------------------------------- results
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RegionProfile:
     region: int
     name: str
@@ -202,6 +202,8 @@ class ProfileEngine:
         self._vec = np.zeros((16, self.layout.size), dtype=np.int64)
         self._lo = np.zeros((16, self.layout.R), dtype=np.int64)
         self._hi = np.zeros((16, self.layout.R), dtype=np.int64)
+        #: the columns of the memo that are not zero in every row (a window reads only those)
+        self._columns = np.zeros(0, np.int64)
 
     # ------------------------------------------------------------------ sub-trees
 
@@ -231,6 +233,7 @@ class ProfileEngine:
         self._vec[rows], self._lo[rows], self._hi[rows] = partial.vec, partial.lo, partial.hi
         self.slot[nodes] = rows
         self._rows += k
+        self._columns = np.union1d(self._columns, np.flatnonzero(partial.vec.any(axis=0)))
 
     def _recall(self, out: Partial, nodes: np.ndarray, tags: np.ndarray, counts: np.ndarray) -> None:
         """Add memoized sub-trees, each ``counts`` times to its tag, in one step."""
@@ -343,14 +346,19 @@ class ProfileEngine:
         messages = np.zeros((len(locations), 4 * layout.P), np.int64)
         if len(node):  # the sub-trees taken whole: few (b per level and bound), all memoized
             self.memoize(node, at)
-            order = np.argsort(seed_tag, kind="stable")
-            rows, seed_tag = self.slot[node][order], seed_tag[order]
-            memo = self._vec[rows]
-            vec += memo.sum(axis=0)
+            rows, inverse, repeats = np.unique(self.slot[node], return_inverse=True, return_counts=True)
+            columns = self._columns
+            with np.errstate(over="ignore"):  # a sub-tree shared by several seeds is read once
+                vec[columns] += repeats @ self._vec[rows[:, None], columns]
             low = np.minimum(low, self._lo[rows].min(axis=0))
             high = np.maximum(high, self._hi[rows].max(axis=0))
-            starts = np.flatnonzero(np.concatenate(([True], seed_tag[1:] != seed_tag[:-1])))
-            messages[seed_tag[starts]] = np.add.reduceat(memo[:, layout.sent:layout.sent + 4 * layout.P], starts)
+            talking = self._vec[rows, layout.sent:layout.sent + 4 * layout.P]
+            talks = talking.any(axis=1)[inverse]  # only seeds holding messages are split by location
+            if talks.any():
+                order = np.argsort(seed_tag[talks], kind="stable")
+                tags, which = seed_tag[talks][order], inverse[talks][order]
+                starts = np.flatnonzero(np.concatenate(([True], tags[1:] != tags[:-1])))
+                messages[tags[starts]] = np.add.reduceat(talking[which], starts)
         self._add(totals, locations, vec, low, high, early, messages)
 
     def metric_bits(self, locations: list[int], times: list[int]) -> np.ndarray:
@@ -534,15 +542,15 @@ def _change(value_type: str, first: int, last: int) -> int | float:
 def _result(definitions: Any, start: int | None, stop: int | None, chosen: list[int], totals: Totals,
             metrics: dict[int, int | float]) -> Profile:
     regions = []
-    calls, incl, excl = totals.calls, totals.inclusive, totals.exclusive
-    for region in np.flatnonzero(calls | incl | excl).tolist():
-        count, inclusive, exclusive = int(calls[region]), int(incl[region]), int(excl[region])
+    shown = np.flatnonzero(totals.calls | totals.inclusive | totals.exclusive)
+    columns = (shown.tolist(), *(column[shown].tolist() for column in (
+        totals.calls, totals.inclusive, totals.exclusive, totals.low, totals.high, totals.before)))
+    for region, count, inclusive, exclusive, low, high, before in zip(*columns):
         name = definitions.regions[region].name if region < len(definitions.regions) else f"region {region}"
         counted = count > 0
         regions.append(RegionProfile(region, name, group_name(definitions, region), count, inclusive, exclusive,
-                                     int(totals.low[region]) if counted else None,
-                                     int(totals.high[region]) if counted else None,
-                                     wrap64(inclusive - int(totals.before[region])) / count if counted else None))
+                                     low if counted else None, high if counted else None,
+                                     wrap64(inclusive - before) / count if counted else None))
     groups: dict[str, list[int]] = {}
     for row in regions:
         entry = groups.setdefault(row.group, [0, 0, 0])

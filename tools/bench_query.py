@@ -203,7 +203,7 @@ def query_child(spec: dict[str, Any]) -> dict[str, Any]:
         timeline(archive, first, last + 1, TIMELINE_WIDTH)
         timeline_cold = _ms(time.perf_counter() - t0)
         samples = []
-        for _ in range(max(repeat, 3)):
+        for _ in range(max(repeat, 7)):
             t0 = time.perf_counter()
             timeline(archive, first, last + 1, TIMELINE_WIDTH)
             samples.append(_ms(time.perf_counter() - t0))

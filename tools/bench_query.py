@@ -193,7 +193,7 @@ def query_child(spec: dict[str, Any]) -> dict[str, Any]:
         successive = []
         for a, b in windows:
             samples = []
-            for _ in range(max(repeat, 5)):
+            for _ in range(max(repeat, 9)):
                 t0 = time.perf_counter()
                 profile(archive, a, b)
                 samples.append(_ms(time.perf_counter() - t0))

@@ -54,7 +54,7 @@ class SummaryIndex:
         #: parsed row lists, by (id of the checkpoint object, member); the checkpoints live in _points
         self._arrays: dict[tuple[int, str], np.ndarray] = {}
         self._stacked: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
-        self._differences: dict[tuple[int, int, int], tuple[np.ndarray, list[list[int]], list[list[int]],
+        self._differences: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, list[list[int]],
                                                             list[list[int]]]] = {}
         #: region ids in the index must be defined (the builder refuses undefined ones)
         self.regions = len(archive.definitions.regions)
@@ -140,8 +140,7 @@ class SummaryIndex:
         for cut in cuts:
             regions, peers, operations, metrics = self._changes(cut.location, cut.a, cut.b)
             changes.append(regions)
-            for peer, sent, sent_bytes, received, received_bytes in peers:
-                totals.add_pair(cut.location, peer, sent, sent_bytes, received, received_bytes)
+            totals.add_pairs(np.full(len(peers), cut.location), *peers.T)
             for operation, count, sent, received in operations:
                 totals.add_collective(operation, count, sent, received)
             for metric, change in metrics:
@@ -165,7 +164,7 @@ class SummaryIndex:
         zero = np.zeros(len(early), np.int64)
         totals.add_regions(early, zero, zero, zero, np.concatenate(parts))
 
-    def _changes(self, location: int, a: int, b: int) -> tuple[np.ndarray, list[list[int]], list[list[int]],
+    def _changes(self, location: int, a: int, b: int) -> tuple[np.ndarray, np.ndarray, list[list[int]],
                                                                  list[list[int]]]:
         """The cumulative members' differences between checkpoints a and b of a location:
         region rows, peer rows, operation rows and (metric, change) pairs (kept: a zoom
@@ -182,7 +181,7 @@ class SummaryIndex:
             before = dict(self._rows(location, snapshots[a], "metrics", 2).tolist())
             metrics = [[metric, wrap64(value - before.get(metric, 0))]
                        for metric, value in self._rows(location, snapshots[b], "metrics", 2).tolist()]
-            found = self._differences[key] = (regions, peers.tolist(), operations.tolist(), metrics)
+            found = self._differences[key] = (regions, peers, operations.tolist(), metrics)
         return found
 
     def metric_bits(self, location: int, point: int, metrics: list[int]) -> np.ndarray:

@@ -202,8 +202,6 @@ class ProfileEngine:
         self._vec = np.zeros((16, self.layout.size), dtype=np.int64)
         self._lo = np.zeros((16, self.layout.R), dtype=np.int64)
         self._hi = np.zeros((16, self.layout.R), dtype=np.int64)
-        #: the columns of the memo that are not zero in every row (a window reads only those)
-        self._columns = np.zeros(0, np.int64)
 
     # ------------------------------------------------------------------ sub-trees
 
@@ -233,7 +231,6 @@ class ProfileEngine:
         self._vec[rows], self._lo[rows], self._hi[rows] = partial.vec, partial.lo, partial.hi
         self.slot[nodes] = rows
         self._rows += k
-        self._columns = np.union1d(self._columns, np.flatnonzero(partial.vec.any(axis=0)))
 
     def _recall(self, out: Partial, nodes: np.ndarray, tags: np.ndarray, counts: np.ndarray) -> None:
         """Add memoized sub-trees, each ``counts`` times to its tag, in one step."""
@@ -346,19 +343,19 @@ class ProfileEngine:
         messages = np.zeros((len(locations), 4 * layout.P), np.int64)
         if len(node):  # the sub-trees taken whole: few (b per level and bound), all memoized
             self.memoize(node, at)
-            rows, inverse, repeats = np.unique(self.slot[node], return_inverse=True, return_counts=True)
-            columns = self._columns
-            with np.errstate(over="ignore"):  # a sub-tree shared by several seeds is read once
-                vec[columns] += repeats @ self._vec[rows[:, None], columns]
-            low = np.minimum(low, self._lo[rows].min(axis=0))
-            high = np.maximum(high, self._hi[rows].max(axis=0))
-            talking = self._vec[rows, layout.sent:layout.sent + 4 * layout.P]
-            talks = talking.any(axis=1)[inverse]  # only seeds holding messages are split by location
+            rows = self.slot[node]
+            memo = np.take(self._vec, rows, axis=0)
+            with np.errstate(over="ignore"):
+                vec += memo.sum(axis=0)
+            low = np.minimum(low, np.take(self._lo, rows, axis=0).min(axis=0))
+            high = np.maximum(high, np.take(self._hi, rows, axis=0).max(axis=0))
+            talking = memo[:, layout.sent:layout.sent + 4 * layout.P]
+            talks = talking.any(axis=1)  # only seeds holding messages are split by location
             if talks.any():
                 order = np.argsort(seed_tag[talks], kind="stable")
-                tags, which = seed_tag[talks][order], inverse[talks][order]
+                tags, which = seed_tag[talks][order], talking[talks][order]
                 starts = np.flatnonzero(np.concatenate(([True], tags[1:] != tags[:-1])))
-                messages[tags[starts]] = np.add.reduceat(talking[which], starts)
+                messages[tags[starts]] = np.add.reduceat(which, starts)
         self._add(totals, locations, vec, low, high, early, messages)
 
     def metric_bits(self, locations: list[int], times: list[int]) -> np.ndarray:
@@ -391,12 +388,10 @@ class ProfileEngine:
         totals.add_regions(regions, vec[layout.calls:layout.calls + R], vec[layout.incl:layout.incl + R],
                            vec[layout.excl:layout.excl + R], early)
         totals.extremes(regions, low, high)
-        for offset, outgoing in ((0, True), (2 * P, False)):
-            counts, size = messages[:, offset:offset + P], messages[:, offset + P:offset + 2 * P]
-            for tag, peer in zip(*(axis.tolist() for axis in np.nonzero(counts))):
-                pair = (int(counts[tag, peer]), int(size[tag, peer]))
-                totals.add_pair(locations[tag], peer if peer < P - 1 else -1,
-                                *(pair + (0, 0) if outgoing else (0, 0) + pair))
+        tag, peer = np.nonzero(messages[:, :P] | messages[:, 2 * P:3 * P])
+        totals.add_pairs(np.asarray(locations, np.int64)[tag], np.where(peer < P - 1, peer, -1),
+                         messages[tag, peer], messages[tag, P + peer], messages[tag, 2 * P + peer],
+                         messages[tag, 3 * P + peer])
         for i, op in enumerate(layout.ops.tolist()):
             if vec[layout.coll + i]:
                 totals.add_collective(op, int(vec[layout.coll + i]), int(vec[layout.coll_sent + i]),
@@ -455,7 +450,7 @@ class Totals:
     def __init__(self, regions: int) -> None:
         self.calls, self.inclusive, self.exclusive, self.before = (np.zeros(regions, np.int64) for _ in range(4))
         self.low, self.high = np.full(regions, _BIG, np.int64), np.full(regions, -1, np.int64)
-        self.pairs: dict[tuple[int, int], list[int]] = {}
+        self.pairs: list[np.ndarray] = [np.zeros((0, 6), np.int64)]  # sender, receiver, 4 sums
         self.collectives: dict[int, list[int]] = {}
         self.metrics: dict[int, int] = {}
 
@@ -470,15 +465,14 @@ class Totals:
         np.minimum.at(self.low, region, low)
         np.maximum.at(self.high, region, high)
 
-    def add_pair(self, location: int, peer: int, sent: int, sent_bytes: int, received: int,
-                 received_bytes: int) -> None:
-        peer = peer if peer >= 0 else -1
-        for key, column, count, size in (((location, peer), 0, sent, sent_bytes),
-                                         ((peer, location), 2, received, received_bytes)):
-            if count or size:
-                row = self.pairs.setdefault(key, [0, 0, 0, 0])
-                row[column] += count
-                row[column + 1] += size
+    def add_pairs(self, location: np.ndarray, peer: np.ndarray, sent: np.ndarray, sent_bytes: np.ndarray,
+                  received: np.ndarray, received_bytes: np.ndarray) -> None:
+        """Messages of ``location[i]`` with ``peer[i]`` (any negative peer counts as -1):
+        sent ones for the pair (location, peer), received ones for (peer, location)."""
+        peer = np.where(peer >= 0, peer, -1)
+        zero = np.zeros(len(peer), np.int64)
+        self.pairs.append(np.column_stack((location, peer, sent, sent_bytes, zero, zero)))
+        self.pairs.append(np.column_stack((peer, location, zero, zero, received, received_bytes)))
 
     def add_collective(self, operation: int, count: int, sent: int, received: int) -> None:
         row = self.collectives.setdefault(operation, [0, 0, 0])
@@ -557,8 +551,13 @@ def _result(definitions: Any, start: int | None, stop: int | None, chosen: list[
         entry[0] += row.calls
         entry[1] += row.inclusive
         entry[2] += row.exclusive
-    pairs = [PairProfile(s, r, *(wrap64(v) for v in values)) for (s, r), values in sorted(totals.pairs.items())
-             if any(values)]
+    rows = np.concatenate(totals.pairs)
+    rows = rows[rows[:, 2:].any(axis=1)]
+    rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))]
+    first = np.flatnonzero(np.concatenate(([len(rows) > 0], np.any(rows[1:, :2] != rows[:-1, :2], axis=1))))
+    with np.errstate(over="ignore"):  # per (sender, receiver), wrapping
+        sums = np.add.reduceat(rows[:, 2:], first) if len(rows) else np.zeros((0, 4), np.int64)
+    pairs = [PairProfile(*key, *values) for key, values in zip(rows[first, :2].tolist(), sums.tolist())]
     collectives = [CollectiveProfile(op, *(wrap64(v) for v in values))
                    for op, values in sorted(totals.collectives.items()) if values[0]]
     names = {i: m.name for i, m in enumerate(definitions.metrics)}

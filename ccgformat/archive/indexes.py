@@ -35,6 +35,9 @@ class Walker(Protocol):
 
     def events(self) -> Any: ...
 
+#: The row lists of SNAPSHOTS and SUMMARY checkpoints (spec 4.4, 4.5) and their row widths.
+ROW_WIDTHS = {"stack": 2, "metrics": 2, "regions": 4, "peers": 5, "operations": 4, "durations": 3, "open": 3}
+
 _SENDS = (EventKind.SEND, EventKind.ISEND)
 _RECEIVES = (EventKind.RECV, EventKind.IRECV)
 
@@ -119,7 +122,7 @@ class _Accumulator:
                 [[r, *calls[r]] for r in sorted(calls)], list(self.messages), list(self.collectives))
 
 
-class _Totals:
+class _Cumulative:
     """Cumulative int64 sums (wrapping like the format's) per key, for peers and operations."""
 
     def __init__(self, width: int) -> None:
@@ -148,8 +151,8 @@ class SegmentIndex:
     segment close the calls open at its start, and ENTERs without a LEAVE stay open."""
 
     def __init__(self) -> None:
-        self.peers = _Totals(4)
-        self.operations = _Totals(3)
+        self.peers = _Cumulative(4)
+        self.operations = _Cumulative(3)
         self.frames: list[tuple[int, int, list[list[int]]]] = []  # region, enter, rows awaiting the leave
         self.shortest: dict[int, list[int]] = {}
 

@@ -23,6 +23,7 @@ from ..graph.graph import LocationRoot
 from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
 from .codec import NodeBlock
+from .indexes import ROW_WIDTHS
 from .layout import BLOCK_OVERHEAD, FILE_HEADER, RESERVED_AGGREGATION, TRAILER, SectionKind
 from .native import decode_block
 from .reader import Archive
@@ -402,7 +403,7 @@ class _Verifier:
             if not previous_time <= time <= root.end:
                 return (f"checkpoint {k} has time {time}, outside [{previous_time}, {root.end}] "
                         f"(times must not decrease and lie within the location's time range)")
-            for member, width in _ROW_MEMBERS.items():
+            for member, width in ROW_WIDTHS.items():
                 rows = point.get(member, [])
                 if not isinstance(rows, list) or not all(
                         isinstance(row, list) and len(row) == width and all(map(_is_int, row)) for row in rows):
@@ -411,10 +412,6 @@ class _Verifier:
         if previous_index != events:
             return f"the last checkpoint is at index {previous_index}, not at the location's {events} events"
         return None
-
-
-#: the row lists of checkpoints (SNAPSHOTS and SUMMARY, 4.4 and 4.5) and their widths
-_ROW_MEMBERS = {"stack": 2, "metrics": 2, "regions": 4, "peers": 5, "operations": 4, "durations": 3, "open": 3}
 
 
 def _is_int(value: Any) -> bool:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..archive.indexes import ROW_WIDTHS
 from ..archive.layout import SectionKind
 from ..errors import CorruptArchiveError
 from ..graph.pool import wrap64
@@ -84,8 +85,8 @@ class SummaryIndex:
             start = self.archive.roots[location].start
             origin = {"index": 0, "time": start, "regions": [], "peers": [], "operations": [], "durations": [],
                       "open": [], "metrics": []}
-            times = np.array([start] + [_integer(self, location, p, "time") for p in summary], np.int64)
-            indexes = np.array([0] + [_integer(self, location, p, "index") for p in summary], np.int64)
+            times = np.array([start] + [self._integer(location, p, "time") for p in summary], np.int64)
+            indexes = np.array([0] + [self._integer(location, p, "index") for p in summary], np.int64)
             events = self.archive.roots[location].events
             if np.any(np.diff(times) < 0) or np.any(np.diff(indexes) <= 0) or indexes[-1] != events:
                 self._corrupt(location, "checkpoint indexes or times are out of order, or the last checkpoint "
@@ -124,7 +125,7 @@ class SummaryIndex:
         key = (location, point)
         clean = self._clean.get(key)
         if clean is None:
-            index = _integer(self, location, summary[point], "index")
+            index = self._integer(location, summary[point], "index")
             clean = int(self.archive.location(location).event(index - 1).time) < int(summary[point]["time"])
             self._clean[key] = clean
         return clean
@@ -151,7 +152,7 @@ class SummaryIndex:
             opened.append(entered[entered[:, 1] >= cut.low])  # entered inside the interior
             _, summary, _ = self.points(cut.location)
             for point, upto in ((cut.a, cut.high), (cut.b, hi)):  # calls entered before the window
-                rows = self._rows(cut.location, summary[point], "open", 3)
+                rows = self._rows(cut.location, summary[point], "open")
                 rows = rows[rows[:, 1] < lo]
                 early.append(rows[:, 0])
                 parts.append(np.maximum(0, np.minimum(rows[:, 2], upto) - int(summary[point]["time"])))
@@ -174,21 +175,29 @@ class SummaryIndex:
         if found is None:
             _, summary, snapshots = self.points(location)
             first, last = summary[a], summary[b]
-            regions = _difference(self._rows(location, first, "regions", 4), self._rows(location, last, "regions", 4))
-            peers = _difference(self._rows(location, first, "peers", 5), self._rows(location, last, "peers", 5))
-            operations = _difference(self._rows(location, first, "operations", 4),
-                                     self._rows(location, last, "operations", 4))
-            before = dict(self._rows(location, snapshots[a], "metrics", 2).tolist())
+            regions = _difference(self._rows(location, first, "regions"), self._rows(location, last, "regions"))
+            peers = _difference(self._rows(location, first, "peers"), self._rows(location, last, "peers"))
+            operations = _difference(self._rows(location, first, "operations"),
+                                     self._rows(location, last, "operations"))
+            before = dict(self._rows(location, snapshots[a], "metrics").tolist())
             metrics = [[metric, wrap64(value - before.get(metric, 0))]
-                       for metric, value in self._rows(location, snapshots[b], "metrics", 2).tolist()]
+                       for metric, value in self._rows(location, snapshots[b], "metrics").tolist()]
             found = self._differences[key] = (regions, peers, operations.tolist(), metrics)
         return found
+
+    def sampled_metrics(self) -> set[int]:
+        """The metrics sampled anywhere in the trace: those of every location's final snapshot."""
+        sampled: set[int] = set()
+        for location in self.archive.roots:
+            _, _, snapshots = self.points(location)
+            sampled.update(self._rows(location, snapshots[-1], "metrics")[:, 0].tolist())
+        return sampled
 
     def metric_bits(self, location: int, point: int, metrics: list[int]) -> np.ndarray:
         """The raw 64 bits of the values of ``metrics`` at a checkpoint (0 for a metric not
         sampled before it), from the snapshot."""
         _, _, snapshots = self.points(location)
-        values = dict(self._rows(location, snapshots[point], "metrics", 2).tolist())
+        values = dict(self._rows(location, snapshots[point], "metrics").tolist())
         return np.array([values.get(metric, 0) for metric in metrics], np.int64)
 
     def _between(self, location: int, member: str, cut: Cut) -> np.ndarray:
@@ -198,20 +207,22 @@ class SummaryIndex:
         found = self._stacked.get(key)
         if found is None:
             _, summary, _ = self.points(location)
-            parts = [self._rows(location, point, member, 3) for point in summary]
+            parts = [self._rows(location, point, member) for point in summary]
             found = self._stacked[key] = (np.concatenate(parts),
                                           np.concatenate(([0], np.cumsum([len(part) for part in parts]))))
         rows, offsets = found
         return rows[offsets[cut.a + 1]:offsets[cut.b + 1]]
 
-    def _rows(self, location: int, point: dict[str, Any], member: str, width: int) -> np.ndarray:
+    def _rows(self, location: int, point: dict[str, Any], member: str) -> np.ndarray:
+        """A checkpoint's row list ``member`` as an array, parsed and checked once."""
         key = (id(point), member)
         found = self._arrays.get(key)
         if found is None:
-            found = self._arrays[key] = self._parse(location, point, member, width)
+            found = self._arrays[key] = self._parse(location, point, member)
         return found
 
-    def _parse(self, location: int, point: dict[str, Any], member: str, width: int) -> np.ndarray:
+    def _parse(self, location: int, point: dict[str, Any], member: str) -> np.ndarray:
+        width = ROW_WIDTHS[member]
         rows = point.get(member)
         try:
             array = np.asarray(rows, dtype=np.int64)
@@ -226,19 +237,18 @@ class SummaryIndex:
                                     f"defined")
         return array
 
+    def _integer(self, location: int, point: Any, member: str) -> int:
+        value = point.get(member) if isinstance(point, dict) else None
+        if not isinstance(value, int) or isinstance(value, bool):
+            self._corrupt(location, f"a checkpoint lacks an integer '{member}'")
+        return value
+
     def _corrupt(self, location: int, reason: str) -> None:
         raise CorruptArchiveError(f"location {location}: {reason}", path=str(self.archive.path))
 
 
 #: the members whose rows start with a region id
 _BY_REGION = ("regions", "durations", "open")
-
-
-def _integer(index: SummaryIndex, location: int, point: Any, member: str) -> int:
-    value = point.get(member) if isinstance(point, dict) else None
-    if not isinstance(value, int) or isinstance(value, bool):
-        index._corrupt(location, f"a checkpoint lacks an integer '{member}'")
-    return value
 
 
 def _difference(before: np.ndarray, after: np.ndarray) -> np.ndarray:

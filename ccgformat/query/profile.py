@@ -234,10 +234,8 @@ class ProfileEngine:
 
     def _recall(self, out: Partial, nodes: np.ndarray, tags: np.ndarray, counts: np.ndarray) -> None:
         """Add memoized sub-trees, each ``counts`` times to its tag, in one step."""
-        order = np.argsort(tags, kind="stable")
-        rows, tags, counts = self.slot[nodes][order], tags[order], counts[order]
-        starts = np.flatnonzero(np.concatenate(([True], tags[1:] != tags[:-1])))
-        into = tags[starts]
+        order, starts, into = _tag_runs(tags)
+        rows, counts = self.slot[nodes][order], counts[order]
         out.vec[into] += np.add.reduceat(self._vec[rows] * counts[:, None], starts, axis=0)
         out.lo[into] = np.minimum(out.lo[into], np.minimum.reduceat(self._lo[rows], starts, axis=0))
         out.hi[into] = np.maximum(out.hi[into], np.maximum.reduceat(self._hi[rows], starts, axis=0))
@@ -308,10 +306,10 @@ class ProfileEngine:
     # ------------------------------------------------------------------ windows
 
     def add_window(self, totals: Totals, locations: list[int], start: list[int], stop: list[int],
-                   reach: list[int], keep_before: list[bool]) -> None:
+                   reach: int, keep_before: list[bool]) -> None:
         """Add the pieces ``[start[i], stop[i])`` of ``locations[i]`` (a location may be
         listed more than once) to ``totals``, with the extremes of the calls entered there
-        measured up to ``reach[i] >= stop[i]``; the time of calls entered before a piece's
+        measured up to the window's stop ``reach >= stop[i]``; the time of calls entered before a piece's
         start (not counted, so left out of the mean) is kept only where ``keep_before[i]``
         (a piece that begins the window). The descent (`descend`, in C with the native
         backend) lists the calls cut by a bound and the sub-trees inside: a cut call adds
@@ -319,10 +317,8 @@ class ProfileEngine:
         and the calltime of the sub-trees inside, from its exclusive time; a sub-tree
         inside adds its memoized partial profile."""
         t, layout = self.tables, self.layout
-        lo, hi, far = (np.array(values, dtype=np.int64) for values in (start, stop, reach))
-        roots = [self.source.roots[location] for location in locations]
-        cuts, seeds = (native_descend if backends.native() else descend)(
-            t, np.array([r.root for r in roots], np.int64), np.array([r.start for r in roots], np.int64), lo, hi)
+        lo, hi = np.array(start, dtype=np.int64), np.array(stop, dtype=np.int64)
+        cuts, seeds = self._descend(locations, lo, hi)
         tag, region, outer, enter, leave = cuts.T
         part = np.maximum(0, np.minimum(leave, hi[tag]) - np.maximum(enter, lo[tag]))
         counted = enter >= lo[tag]
@@ -333,7 +329,7 @@ class ProfileEngine:
                                        layout.calls + region[counted], layout.excl + seed_outer[seed_has])),
                   np.concatenate((part, part, -part[has], np.ones(int(counted.sum()), np.int64),
                                   -t.calltime[node[seed_has]])))
-        extent = np.minimum(leave, far[tag]) - enter
+        extent = np.minimum(leave, reach) - enter
         low, high = np.full(layout.R, _BIG, np.int64), np.full(layout.R, -1, np.int64)
         np.minimum.at(low, region[counted], extent[counted])
         np.maximum.at(high, region[counted], extent[counted])
@@ -352,10 +348,8 @@ class ProfileEngine:
             talking = memo[:, layout.sent:layout.sent + 4 * layout.P]
             talks = talking.any(axis=1)  # only seeds holding messages are split by location
             if talks.any():
-                order = np.argsort(seed_tag[talks], kind="stable")
-                tags, which = seed_tag[talks][order], talking[talks][order]
-                starts = np.flatnonzero(np.concatenate(([True], tags[1:] != tags[:-1])))
-                messages[tags[starts]] = np.add.reduceat(which, starts)
+                order, starts, into = _tag_runs(seed_tag[talks])
+                messages[into] = np.add.reduceat(talking[talks][order], starts)
         self._add(totals, locations, vec, low, high, early, messages)
 
     def metric_bits(self, locations: list[int], times: list[int]) -> np.ndarray:
@@ -363,21 +357,22 @@ class ProfileEngine:
         ``times[i]``: the wrapping sum of its sample differences (records.md), which are
         all in the sub-trees wholly before that time (seeds of the window from the
         beginning)."""
-        t, layout = self.tables, self.layout
-        roots = [self.source.roots[location] for location in locations]
-        _, seeds = (native_descend if backends.native() else descend)(
-            t, np.array([r.root for r in roots], np.int64), np.array([r.start for r in roots], np.int64),
-            np.full(len(locations), NO_START, np.int64), np.array(times, np.int64))
+        _, seeds = self._descend(locations, np.full(len(locations), NO_START, np.int64), np.array(times, np.int64))
         node, tag, at, _ = seeds.T
-        out = np.zeros((len(locations), layout.M), np.int64)
+        out = np.zeros((len(locations), self.layout.M), np.int64)
         if len(node):
             self.memoize(node, at)
-            order = np.argsort(tag, kind="stable")
-            node, tag = node[order], tag[order]
-            starts = np.flatnonzero(np.concatenate(([True], tag[1:] != tag[:-1])))
+            order, starts, into = _tag_runs(tag)
             with np.errstate(over="ignore"):
-                out[tag[starts]] = np.add.reduceat(self._vec[self.slot[node], layout.metric:], starts)
+                out[into] = np.add.reduceat(self._vec[self.slot[node[order]], self.layout.metric:], starts)
         return out
+
+    def _descend(self, locations: list[int], start: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`descend` (in C with the native backend) from the roots of ``locations``."""
+        roots = [self.source.roots[location] for location in locations]
+        return (native_descend if backends.native() else descend)(
+            self.tables, np.array([r.root for r in roots], np.int64), np.array([r.start for r in roots], np.int64),
+            start, stop)
 
     def _add(self, totals: Totals, locations: list[int], vec: np.ndarray, low: np.ndarray, high: np.ndarray,
              early: np.ndarray, messages: np.ndarray) -> None:
@@ -399,6 +394,15 @@ class ProfileEngine:
         sums = vec[layout.metric:]
         for metric in np.flatnonzero(sums).tolist():
             totals.add_metric(metric, int(sums[metric]))
+
+
+def _tag_runs(tags: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The order that groups equal tags, where each group starts in that order, and its
+    tag (for ``np.add.reduceat`` per tag)."""
+    order = np.argsort(tags, kind="stable")
+    ordered = tags[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    return order, starts, ordered[starts]
 
 
 def descend(t: NodeTables, root: np.ndarray, begin: np.ndarray, start: np.ndarray,
@@ -510,14 +514,10 @@ def _double_changes(index: SummaryIndex | None, engine: ProfileEngine | None, cu
 
 def _sampled(source: Any, index: SummaryIndex | None, engine: ProfileEngine | None) -> set[int]:
     """The metrics sampled anywhere in the trace: from the graph when it is at hand, else
-    from the final snapshot of every location."""
+    from the index."""
     if engine is not None or index is None:
         return (engine or engine_for(source)).sampled
-    sampled: set[int] = set()
-    for location in source.roots:
-        _, _, snapshots = index.points(location)
-        sampled.update(int(metric) for metric, _ in index._rows(location, snapshots[-1], "metrics", 2).tolist())
-    return sampled
+    return index.sampled_metrics()
 
 
 def _value_type(definitions: Any, metric: int) -> str:
@@ -525,10 +525,8 @@ def _value_type(definitions: Any, metric: int) -> str:
     return metrics[metric].value_type if 0 <= metric < len(metrics) else "int64"
 
 
-def _change(value_type: str, first: int, last: int) -> int | float:
-    if value_type == "double":
-        as_float = lambda bits: float(np.int64(bits).view(np.float64))  # noqa: E731
-        return as_float(last) - as_float(first)
+def _change(value_type: str, first: int, last: int) -> int:
+    """An integer metric's change (floating-point ones: `_double_changes`)."""
     change = wrap64(last - first)
     return change % (1 << 64) if value_type == "uint64" else change
 
@@ -620,7 +618,7 @@ def profile(source: Any, start: int | None = None, stop: int | None = None,
     totals = Totals(max(len(definitions.regions), engine.layout.R if engine else 0))
     if pieces:
         where, starts, stops, begins = (list(column) for column in zip(*pieces))
-        engine.add_window(totals, where, starts, stops, [hi] * len(pieces), begins)
+        engine.add_window(totals, where, starts, stops, hi, begins)
     inner = [cut for cut in cuts.values() if cut is not None]
     if inner:
         index.add_interiors(totals, inner, lo, hi, doubles)

@@ -1,6 +1,7 @@
-"""The C descent of a profile window (ccgformat/_native/window.c) against the numpy
-reference `descend`: the same cut calls and sub-trees, for random traces, windows and
-several windows per location."""
+"""The C descent of a profile window and the C sums of what it found
+(ccgformat/_native/window.c) against the numpy references `descend` and `window_sums`:
+the same cut calls, sub-trees and sums, for random traces, windows and several windows
+per location."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from ccgformat import Params
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.model import Event, EventKind
-from ccgformat.query.profile import NO_START, NO_STOP, descend
+from ccgformat.query.profile import NO_START, NO_STOP, descend, engine_for, native_window_sums, window_sums
 from ccgformat.query.tables import tables_for
 
 from . import query_oracle as oracle
@@ -28,20 +29,27 @@ def _sorted(rows: np.ndarray) -> list[list[int]]:
     return sorted(rows.tolist())
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
-@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]), st.data())
-def test_native_descent_equals_the_reference(trace, params, data):
-    graph = oracle.build(trace, params)
-    t = tables_for(graph.pool)
+def _windows(trace, graph, data):
+    """Random windows, several per location: (root, begin, start, stop) columns."""
     times = [e.time for events in trace.values() for e in events]
-    bound = st.one_of(st.just(NO_START), st.just(NO_STOP), st.sampled_from(times),
-                      st.integers(min(times) - 2, max(times) + 2))  # event times: bounds on node edges
+    event_time = st.sampled_from(times)  # bounds on node edges, and calls entered at the start
+    bound = st.one_of(event_time, event_time, event_time, st.just(NO_START), st.just(NO_STOP),
+                      st.integers(min(times) - 2, max(times) + 2))
     tags = data.draw(st.lists(st.tuples(st.sampled_from(sorted(trace)), bound, bound), min_size=1, max_size=6))
     locations = [location for location, _, _ in tags]
     root = np.array([graph.roots[location].root for location in locations], np.int64)
     begin = np.array([graph.roots[location].start for location in locations], np.int64)
     start = np.array([min(a, b) for _, a, b in tags], np.int64)
     stop = np.array([max(a, b) for _, a, b in tags], np.int64)
+    return root, begin, start, stop
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]), st.data())
+def test_native_descent_equals_the_reference(trace, params, data):
+    graph = oracle.build(trace, params)
+    t = tables_for(graph.pool)
+    root, begin, start, stop = _windows(trace, graph, data)
     want_cuts, want_seeds = descend(t, root, begin, start, stop)
     got_cuts, got_seeds = window_descend(t, root, begin, start, stop)
     assert _sorted(got_cuts) == _sorted(want_cuts)
@@ -49,8 +57,34 @@ def test_native_descent_equals_the_reference(trace, params, data):
     assert _sorted(got_seeds) == _sorted(want_seeds)
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]), st.data())
+def test_native_sums_equal_the_reference(trace, params, data):
+    graph = oracle.build(trace, params)
+    engine = engine_for(graph)
+    root, begin, start, stop = _windows(trace, graph, data)
+    cuts, seeds = descend(engine.tables, root, begin, start, stop)
+    if len(seeds):
+        engine.memoize(seeds[:, 0], seeds[:, 2])
+    keep_before = np.array(data.draw(st.lists(st.booleans(), min_size=len(root), max_size=len(root))))
+    reach = int(stop.max())
+    want = window_sums(engine, cuts, seeds, start, stop, keep_before, reach)
+    got = native_window_sums(engine, cuts, seeds, start, stop, keep_before, reach)
+    for name, a, b in zip(("sums", "low", "high", "early", "messages"), got, want):
+        assert np.array_equal(a, b), name
+
+
 def test_a_root_outside_the_tables_is_refused():
     graph = oracle.build({0: [Event(1, EventKind.ENTER, 0), Event(2, EventKind.LEAVE, 0)]})
     t = tables_for(graph.pool)
     with pytest.raises(CorruptArchiveError, match="not in the tables"):
         window_descend(t, np.array([len(t) + 5]), np.array([0]), np.array([NO_START]), np.array([NO_STOP]))
+
+
+def test_a_sub_tree_without_a_memo_row_is_refused():
+    graph = oracle.build({0: [Event(1, EventKind.ENTER, 0), Event(2, EventKind.LEAVE, 0)]})
+    engine = engine_for(graph)
+    seeds = np.array([[graph.roots[0].root, 0, 0, -1]], np.int64)
+    with pytest.raises(CorruptArchiveError, match="no memo row"):
+        native_window_sums(engine, np.zeros((0, 5), np.int64), seeds, np.array([NO_START]), np.array([NO_STOP]),
+                           np.array([True]), NO_STOP)

@@ -16,6 +16,20 @@ typedef struct ccg_window_tables {
     const int64_t *duration_prefix; /* running sums of all durations, starting with 0 */
 } ccg_window_tables;
 
+typedef struct ccg_window_memo {
+    int64_t nodes;                /* entries of slot and calltime */
+    const int64_t *slot;          /* per node, its memo row or -1 */
+    const int64_t *calltime;      /* per node, the time its top-level calls cover */
+    int64_t rows;                 /* memo rows */
+    const int64_t *vec, *lo, *hi; /* per row: `size` sums, and per region min and max */
+} ccg_window_memo;
+
+typedef struct ccg_window_layout {
+    int64_t size, regions;        /* a row's sums; regions */
+    int64_t calls, incl, excl;    /* where a region's sums start in a row */
+    int64_t talk, talk_width;     /* the message sums, kept per tag */
+} ccg_window_layout;
+
 typedef struct ccg_window ccg_window;
 
 ccg_window *ccg_window_new(void);
@@ -28,5 +42,14 @@ const char *ccg_window_error(const ccg_window *w);
 int ccg_window_walk(ccg_window *w, const ccg_window_tables *t, int64_t tags, const int64_t *root,
                     const int64_t *begin, const int64_t *start, const int64_t *stop,
                     const int64_t **cuts, int64_t *cut_count, const int64_t **seeds, int64_t *seed_count);
+/* Sum the rows of a walk (as `window_sums` in profile.py): into vec (a row's layout,
+ * summed over the tags), low/high (extremes of the counted calls, measured up to
+ * `reach`), early (time of the calls entered before a piece that keeps it) and
+ * messages (per tag, the message sums of its sub-trees); all set by the caller. Every
+ * sub-tree must have a memo row. */
+int ccg_window_sums(ccg_window *w, const ccg_window_memo *m, const ccg_window_layout *l, const int64_t *cuts,
+                    int64_t cut_count, const int64_t *seeds, int64_t seed_count, int64_t tags, const int64_t *start,
+                    const int64_t *stop, const uint8_t *keep_before, int64_t reach, int64_t *vec, int64_t *low,
+                    int64_t *high, int64_t *early, int64_t *messages);
 
 #endif

@@ -1,5 +1,6 @@
-"""The descent of a profile window in C (window.c): `window_descend` has the interface and
-results of `ccgformat.query.profile.descend`, its rows in depth-first order."""
+"""A profile window in C (window.c): `window_descend` has the interface and results of
+`ccgformat.query.profile.descend` (its rows in depth-first order), `window_sums` those
+of `ccgformat.query.profile.window_sums`."""
 
 from __future__ import annotations
 
@@ -29,6 +30,13 @@ class _Walker:
 _WALKER: _Walker | None = None
 
 
+def _walker() -> _Walker:
+    global _WALKER
+    if _WALKER is None:
+        _WALKER = _Walker()
+    return _WALKER
+
+
 def _pointer(array: np.ndarray) -> Any:
     return ffi.cast("const int64_t *", ffi.from_buffer(array))
 
@@ -52,10 +60,7 @@ def window_descend(t: Any, root: np.ndarray, begin: np.ndarray, start: np.ndarra
                    stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cut calls (tag, region, enclosing region, enter, leave) and seeds (node, tag,
     depth, enclosing region) of the windows ``[start[i], stop[i])`` of the NodeTables ``t``."""
-    global _WALKER
-    if _WALKER is None:
-        _WALKER = _Walker()
-    walker = _WALKER
+    walker = _walker()
     bounds = [np.ascontiguousarray(a, dtype=np.int64) for a in (root, begin, start, stop)]
     code = lib.ccg_window_walk(walker.w, _tables(t), len(root), *(_pointer(a) for a in bounds),
                                walker.cuts, walker.cut_count, walker.seeds, walker.seed_count)
@@ -68,3 +73,36 @@ def window_descend(t: Any, root: np.ndarray, begin: np.ndarray, start: np.ndarra
             return np.zeros((0, width), np.int64)
         return np.frombuffer(ffi.buffer(pointer[0], 8 * width * count), dtype=np.int64).reshape(count, width).copy()
     return rows(walker.cuts, walker.cut_count[0], 5), rows(walker.seeds, walker.seed_count[0], 4)
+
+
+def window_sums(memo: tuple[np.ndarray, ...], layout: tuple[int, ...], cuts: np.ndarray, seeds: np.ndarray,
+                start: np.ndarray, stop: np.ndarray, keep_before: np.ndarray,
+                reach: int) -> tuple[np.ndarray, ...]:
+    """The sums of a walk's rows, as `ccgformat.query.profile.window_sums`: ``memo`` is
+    (slot, calltime, sums, low, high) of the memoized sub-trees (every seed has a row),
+    ``layout`` (size, regions, calls, inclusive, exclusive, messages, message width) the
+    columns of a row. Returns (sums, low, high, early, messages per tag)."""
+    walker = _walker()
+    slot, calltime, sums, low_rows, high_rows = memo
+    size, regions, talk_width = layout[0], layout[1], layout[6]
+    m = ffi.new("ccg_window_memo *")
+    m.nodes, m.rows = min(len(slot), len(calltime)), len(sums)
+    held = [np.ascontiguousarray(a, dtype=np.int64) for a in (slot, calltime, sums, low_rows, high_rows)]
+    if held[2].shape[1:] != (size,) or held[3].shape[1:] != (regions,) or held[4].shape[1:] != (regions,):
+        raise ValueError("memo rows do not have the layout's widths")
+    m.slot, m.calltime, m.vec, m.lo, m.hi = (_pointer(a) for a in held)
+    l = ffi.new("ccg_window_layout *", layout)
+    rows = [np.ascontiguousarray(a, dtype=np.int64) for a in (cuts, seeds, start, stop)]
+    keep = np.ascontiguousarray(keep_before, dtype=np.uint8)
+    tags = len(rows[2])
+    if len(rows[3]) != tags or len(keep) != tags or rows[0].shape[1:] != (5,) or rows[1].shape[1:] != (4,):
+        raise ValueError("a walk's rows and bounds do not fit together")
+    out = (np.zeros(size, np.int64), np.full(regions, np.iinfo(np.int64).max, np.int64),
+           np.full(regions, -1, np.int64), np.zeros(regions, np.int64), np.zeros((tags, talk_width), np.int64))
+    code = lib.ccg_window_sums(walker.w, m, l, _pointer(rows[0]), len(rows[0]), _pointer(rows[1]), len(rows[1]),
+                               tags, _pointer(rows[2]), _pointer(rows[3]),
+                               ffi.cast("const uint8_t *", ffi.from_buffer(keep)), reach,
+                               *(ffi.cast("int64_t *", ffi.from_buffer(a)) for a in out))
+    if code:
+        raise CorruptArchiveError(ffi.string(lib.ccg_window_error(walker.w)).decode("utf-8", "replace"))
+    return out

@@ -33,7 +33,7 @@ the two boundary paths plus one memo lookup per whole sub-tree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
@@ -70,7 +70,7 @@ class RegionProfile:
     mean: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class GroupProfile:
     group: str
     calls: int
@@ -78,7 +78,7 @@ class GroupProfile:
     exclusive: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PairProfile:
     sender: int
     receiver: int
@@ -88,7 +88,7 @@ class PairProfile:
     received_bytes: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CollectiveProfile:
     operation: int
     count: int
@@ -120,7 +120,7 @@ class Profile:
         """Plain lists and numbers (``ccg profile --json``); a region row names the region
         in ``region`` and gives its definition index in ``id``."""
         def rows(items: Iterable[Any]) -> list[dict[str, Any]]:
-            return [dict(item.__dict__) for item in items]
+            return [asdict(item) for item in items]
         regions = [{"region": r.name, "id": r.region, "group": r.group, "calls": r.calls, "inclusive": r.inclusive,
                     "exclusive": r.exclusive, "min": r.min, "max": r.max, "mean": r.mean} for r in self.regions]
         return {"start": self.start, "stop": self.stop, "locations": self.locations, "regions": regions, "groups": rows(self.groups), "messages": rows(self.messages),
@@ -232,6 +232,11 @@ class ProfileEngine:
         self.slot[nodes] = rows
         self._rows += k
 
+    def memo_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The memo's rows so far (``slot`` indexes them): the sums of the layout, and per
+        region the shortest and longest call."""
+        return self._vec[:self._rows], self._lo[:self._rows], self._hi[:self._rows]
+
     def _recall(self, out: Partial, nodes: np.ndarray, tags: np.ndarray, counts: np.ndarray) -> None:
         """Add memoized sub-trees, each ``counts`` times to its tag, in one step."""
         order, starts, into = _tag_runs(tags)
@@ -316,41 +321,12 @@ class ProfileEngine:
         its part inside, is counted when entered inside, and the enclosing call loses it,
         and the calltime of the sub-trees inside, from its exclusive time; a sub-tree
         inside adds its memoized partial profile."""
-        t, layout = self.tables, self.layout
         lo, hi = np.array(start, dtype=np.int64), np.array(stop, dtype=np.int64)
         cuts, seeds = self._descend(locations, lo, hi)
-        tag, region, outer, enter, leave = cuts.T
-        part = np.maximum(0, np.minimum(leave, hi[tag]) - np.maximum(enter, lo[tag]))
-        counted = enter >= lo[tag]
-        node, seed_tag, at, seed_outer = seeds.T
-        has, seed_has = outer >= 0, seed_outer >= 0
-        vec = np.zeros(layout.size, np.int64)  # summed over the pieces; messages per piece below
-        np.add.at(vec, np.concatenate((layout.incl + region, layout.excl + region, layout.excl + outer[has],
-                                       layout.calls + region[counted], layout.excl + seed_outer[seed_has])),
-                  np.concatenate((part, part, -part[has], np.ones(int(counted.sum()), np.int64),
-                                  -t.calltime[node[seed_has]])))
-        extent = np.minimum(leave, reach) - enter
-        low, high = np.full(layout.R, _BIG, np.int64), np.full(layout.R, -1, np.int64)
-        np.minimum.at(low, region[counted], extent[counted])
-        np.maximum.at(high, region[counted], extent[counted])
-        early = np.zeros(layout.R, np.int64)
-        kept = ~counted & np.array(keep_before, dtype=bool)[tag]
-        np.add.at(early, region[kept], part[kept])
-        messages = np.zeros((len(locations), 4 * layout.P), np.int64)
-        if len(node):  # the sub-trees taken whole: few (b per level and bound), all memoized
-            self.memoize(node, at)
-            rows = self.slot[node]
-            memo = np.take(self._vec, rows, axis=0)
-            with np.errstate(over="ignore"):
-                vec += memo.sum(axis=0)
-            low = np.minimum(low, np.take(self._lo, rows, axis=0).min(axis=0))
-            high = np.maximum(high, np.take(self._hi, rows, axis=0).max(axis=0))
-            talking = memo[:, layout.sent:layout.sent + 4 * layout.P]
-            talks = talking.any(axis=1)  # only seeds holding messages are split by location
-            if talks.any():
-                order, starts, into = _tag_runs(seed_tag[talks])
-                messages[into] = np.add.reduceat(talking[talks][order], starts)
-        self._add(totals, locations, vec, low, high, early, messages)
+        if len(seeds):  # the sub-trees taken whole: few (b per level and bound), all memoized
+            self.memoize(seeds[:, 0], seeds[:, 2])
+        sums = native_window_sums if backends.native() else window_sums
+        self._add(totals, locations, *sums(self, cuts, seeds, lo, hi, np.array(keep_before, dtype=bool), reach))
 
     def metric_bits(self, locations: list[int], times: list[int]) -> np.ndarray:
         """Per ``locations[i]``, the raw 64 bits of every metric's value before
@@ -379,7 +355,7 @@ class ProfileEngine:
         """Move a window's sums from the vector layout into ``totals``."""
         layout = self.layout
         R, P = layout.R, layout.P
-        regions = np.arange(R)
+        regions = slice(0, R)
         totals.add_regions(regions, vec[layout.calls:layout.calls + R], vec[layout.incl:layout.incl + R],
                            vec[layout.excl:layout.excl + R], early)
         totals.extremes(regions, low, high)
@@ -403,6 +379,48 @@ def _tag_runs(tags: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ordered = tags[order]
     starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     return order, starts, ordered[starts]
+
+
+def window_sums(engine: ProfileEngine, cuts: np.ndarray, seeds: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                keep_before: np.ndarray, reach: int) -> tuple[np.ndarray, ...]:
+    """The sums of a window's descent (`descend`, cut calls and memoized sub-trees) for the
+    pieces ``[lo[i], hi[i])``: the additive sums of the layout over all pieces, the
+    extremes of the counted calls (measured up to ``reach``), the time of calls entered
+    before a piece that ``keep_before``, and per piece its message sums (see
+    `ProfileEngine.add_window`)."""
+    t, layout = engine.tables, engine.layout
+    tag, region, outer, enter, leave = cuts.T
+    part = np.maximum(0, np.minimum(leave, hi[tag]) - np.maximum(enter, lo[tag]))
+    counted = enter >= lo[tag]
+    node, seed_tag, _, seed_outer = seeds.T
+    has, seed_has = outer >= 0, seed_outer >= 0
+    vec = np.zeros(layout.size, np.int64)  # summed over the pieces; messages per piece below
+    np.add.at(vec, np.concatenate((layout.incl + region, layout.excl + region, layout.excl + outer[has],
+                                   layout.calls + region[counted], layout.excl + seed_outer[seed_has])),
+              np.concatenate((part, part, -part[has], np.ones(int(counted.sum()), np.int64),
+                              -t.calltime[node[seed_has]])))
+    extent = np.minimum(leave, reach) - enter
+    low, high = np.full(layout.R, _BIG, np.int64), np.full(layout.R, -1, np.int64)
+    np.minimum.at(low, region[counted], extent[counted])
+    np.maximum.at(high, region[counted], extent[counted])
+    early = np.zeros(layout.R, np.int64)
+    kept = ~counted & keep_before[tag]
+    np.add.at(early, region[kept], part[kept])
+    messages = np.zeros((len(lo), 4 * layout.P), np.int64)
+    if len(node):
+        rows = engine.slot[node]
+        sums, shortest, longest = engine.memo_rows()
+        memo = np.take(sums, rows, axis=0)
+        with np.errstate(over="ignore"):
+            vec += memo.sum(axis=0)
+        low = np.minimum(low, np.take(shortest, rows, axis=0).min(axis=0))
+        high = np.maximum(high, np.take(longest, rows, axis=0).max(axis=0))
+        talking = memo[:, layout.sent:layout.sent + 4 * layout.P]
+        talks = talking.any(axis=1)  # only seeds holding messages are split by location
+        if talks.any():
+            order, starts, into = _tag_runs(seed_tag[talks])
+            messages[into] = np.add.reduceat(talking[talks][order], starts)
+    return vec, low, high, early, messages
 
 
 def descend(t: NodeTables, root: np.ndarray, begin: np.ndarray, start: np.ndarray,
@@ -437,6 +455,16 @@ def descend(t: NodeTables, root: np.ndarray, begin: np.ndarray, start: np.ndarra
     return np.concatenate(cuts), np.concatenate(seeds)
 
 
+def native_window_sums(engine: ProfileEngine, cuts: np.ndarray, seeds: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                       keep_before: np.ndarray, reach: int) -> tuple[np.ndarray, ...]:
+    """`window_sums` in C (ccgformat/_native/window.c)."""
+    from .._native.window import window_sums as sums_in_c
+    layout, rows = engine.layout, engine.memo_rows()
+    return sums_in_c((engine.slot, engine.tables.calltime, *rows),
+                     (layout.size, layout.R, layout.calls, layout.incl, layout.excl, layout.sent, 4 * layout.P),
+                     cuts, seeds, lo, hi, keep_before, reach)
+
+
 def native_descend(t: NodeTables, root: np.ndarray, begin: np.ndarray, start: np.ndarray,
                    stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`descend` in C (ccgformat/_native/window.c): depth first per tag, the same rows in
@@ -458,21 +486,31 @@ class Totals:
         self.collectives: dict[int, list[int]] = {}
         self.metrics: dict[int, int] = {}
 
-    def add_regions(self, region: np.ndarray, calls: np.ndarray, inclusive: np.ndarray, exclusive: np.ndarray,
-                    before: np.ndarray | int = 0) -> None:
-        with np.errstate(over="ignore"):
-            for column, values in ((self.calls, calls), (self.inclusive, inclusive), (self.exclusive, exclusive),
-                                   (self.before, before)):
+    def add_regions(self, region: np.ndarray | slice, calls: np.ndarray, inclusive: np.ndarray,
+                    exclusive: np.ndarray, before: np.ndarray | int = 0) -> None:
+        """Sums of the regions ``region`` (an array, repeats allowed, or a slice of them)."""
+        columns = ((self.calls, calls), (self.inclusive, inclusive), (self.exclusive, exclusive),
+                   (self.before, before))
+        for column, values in columns:  # array sums wrap without a warning
+            if isinstance(region, slice):
+                column[region] += values
+            else:
                 np.add.at(column, region, values)
 
-    def extremes(self, region: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
-        np.minimum.at(self.low, region, low)
-        np.maximum.at(self.high, region, high)
+    def extremes(self, region: np.ndarray | slice, low: np.ndarray, high: np.ndarray) -> None:
+        if isinstance(region, slice):
+            np.minimum(self.low[region], low, out=self.low[region])
+            np.maximum(self.high[region], high, out=self.high[region])
+        else:
+            np.minimum.at(self.low, region, low)
+            np.maximum.at(self.high, region, high)
 
     def add_pairs(self, location: np.ndarray, peer: np.ndarray, sent: np.ndarray, sent_bytes: np.ndarray,
                   received: np.ndarray, received_bytes: np.ndarray) -> None:
         """Messages of ``location[i]`` with ``peer[i]`` (any negative peer counts as -1):
         sent ones for the pair (location, peer), received ones for (peer, location)."""
+        if not len(peer):
+            return
         peer = np.where(peer >= 0, peer, -1)
         zero = np.zeros(len(peer), np.int64)
         self.pairs.append(np.column_stack((location, peer, sent, sent_bytes, zero, zero)))
@@ -533,34 +571,44 @@ def _change(value_type: str, first: int, last: int) -> int:
 
 def _result(definitions: Any, start: int | None, stop: int | None, chosen: list[int], totals: Totals,
             metrics: dict[int, int | float]) -> Profile:
-    regions = []
     shown = np.flatnonzero(totals.calls | totals.inclusive | totals.exclusive)
+    with np.errstate(over="ignore"):  # wrapping like the sums
+        early = totals.inclusive[shown] - totals.before[shown]  # the time of the counted calls
     columns = (shown.tolist(), *(column[shown].tolist() for column in (
-        totals.calls, totals.inclusive, totals.exclusive, totals.low, totals.high, totals.before)))
-    for region, count, inclusive, exclusive, low, high, before in zip(*columns):
-        name = definitions.regions[region].name if region < len(definitions.regions) else f"region {region}"
-        counted = count > 0
-        regions.append(RegionProfile(region, name, group_name(definitions, region), count, inclusive, exclusive,
-                                     low if counted else None, high if counted else None,
-                                     wrap64(inclusive - before) / count if counted else None))
-    groups: dict[str, list[int]] = {}
-    for row in regions:
-        entry = groups.setdefault(row.group, [0, 0, 0])
-        entry[0] += row.calls
-        entry[1] += row.inclusive
-        entry[2] += row.exclusive
-    rows = np.concatenate(totals.pairs)
-    rows = rows[rows[:, 2:].any(axis=1)]
-    rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))]
-    first = np.flatnonzero(np.concatenate(([len(rows) > 0], np.any(rows[1:, :2] != rows[:-1, :2], axis=1))))
-    with np.errstate(over="ignore"):  # per (sender, receiver), wrapping
-        sums = np.add.reduceat(rows[:, 2:], first) if len(rows) else np.zeros((0, 4), np.int64)
-    pairs = [PairProfile(*key, *values) for key, values in zip(rows[first, :2].tolist(), sums.tolist())]
+        totals.calls, totals.inclusive, totals.exclusive, totals.low, totals.high)), early.tolist())
+    regions, groups = [], {}
+    defined = definitions.regions
+    for region, count, inclusive, exclusive, low, high, counted_time in zip(*columns):
+        name = defined[region].name if region < len(defined) else f"region {region}"
+        group = group_name(definitions, region)
+        row = (RegionProfile(region, name, group, count, inclusive, exclusive, low, high, counted_time / count)
+               if count > 0 else RegionProfile(region, name, group, count, inclusive, exclusive, None, None, None))
+        regions.append(row)
+        entry = groups.get(group)
+        if entry is None:
+            groups[group] = [count, inclusive, exclusive]
+        else:
+            entry[0] += count
+            entry[1] += inclusive
+            entry[2] += exclusive
     collectives = [CollectiveProfile(op, *(wrap64(v) for v in values))
                    for op, values in sorted(totals.collectives.items()) if values[0]]
     names = {i: m.name for i, m in enumerate(definitions.metrics)}
-    return Profile(start, stop, chosen, regions, [GroupProfile(g, *v) for g, v in groups.items()], pairs,
-                   collectives, {names.get(m, f"metric {m}"): v for m, v in sorted(metrics.items())})
+    return Profile(start, stop, chosen, regions, [GroupProfile(g, *v) for g, v in groups.items()],
+                   _pair_rows(totals.pairs), collectives,
+                   {names.get(m, f"metric {m}"): v for m, v in sorted(metrics.items())})
+
+
+def _pair_rows(parts: list[np.ndarray]) -> list[PairProfile]:
+    """Rows (sender, receiver, 4 sums) summed per (sender, receiver), wrapping."""
+    rows = np.concatenate(parts)
+    rows = rows[rows[:, 2:].any(axis=1)]
+    if not len(rows):
+        return []
+    rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))]
+    first = np.flatnonzero(np.concatenate(([True], np.any(rows[1:, :2] != rows[:-1, :2], axis=1))))
+    sums = np.add.reduceat(rows[:, 2:], first)
+    return [PairProfile(*key, *values) for key, values in zip(rows[first, :2].tolist(), sums.tolist())]
 
 
 def _check_policy(cache_modulus: int, cache_references: int) -> None:

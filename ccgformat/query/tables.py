@@ -186,48 +186,61 @@ def _offsets(lengths: list[int]) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(np.asarray(lengths, dtype=np.int64)))).astype(np.int64)
 
 
-def _first(values: np.ndarray, starts: np.ndarray, position: int) -> np.ndarray:
-    """Per node, ``values[starts[i] + position]`` where the run is long enough, else 0."""
+def _leading(values: Any, starts: Any, count: int) -> np.ndarray:
+    """Per node (run ``starts[i]:starts[i+1]`` of ``values``), its first ``count`` values as
+    ``count`` rows, 0 where the run is shorter."""
+    values, starts = np.asarray(values, dtype=np.int64), np.asarray(starts, dtype=np.int64)
     lengths = np.diff(starts)
-    out = np.zeros(len(lengths), dtype=np.int64)
-    has = lengths > position
-    out[has] = values[starts[:-1][has] + position]
+    out = np.zeros((count, len(lengths)), dtype=np.int64)
+    for position in range(count):
+        has = lengths > position
+        out[position, has] = values[starts[:-1][has] + position]
     return out
 
 
 def _from_runs(kind: np.ndarray, total: np.ndarray, events: np.ndarray, child_start: np.ndarray, children: np.ndarray,
                duration_start: np.ndarray, durations: np.ndarray, key_start: np.ndarray, key: np.ndarray,
                soft_start: np.ndarray, soft: np.ndarray) -> NodeTables:
-    return NodeTables(kind=np.asarray(kind, dtype=np.int64), key0=_first(key, key_start, 0),
-                      key1=_first(key, key_start, 1), key2=_first(key, key_start, 2), key3=_first(key, key_start, 3),
-                      soft0=_first(soft, soft_start, 0), soft1=_first(soft, soft_start, 1),
-                      total=np.asarray(total, dtype=np.int64), events=np.asarray(events, dtype=np.int64),
-                      child_start=child_start.astype(np.int64),
+    key0, key1, key2, key3 = _leading(key, key_start, 4)
+    soft0, soft1 = _leading(soft, soft_start, 2)
+    return NodeTables(kind=np.asarray(kind, dtype=np.int64), key0=key0, key1=key1, key2=key2, key3=key3,
+                      soft0=soft0, soft1=soft1, total=np.asarray(total, dtype=np.int64),
+                      events=np.asarray(events, dtype=np.int64), child_start=child_start.astype(np.int64),
                       children=np.asarray(children, dtype=np.int64), duration_start=duration_start.astype(np.int64),
                       durations=np.asarray(durations, dtype=np.int64))
 
 
 def _from_blocks(pool: Any) -> NodeTables:
-    """An archive pool: concatenate the columns of its decoded node blocks."""
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in
-                                          ("kind", "total", "events", "children", "durations", "key", "soft")}
-    starts: dict[str, list[np.ndarray]] = {"child_start": [], "duration_start": [], "key_start": [],
-                                           "soft_start": []}
-    shift = {name: 0 for name in starts}
+    """An archive pool, block by block (in id order) into columns made for all its nodes;
+    of a block only its children and durations are copied until they are joined, so the
+    decoded blocks are released as the scan goes."""
+    size = len(pool)
+    per_node = {name: np.zeros(size, np.int64) for name in
+                ("kind", "total", "events", "key0", "key1", "key2", "key3", "soft0", "soft1")}
+    child_start, duration_start = np.zeros(size + 1, np.int64), np.zeros(size + 1, np.int64)
+    children: list[np.ndarray] = []
+    durations: list[np.ndarray] = []
+    edges = spans = 0
     for block in pool.blocks():
-        parts["kind"].append(np.asarray(block.kind))
-        parts["total"].append(np.asarray(block.total, dtype=np.int64))
-        parts["events"].append(np.asarray(block.events, dtype=np.int64))
-        for start, values in (("child_start", "children"), ("duration_start", "durations"),
-                              ("key_start", "key"), ("soft_start", "soft")):
-            offsets = np.asarray(getattr(block, start), dtype=np.int64)
-            starts[start].append(offsets[:-1] + shift[start])
-            shift[start] += int(offsets[-1])
-            parts[values].append(np.asarray(getattr(block, values), dtype=np.int64)[: int(offsets[-1])])
-    cat = {name: np.concatenate(arrays) if arrays else np.zeros(0, np.int64) for name, arrays in parts.items()}
-    run = {name: np.concatenate(arrays + [np.array([shift[name]], np.int64)]) for name, arrays in starts.items()}
-    return _from_runs(cat["kind"], cat["total"], cat["events"], run["child_start"], cat["children"], run["duration_start"],
-                      cat["durations"], run["key_start"], cat["key"], run["soft_start"], cat["soft"])
+        nodes = slice(block.first, block.first + len(block))
+        for name in ("kind", "total", "events"):
+            per_node[name][nodes] = getattr(block, name)
+        for prefix, values, start, count in (("key", block.key, block.key_start, 4),
+                                             ("soft", block.soft, block.soft_start, 2)):
+            for position, column in enumerate(_leading(values, start, count)):
+                per_node[f"{prefix}{position}"][nodes] = column
+        for starts, parts, offsets, values, shift in ((child_start, children, block.child_start, block.children, edges),
+                                                      (duration_start, durations, block.duration_start,
+                                                       block.durations, spans)):
+            offsets = np.asarray(offsets, dtype=np.int64)
+            starts[nodes] = offsets[:-1] + shift
+            parts.append(np.array(values[:int(offsets[-1])], dtype=np.int64))
+        edges += len(children[-1])
+        spans += len(durations[-1])
+    child_start[size], duration_start[size] = edges, spans
+    join = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64)  # noqa: E731
+    return NodeTables(**per_node, child_start=child_start, children=join(children), duration_start=duration_start,
+                      durations=join(durations))
 
 
 def _from_columns(pool: Any) -> NodeTables:

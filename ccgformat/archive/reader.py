@@ -459,7 +459,8 @@ class Archive:
     # ----------------------------------------------------------------- queries
 
     def profile(self, start: int | None = None, stop: int | None = None, locations: list[int] | None = None, *,
-                cache_modulus: int = 10, cache_references: int = 5, summary_index: bool = True) -> Any:
+                cache_modulus: int = 10, cache_references: int = 5,
+                summary_index: bool | None = None) -> Any:
         """The summary profile of ``[start, stop)`` over ``locations`` (`ccgformat.query.profile`)."""
         from ..query import profile
         return profile(self, start, stop, locations, cache_modulus=cache_modulus, cache_references=cache_references,

@@ -48,6 +48,9 @@ from .tables import NodeTables, tables_for
 #: Sub-trees below this many events are not memoized inside a pass (5.4.1's policy is
 #: applied to the larger ones); the sub-trees a window takes whole always are.
 MEMO_MIN_EVENTS = 256
+#: The graph size per location of a query above which the summary index answers the
+#: interior of long windows by default (`index_pays`; measured on the corpus traces).
+INDEX_NODES_PER_LOCATION = 400
 NO_START = -(1 << 63)
 NO_STOP = (1 << 63) - 1
 _BIG = np.iinfo(np.int64).max
@@ -616,6 +619,14 @@ def _check_policy(cache_modulus: int, cache_references: int) -> None:
         raise ValueError("cache_modulus must be >= 1 and cache_references >= 0")
 
 
+def index_pays(source: Any, locations: int) -> bool:
+    """Whether the summary index is worth reading for a window over ``locations``: when
+    the graph has more than `INDEX_NODES_PER_LOCATION` nodes per location. Below that,
+    building and walking the node tables (about a microsecond a node, once) costs less
+    than reading each location's checkpoints (about 0.3 ms a location)."""
+    return len(source.pool) > INDEX_NODES_PER_LOCATION * locations
+
+
 def engine_for(source: Any, cache_modulus: int = 10, cache_references: int = 5) -> ProfileEngine:
     """The engine (and its memo) of a graph or archive for a caching policy, kept on the
     source object itself so that it lives exactly as long."""
@@ -629,12 +640,13 @@ def engine_for(source: Any, cache_modulus: int = 10, cache_references: int = 5) 
 
 def profile(source: Any, start: int | None = None, stop: int | None = None,
             locations: Iterable[int] | None = None, *, cache_modulus: int = 10,
-            cache_references: int = 5, summary_index: bool = True) -> Profile:
+            cache_references: int = 5, summary_index: bool | None = None) -> Profile:
     """The profile of ``[start, stop)`` over ``locations`` (default all) of a `Graph` or
-    an `Archive` (see the module docstring for what counts where). With
-    ``summary_index`` (the default) an archive's SUMMARY index answers the interior of
-    windows that hold whole checkpoint segments (`ccgformat.query.interior`); the graph
-    answers the rest."""
+    an `Archive` (see the module docstring for what counts where). An archive's SUMMARY
+    index can answer the interior of windows that hold whole checkpoint segments
+    (`ccgformat.query.interior`), the graph the rest: with ``summary_index=True``
+    wherever it applies, with False never, and with None (the default) when the graph
+    is large for the query (`index_pays`). The answers are the same."""
     _check_policy(cache_modulus, cache_references)
     lo = NO_START if start is None else int(start)
     hi = NO_STOP if stop is None else int(stop)
@@ -647,7 +659,8 @@ def profile(source: Any, start: int | None = None, stop: int | None = None,
     definitions = source.definitions
     if not (lo < hi and chosen):
         return _result(definitions, start, stop, chosen, Totals(0), {})
-    index = SummaryIndex.of(source) if summary_index else None
+    wanted = index_pays(source, len(chosen)) if summary_index is None else summary_index
+    index = SummaryIndex.of(source) if wanted else None
     if index is not None and hi - lo <= index.shortest_segment():
         index = None  # too short to hold a whole segment anywhere
     cuts = {location: index.cut(location, lo, hi) if index else None for location in chosen}

@@ -387,4 +387,4 @@ def test_a_profile_of_a_damaged_summary_raises_a_ccg_error(archive, tmp_path, da
         SectionKind.SUMMARY, lambda d: [damage(p) for p in d["locations"][0]["checkpoints"]]))
     with ccg.open(path) as damaged:
         with pytest.raises(CorruptArchiveError, match="location 0"):
-            damaged.profile()
+            damaged.profile(summary_index=True)

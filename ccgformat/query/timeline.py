@@ -15,7 +15,9 @@ a node inside one column needs no times any more, so such nodes are gathered per
 many times - the reuse of shared sub-trees of 4.5.3, per column. By location, a node with
 many children (more than the column bounds it crosses) is not even expanded: running sums
 over its children (`ChildRuns`) give each of its column pieces the memoized times of the
-children wholly inside it, and only the children crossing a column bound descend.
+children wholly inside it, and only the children crossing a column bound descend. With
+the native backend, rows by location are painted in C (`native_walk`), each location
+depth first with the same memoized times and running sums; `_walk` is the reference.
 
 Colours: ``share = exclusive / max(|S_i| * k, sum over groups)`` with k the locations a
 depth row sums over (1 by location), which keeps the shares of a lossy archive, whose
@@ -35,6 +37,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .. import backends
 from ..graph.pool import NodeKind
 from .groups import region_groups
 from .tables import NodeTables, tables_for
@@ -455,6 +458,16 @@ def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: li
     return deepest
 
 
+def native_walk(t: NodeTables, group_of: np.ndarray, boundaries: np.ndarray, groups: int, roots: np.ndarray,
+                begins: np.ndarray) -> np.ndarray:
+    """`_walk` by location in C (ccgformat/_native/timeline.c), returning the image: each
+    location depth first, with the same memoized group times and running sums over
+    children, so the same (wrapping) sums."""
+    from .._native.timeline import paint
+    return paint(t, group_of, group_exclusive(t, group_of), child_runs(t, group_of, INDEXED_CHILDREN), boundaries,
+                 groups, roots, begins)
+
+
 def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable[int] | None = None,
              by: str = "location") -> Timeline:
     """The timeline of ``[start, stop)`` at ``width`` columns of a `Graph` or `Archive`."""
@@ -468,14 +481,17 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
     names, group_of = region_groups(definitions, regions)
     span = int(stop) - int(start)
     boundaries = np.array([int(start) + i * span // width for i in range(width + 1)], dtype=np.int64)
-    canvas = _Canvas(boundaries, len(names))
     chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
     roots = np.array([source.roots[location].root for location in chosen], np.int64)
     begins = np.array([source.roots[location].start for location in chosen], np.int64)
-    deepest = _walk(t, canvas, group_of, roots, begins, by == "depth")
-    rows = len(chosen) if by == "location" else max(deepest, 1)
-    exclusive = canvas.image(rows)
+    if by == "location" and backends.native():
+        exclusive = native_walk(t, group_of, boundaries, len(names), roots, begins)
+    else:
+        canvas = _Canvas(boundaries, len(names))
+        deepest = _walk(t, canvas, group_of, roots, begins, by == "depth")
+        rows = len(chosen) if by == "location" else max(deepest, 1)
+        exclusive = canvas.image(rows)
     widths = np.diff(boundaries) * (1 if by == "location" else max(len(chosen), 1))
     normaliser = np.maximum(widths[None, :], exclusive.sum(axis=2))
-    return Timeline(int(start), int(stop), by, chosen if by == "location" else list(range(rows)), names,
+    return Timeline(int(start), int(stop), by, chosen if by == "location" else list(range(len(exclusive))), names,
                     boundaries, exclusive, normaliser)

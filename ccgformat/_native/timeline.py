@@ -1,0 +1,58 @@
+"""The timeline by location in C (timeline.c): `paint` gives the image that
+`ccgformat.query.timeline._walk` paints with rows by location."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import CorruptArchiveError
+from . import load
+from .window import _pointer, _tables
+
+ffi, lib = load()
+_ERR_MEMORY = 1
+_ERROR_SIZE = 256  # ERROR_SIZE of walk_support.h
+
+
+def _runs(runs: Any) -> Any:
+    """The `ccg_timeline_runs` of a `ChildRuns`, made once and kept with it."""
+    struct = runs.__dict__.get("_native")
+    if struct is None:
+        slot = np.ascontiguousarray(runs.slot, dtype=np.int32)
+        arrays = {name: np.ascontiguousarray(getattr(runs, name), dtype=np.int64)
+                  for name in ("base", "total", "gap", "origin", "kids", "starts", "ends", "gaps", "prefix")}
+        struct = ffi.new("ccg_timeline_runs *")
+        struct.slot = ffi.cast("const int32_t *", ffi.from_buffer(slot))
+        struct.parents = len(arrays["base"]) - 1
+        for name, array in arrays.items():
+            setattr(struct, name, _pointer(array))
+        runs.__dict__["_native"] = struct
+        runs.__dict__["_native_arrays"] = (slot, arrays)  # the memory the struct points to
+    return struct
+
+
+def paint(t: Any, group_of: np.ndarray, exclusive: np.ndarray, runs: Any, boundaries: np.ndarray, groups: int,
+          roots: np.ndarray, begins: np.ndarray) -> np.ndarray:
+    """The (rows, width, groups) image of the NodeTables ``t`` with row i painted from
+    ``roots[i]`` (starting at ``begins[i]``), between the column ``boundaries``;
+    ``exclusive`` is `group_exclusive` and ``runs`` the `ChildRuns` of ``group_of``."""
+    image = np.zeros((len(roots), len(boundaries) - 1, groups), np.int64)
+    if not groups:  # no regions, so no calls: nothing to paint
+        return image
+    if exclusive.shape != (len(t), groups + 1) or runs.prefix.shape[1] != groups + 1:
+        raise ValueError("the memoized group times do not match the groups")
+    if t.child_start[-1] != len(t.children) or t.duration_start[-1] != len(t.durations):
+        raise CorruptArchiveError("the node tables' offsets overrun their children or durations")
+    arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (boundaries, group_of, exclusive, roots, begins)]
+    bounds, regions, times, root, begin = (_pointer(a) for a in arrays)
+    canvas = ffi.new("ccg_timeline_canvas *", {
+        "width": len(boundaries) - 1, "bounds": bounds, "groups": groups, "image": ffi.from_buffer("int64_t[]", image),
+        "regions": len(group_of), "group_of": regions, "exclusive": times})
+    error = ffi.new("char[]", _ERROR_SIZE)
+    code = lib.ccg_timeline_paint(_tables(t), _runs(runs), canvas, len(roots), root, begin, error)
+    if code:
+        message = ffi.string(error).decode("utf-8", "replace")
+        raise MemoryError(message) if code == _ERR_MEMORY else CorruptArchiveError(message)
+    return image

@@ -168,12 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_messages)
 
     p = commands.add_parser(
-        "timeline", parents=[window], help="render a timeline of region groups",
+        "timeline", parents=[window], help="render a timeline of region groups (or regions)",
         description="Per pixel column the exclusive-time share of each region group (rows: locations "
                     "or call levels), blended into colours; written as a PNG and/or JSON.")
     p.add_argument("--width", type=_bounded_int(1, 100000), default=1200, metavar="W",
                    help="pixel columns (default %(default)s)")
     p.add_argument("--by", choices=("location", "depth"), default="location", help="rows (default %(default)s)")
+    p.add_argument("--color-by", choices=("group", "region"), default="group",
+                   help="colour classes: region groups, or the regions with the most exclusive time "
+                        "(default %(default)s)")
     p.add_argument("--row-height", type=_bounded_int(1, 1000), default=16, metavar="PX",
                    help="pixels per row in the PNG (default %(default)s)")
     p.add_argument("--png", metavar="FILE", help="write the image to FILE")
@@ -497,7 +500,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         stop = last + 1 if args.stop is None else args.stop
         if stop <= start:
             raise UsageError(f"the window {start}..{stop} is empty")
-        result = archive.timeline(start, stop, args.width, _chosen_locations(archive, args.location), args.by)
+        result = archive.timeline(start, stop, args.width, _chosen_locations(archive, args.location), args.by,
+                                  args.color_by)
     if args.png:
         result.save_png(args.png, args.row_height)
     if args.json:

@@ -75,11 +75,21 @@ def test_timeline_png_and_json(capsys, archive, tmp_path):
     assert document["width"] == 25 and len(document["exclusive"]) == 2
 
 
+def test_timeline_coloured_by_region(capsys, archive):
+    """--color-by region: the classes are regions (by exclusive time), not groups."""
+    code, out, _ = run(capsys, "timeline", archive, "--width", 5, "--json", "--color-by", "region")
+    assert code == 0
+    with ccgformat.open(archive) as opened:
+        ranked = sorted(opened.profile().regions, key=lambda row: (-row.exclusive, row.region))
+    assert json.loads(out)["groups"][:len(ranked)] == [row.name for row in ranked]
+
+
 @pytest.mark.parametrize("argv", [
     ["profile", "{a}", "--start", "9", "--stop", "3"],
     ["profile", "{a}", "--location", "9"],
     ["timeline", "{a}"],
     ["timeline", "{a}", "--json", "--start", "5", "--stop", "5"],
+    ["timeline", "{a}", "--json", "--color-by", "colour"],
     ["messages", "{a}", "--location", "4"],
 ])
 def test_usage_errors(capsys, archive, argv):

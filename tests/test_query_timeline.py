@@ -16,20 +16,22 @@ import ccgformat
 from ccgformat import Params
 from ccgformat.query import timeline
 from ccgformat.query.groups import region_groups
-from ccgformat.query.timeline import PALETTE, _cell_sums
+from ccgformat.query.timeline import (PALETTE, REGION_CLASSES, _cell_sums, column_bounds, palette,
+                                      region_classes, unique_rows)
 
 from . import query_oracle as oracle
 from . import traces
 from .query_support import converted
 
 
-def check(source, start, stop, width, locations, by):
-    result = timeline(source, start, stop, width, locations, by)
+def check(source, start, stop, width, locations, by, color_by="group"):
+    result = timeline(source, start, stop, width, locations, by, color_by)
     events = {location: oracle.events_of(source, location) for location in locations}
     regions = max(len(source.definitions.regions), 1 + max(
         (e.ref for evs in events.values() for e in evs if e.kind == ccgformat.EventKind.ENTER), default=-1))
-    want = oracle.timeline(events, result.boundaries.tolist(), region_groups(source.definitions, regions)[1],
-                           len(result.groups), by)
+    classes = region_groups(source.definitions, regions) if color_by == "group" else region_classes(source, regions)
+    group_of = classes[1]
+    want = oracle.timeline(events, result.boundaries.tolist(), group_of, len(result.groups), by)
     got = result.exclusive
     if by == "depth":  # levels without any time may be missing on either side
         rows = max(len(got), len(want))
@@ -54,7 +56,8 @@ def draw_window(trace, data):
 @given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3)]), st.data())
 def test_timeline_matches_brute_force(trace, params, data):
     graph = oracle.build(trace, params)
-    check(graph, *draw_window(trace, data), data.draw(st.sampled_from(["location", "depth"])))
+    check(graph, *draw_window(trace, data), data.draw(st.sampled_from(["location", "depth"])),
+          data.draw(st.sampled_from(["group", "region"])))
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
@@ -78,6 +81,49 @@ def test_corpus_timelines(tmp_path_factory, name):
     check(archive, first, last + 1, 64, locations, "location")
     middle = (first + last) // 2
     check(archive, middle - (last - first) // 50, middle + (last - first) // 50 + 1, 33, locations[:3], "depth")
+
+
+def test_a_single_group_trace_coloured_by_region(tmp_path_factory):
+    """The OTF `out` trace puts all its 173 regions in one group: by group it is one
+    colour; by region the 20 regions with the most exclusive time are classes of their
+    own, in that order (over the whole trace a class's time is its region's exclusive
+    time in the profile), the others one more class, and the image takes many colours."""
+    archive = converted(tmp_path_factory, "otf-out")
+    first, last = archive.time_range
+    assert len(timeline(archive, first, last + 1, 50).groups) == 1
+    result = check(archive, first, last + 1, 50, archive.locations, "location", "region")
+    assert len(result.groups) == REGION_CLASSES + 1 and result.groups[-1] == "other regions"
+    exclusive = {row.name: row.exclusive for row in archive.profile().regions}
+    per_class = result.exclusive.sum(axis=(0, 1))
+    assert per_class[:-1].tolist() == [exclusive[name] for name in result.groups[:-1]]
+    assert per_class[:-1].tolist() == sorted(per_class[:-1].tolist(), reverse=True)
+    assert per_class[-1] == sum(exclusive.values()) - per_class[:-1].sum()
+    assert len({tuple(pixel) for pixel in result.rgb().reshape(-1, 3).tolist()}) > 10
+
+
+def test_the_palette_keeps_many_classes_apart():
+    colours = palette(300)
+    assert np.array_equal(colours[:len(PALETTE)], PALETTE)
+    assert len({tuple(np.rint(c).astype(int)) for c in colours}) == 300
+    assert ((colours >= 0) & (colours <= 255)).all()
+
+
+@given(st.integers(-(1 << 62), 1 << 62), st.integers(1, 1 << 62), st.integers(1, 5000))
+def test_column_bounds_follow_the_formula(start, span, width):
+    want = [start + i * span // width for i in range(width + 1)]
+    assert column_bounds(start, start + span, width).tolist() == want
+
+
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 3), st.integers(0, 6)), min_size=1, max_size=60),
+       st.booleans())
+def test_unique_rows_packed_or_row_wise(rows, huge):
+    """The same distinct rows and inverse whether the key fits in an int64 or not."""
+    columns = [np.array(column, np.int64) for column in zip(*rows)]
+    radices = [10, 4, 1 << 62] if huge else [10, 4, 7]
+    (a, b, c), inverse = unique_rows(columns, radices)
+    want = sorted(set(rows))
+    assert list(zip(a.tolist(), b.tolist(), c.tolist())) == want
+    assert [want[i] for i in inverse.tolist()] == rows
 
 
 def test_colours_blend_linearly():

@@ -467,10 +467,11 @@ class Archive:
                        summary_index=summary_index)
 
     def timeline(self, start: int, stop: int, width: int, locations: list[int] | None = None,
-                 by: str = "location") -> Any:
-        """Per-pixel exclusive-time shares of the region groups (`ccgformat.query.timeline`)."""
+                 by: str = "location", color_by: str = "group") -> Any:
+        """Per-pixel exclusive-time shares of the region groups, or of the regions with the
+        most exclusive time (`ccgformat.query.timeline`)."""
         from ..query import timeline
-        return timeline(self, start, stop, width, locations, by)
+        return timeline(self, start, stop, width, locations, by, color_by)
 
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:

@@ -33,3 +33,4 @@ def region_groups(definitions: Definitions, regions: int) -> tuple[list[str], np
             names.append(name)
         of_region[region] = index[name]
     return names, of_region
+

@@ -19,7 +19,11 @@ children wholly inside it, and only the children crossing a column bound descend
 the native backend, rows by location are painted in C (`native_walk`), each location
 depth first with the same memoized times and running sums; `_walk` is the reference.
 
-Colours: ``share = exclusive / max(|S_i| * k, sum over groups)`` with k the locations a
+Colour classes are region groups (`ccgformat.query.groups`), or with
+``color_by="region"`` the regions with the most exclusive time, one class each, and the
+other regions together (`region_classes`: a trace whose regions all share one group
+would otherwise be one colour). Colours:
+``share = exclusive / max(|S_i| * k, sum over groups)`` with k the locations a
 depth row sums over (1 by location), which keeps the shares of a lossy archive, whose
 column sums may exceed ``|S_i|`` (4.30), at most 1; a pixel's colour is
 ``sum_g share_g * colour_g + (1 - sum_g share_g) * background`` (linear blending, 4.31).
@@ -27,6 +31,8 @@ column sums may exceed ``|S_i|`` (4.30), at most 1; a pixel's colour is
 
 from __future__ import annotations
 
+import colorsys
+import math
 import os
 import struct
 import tempfile
@@ -40,6 +46,7 @@ import numpy as np
 from .. import backends
 from ..graph.pool import NodeKind
 from .groups import region_groups
+from .profile import profile
 from .tables import NodeTables, tables_for
 
 #: Group colours in order of the groups' first region (then repeating).
@@ -47,6 +54,15 @@ PALETTE = np.array([(31, 119, 180), (214, 39, 40), (44, 160, 44), (255, 127, 14)
                     (140, 86, 75), (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207)],
                    dtype=np.float64)
 BACKGROUND = np.array((255, 255, 255), dtype=np.float64)
+GOLDEN = 0.6180339887498949
+
+
+def palette(count: int) -> np.ndarray:
+    """(count, 3) RGB colours: `PALETTE`, then hues a golden ratio of the circle apart (at
+    two brightnesses), so that many colour classes stay distinguishable."""
+    extra = [colorsys.hsv_to_rgb((i * GOLDEN) % 1.0, 0.65, 0.9 if i % 2 == 0 else 0.65)
+             for i in range(max(count - len(PALETTE), 0))]
+    return np.concatenate((PALETTE[:count], np.array(extra, dtype=np.float64).reshape(-1, 3) * 255))
 
 
 @dataclass
@@ -55,7 +71,7 @@ class Timeline:
     stop: int
     by: str
     rows: list[int]               #: location ids, or call levels 0, 1, ...
-    groups: list[str]
+    groups: list[str]             #: the colour classes: region groups, or regions (``color_by``)
     boundaries: np.ndarray        #: width + 1 column bounds
     exclusive: np.ndarray         #: (rows, width, groups) ticks, formula 4.28
     normaliser: np.ndarray        #: (rows, width) the denominator of the shares
@@ -73,8 +89,8 @@ class Timeline:
 
     @property
     def colors(self) -> np.ndarray:
-        """(groups, 3) RGB of each group."""
-        return PALETTE[np.arange(len(self.groups)) % len(PALETTE)]
+        """(groups, 3) RGB of each group (`palette`)."""
+        return palette(len(self.groups))
 
     def rgb(self) -> np.ndarray:
         """(rows, width, 3) uint8 pixels (4.31)."""
@@ -101,6 +117,34 @@ class Timeline:
         return {"start": self.start, "stop": self.stop, "width": self.width, "by": self.by, "rows": self.rows,
                 "groups": self.groups, "boundaries": self.boundaries.tolist(),
                 "exclusive": self.exclusive.tolist()}
+
+
+#: Coloured by region, the regions with the most exclusive time over the whole trace get
+#: a class (and a colour) each; beyond this many colours are hard to tell apart.
+REGION_CLASSES = 20
+
+
+def region_classes(source: Any, regions: int) -> tuple[list[str], np.ndarray]:
+    """The colour classes of ``color_by="region"``: the `REGION_CLASSES` regions with the
+    most exclusive time in the whole trace's profile (ties by id), in that order, then
+    ``"other regions"`` for the rest when there are any; and per region id
+    ``0..regions-1`` its class (the shape of `region_groups`)."""
+    ranked = sorted((row for row in profile(source).regions if row.region < regions),
+                    key=lambda row: (-row.exclusive, row.region))[:REGION_CLASSES]
+    group_of = np.full(regions, len(ranked), dtype=np.int64)
+    group_of[[row.region for row in ranked]] = np.arange(len(ranked))
+    names = [row.name for row in ranked]
+    if (group_of == len(ranked)).any():
+        names.append("other regions")
+    return names, group_of
+
+
+def column_bounds(start: int, stop: int, width: int) -> np.ndarray:
+    """The ``width + 1`` bounds ``start + i*(stop - start)//width`` (4.27), exactly."""
+    span = stop - start
+    if span * width < 1 << 63:
+        return start + np.arange(width + 1, dtype=np.int64) * span // width
+    return np.array([start + i * span // width for i in range(width + 1)], dtype=np.int64)
 
 
 def png_bytes(pixels: np.ndarray) -> bytes:
@@ -423,24 +467,36 @@ def _whole(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, nodes: np.ndarr
     canvas.add_cells(cells.compress(valid) + enc.compress(valid), uncovered.compress(valid))
 
 
+def unique_rows(columns: list[np.ndarray], radices: list[int]) -> tuple[list[np.ndarray], np.ndarray]:
+    """The distinct rows of ``columns`` (``0 <= columns[j] < radices[j]``), as columns in
+    ascending order, and per row its distinct one: through one int64 key when the radices
+    allow it, else row-wise."""
+    if math.prod(radices) < 1 << 63:
+        key = np.zeros(len(columns[0]), np.int64)
+        for column, radix in zip(columns, radices):
+            key = key * radix + column
+        unique, inverse = np.unique(key, return_inverse=True)
+        out = []
+        for radix in reversed(radices):
+            out.append(unique % radix)
+            unique = unique // radix
+        return out[::-1], inverse.ravel()
+    unique, inverse = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
+    return list(unique.T), inverse.ravel()
+
+
 def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: list[tuple[np.ndarray, ...]]) -> int:
     """Rows by depth: nodes inside single columns, gathered per (node, column, enclosing
     group, level) with multiplicities, adding their own gaps level by level."""
     nodes, column, enc, level = (np.concatenate(parts) for parts in zip(*gathered))
     weight = np.ones(len(nodes), np.int64)
     deepest = 0
-    g1 = canvas.groups + 1
     while len(nodes):
-        key = ((nodes * canvas.width + column) * g1 + (enc + 1)) * 4096 + level
-        unique, inverse = np.unique(key, return_inverse=True)
-        summed = np.zeros(len(unique), np.int64)
+        (nodes, column, enc, level), inverse = unique_rows(
+            [nodes, column, enc + 1, level], [len(t), canvas.width, canvas.groups + 1, int(level.max()) + 1])
+        enc = enc - 1
+        summed = np.zeros(len(nodes), np.int64)
         np.add.at(summed, inverse, weight)
-        level = unique % 4096
-        rest = unique // 4096
-        enc = rest % g1 - 1
-        rest //= g1
-        column = rest % canvas.width
-        nodes = rest // canvas.width
         weight = summed
         deepest = max(deepest, int(level.max()) + 1)
         call = t.kind[nodes] == NodeKind.CALL
@@ -469,18 +525,22 @@ def native_walk(t: NodeTables, group_of: np.ndarray, boundaries: np.ndarray, gro
 
 
 def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable[int] | None = None,
-             by: str = "location") -> Timeline:
-    """The timeline of ``[start, stop)`` at ``width`` columns of a `Graph` or `Archive`."""
+             by: str = "location", color_by: str = "group") -> Timeline:
+    """The timeline of ``[start, stop)`` at ``width`` columns of a `Graph` or `Archive`,
+    rows by location or call level (``by``), colour classes by region group or region
+    (``color_by``)."""
     if by not in ("location", "depth"):
         raise ValueError(f"by must be 'location' or 'depth', not {by!r}")
+    if color_by not in ("group", "region"):
+        raise ValueError(f"color_by must be 'group' or 'region', not {color_by!r}")
     if width < 1 or stop <= start:
         raise ValueError("a timeline needs width >= 1 and start < stop")
     definitions = source.definitions
     t = tables_for(source.pool)
     regions = max(len(definitions.regions), t.regions)
-    names, group_of = region_groups(definitions, regions)
-    span = int(stop) - int(start)
-    boundaries = np.array([int(start) + i * span // width for i in range(width + 1)], dtype=np.int64)
+    names, group_of = (region_groups(definitions, regions) if color_by == "group"
+                       else region_classes(source, regions))
+    boundaries = column_bounds(int(start), int(stop), width)
     chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
     roots = np.array([source.roots[location].root for location in chosen], np.int64)
     begins = np.array([source.roots[location].start for location in chosen], np.int64)

@@ -5,6 +5,8 @@ per location."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -79,6 +81,22 @@ def test_a_root_outside_the_tables_is_refused():
     t = tables_for(graph.pool)
     with pytest.raises(CorruptArchiveError, match="not in the tables"):
         window_descend(t, np.array([len(t) + 5]), np.array([0]), np.array([NO_START]), np.array([NO_STOP]))
+
+
+@pytest.mark.parametrize("column, damage", [("child_start", lambda a: a.__setitem__(-2, a[-1] + 3)),
+                                             ("child_start", lambda a: a.__setitem__(-2, -1)),
+                                             ("duration_start", lambda a: a.__setitem__(-2, a[-1]))])
+def test_offsets_outside_the_tables_are_refused(column, damage):
+    """The last node (the root) with its children or durations out of the tables."""
+    graph = oracle.build({0: [Event(1, EventKind.ENTER, 0), Event(2, EventKind.ENTER, 1), Event(3, EventKind.LEAVE, 1),
+                              Event(4, EventKind.LEAVE, 0)]})
+    t = tables_for(graph.pool)
+    offsets = getattr(t, column).copy()
+    damage(offsets)
+    t = dataclasses.replace(t, **{column: offsets})
+    root = len(t) - 1
+    with pytest.raises(CorruptArchiveError, match="out of the tables"):
+        window_descend(t, np.array([root]), np.array([0]), np.array([2]), np.array([3]))
 
 
 def test_a_sub_tree_without_a_memo_row_is_refused():

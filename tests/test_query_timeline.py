@@ -165,6 +165,7 @@ def test_bad_arguments():
 
 def test_cell_sums_stay_exact_beyond_doubles():
     cells = np.array([0, 2, 0, 2, 1])
-    for ticks in ([5, 7, -2, 1, 0], [2**62, 3, -(2**61) + 1, 2**60 + 1, 7]):
+    # the last: the absolute values' int64 sum wraps, which must not pick the double path
+    for ticks in ([5, 7, -2, 1, 0], [2**62, 3, -(2**61) + 1, 2**60 + 1, 7], [2**62, 2**62 + 1, 1, -(2**62), -3]):
         want = [sum(t for c, t in zip(cells.tolist(), ticks) if c == cell) for cell in range(4)]
         assert _cell_sums(cells, np.array(ticks, np.int64), 4).tolist() == want

@@ -13,7 +13,7 @@ typedef struct frame {
 } frame;
 
 typedef struct painter {
-    const ccg_window_tables *t;
+    const ccg_query_tables *t;
     const ccg_timeline_runs *runs;
     const ccg_timeline_canvas *c;
     int64_t start, stop;  /* the window: the first and last column bounds */
@@ -75,7 +75,7 @@ static int push(painter *p, int64_t parent, int64_t child, int64_t time, int64_t
     if (child < 0 || child >= parent)
         return fail(p->error, CCG_ERR_INPUT, "node %lld has child %lld, not an earlier node", (long long)parent,
                     (long long)child);
-    const ccg_window_tables *t = p->t;
+    const ccg_query_tables *t = p->t;
     __builtin_prefetch(t->kind + child);
     __builtin_prefetch(t->total + child);
     __builtin_prefetch(p->c->exclusive + child * (p->c->groups + 1));
@@ -105,7 +105,7 @@ typedef struct spanning {
  * ..., 2n of a node with n children) go to its group (when >= 0), its children descend,
  * each starting after the durations before it. */
 static int expand(painter *p, const spanning *x) {
-    const ccg_window_tables *t = p->t;
+    const ccg_query_tables *t = p->t;
     int64_t node = x->f.node, time = x->f.time, column = x->c0;
     int64_t first = t->child_start[node], n = t->child_start[node + 1] - first;
     const int64_t *d = t->duration_prefix + t->duration_start[node];
@@ -189,7 +189,7 @@ static int by_runs(painter *p, const spanning *x) {
  * several columns and is added to `out` (its children and durations on their way to
  * the cache). */
 static int visit(painter *p, frame f, spanning *out, int64_t *spans) {
-    const ccg_window_tables *t = p->t;
+    const ccg_query_tables *t = p->t;
     const ccg_timeline_canvas *c = p->c;
     int64_t kind = t->kind[f.node];
     int64_t total = kind <= ARTIFICIAL ? t->total[f.node] : 0, end = add64(f.time, total);
@@ -213,10 +213,8 @@ static int visit(painter *p, frame f, spanning *out, int64_t *spans) {
                         (long long)f.node, (long long)region, (long long)c->regions);
         group = c->group_of[region];
     }
-    int64_t first = t->child_start[f.node], n = t->child_start[f.node + 1] - first;
-    int64_t durations = t->duration_start[f.node];
-    if (first < 0 || n < 0 || n > t->child_start[t->count] - first || durations < 0
-        || durations > t->duration_start[t->count] - 2 * n - 1)
+    int64_t first, n, durations;
+    if (!ccg_node_extent(t, f.node, &first, &n, &durations))
         return fail(p->error, CCG_ERR_INPUT, "node %lld has %lld children at %lld and durations at %lld, out of "
                     "the tables", (long long)f.node, (long long)n, (long long)first, (long long)durations);
     __builtin_prefetch(t->children + first);
@@ -231,7 +229,7 @@ static int visit(painter *p, frame f, spanning *out, int64_t *spans) {
  * descended, so that their memory is fetched in parallel rather than one after another. */
 enum { BATCH = 16 };
 
-int ccg_timeline_paint(const ccg_window_tables *t, const ccg_timeline_runs *runs, const ccg_timeline_canvas *c,
+int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs, const ccg_timeline_canvas *c,
                        int64_t rows, const int64_t *root, const int64_t *begin, char *error) {
     if (c->width < 1 || c->bounds[0] >= c->bounds[c->width])
         return fail(error, CCG_ERR_INPUT, "a timeline needs width >= 1 and start < stop");

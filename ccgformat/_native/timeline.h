@@ -36,7 +36,7 @@ typedef struct ccg_timeline_canvas {
 
 /* Paint row i from root[i] (starting at begin[i]) for each of `rows` locations. Returns
  * CCG_OK, or an error code with a message in `error` (ERROR_SIZE bytes). */
-int ccg_timeline_paint(const ccg_window_tables *t, const ccg_timeline_runs *runs, const ccg_timeline_canvas *c,
+int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs, const ccg_timeline_canvas *c,
                        int64_t rows, const int64_t *root, const int64_t *begin, char *error);
 
 #endif

@@ -43,8 +43,6 @@ def paint(t: Any, group_of: np.ndarray, exclusive: np.ndarray, runs: Any, bounda
         return image
     if exclusive.shape != (len(t), groups + 1) or runs.prefix.shape[1] != groups + 1:
         raise ValueError("the memoized group times do not match the groups")
-    if t.child_start[-1] != len(t.children) or t.duration_start[-1] != len(t.durations):
-        raise CorruptArchiveError("the node tables' offsets overrun their children or durations")
     arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (boundaries, group_of, exclusive, roots, begins)]
     bounds, regions, times, root, begin = (_pointer(a) for a in arrays)
     canvas = ffi.new("ccg_timeline_canvas *", {

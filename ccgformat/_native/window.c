@@ -50,7 +50,7 @@ static int row(int64_t **rows, int64_t *count, int64_t *capacity, int64_t a, int
  * start and begins before the stop; a live node inside [start, stop) is a seed, any
  * other live one is cut (a call is reported) and its children are visited, each
  * starting after the durations before it (Lemma 1). */
-static int descend(ccg_window *w, const ccg_window_tables *t, int64_t tag, int64_t root, int64_t begin,
+static int descend(ccg_window *w, const ccg_query_tables *t, int64_t tag, int64_t root, int64_t begin,
                    int64_t lo, int64_t hi) {
     int64_t depth = 0;
     if (root < 0 || root >= t->count)
@@ -72,10 +72,13 @@ static int descend(ccg_window *w, const ccg_window_tables *t, int64_t tag, int64
                 return fail(w->error, CCG_ERR_MEMORY, "out of memory for the window's cut calls");
             enclosing = t->key0[f.node];
         }
-        int64_t first = t->child_start[f.node], n = t->child_start[f.node + 1] - first;
+        int64_t first, n, durations;
+        if (!ccg_node_extent(t, f.node, &first, &n, &durations))
+            return fail(w->error, CCG_ERR_INPUT, "node %lld has %lld children at %lld and durations at %lld, out "
+                        "of the tables", (long long)f.node, (long long)n, (long long)first, (long long)durations);
         if (!grow((void **)&w->stack, &w->stack_capacity, depth + n + 1, sizeof(frame)))
             return fail(w->error, CCG_ERR_MEMORY, "out of memory for the window's descent");
-        const int64_t *prefix = t->duration_prefix + t->duration_start[f.node];
+        const int64_t *prefix = t->duration_prefix + durations;
         for (int64_t j = n - 1; j >= 0; j--) {  /* pushed in reverse: visited in order */
             int64_t child = t->children[first + j];
             if (child < 0 || child >= f.node)
@@ -87,7 +90,7 @@ static int descend(ccg_window *w, const ccg_window_tables *t, int64_t tag, int64
     return CCG_OK;
 }
 
-int ccg_window_walk(ccg_window *w, const ccg_window_tables *t, int64_t tags, const int64_t *root,
+int ccg_window_walk(ccg_window *w, const ccg_query_tables *t, int64_t tags, const int64_t *root,
                     const int64_t *begin, const int64_t *start, const int64_t *stop,
                     const int64_t **cuts, int64_t *cut_count, const int64_t **seeds, int64_t *seed_count) {
     w->cut_count = w->seed_count = 0;

@@ -7,14 +7,25 @@
 
 #include <stdint.h>
 
-typedef struct ccg_window_tables {
+typedef struct ccg_query_tables {
     int64_t count;                  /* nodes */
     const int64_t *kind, *key0, *total;
     const int64_t *child_start;     /* count + 1 offsets into children */
     const int64_t *children;
     const int64_t *duration_start;  /* per node, its first duration in duration_prefix terms */
     const int64_t *duration_prefix; /* running sums of all durations, starting with 0 */
-} ccg_window_tables;
+} ccg_query_tables;
+
+/* Where a node's children (*first, *n of them) and durations (2n + 1 from *durations)
+ * are; 0 when the offsets lie outside the tables (a damaged table), else 1. */
+static inline int ccg_node_extent(const ccg_query_tables *t, int64_t node, int64_t *first, int64_t *n,
+                                  int64_t *durations) {
+    *first = t->child_start[node];
+    *n = t->child_start[node + 1] - *first;
+    *durations = t->duration_start[node];
+    return *first >= 0 && *n >= 0 && *n <= t->child_start[t->count] - *first && *durations >= 0 &&
+           *durations <= t->duration_start[t->count] - 2 * *n - 1;
+}
 
 typedef struct ccg_window_memo {
     int64_t nodes;                /* entries of slot and calltime */
@@ -39,7 +50,7 @@ const char *ccg_window_error(const ccg_window *w);
  * it, *cuts points to cut_count rows (tag, region, enclosing region or -1, enter, leave)
  * and *seeds to seed_count rows (node, tag, depth, enclosing region or -1), valid until
  * the next call. */
-int ccg_window_walk(ccg_window *w, const ccg_window_tables *t, int64_t tags, const int64_t *root,
+int ccg_window_walk(ccg_window *w, const ccg_query_tables *t, int64_t tags, const int64_t *root,
                     const int64_t *begin, const int64_t *start, const int64_t *stop,
                     const int64_t **cuts, int64_t *cut_count, const int64_t **seeds, int64_t *seed_count);
 /* Sum the rows of a walk (as `window_sums` in profile.py): into vec (a row's layout,

@@ -42,17 +42,19 @@ def _pointer(array: np.ndarray) -> Any:
 
 
 def _tables(t: Any) -> Any:
-    """The `ccg_window_tables` of NodeTables ``t``, made once and kept with it."""
-    struct = t.__dict__.get("_native_window_tables")
+    """The `ccg_query_tables` of NodeTables ``t``, made once and kept with it."""
+    struct = t.__dict__.get("_native_query_tables")
     if struct is None:
+        if t.child_start[-1] != len(t.children) or t.duration_start[-1] != len(t.durations):
+            raise CorruptArchiveError("the node tables' offsets overrun their children or durations")
         arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in
                   (t.kind, t.key0, t.total, t.child_start, t.children, t.duration_start, t.duration_prefix)]
-        struct = ffi.new("ccg_window_tables *")
+        struct = ffi.new("ccg_query_tables *")
         struct.count = len(t)
         (struct.kind, struct.key0, struct.total, struct.child_start, struct.children, struct.duration_start,
          struct.duration_prefix) = (_pointer(a) for a in arrays)
-        t.__dict__["_native_window_tables"] = struct
-        t.__dict__["_native_window_arrays"] = arrays  # the memory the struct points to
+        t.__dict__["_native_query_tables"] = struct
+        t.__dict__["_native_query_arrays"] = arrays  # the memory the struct points to
     return struct
 
 

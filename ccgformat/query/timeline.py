@@ -161,7 +161,8 @@ def png_bytes(pixels: np.ndarray) -> bytes:
 
 def _cell_sums(cells: np.ndarray, ticks: np.ndarray, size: int) -> np.ndarray:
     """The ``size`` sums of ``ticks`` per cell, exactly."""
-    if int(np.abs(ticks).sum()) < 1 << 53:  # every partial sum is exact in a double
+    largest = max(int(ticks.max(initial=0)), -int(ticks.min(initial=0)))  # |INT64_MIN| does not fit an int64
+    if len(ticks) * largest < 1 << 53:  # every partial sum is exact in a double
         return np.rint(np.bincount(cells, weights=ticks, minlength=size)).astype(np.int64)
     out = np.zeros(size, np.int64)
     np.add.at(out, cells, ticks)
@@ -183,7 +184,7 @@ class _Canvas:
     def column(self, time: np.ndarray) -> np.ndarray:
         """The column holding each time: the largest i with ``b[i] <= time``, which for
         ``b[i] = start + i*span//width`` is ``((time - start + 1)*width - 1) // span``."""
-        start, span = int(self.b[0]), int(self.b[-1] - self.b[0])
+        start, span = int(self.b[0]), int(self.b[-1]) - int(self.b[0])
         if span * (self.width + 1) < 1 << 62:
             clipped = np.clip(time, start, start + span - 1)
             return ((clipped - start + 1) * self.width - 1) // span

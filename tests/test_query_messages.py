@@ -85,8 +85,7 @@ def test_window_keeps_messages_with_an_end_inside():
     assert [u.time for u in messages(graph, 0, 7).unmatched] == []
 
 
-@pytest.mark.parametrize("name", ["otf2-stencil", "otf2-pingpong", "otf2-pingpong-papi", "epilog-le", "paje-links",
-                                  "paje-java", "chrome-rocprof"])
+@pytest.mark.parametrize("name", sorted(CORPUS))
 def test_corpus_messages(tmp_path_factory, name):
     archive = converted(tmp_path_factory, name)
     result = check(archive)

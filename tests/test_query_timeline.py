@@ -21,7 +21,7 @@ from ccgformat.query.timeline import (PALETTE, REGION_CLASSES, _cell_sums, colum
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import converted
+from .query_support import CORPUS, converted
 
 
 def check(source, start, stop, width, locations, by, color_by="group"):
@@ -73,7 +73,7 @@ def test_running_sums_over_children_match_brute_force(trace, params, data):
         check(graph, *draw_window(trace, data), "location")
 
 
-@pytest.mark.parametrize("name", ["otf2-stencil", "paje-native", "otf-out", "chrome-rocprof", "otf2-pingpong"])
+@pytest.mark.parametrize("name", sorted(CORPUS))
 def test_corpus_timelines(tmp_path_factory, name):
     archive = converted(tmp_path_factory, name)
     first, last = archive.time_range

@@ -39,8 +39,6 @@ def paint(t: Any, group_of: np.ndarray, exclusive: np.ndarray, runs: Any, bounda
     ``roots[i]`` (starting at ``begins[i]``), between the column ``boundaries``;
     ``exclusive`` is `group_exclusive` and ``runs`` the `ChildRuns` of ``group_of``."""
     image = np.zeros((len(roots), len(boundaries) - 1, groups), np.int64)
-    if not groups:  # no regions, so no calls: nothing to paint
-        return image
     if exclusive.shape != (len(t), groups + 1) or runs.prefix.shape[1] != groups + 1:
         raise ValueError("the memoized group times do not match the groups")
     arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (boundaries, group_of, exclusive, roots, begins)]

@@ -545,7 +545,9 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
     chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
     roots = np.array([source.roots[location].root for location in chosen], np.int64)
     begins = np.array([source.roots[location].start for location in chosen], np.int64)
-    if by == "location" and backends.native():
+    if not names:  # no regions, so no calls: nothing to paint
+        exclusive = np.zeros((len(chosen) if by == "location" else 1, width, 0), np.int64)
+    elif by == "location" and backends.native():
         exclusive = native_walk(t, group_of, boundaries, len(names), roots, begins)
     else:
         canvas = _Canvas(boundaries, len(names))

@@ -95,14 +95,14 @@ class NodeTables:
 
     @cached_property
     def duration_prefix(self) -> np.ndarray:
-        return np.concatenate(([0], np.cumsum(self.durations, dtype=np.int64)))
+        return running_sums(self.durations)
 
     def __len__(self) -> int:
         return len(self.kind)
 
     def segment_sum(self, per_edge: np.ndarray) -> np.ndarray:
         """Per node, the sum of a per-child-reference value over its children."""
-        running = np.concatenate(([0], np.cumsum(per_edge, dtype=np.int64)))
+        running = running_sums(per_edge)
         return running[self.child_start[1:]] - running[self.child_start[:-1]]
 
     def containing(self, kinds: tuple[int, ...]) -> np.ndarray:
@@ -180,6 +180,14 @@ class NodeTables:
         prefix = self.duration_prefix
         offset = prefix[base + 2 * j + 1] - prefix[base]
         return kids, owner, offset
+
+
+def running_sums(values: np.ndarray) -> np.ndarray:
+    """0, then the running sums of ``values`` (int64, wrapping), written in place: no
+    second copy of a long column."""
+    out = np.zeros(len(values) + 1, np.int64)
+    np.cumsum(values, dtype=np.int64, out=out[1:])
+    return out
 
 
 def _offsets(lengths: list[int]) -> np.ndarray:

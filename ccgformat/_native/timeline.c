@@ -135,14 +135,8 @@ static cut cut_at(const ccg_timeline_runs *r, int64_t s, int64_t time, int64_t e
         return (cut){base, 0, 0};
     if (point >= end)  /* its end: all of them */
         return (cut){top, 0, r->gap[s]};
-    int64_t at = add64(point, shift), lo = base, hi = top;  /* the first child starting at or after it */
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (r->starts[mid] < at)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* the first child starting at or after the cut */
+    int64_t lo = lower_bound(r->starts, base, top, add64(point, shift));
     if (lo == base)
         return (cut){base, 0, sub64(point, time)};
     int64_t last_end = sub64(r->ends[lo - 1], shift), uncovered = sub64(point, last_end);

@@ -238,14 +238,7 @@ static int child_get(ccg_walk *w, const node_ref *parent, int64_t child, int wit
         sums = t->metric_sum;
     } else {
         const ccg_imports *m = &parent->block->imports;
-        int64_t lo = 0, hi = m->count;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (m->id[mid] < child)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        int64_t lo = lower_bound(m->id, 0, m->count, child);
         if (lo >= m->count || m->id[lo] != child)
             return fail(w->error, CCG_ERR_INPUT, "node %lld of block %lld is not in the block's import table",
                         (long long)child, (long long)parent->block_index);

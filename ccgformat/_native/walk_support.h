@@ -14,6 +14,18 @@
 static inline int64_t add64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static inline int64_t sub64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
 
+/* The first i in [lo, hi) with values[i] >= key (values ascending there), or hi. */
+static inline int64_t lower_bound(const int64_t *values, int64_t lo, int64_t hi, int64_t key) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (values[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static inline int fail(char *error, int code, const char *format, ...) {
     va_list args;
     va_start(args, format);

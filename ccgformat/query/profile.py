@@ -575,10 +575,9 @@ def _change(value_type: str, first: int, last: int) -> int:
 def _result(definitions: Any, start: int | None, stop: int | None, chosen: list[int], totals: Totals,
             metrics: dict[int, int | float]) -> Profile:
     shown = np.flatnonzero(totals.calls | totals.inclusive | totals.exclusive)
-    with np.errstate(over="ignore"):  # wrapping like the sums
-        early = totals.inclusive[shown] - totals.before[shown]  # the time of the counted calls
+    counted_times = totals.inclusive[shown] - totals.before[shown]  # array sums wrap, like the format's
     columns = (shown.tolist(), *(column[shown].tolist() for column in (
-        totals.calls, totals.inclusive, totals.exclusive, totals.low, totals.high)), early.tolist())
+        totals.calls, totals.inclusive, totals.exclusive, totals.low, totals.high)), counted_times.tolist())
     regions, groups = [], {}
     defined = definitions.regions
     for region, count, inclusive, exclusive, low, high, counted_time in zip(*columns):

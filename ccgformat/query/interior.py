@@ -141,7 +141,7 @@ class SummaryIndex:
         for cut in cuts:
             regions, peers, operations, metrics = self._changes(cut.location, cut.a, cut.b)
             changes.append(regions)
-            totals.add_pairs(np.full(len(peers), cut.location), *peers.T)
+            totals.add_pairs(np.full(len(peers), cut.location), peers[:, 0], peers[:, 1:])
             for operation, count, sent, received in operations:
                 totals.add_collective(operation, count, sent, received)
             for metric, change in metrics:

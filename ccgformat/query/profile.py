@@ -363,9 +363,8 @@ class ProfileEngine:
                            vec[layout.excl:layout.excl + R], early)
         totals.extremes(regions, low, high)
         tag, peer = np.nonzero(messages[:, :P] | messages[:, 2 * P:3 * P])
-        totals.add_pairs(np.asarray(locations, np.int64)[tag], np.where(peer < P - 1, peer, -1),
-                         messages[tag, peer], messages[tag, P + peer], messages[tag, 2 * P + peer],
-                         messages[tag, 3 * P + peer])
+        sums = messages.reshape(len(locations), 4, P)[tag, :, peer]  # (sent, bytes, received, bytes) per pair
+        totals.add_pairs(np.asarray(locations, np.int64)[tag], np.where(peer < P - 1, peer, -1), sums)
         for i, op in enumerate(layout.ops.tolist()):
             if vec[layout.coll + i]:
                 totals.add_collective(op, int(vec[layout.coll + i]), int(vec[layout.coll_sent + i]),
@@ -508,16 +507,18 @@ class Totals:
             np.minimum.at(self.low, region, low)
             np.maximum.at(self.high, region, high)
 
-    def add_pairs(self, location: np.ndarray, peer: np.ndarray, sent: np.ndarray, sent_bytes: np.ndarray,
-                  received: np.ndarray, received_bytes: np.ndarray) -> None:
-        """Messages of ``location[i]`` with ``peer[i]`` (any negative peer counts as -1):
-        sent ones for the pair (location, peer), received ones for (peer, location)."""
-        if not len(peer):
+    def add_pairs(self, location: np.ndarray, peer: np.ndarray, sums: np.ndarray) -> None:
+        """Messages of ``location[i]`` with ``peer[i]`` (any negative peer counts as -1),
+        ``sums[i]`` = (sent, sent bytes, received, received bytes): sent ones for the pair
+        (location, peer), received ones for (peer, location)."""
+        n = len(peer)
+        if not n:
             return
-        peer = np.where(peer >= 0, peer, -1)
-        zero = np.zeros(len(peer), np.int64)
-        self.pairs.append(np.column_stack((location, peer, sent, sent_bytes, zero, zero)))
-        self.pairs.append(np.column_stack((peer, location, zero, zero, received, received_bytes)))
+        peer = np.maximum(peer, -1)
+        rows = np.zeros((2 * n, 6), np.int64)
+        rows[:n, 0], rows[:n, 1], rows[:n, 2:4] = location, peer, sums[:, :2]
+        rows[n:, 0], rows[n:, 1], rows[n:, 4:6] = peer, location, sums[:, 2:]
+        self.pairs.append(rows)
 
     def add_collective(self, operation: int, count: int, sent: int, received: int) -> None:
         row = self.collectives.setdefault(operation, [0, 0, 0])

@@ -1,16 +1,20 @@
 """The query tables of an archive (`tables_for`, block by block into preallocated
-columns) against the same pool read node by node through its column interface."""
+columns) against the same pool read node by node through its column interface, and the
+import claims the scan checks."""
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccgformat
 from ccgformat import Params
+from ccgformat.errors import CorruptArchiveError
 from ccgformat.query.tables import _from_columns, tables_for
 
 from . import traces
@@ -28,3 +32,14 @@ def test_block_tables_equal_the_node_by_node_reference(tmp_path_factory, trace, 
         for column in dataclasses.fields(want):
             assert np.array_equal(getattr(got, column.name), getattr(want, column.name)), column.name
             assert getattr(got, column.name).dtype == np.int64, column.name
+
+
+def test_a_scan_checks_every_import_claim():
+    """`import_claim_lie.ccg` (tests/data/bad) has a block whose import table misstates an
+    earlier node: building the tables scans every block, so it finds the lie at once
+    (a claim about a block the scan has passed used to wait for that block to be decoded
+    again)."""
+    path = Path(__file__).parent / "data" / "bad" / "import_claim_lie.ccg"
+    with ccgformat.open(path) as archive:
+        with pytest.raises(CorruptArchiveError, match="says node"):
+            tables_for(archive.pool)

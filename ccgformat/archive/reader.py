@@ -126,17 +126,32 @@ class ArchivePool:
     def blocks(self) -> Iterator[NodeBlock]:
         """Every node block in id order, decoded and checked like `block_of`, without
         filling the cache with those it does not hold (a scan of the whole graph, like
-        building the query tables, does not evict the blocks walks use)."""
-        for index in range(len(self._entries)):
-            yield self._cache.get(index) or self._decode(index)
+        building the query tables, does not evict the blocks walks use). The scan has seen
+        every block before the current one, so each block's import claims are checked at
+        once against the event counts and durations seen so far (none is left pending)."""
+        events, total = np.zeros(self.size, np.int64), np.zeros(self.size, np.int64)
+        for index, entry in enumerate(self._entries):
+            block = self._cache.get(index) or self._decode(index, claims=False)
+            nodes = slice(block.first, block.first + len(block))
+            events[nodes], total[nodes] = block.events, block.total
+            imports = block.imports
+            if len(imports.ids):
+                if int(imports.ids.min()) < 0 or int(imports.ids.max()) >= block.first:
+                    raise CorruptArchiveError("a node block imports nodes that are not in earlier blocks",
+                                              path=self._archive.path, offset=entry.offset)
+                self._verify(events, total, 0, _Claim(imports.ids, imports.events, imports.total, entry.offset))
+            yield block
 
-    def _decode(self, index: int) -> NodeBlock:
+    def _decode(self, index: int, claims: bool = True) -> NodeBlock:
+        """Block ``index``, decoded and checked; with ``claims`` its import claims are
+        checked (or kept until the blocks they speak of are decoded)."""
         entry = self._entries[index]
         block = decode_block(self._archive.payload(entry), self._archive.path, entry.offset)
         if block.first != entry.first or len(block) != entry.count:
             raise CorruptArchiveError("node block does not hold the ids the footer lists",
                                       path=self._archive.path, offset=entry.offset)
-        self._check_claims(block, entry)
+        if claims:
+            self._check_claims(block, entry)
         return block
 
     def _block(self, index: int) -> NodeBlock:
@@ -194,17 +209,20 @@ class ArchivePool:
         if columns is None:
             columns = block.memo["claim_columns"] = {0: np.asarray(block.events, dtype=np.int64),
                                                      1: np.asarray(block.total, dtype=np.int64)}
-        events, total = columns[0], columns[1]
         for claim in claims:
-            local = claim.ids - block.first
-            wrong = np.flatnonzero((events[local] != claim.events) | (total[local] != claim.total))
-            if len(wrong):
-                i = int(wrong[0])
-                node = int(claim.ids[i])
-                raise CorruptArchiveError(
-                    f"the block at {claim.offset} says node {node} holds {int(claim.events[i])} events over "
-                    f"{int(claim.total[i])} ticks, its own block gives {int(events[local[i]])} over "
-                    f"{int(total[local[i]])}", path=self._archive.path, offset=claim.offset)
+            self._verify(columns[0], columns[1], block.first, claim)
+
+    def _verify(self, events: np.ndarray, total: np.ndarray, first: int, claim: _Claim) -> None:
+        """A claim against the event counts and durations of the nodes from ``first`` on."""
+        local = claim.ids - first
+        wrong = np.flatnonzero((events[local] != claim.events) | (total[local] != claim.total))
+        if len(wrong):
+            i = int(wrong[0])
+            node = int(claim.ids[i])
+            raise CorruptArchiveError(
+                f"the block at {claim.offset} says node {node} holds {int(claim.events[i])} events over "
+                f"{int(claim.total[i])} ticks, its own block gives {int(events[local[i]])} over "
+                f"{int(total[local[i]])}", path=self._archive.path, offset=claim.offset)
 
 
 def _decoded_bytes(entry: DirectoryEntry) -> int:
@@ -214,7 +232,8 @@ def _decoded_bytes(entry: DirectoryEntry) -> int:
 
 @dataclass(frozen=True)
 class _Claim:
-    """What one block's import table says about the nodes of one earlier block."""
+    """What one block's import table says about nodes of earlier blocks (of one earlier
+    block, when claims wait for the blocks they speak of)."""
 
     ids: np.ndarray
     events: np.ndarray

@@ -14,12 +14,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from . import load
+from . import CCG_ERR_MEMORY, CCG_OK, load
 from .tables import NodeTable
 
 ffi, lib = load()
 
-CCG_OK, CCG_ERR_MEMORY, CCG_ERR_INPUT, CCG_ERR_CALLBACK = 0, 1, 2, 3
 MESSAGE_SIZE = 512
 
 

@@ -7,12 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CorruptArchiveError
-from . import load
+from . import failure, load
 from .window import _pointer, _tables
 
 ffi, lib = load()
-_ERR_MEMORY = 1
 _ERROR_SIZE = 256  # ERROR_SIZE of walk_support.h
 
 
@@ -49,6 +47,5 @@ def paint(t: Any, group_of: np.ndarray, exclusive: np.ndarray, runs: Any, bounda
     error = ffi.new("char[]", _ERROR_SIZE)
     code = lib.ccg_timeline_paint(_tables(t), _runs(runs), canvas, len(roots), root, begin, error)
     if code:
-        message = ffi.string(error).decode("utf-8", "replace")
-        raise MemoryError(message) if code == _ERR_MEMORY else CorruptArchiveError(message)
+        raise failure(code, ffi.string(error).decode("utf-8", "replace"))
     return image

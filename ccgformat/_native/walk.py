@@ -22,12 +22,11 @@ import numpy as np
 from ..errors import CorruptArchiveError
 from ..graph.walk import Cursor, LocationWalker
 from ..model import COLUMNS, Event, EventBatch
-from . import load
+from . import CCG_ERR_CALLBACK, CCG_ERR_MEMORY, CCG_OK, failure, load
 
 ffi, lib = load()
 
 # result codes of ccg.h
-_OK, _ERR_MEMORY, _ERR_INPUT, _ERR_CALLBACK = 0, 1, 2, 3
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _FIELDS = ("time", "kind") + COLUMNS
 _INT64_FIELDS = ("time",) + COLUMNS
@@ -93,15 +92,15 @@ class _BlockSource(_Source):
         self._loaded.clear()
 
 
-@ffi.def_extern(error=_ERR_CALLBACK)
+@ffi.def_extern(error=CCG_ERR_CALLBACK)
 def ccg_python_load(context: Any, block: int) -> int:
     source = ffi.from_handle(context)
     try:
         source.load(block)
     except BaseException as error:  # noqa: BLE001 - handed back to the caller of the native function
         source.error = error
-        return _ERR_CALLBACK
-    return _OK
+        return CCG_ERR_CALLBACK
+    return CCG_OK
 
 
 def _clamp(time: int) -> int:
@@ -222,13 +221,13 @@ class NativeWalker:
             code = function(walk, *args)
         finally:
             source.end()
-        if code == _OK:
+        if code == CCG_OK:
             return
         error, source.error = source.error, None
-        if code == _ERR_CALLBACK and error is not None:
+        if code == CCG_ERR_CALLBACK and error is not None:
             raise error
         message = ffi.string(lib.ccg_walk_error(walk)).decode("utf-8", "replace")
-        if code == _ERR_MEMORY:
+        if code == CCG_ERR_MEMORY:
             raise MemoryError(message)
         raise CorruptArchiveError(f"location {self.location}: {message}", path=self._path)
 
@@ -297,10 +296,9 @@ class Checkpointer:
         self._out = ffi.new("ccg_checkpoint *")
 
     def _check(self, code: int) -> None:
-        if code == _OK:
+        if code == CCG_OK:
             return
-        message = ffi.string(lib.ccg_checkpointer_error(self._acc)).decode("utf-8", "replace")
-        raise MemoryError(message) if code == _ERR_MEMORY else CorruptArchiveError(message)
+        raise failure(code, ffi.string(lib.ccg_checkpointer_error(self._acc)).decode("utf-8", "replace"))
 
     def add(self, batch: EventBatch) -> None:
         """Account for every event of ``batch``."""

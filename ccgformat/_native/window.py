@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from . import load
+from . import failure, load
 
 ffi, lib = load()
-_ERR_MEMORY = 1
 
 
 class _Walker:
@@ -67,8 +66,7 @@ def window_descend(t: Any, root: np.ndarray, begin: np.ndarray, start: np.ndarra
     code = lib.ccg_window_walk(walker.w, _tables(t), len(root), *(_pointer(a) for a in bounds),
                                walker.cuts, walker.cut_count, walker.seeds, walker.seed_count)
     if code:
-        message = ffi.string(lib.ccg_window_error(walker.w)).decode("utf-8", "replace")
-        raise MemoryError(message) if code == _ERR_MEMORY else CorruptArchiveError(message)
+        raise failure(code, ffi.string(lib.ccg_window_error(walker.w)).decode("utf-8", "replace"))
 
     def rows(pointer: Any, count: int, width: int) -> np.ndarray:
         if not count:
@@ -106,5 +104,5 @@ def window_sums(memo: tuple[np.ndarray, ...], layout: tuple[int, ...], cuts: np.
                                ffi.cast("const uint8_t *", ffi.from_buffer(keep)), reach,
                                *(ffi.cast("int64_t *", ffi.from_buffer(a)) for a in out))
     if code:
-        raise CorruptArchiveError(ffi.string(lib.ccg_window_error(walker.w)).decode("utf-8", "replace"))
+        raise failure(code, ffi.string(lib.ccg_window_error(walker.w)).decode("utf-8", "replace"))
     return out

@@ -135,10 +135,7 @@ class ArchivePool:
             nodes = slice(block.first, block.first + len(block))
             events[nodes], total[nodes] = block.events, block.total
             imports = block.imports
-            if len(imports.ids):
-                if int(imports.ids.min()) < 0 or int(imports.ids.max()) >= block.first:
-                    raise CorruptArchiveError("a node block imports nodes that are not in earlier blocks",
-                                              path=self._archive.path, offset=entry.offset)
+            if len(imports.ids):  # the decoder has checked that they are in earlier blocks
                 self._verify(events, total, 0, _Claim(imports.ids, imports.events, imports.total, entry.offset))
             yield block
 

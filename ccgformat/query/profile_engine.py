@@ -196,6 +196,7 @@ class ProfileEngine:
 
 
 def check_policy(cache_modulus: int, cache_references: int) -> None:
+    """Refuse a caching policy (5.4.1) outside its range."""
     if cache_modulus < 1 or cache_references < 0:
         raise ValueError("cache_modulus must be >= 1 and cache_references >= 0")
 

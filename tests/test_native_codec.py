@@ -266,3 +266,35 @@ def test_the_encoder_refuses_a_table_without_the_children_it_imports():
         NativeNodeEncoder().encode(NodeTable.from_pool(pool, later, len(pool)), later, len(pool))
     with pytest.raises(ValueError, match="not all in the table"):
         NativeNodeEncoder().encode(NodeTable.from_pool(pool, later, len(pool)), 0, len(pool))
+
+
+
+def _damage(arrays, what, node, imported):
+    """Break one thing of ``node`` (a call or artificial node) in a table's arrays."""
+    if what == "negative gap":
+        arrays["durations"][arrays["duration_start"][node]] = -1
+    elif what == "has child":
+        arrays["children"][arrays["child_start"][node]] = node
+    elif what == "durations":
+        arrays["duration_start"][node + 1] += 1
+    else:
+        arrays["events"][imported] = -1
+
+
+@pytest.mark.parametrize("reason", ["negative gap", "has child", "durations", "negative event count"])
+def test_a_refused_block_leaves_the_pending_stack_as_it_was(reason):
+    calls = [ccg.Event(0, EventKind.ENTER, 1), ccg.Event(2, EventKind.ENTER, 2), ccg.Event(3, EventKind.LEAVE, 2),
+             ccg.Event(5, EventKind.LEAVE, 1)]
+    pool = build({0: calls, 1: calls + [ccg.Event(7, EventKind.SEND, 1, 0, 0, 0, 0)]})
+    last = len(pool) - 1  # location 1's root, which imports its call node from the first block
+    imported = min(pool.children[last])
+    assert pool.kind[last] <= 1 and pool.kind[imported] <= 1 and imported + 1 < last
+    reference = codec.NodeEncoder()
+    expected = [reference.encode(pool, 0, imported + 1), reference.encode(pool, imported + 1, len(pool))]
+    encoder = NativeNodeEncoder()
+    assert encoder.encode(NodeTable.from_pool(pool), 0, imported + 1) == expected[0]
+    damaged = NodeTable.from_pool(pool)
+    _damage(damaged.arrays, reason, last, imported)
+    with pytest.raises(ValueError, match=reason):
+        encoder.encode(damaged, imported + 1, len(pool))
+    assert encoder.encode(NodeTable.from_pool(pool), imported + 1, len(pool)) == expected[1]

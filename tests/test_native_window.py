@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ccgformat import Params
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.model import Event, EventKind
-from ccgformat.query.profile import NO_START, NO_STOP, descend, engine_for, native_window_sums, window_sums
+from ccgformat.query.profile_engine import engine_for
+from ccgformat.query.profile_window import NO_START, NO_STOP, descend, native_window_sums, window_sums
 from ccgformat.query.tables import tables_for
 
 from . import query_oracle as oracle

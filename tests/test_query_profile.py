@@ -18,14 +18,14 @@ from ccgformat import Params
 from ccgformat.query import profile
 from ccgformat.archive import SectionKind
 from ccgformat.query.interior import SummaryIndex
-from ccgformat.query.profile import engine_for
+from ccgformat.query.profile_engine import engine_for
 
 from . import query_oracle as oracle
 from . import traces
 from .query_support import CORPUS, converted, windows
 
 #: the module (the package's ``profile`` is the function of the same name)
-profile_module = importlib.import_module("ccgformat.query.profile")
+engine_module = importlib.import_module("ccgformat.query.profile_engine")
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 LOSSY = Params(abs_dev=20, rel_dev=0.3)
 
@@ -69,7 +69,7 @@ def check(source, start, stop, locations, **policy):
        st.sampled_from([(10, 5, 256), (1, 0, 0), (3, 1000, 0), (10, 1, 0)]), st.data())
 def test_graph_profile_matches_brute_force(monkeypatch, trace, params, policy, data):
     """Every caching policy, also memoizing the smallest sub-trees inside a pass."""
-    monkeypatch.setattr(profile_module, "MEMO_MIN_EVENTS", policy[2])
+    monkeypatch.setattr(engine_module, "MEMO_MIN_EVENTS", policy[2])
     graph = oracle.build(trace, params)
     for start, stop, locations in windows(data, trace, 3):
         check(graph, start, stop, locations, cache_modulus=policy[0], cache_references=policy[1])

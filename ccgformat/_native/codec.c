@@ -225,6 +225,185 @@ static int push_deltas(column *c, const int64_t *ids, size_t count) {
     return 1;
 }
 
+/* One block being encoded: its streams, the writer's pending stack as the block leaves
+ * it, the shapes of its call and artificial nodes and the children it imports from
+ * earlier blocks (repeats included until encode_imports sorts them out). */
+typedef struct {
+    const ccg_nodes *nodes;
+    int64_t first, stop;
+    report *r;
+    column c[S_COUNT];
+    pending_stack *stack;
+    shape *shapes;
+    int64_t inner;
+    int64_t *imports;
+    int64_t imported;
+} block_encoding;
+
+static void encoding_free(block_encoding *e) {
+    for (int s = 0; s < S_COUNT; s++) free(e->c[s].value);
+    free(e->stack);
+    free(e->shapes);
+    free(e->imports);
+}
+
+/* Room for the shapes and imports, a copy of the encoder's pending stack, and that stack
+ * as the first stream. */
+static int encoding_start(block_encoding *e, const ccg_encoder *encoder) {
+    const ccg_nodes *nodes = e->nodes;
+    int64_t inner = 0;
+    size_t import_capacity = 0;
+    for (int64_t i = e->first - nodes->first; i < e->stop - nodes->first; i++)
+        if (nodes->kind[i] <= CCG_ARTIFICIAL) {
+            inner++;
+            import_capacity += (size_t)(nodes->child_start[i + 1] - nodes->child_start[i]);
+        }
+    e->stack = malloc(sizeof *e->stack);
+    e->shapes = alloc((size_t)inner, sizeof *e->shapes);
+    e->imports = alloc(import_capacity, sizeof *e->imports);
+    if (!e->stack || !e->shapes || !e->imports) return CCG_ERR_MEMORY;
+    *e->stack = encoder->stack;
+    int64_t pending[CCG_PENDING_LIMIT];
+    for (size_t k = 0; k < e->stack->depth; k++) pending[k] = stack_at(e->stack, k);
+    return push_deltas(&e->c[S_PENDING], pending, e->stack->depth) ? CCG_OK : CCG_ERR_MEMORY;
+}
+
+/* A call or artificial node's children (spec 5.3): its child count, per child a fresh
+ * flag (set for the children popped from the pending stack, last child first), the ids
+ * of the others, and the children in earlier blocks among the imports; then its shape. */
+static int encode_children(block_encoding *e, int64_t node) {
+    const ccg_nodes *nodes = e->nodes;
+    column *c = e->c;
+    int64_t i = node - nodes->first, a = nodes->child_start[i], n = nodes->child_start[i + 1] - a;
+    const int64_t *children = nodes->children + a;
+    if (nodes->duration_start[i + 1] - nodes->duration_start[i] != 2 * n + 1)
+        return fail(e->r, "node %lld has %lld children but %lld durations", (long long)node, (long long)n,
+                    (long long)(nodes->duration_start[i + 1] - nodes->duration_start[i]));
+    if (!column_push(&c[S_CHILD_COUNT], (uint64_t)n)) return CCG_ERR_MEMORY;
+    size_t fresh_at = c[S_CHILD_FRESH].count;
+    for (int64_t j = 0; j < n; j++)
+        if (!column_push(&c[S_CHILD_FRESH], 0)) return CCG_ERR_MEMORY;
+    for (int64_t j = n - 1; j >= 0; j--) {
+        if (e->stack->depth && stack_top(e->stack) == children[j]) {
+            e->stack->depth--;
+            c[S_CHILD_FRESH].value[fresh_at + (size_t)j] = 1;
+        }
+    }
+    for (int64_t j = 0; j < n; j++) {
+        if (children[j] < 0 || children[j] >= node)
+            return fail(e->r, "node %lld has child %lld", (long long)node, (long long)children[j]);
+        if (!c[S_CHILD_FRESH].value[fresh_at + (size_t)j] && !column_push(&c[S_CHILD_ID], (uint64_t)children[j]))
+            return CCG_ERR_MEMORY;
+        if (children[j] < e->first) e->imports[e->imported++] = children[j];
+    }
+    int64_t k = nodes->key_start[i];
+    e->shapes[e->inner++] = (shape){nodes->kind[i], n, nodes->key_start[i + 1] - k, node, nodes->key + k};
+    return CCG_OK;
+}
+
+/* A node's kind, children, hard and soft properties; then it waits on the pending stack. */
+static int encode_node(block_encoding *e, int64_t node) {
+    const ccg_nodes *nodes = e->nodes;
+    column *c = e->c;
+    int64_t i = node - nodes->first;
+    if (!column_push(&c[S_KIND], nodes->kind[i])) return CCG_ERR_MEMORY;
+    if (nodes->kind[i] <= CCG_ARTIFICIAL) {
+        int status = encode_children(e, node);
+        if (status != CCG_OK) return status;
+    }
+    for (int64_t k = nodes->key_start[i]; k < nodes->key_start[i + 1]; k++)
+        if (!column_push(&c[S_KEY], zigzag(nodes->key[k]))) return CCG_ERR_MEMORY;
+    for (int64_t k = nodes->soft_start[i]; k < nodes->soft_start[i + 1]; k++)
+        if (!column_push(&c[S_SOFT], zigzag(nodes->soft[k]))) return CCG_ERR_MEMORY;
+    stack_push(e->stack, node);
+    return CCG_OK;
+}
+
+/* The gaps stream (spec 5.4): the n+1 gaps of every call and artificial node, moved from
+ * node order to the order of place_gaps. */
+static int encode_gaps(block_encoding *e) {
+    const ccg_nodes *nodes = e->nodes;
+    column *gaps = &e->c[S_GAPS];
+    int64_t *offset = alloc((size_t)e->inner, sizeof *offset), *stride = alloc((size_t)e->inner, sizeof *stride);
+    int status = offset && stride && place_gaps(e->shapes, e->inner, offset, stride) ? CCG_OK : CCG_ERR_MEMORY;
+    for (int64_t k = 0; status == CCG_OK && k < e->inner; k++) {
+        int64_t i = e->shapes[k].node - nodes->first;
+        for (int64_t position = 0; status == CCG_OK && position <= e->shapes[k].children; position++) {
+            int64_t gap = nodes->durations[nodes->duration_start[i] + 2 * position];
+            if (gap < 0)
+                status = fail(e->r, "node %lld has a negative gap", (long long)e->shapes[k].node);
+            else if (!column_push(gaps, (uint64_t)gap))
+                status = CCG_ERR_MEMORY;
+        }
+    }
+    uint64_t *ordered = status == CCG_OK ? alloc(gaps->count, sizeof *ordered) : NULL;
+    if (status == CCG_OK && !ordered) status = CCG_ERR_MEMORY;
+    if (status == CCG_OK) {
+        for (int64_t k = 0, at = 0; k < e->inner; k++)
+            for (int64_t position = 0; position <= e->shapes[k].children; position++)
+                ordered[offset[k] + position * stride[k]] = gaps->value[at++];
+        free(gaps->value);
+        gaps->value = ordered;
+        gaps->capacity = gaps->count;
+    }
+    free(offset);
+    free(stride);
+    return status;
+}
+
+/* The import table: the distinct children in earlier blocks, ascending, with the total,
+ * the event count and the metric sums of each (from ``nodes`` or ``earlier``). */
+static int encode_imports(block_encoding *e, const ccg_imports *earlier) {
+    column *c = e->c;
+    int64_t *imports = e->imports;
+    qsort(imports, (size_t)e->imported, sizeof *imports, compare_i64);
+    int64_t unique = 0;
+    for (int64_t k = 0; k < e->imported; k++)
+        if (k == 0 || imports[k] != imports[unique - 1]) imports[unique++] = imports[k];
+    if (!push_deltas(&c[S_IMPORT_ID], imports, (size_t)unique)) return CCG_ERR_MEMORY;
+    for (int64_t k = 0; k < unique; k++) {
+        import_values v;
+        if (!find_import(e->nodes, earlier, imports[k], &v))
+            return fail(e->r, "child %lld is in neither the table nor the earlier nodes given", (long long)imports[k]);
+        if (v.events < 0 || v.total < 0)
+            return fail(e->r, "node %lld has a negative event count or total", (long long)imports[k]);
+        if (!column_push(&c[S_IMPORT_TOTAL], (uint64_t)v.total) || !column_push(&c[S_IMPORT_EVENTS], (uint64_t)v.events)
+            || !column_push(&c[S_IMPORT_METRIC_COUNT], (uint64_t)v.pairs))
+            return CCG_ERR_MEMORY;
+        for (int64_t p = 0; p < v.pairs; p++) {
+            if (v.metric_id[p] < 0)
+                return fail(e->r, "node %lld has a negative metric id", (long long)imports[k]);
+            if (!column_push(&c[S_IMPORT_METRIC_ID], (uint64_t)v.metric_id[p])
+                || !column_push(&c[S_IMPORT_METRIC_SUM], zigzag(v.metric_sum[p])))
+                return CCG_ERR_MEMORY;
+        }
+    }
+    return CCG_OK;
+}
+
+/* The payload: the block start, then every stream (width u8, count u32, byte planes). */
+static int write_payload(const block_encoding *e, uint8_t **out, size_t *out_length) {
+    const column *c = e->c;
+    size_t length = 12;
+    int width[S_COUNT];
+    for (int s = 0; s < S_COUNT; s++) {
+        if (c[s].count >= LIMIT32) return fail(e->r, "a stream of %zu values does not fit a block", c[s].count);
+        width[s] = stream_width(&c[s]);
+        length += 5 + (size_t)width[s] * c[s].count;
+    }
+    uint8_t *payload = malloc(length);
+    if (!payload) return CCG_ERR_MEMORY;
+    uint8_t *at = put_le(put_le(payload, (uint64_t)e->first, 8), (uint64_t)(e->stop - e->first), 4);
+    for (int s = 0; s < S_COUNT; s++) {
+        at = put_le(put_le(at, (uint64_t)width[s], 1), c[s].count, 4);
+        for (int b = 0; b < width[s]; b++)
+            for (size_t i = 0; i < c[s].count; i++) *at++ = (uint8_t)(c[s].value[i] >> (8 * b));
+    }
+    *out = payload;
+    *out_length = length;
+    return CCG_OK;
+}
+
 int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imports *earlier,
                      int64_t first, int64_t stop, uint8_t **out, size_t *out_length,
                      char *message, size_t message_size) {
@@ -234,159 +413,15 @@ int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imp
     if (first < nodes->first || stop < first || stop - nodes->first > nodes->count || stop - first >= (int64_t)LIMIT32)
         return fail(&r, "nodes %lld..%lld are not all in the table of %lld nodes from %lld", (long long)first,
                     (long long)stop - 1, (long long)nodes->count, (long long)nodes->first);
-    column c[S_COUNT] = {{0}};
-    pending_stack *stack = malloc(sizeof *stack);
-    int64_t inner = 0, imported = 0;
-    shape *shapes = NULL;
-    int64_t *offset = NULL, *stride = NULL;
-    int64_t *imports = NULL;
-    uint8_t *payload = NULL;
-    int status = CCG_ERR_MEMORY;
-    for (int64_t node = first; node < stop; node++)
-        if (nodes->kind[node - nodes->first] <= CCG_ARTIFICIAL) inner++;
-    shapes = alloc((size_t)inner, sizeof *shapes);
-    offset = alloc((size_t)inner, sizeof *offset);
-    stride = alloc((size_t)inner, sizeof *stride);
-    size_t import_capacity = 0;
-    for (int64_t node = first; node < stop; node++) {
-        int64_t i = node - nodes->first;
-        if (nodes->kind[i] <= CCG_ARTIFICIAL) import_capacity += (size_t)(nodes->child_start[i + 1] - nodes->child_start[i]);
-    }
-    imports = alloc(import_capacity, sizeof *imports);
-    if (!stack || !shapes || !offset || !stride || !imports) goto done;
-    *stack = encoder->stack;
-    int64_t pending[CCG_PENDING_LIMIT];
-    for (size_t k = 0; k < stack->depth; k++) pending[k] = stack_at(stack, k);
-    if (!push_deltas(&c[S_PENDING], pending, stack->depth)) goto done;
-
-    inner = 0;
-    for (int64_t node = first; node < stop; node++) {
-        int64_t i = node - nodes->first;
-        uint8_t kind = nodes->kind[i];
-        if (!column_push(&c[S_KIND], kind)) goto done;
-        if (kind <= CCG_ARTIFICIAL) {
-            int64_t a = nodes->child_start[i], n = nodes->child_start[i + 1] - a;
-            const int64_t *children = nodes->children + a;
-            if (nodes->duration_start[i + 1] - nodes->duration_start[i] != 2 * n + 1) {
-                status = fail(&r, "node %lld has %lld children but %lld durations", (long long)node, (long long)n,
-                              (long long)(nodes->duration_start[i + 1] - nodes->duration_start[i]));
-                goto done;
-            }
-            if (!column_push(&c[S_CHILD_COUNT], (uint64_t)n)) goto done;
-            size_t fresh_at = c[S_CHILD_FRESH].count;
-            for (int64_t j = 0; j < n; j++)
-                if (!column_push(&c[S_CHILD_FRESH], 0)) goto done;
-            for (int64_t j = n - 1; j >= 0; j--) {
-                if (stack->depth && stack_top(stack) == children[j]) {
-                    stack->depth--;
-                    c[S_CHILD_FRESH].value[fresh_at + (size_t)j] = 1;
-                }
-            }
-            for (int64_t j = 0; j < n; j++) {
-                if (children[j] < 0 || children[j] >= node) {
-                    status = fail(&r, "node %lld has child %lld", (long long)node, (long long)children[j]);
-                    goto done;
-                }
-                if (!c[S_CHILD_FRESH].value[fresh_at + (size_t)j] && !column_push(&c[S_CHILD_ID], (uint64_t)children[j]))
-                    goto done;
-                if (children[j] < first) imports[imported++] = children[j];
-            }
-            int64_t k = nodes->key_start[i];
-            shapes[inner++] = (shape){kind, n, nodes->key_start[i + 1] - k, node, nodes->key + k};
-        }
-        for (int64_t k = nodes->key_start[i]; k < nodes->key_start[i + 1]; k++)
-            if (!column_push(&c[S_KEY], zigzag(nodes->key[k]))) goto done;
-        for (int64_t k = nodes->soft_start[i]; k < nodes->soft_start[i + 1]; k++)
-            if (!column_push(&c[S_SOFT], zigzag(nodes->soft[k]))) goto done;
-        stack_push(stack, node);
-    }
-
-    if (!place_gaps(shapes, inner, offset, stride)) goto done;
-    column *gaps = &c[S_GAPS];
-    for (int64_t k = 0; k < inner; k++) {
-        int64_t i = shapes[k].node - nodes->first;
-        for (int64_t position = 0; position <= shapes[k].children; position++) {
-            int64_t gap = nodes->durations[nodes->duration_start[i] + 2 * position];
-            if (gap < 0) {
-                status = fail(&r, "node %lld has a negative gap", (long long)shapes[k].node);
-                goto done;
-            }
-            if (!column_push(gaps, 0)) goto done;  /* makes room; filled in stream order below */
-            gaps->value[gaps->count - 1] = (uint64_t)gap;
-        }
-    }
-    {  /* move the gaps from node order to stream order */
-        uint64_t *ordered = alloc(gaps->count, sizeof *ordered);
-        if (!ordered) goto done;
-        for (int64_t k = 0, at = 0; k < inner; k++)
-            for (int64_t position = 0; position <= shapes[k].children; position++)
-                ordered[offset[k] + position * stride[k]] = gaps->value[at++];
-        free(gaps->value);
-        gaps->value = ordered;
-        gaps->capacity = gaps->count;
-    }
-
-    qsort(imports, (size_t)imported, sizeof *imports, compare_i64);
-    int64_t unique = 0;
-    for (int64_t k = 0; k < imported; k++)
-        if (k == 0 || imports[k] != imports[unique - 1]) imports[unique++] = imports[k];
-    if (!push_deltas(&c[S_IMPORT_ID], imports, (size_t)unique)) goto done;
-    for (int64_t k = 0; k < unique; k++) {
-        import_values v;
-        if (!find_import(nodes, earlier, imports[k], &v)) {
-            status = fail(&r, "child %lld is in neither the table nor the earlier nodes given", (long long)imports[k]);
-            goto done;
-        }
-        if (v.events < 0 || v.total < 0) {
-            status = fail(&r, "node %lld has a negative event count or total", (long long)imports[k]);
-            goto done;
-        }
-        if (!column_push(&c[S_IMPORT_TOTAL], (uint64_t)v.total) || !column_push(&c[S_IMPORT_EVENTS], (uint64_t)v.events)
-            || !column_push(&c[S_IMPORT_METRIC_COUNT], (uint64_t)v.pairs))
-            goto done;
-        for (int64_t p = 0; p < v.pairs; p++) {
-            if (v.metric_id[p] < 0) {
-                status = fail(&r, "node %lld has a negative metric id", (long long)imports[k]);
-                goto done;
-            }
-            if (!column_push(&c[S_IMPORT_METRIC_ID], (uint64_t)v.metric_id[p])
-                || !column_push(&c[S_IMPORT_METRIC_SUM], zigzag(v.metric_sum[p])))
-                goto done;
-        }
-    }
-
-    size_t length = 12;
-    int width[S_COUNT];
-    for (int s = 0; s < S_COUNT; s++) {
-        if (c[s].count >= LIMIT32) {
-            status = fail(&r, "a stream of %zu values does not fit a block", c[s].count);
-            goto done;
-        }
-        width[s] = stream_width(&c[s]);
-        length += 5 + (size_t)width[s] * c[s].count;
-    }
-    payload = malloc(length);
-    if (!payload) goto done;
-    uint8_t *at = put_le(put_le(payload, (uint64_t)first, 8), (uint64_t)(stop - first), 4);
-    for (int s = 0; s < S_COUNT; s++) {
-        at = put_le(put_le(at, (uint64_t)width[s], 1), c[s].count, 4);
-        for (int b = 0; b < width[s]; b++)
-            for (size_t i = 0; i < c[s].count; i++) *at++ = (uint8_t)(c[s].value[i] >> (8 * b));
-    }
-    encoder->stack = *stack;
-    *out = payload;
-    *out_length = length;
-    payload = NULL;
-    status = CCG_OK;
-done:
+    block_encoding e = {.nodes = nodes, .first = first, .stop = stop, .r = &r};
+    int status = encoding_start(&e, encoder);
+    for (int64_t node = first; status == CCG_OK && node < stop; node++) status = encode_node(&e, node);
+    if (status == CCG_OK) status = encode_gaps(&e);
+    if (status == CCG_OK) status = encode_imports(&e, earlier);
+    if (status == CCG_OK) status = write_payload(&e, out, out_length);
+    if (status == CCG_OK) encoder->stack = *e.stack;  /* the block is made: its stack carries on */
     if (status == CCG_ERR_MEMORY) out_of_memory(&r);
-    for (int s = 0; s < S_COUNT; s++) free(c[s].value);
-    free(stack);
-    free(shapes);
-    free(offset);
-    free(stride);
-    free(imports);
-    free(payload);
+    encoding_free(&e);
     return status;
 }
 

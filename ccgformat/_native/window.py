@@ -1,6 +1,6 @@
 """A profile window in C (window.c): `window_descend` has the interface and results of
-`ccgformat.query.profile.descend` (its rows in depth-first order), `window_sums` those
-of `ccgformat.query.profile.window_sums`."""
+`ccgformat.query.profile_window.descend` (its rows in depth-first order), `window_sums` those
+of `ccgformat.query.profile_window.window_sums`."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def window_descend(t: Any, root: np.ndarray, begin: np.ndarray, start: np.ndarra
 def window_sums(memo: tuple[np.ndarray, ...], layout: tuple[int, ...], cuts: np.ndarray, seeds: np.ndarray,
                 start: np.ndarray, stop: np.ndarray, keep_before: np.ndarray,
                 reach: int) -> tuple[np.ndarray, ...]:
-    """The sums of a walk's rows, as `ccgformat.query.profile.window_sums`: ``memo`` is
+    """The sums of a walk's rows, as `ccgformat.query.profile_window.window_sums`: ``memo`` is
     (slot, calltime, sums, low, high) of the memoized sub-trees (every seed has a row),
     ``layout`` (size, regions, calls, inclusive, exclusive, messages, message width) the
     columns of a row. Returns (sums, low, high, early, messages per tag)."""

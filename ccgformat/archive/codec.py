@@ -218,6 +218,37 @@ def _segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def _decode(raw: bytes) -> NodeBlock:
+    """`decode_nodes` without the wrapping of its errors: every check raises ValueError."""
+    first, count, s = _read_streams(raw)
+    kind = _node_kinds(s, first, count)
+    inner = kind <= NodeKind.ARTIFICIAL
+    child_count, child_start, fresh, gap_count = _edge_counts(s, inner)
+    key_start, key, soft_start, soft = _properties(s, kind)
+    children, parent = _children(s, first, child_count, fresh)
+
+    imports = ImportTable(s, first)
+    imported = imports.locate(children[children < first])
+    gap_start = np.concatenate(([0], np.cumsum(gap_count)))
+    gaps = _gaps_in_node_order(s["gaps"].astype(np.int64), kind, key_start, key, child_count, gap_start)
+    own_total = _segment_sums(gaps, gap_start)
+    own_events = np.where(kind == NodeKind.CALL, 2, np.where(inner, 0, 1)).astype(np.int64)
+    metrics, own_sum, own_seen = _own_metric_sums(kind, key, key_start, soft, soft_start, imports, len(children))
+    own = np.vstack((own_total, own_events, own_sum, own_seen))
+    values, edge_values = _sub_tree_sums(own, children, first, child_start, imports.values(imported, metrics))
+    total, events = values[0], values[1]
+    _check(bool((total >= 0).all()) and bool((events >= 0).all()), "sub-tree duration or event count overflows")
+    _check_no_wrap(gaps, gap_start, edge_values[0], child_start)
+    _check_no_wrap(own_events, np.arange(count + 1), edge_values[1], child_start)
+
+    duration_start, durations = _durations(inner, child_count, child_start, parent, gaps, gap_start, edge_values[0])
+    m = len(metrics)
+    return NodeBlock(first, kind, child_start, children, edge_values[1].tolist(), duration_start, durations,
+                     events.tolist(), total.tolist(), key_start, key, soft_start, soft, metrics,
+                     values[2:2 + m], values[2 + m:2 + 2 * m] > 0, imports)
+
+
+def _read_streams(raw: bytes) -> tuple[int, int, dict[str, np.ndarray]]:
+    """The block start (first node id, node count) and the streams by name."""
     _check(len(raw) >= BLOCK_START.size, "shorter than its header")
     first, count = BLOCK_START.unpack_from(raw, 0)
     position = BLOCK_START.size
@@ -225,13 +256,23 @@ def _decode(raw: bytes) -> NodeBlock:
     for name in STREAMS:
         s[name], position = decode_stream(raw, position)
     _check(position == len(raw), f"{len(raw) - position} bytes after the last stream")
+    return first, count, s
+
+
+def _node_kinds(s: dict[str, np.ndarray], first: int, count: int) -> np.ndarray:
+    """The checked node kinds (uint8) of the ``count`` nodes from ``first``."""
     _check(0 < count == len(s["kind"]), f"{len(s['kind'])} kinds for {count} nodes")
     _check(first + count < 1 << 62, "node ids out of range")
     _check(int(s["kind"].max()) < 256 and bool(_KNOWN_KIND[s["kind"].astype(np.uint8)].all()),
            "unknown node kind")
-    kind = s["kind"].astype(np.uint8)
-    inner = kind <= NodeKind.ARTIFICIAL
-    child_count = np.zeros(count, dtype=np.int64)
+    return s["kind"].astype(np.uint8)
+
+
+def _edge_counts(s: dict[str, np.ndarray], inner: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per node its child count and its offset into the child references, per reference
+    its fresh flag, and per node its gap count: checked against the node kinds and each
+    other."""
+    child_count = np.zeros(len(inner), dtype=np.int64)
     _check(len(s["child_count"]) == int(inner.sum()), "child counts do not match the node kinds")
     _check(len(s["child_count"]) == 0 or int(s["child_count"].max()) < 1 << 32, "implausible child count")
     child_count[inner] = s["child_count"].astype(np.int64)
@@ -245,31 +286,39 @@ def _decode(raw: bytes) -> NodeBlock:
     gap_count = np.where(inner, child_count + 1, 0)
     _check(len(s["gaps"]) == int(gap_count.sum()), "gap count does not match the child counts")
     _check(len(s["gaps"]) == 0 or int(s["gaps"].max()) < 1 << 62, "implausible gap")
+    return child_count, child_start, fresh, gap_count
+
+
+def _properties(s: dict[str, np.ndarray], kind: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The hard (``key``) and soft property values with each node's offset into them."""
     key_start = np.concatenate(([0], np.cumsum(_HARD_COUNT[kind])))
     soft_start = np.concatenate(([0], np.cumsum(_SOFT_COUNT[kind])))
     _check(len(s["key"]) == key_start[-1] and len(s["soft"]) == soft_start[-1],
            "property counts do not match the node kinds")
-    key, soft = unzigzag(s["key"]), unzigzag(s["soft"])
+    return key_start, unzigzag(s["key"]), soft_start, unzigzag(s["soft"])
+
+
+def _children(s: dict[str, np.ndarray], first: int, child_count: np.ndarray,
+              fresh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The absolute id of every child reference, through the pending stack the block
+    starts with, and the node holding it."""
     pending = _undeltas(s["pending"], "pending")
     _check(len(pending) <= PENDING_LIMIT and all(0 <= node < first for node in pending),
            "pending stack is too long or names a node outside the earlier blocks")
-
-    parent = np.repeat(np.arange(count, dtype=np.int64), child_count)
+    parent = np.repeat(np.arange(len(child_count), dtype=np.int64), child_count)
     children = children_by_matching(first, child_count, fresh, s["child_id"].astype(np.int64), pending)
     if children is None:
         children = children_by_replay(first, child_count, fresh, s["child_id"].astype(np.int64), pending)
-    _check(edges == 0 or bool(((children >= 0) & (children < first + parent)).all()),
+    _check(len(children) == 0 or bool(((children >= 0) & (children < first + parent)).all()),
            "a child reference does not point to an earlier node")
+    return children, parent
 
-    imports = ImportTable(s, first)
-    internal = children >= first
-    external = imports.locate(children[~internal])
-    gap_start = np.concatenate(([0], np.cumsum(gap_count)))
-    gaps = _gaps_in_node_order(s["gaps"].astype(np.int64), kind, key_start, key, child_count, gap_start)
-    own_total = _segment_sums(gaps, gap_start)
-    own_events = np.where(kind == NodeKind.CALL, 2, np.where(inner, 0, 1)).astype(np.int64)
 
-    # metric samples: the METRIC nodes' differences, per metric present in the block
+def _own_metric_sums(kind: np.ndarray, key: np.ndarray, key_start: np.ndarray, soft: np.ndarray, soft_start: np.ndarray,
+                     imports: ImportTable, edges: int) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """The metrics of the block (sampled in it or in its imports) and, per metric and node,
+    the METRIC nodes' own difference and whether the node is a sample of it."""
+    count = len(kind)
     is_metric = kind == EventKind.METRIC
     sample_metric = key[key_start[:-1][is_metric]]
     metrics = sorted(set(sample_metric.tolist()) | set(imports.metric_ids.tolist()))
@@ -282,41 +331,45 @@ def _decode(raw: bytes) -> NodeBlock:
         rows = np.array([row[m] for m in sample_metric.tolist()], dtype=np.int64)
         own_sum[rows, np.flatnonzero(is_metric)] = soft[soft_start[:-1][is_metric]]
         own_seen[rows, np.flatnonzero(is_metric)] = 1
+    return metrics, own_sum, own_seen
 
-    # bottom-up values: iterate value = own + sum over children until nothing changes
-    # (children precede parents, so each pass settles one more level of nesting)
-    edge_values = np.zeros((2 + 2 * len(metrics), edges), dtype=np.int64)
-    edge_values[:, ~internal] = imports.values(external, metrics)
-    own = np.vstack((own_total, own_events, own_sum, own_seen))
+
+def _sub_tree_sums(own: np.ndarray, children: np.ndarray, first: int, child_start: np.ndarray,
+                   imported: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bottom-up values of every node (total, events, then the sum and the presence
+    of each metric): iterate value = own + sum over children until nothing changes
+    (children precede parents, so each pass settles one more level of nesting). Also
+    returns the values of every child reference: from the block, or ``imported`` (the
+    import table's values of the references to earlier blocks, in their order)."""
+    internal = children >= first
+    metric_rows = (len(own) - 2) // 2
+    edge_values = np.zeros((len(own), len(children)), dtype=np.int64)
+    edge_values[:, ~internal] = imported
     values = own.copy()
     inside = children[internal] - first
-    for _ in range(count + 1):
+    for _ in range(own.shape[1] + 1):
         edge_values[:, internal] = values[:, inside]
         updated = own + _segment_sums(edge_values, child_start)
-        updated[2 + len(metrics):] = np.minimum(updated[2 + len(metrics):], 1)  # presence, not a count
+        updated[2 + metric_rows:] = np.minimum(updated[2 + metric_rows:], 1)  # presence, not a count
         if np.array_equal(updated, values):
-            break
+            return values, edge_values
         values = updated
-    else:
-        _check(False, "sub-tree sums do not settle")
-    total, events = values[0], values[1]
-    _check(bool((total >= 0).all()) and bool((events >= 0).all()), "sub-tree duration or event count overflows")
-    _check_no_wrap(gaps, gap_start, edge_values[0], child_start)
-    _check_no_wrap(own_events, np.arange(count + 1), edge_values[1], child_start)
+    raise ValueError("sub-tree sums do not settle")
 
-    # the 2n+1 durations: gaps interleaved with the children's totals
+
+def _durations(inner: np.ndarray, child_count: np.ndarray, child_start: np.ndarray, parent: np.ndarray,
+               gaps: np.ndarray, gap_start: np.ndarray, child_totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 2n+1 durations of the call and artificial nodes, the gaps interleaved with the
+    children's totals, and each node's offset into them."""
     duration_count = np.where(inner, 2 * child_count + 1, 0)
     duration_start = np.concatenate(([0], np.cumsum(duration_count)))
     durations = np.empty(int(duration_start[-1]), dtype=np.int64)
-    node_of_gap = np.repeat(np.arange(count), gap_count)
+    node_of_gap = np.repeat(np.arange(len(child_count)), np.diff(gap_start))
     gap_rank = np.arange(len(gaps)) - gap_start[node_of_gap]
     durations[duration_start[node_of_gap] + 2 * gap_rank] = gaps
-    edge_rank = np.arange(edges) - child_start[parent]
-    durations[duration_start[parent] + 2 * edge_rank + 1] = edge_values[0]
-    m = len(metrics)
-    return NodeBlock(first, kind, child_start, children, edge_values[1].tolist(), duration_start, durations,
-                     events.tolist(), total.tolist(), key_start, key, soft_start, soft, metrics,
-                     values[2:2 + m], values[2 + m:2 + 2 * m] > 0, imports)
+    edge_rank = np.arange(len(parent)) - child_start[parent]
+    durations[duration_start[parent] + 2 * edge_rank + 1] = child_totals
+    return duration_start, durations
 
 
 def _check_no_wrap(own: np.ndarray, own_start: np.ndarray, edge: np.ndarray, edge_start: np.ndarray) -> None:

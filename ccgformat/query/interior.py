@@ -134,7 +134,7 @@ class SummaryIndex:
 
     def add_interiors(self, totals: Any, cuts: list[Cut], lo: int, hi: int, doubles: set[int]) -> None:
         """Add what the index says of the interiors ``[T_a, T_b)`` to ``totals`` (a
-        `profile.Totals`), with the extremes of the calls entered there clipped at ``hi``
+        `profile_totals.Totals`), with the extremes of the calls entered there clipped at ``hi``
         and the time of calls entered before ``lo``; one step per kind of sum for all
         locations."""
         changes, closed, opened, early, parts = [], [], [], [], []

@@ -1,0 +1,77 @@
+"""The metrics part of a profile: which metrics were sampled, and each one's change over
+the window (see `ccgformat.query.profile`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..graph.pool import wrap64
+from .interior import Cut, SummaryIndex
+from .profile_engine import ProfileEngine, engine_for
+from .profile_window import NO_START
+
+
+def _double_changes(index: SummaryIndex | None, engine: ProfileEngine | None, cuts: dict[int, Cut | None],
+                    lo: int, hi: int, doubles: list[int]) -> dict[int, float]:
+    """Per floating-point metric, the change of its value over the window summed over the
+    locations (a difference of floats, so it needs the values at both ends, not the sum
+    of differences inside): at an end that is a checkpoint from the snapshot, else from
+    the graph (`ProfileEngine.metric_bits`)."""
+    values: dict[tuple[int, int], np.ndarray] = {}  # (location, 0 before / 1 after) -> bits per double
+    asked: list[tuple[int, int, int]] = []
+    for location, cut in cuts.items():
+        for side, time, at_checkpoint, point in ((0, lo, cut is not None and cut.starts_window, cut and cut.a),
+                                                 (1, hi, cut is not None and cut.ends_window, cut and cut.b)):
+            if at_checkpoint:
+                values[location, side] = index.metric_bits(location, point, doubles)
+            elif time == NO_START:
+                values[location, side] = np.zeros(len(doubles), np.int64)
+            else:
+                asked.append((location, side, time))
+    if asked:
+        bits = engine.metric_bits([location for location, _, _ in asked], [time for _, _, time in asked])
+        for (location, side, _), row in zip(asked, bits):
+            values[location, side] = row[doubles]
+    floats = {key: row.view(np.float64) for key, row in values.items()}
+    change = sum((floats[location, 1] - floats[location, 0] for location in cuts), np.zeros(len(doubles)))
+    return dict(zip(doubles, change.tolist()))
+
+
+def sampled_metrics(source: Any, index: SummaryIndex | None, engine: ProfileEngine | None) -> set[int]:
+    """The metrics sampled anywhere in the trace: from the graph when it is at hand, else
+    from the index."""
+    if engine is not None or index is None:
+        return (engine or engine_for(source)).sampled
+    return index.sampled_metrics()
+
+
+def _value_type(definitions: Any, metric: int) -> str:
+    metrics = definitions.metrics
+    return metrics[metric].value_type if 0 <= metric < len(metrics) else "int64"
+
+
+def _change(value_type: str, first: int, last: int) -> int:
+    """An integer metric's change (floating-point ones: `_double_changes`)."""
+    change = wrap64(last - first)
+    return change % (1 << 64) if value_type == "uint64" else change
+
+
+def double_metrics(definitions: Any, sampled: set[int]) -> set[int]:
+    """The sampled metrics whose values are floating-point."""
+    return {m for m in sampled if _value_type(definitions, m) == "double"}
+
+
+def metric_changes(definitions: Any, sampled: set[int], doubles: set[int], sums: dict[int, int],
+                   index: SummaryIndex | None, engine: ProfileEngine | None, cuts: dict[int, Cut | None],
+                   lo: int, hi: int) -> dict[int, int | float]:
+    """Per sampled metric its change over the window ``[lo, hi)``: for integer ones from
+    the ``sums`` of sample differences, for floating-point ones (``doubles``) from the
+    values at both ends (`_double_changes`)."""
+    metrics: dict[int, int | float] = {m: _change(_value_type(definitions, m), 0, sums.get(m, 0))
+                                       for m in sampled - doubles}
+    if doubles:
+        metrics.update(_double_changes(index, engine, cuts, lo, hi, sorted(doubles)))
+    return metrics
+

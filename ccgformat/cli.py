@@ -118,14 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser(
         "cat", help="print events",
         description="Print events in global time order (ties by location), streaming. The window is "
-                    "START <= time < END. text: location, time, kind and the kind's fields, with "
+                    "START <= time < STOP. text: location, time, kind and the kind's fields, with "
                     "region names for ENTER/LEAVE; csv: all columns, empty where the kind does not use "
                     "them; jsonl: one object per event with the kind's fields.")
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--location", type=_bounded_int(0), action="append", metavar="ID",
                    help="only this location (repeatable; default all)")
     p.add_argument("--start", type=int, metavar="T", help="first time (inclusive)")
-    p.add_argument("--end", type=int, metavar="T", help="end time (exclusive)")
+    p.add_argument("--stop", "--end", dest="stop", type=int, metavar="T", help="stop time (exclusive)")
     p.add_argument("--format", choices=("text", "csv", "jsonl"), default="text", help="default %(default)s")
     p.set_defaults(run=cmd_cat)
 
@@ -410,7 +410,7 @@ def cmd_cat(args: argparse.Namespace) -> int:
         try:
             out.write(write.header())
             # small batches: several writes, so that a reader going away is noticed early
-            for locations, batch in archive.events(args.start, args.end, locations=chosen, batch_size=1024):
+            for locations, batch in archive.events(args.start, args.stop, locations=chosen, batch_size=1024):
                 out.write(write.rows(locations.tolist(), batch.rows()))
             out.flush()
         except BrokenPipeError:

@@ -6,6 +6,7 @@ from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError,
                      TraceError, TruncatedError, UnsupportedVersionError)
 from .formats import convert
 from .graph import Graph
+from . import query as _query  # noqa: F401 - registers the Archive query methods
 
 if backend == "native":
     from ._native.builder import NativeBuilder as Builder

@@ -421,13 +421,3 @@ class LocationValidator:
         self.open_regions.clear()
         self.repairs.extend(repairs)
         return repairs
-
-
-def validate(location: int, batches: Iterable[EventBatch], definitions: Definitions | None = None,
-             repair: bool = False) -> list[Repair]:
-    """Validate a whole location; returns the repairs made (empty unless ``repair``)."""
-    validator = LocationValidator(location, definitions, repair)
-    for batch in batches:
-        validator.check(batch)
-    validator.finish()
-    return validator.repairs

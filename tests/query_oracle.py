@@ -136,9 +136,16 @@ def messages(events_by_location):
 
 def build(trace, params=None):
     """A graph of a `traces.traces` example, fed in a few batches per location."""
+    from . import traces
+    return build_with(traces.definitions(), trace, params)
+
+
+def build_with(definitions, trace, params=None):
+    """A graph of ``trace`` (location -> events) with ``definitions``, fed in a few
+    batches per location."""
     from ccgformat import Builder, Params
     from . import traces
-    builder = Builder(params or Params(), traces.definitions())
+    builder = Builder(params or Params(), definitions)
     for location, events in trace.items():
         for batch in traces.batches(events):
             builder.add(location, batch)

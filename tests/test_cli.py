@@ -345,7 +345,7 @@ def used(event):
 
 def test_cat_text_resolves_region_names(trace, capsys):
     start, end = window(trace)
-    code, out, _ = run(capsys, "cat", trace["ccg"], "--location", 2, "--location", 0, "--start", start, "--end", end)
+    code, out, _ = run(capsys, "cat", trace["ccg"], "--location", 2, "--location", 0, "--start", start, "--stop", end)
     assert code == 0
     names = [r.name for r in trace["definitions"].regions]
     lines = []
@@ -381,6 +381,16 @@ def test_cat_jsonl_matches_the_api(trace, capsys):
     assert records == want
     assert {r["location"] for r in records} == {0, 1, 2}
     assert any(r["kind"] == "METRIC" and r["value"] > 0 for r in records)
+
+
+def test_cat_end_is_an_alias_of_stop(trace, capsys):
+    start, end = window(trace)
+    outputs = [run(capsys, "cat", trace["ccg"], "--start", start, option, end) for option in ("--stop", "--end")]
+    assert outputs[0] == outputs[1] and outputs[0][0] == 0
+    assert outputs[0][1].splitlines() == [line for line in run(capsys, "cat", trace["ccg"])[1].splitlines()
+                                          if start <= int(line.split()[1]) < end]
+    code, out, _ = run(capsys, "cat", "--help")
+    assert code == 0 and "--stop T, --end T" in out and "START <= time < STOP" in " ".join(out.split())
 
 
 def test_cat_of_an_empty_window_prints_only_the_header(trace, capsys):

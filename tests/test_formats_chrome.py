@@ -20,11 +20,10 @@ import ccgformat
 from ccgformat.archive import write_trace
 from ccgformat.errors import FormatError
 from ccgformat.formats import chrome, detect, read
-from ccgformat.model import (Definitions, EventBatch, EventKind, Location, Metric, Region, SystemTreeNode,
-                             validate)
+from ccgformat.model import Definitions, EventBatch, EventKind, Location, Metric, Region, SystemTreeNode
 
 from .corpus import corpus_path
-from .traces import traces
+from .traces import traces, validate
 
 ROCPROF = ("chrome-json", "otf2_cli_chrome_trace_converter", "tests", "data",
            "memcpy-host-device.rocprofiler.json.gz")

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from ccgformat import Builder, CcgError, Params, ParameterError, TraceError
-from ccgformat.model import (Definitions, Event, EventBatch, EventKind as K, KIND_FIELDS, Location,
-                             Metric, Region, validate)
+from ccgformat.model import Definitions, Event, EventBatch, EventKind as K, KIND_FIELDS, Location, Metric, Region
+
+from .traces import validate
 
 
 def batch(*rows) -> EventBatch:

@@ -26,7 +26,7 @@ try:
 except ImportError as error:  # pragma: no cover - only where the C core is not built
     pytest.skip(f"the native extension is not built: {error}", allow_module_level=True)
 
-module = importlib.import_module("ccgformat.query.timeline")
+module = importlib.import_module("ccgformat.query.timeline_walk")
 
 
 def image(graph, start, stop, width, locations, backend):

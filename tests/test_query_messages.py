@@ -112,3 +112,23 @@ def test_paje_links_pair_by_key(tmp_path):
         assert sorted((m["send_time"], m["recv_time"]) for m in result.rows()) == \
             [(1 * ticks, 4 * ticks), (2 * ticks, 3 * ticks)]
         assert not result.unmatched
+
+
+@pytest.mark.parametrize("text", ["not json", "[1]", '{"f": [1]}', '{"f": {"Value": "v"}}', None])
+def test_a_malformed_paje_link_hint_is_reported(text):
+    """A link end whose ``paje:fields`` hint cannot be read (or names no key, or points
+    past the strings) is a corrupt archive, not a link paired by order."""
+    strings = ["paje:fields", '{"f": {"Key": "k1", "Value": "v"}}'] + ([text] if text is not None else [])
+    definitions = traces.definitions()
+    definitions.strings.extend(strings)
+    G = K.GENERIC
+    graph = oracle.build_with(definitions, {
+        0: [Event(1, G, 0, value=1), Event(1, K.SEND, 1, tag=5)],
+        1: [Event(2, G, 0, value=2), Event(2, K.RECV, 0, tag=5)]})
+    with pytest.raises(ccgformat.CorruptArchiveError, match="location 1, time 2: the 'paje:fields' hint"):
+        messages(graph)
+    definitions.strings[2:] = ['{"f": {"Key": "k1", "Value": "v"}}']  # the same hint, well formed
+    graph = oracle.build_with(definitions, {
+        0: [Event(1, G, 0, value=1), Event(1, K.SEND, 1, tag=5)],
+        1: [Event(2, G, 0, value=2), Event(2, K.RECV, 0, tag=5)]})
+    assert len(messages(graph)) == 1

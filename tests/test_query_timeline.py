@@ -16,8 +16,9 @@ import ccgformat
 from ccgformat import Params
 from ccgformat.query import timeline
 from ccgformat.query.groups import region_groups
-from ccgformat.query.timeline import (PALETTE, REGION_CLASSES, _cell_sums, column_bounds, palette,
-                                      region_classes, unique_rows)
+from ccgformat.figures import PALETTE, palette
+from ccgformat.query.timeline import REGION_CLASSES, column_bounds, region_classes
+from ccgformat.query.timeline_walk import _cell_sums, unique_rows
 
 from . import query_oracle as oracle
 from . import traces
@@ -69,7 +70,7 @@ def test_running_sums_over_children_match_brute_force(trace, params, data):
     a small branching factor for artificial nodes, whose gaps are uncovered time."""
     graph = oracle.build(trace, params)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(importlib.import_module("ccgformat.query.timeline"), "INDEXED_CHILDREN", 1)
+        patch.setattr(importlib.import_module("ccgformat.query.timeline_walk"), "INDEXED_CHILDREN", 1)
         check(graph, *draw_window(trace, data), "location")
 
 

@@ -18,7 +18,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import synth  # noqa: E402
 from ccgformat.errors import TraceError  # noqa: E402
-from ccgformat.model import Definitions, EventBatch, EventKind, validate  # noqa: E402
+from ccgformat.model import Definitions, EventBatch, EventKind  # noqa: E402
+
+from .traces import validate  # noqa: E402
 
 SYNTH = ROOT / "tools" / "synth.py"
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ccgformat.model import KIND_FIELDS, Definitions, Event, EventBatch, EventKind, Location, Metric, Region
+from ccgformat.model import (KIND_FIELDS, Definitions, Event, EventBatch, EventKind, Location, LocationValidator, Metric,
+                             Region, Repair)
 
 ATOMIC = [k for k in EventKind if k not in (EventKind.ENTER, EventKind.LEAVE)]
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -99,3 +100,13 @@ def definitions() -> Definitions:
     return Definitions(regions=[Region(f"r{i}") for i in range(4)],
                        locations=[Location(f"rank {i}") for i in range(3)],
                        metrics=[Metric(f"m{i}") for i in range(3)])
+
+
+def validate(location: int, batches, definitions: Definitions | None = None, repair: bool = False) -> list[Repair]:
+    """Check a whole location with `LocationValidator` (as the builder does, batch by
+    batch); returns the repairs made (empty unless ``repair``)."""
+    validator = LocationValidator(location, definitions, repair)
+    for batch in batches:
+        validator.check(batch)
+    validator.finish()
+    return validator.repairs

@@ -35,7 +35,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -43,11 +42,13 @@ import numpy as np
 
 try:
     import ccgformat
+    from ccgformat.atomic import atomic_output
     from ccgformat.model import (COLUMNS, Communicator, Definitions, EventBatch, EventKind, Location,
                                  Metric, Region, SystemTreeNode)
 except ImportError:  # run as `python tools/synth.py` from a source checkout
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     import ccgformat
+    from ccgformat.atomic import atomic_output
     from ccgformat.model import (COLUMNS, Communicator, Definitions, EventBatch, EventKind, Location,
                                  Metric, Region, SystemTreeNode)
 
@@ -423,21 +424,8 @@ def write_npz(path: str | os.PathLike[str], definitions: Definitions,
         count += len(batch)
         for name in ("time", "kind") + COLUMNS:
             arrays[f"loc{i}_{name}"] = getattr(batch, name)
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **arrays)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_output(path) as temporary, open(temporary, "wb") as f:
+        np.savez_compressed(f, **arrays)
     return count
 
 

@@ -1,5 +1,5 @@
 """The timeline by location in C (timeline.c): `paint` gives the image that
-`ccgformat.query.timeline._walk` paints with rows by location."""
+`ccgformat.query.timeline_walk._walk` paints with rows by location."""
 
 from __future__ import annotations
 

@@ -1,9 +1,16 @@
-"""The on-disk container: layout, block codec, streaming writer and lazy reader."""
+"""The on-disk container: layout, block codec, streaming writer and lazy reader.
 
-from .export import ExportFormat, atomic_output, exporter_for, exporters, register_exporter
-from .layout import SectionKind
+This is the archive layer's public surface for the layers above (formats, query, cli):
+they import from here, not from its modules.
+"""
+
+from .export import ExportFormat, exporter_for, exporters, register_exporter
+from .layout import MAGIC, SectionKind
+from .queries import register_query
 from .reader import Archive, ArchiveStats, open_archive
-from .writer import Writer, save_graph, write_trace
+from .writer import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK, Writer, save_graph,
+                     write_trace)
 
-__all__ = ["Archive", "ArchiveStats", "ExportFormat", "SectionKind", "Writer", "atomic_output", "exporter_for",
-           "exporters", "open_archive", "register_exporter", "save_graph", "write_trace"]
+__all__ = ["DEFAULT_CHECKPOINT_INTERVAL", "DEFAULT_LEVEL", "DEFAULT_NODES_PER_BLOCK", "MAGIC", "Archive",
+           "ArchiveStats", "ExportFormat", "SectionKind", "Writer", "exporter_for", "exporters", "open_archive",
+           "register_exporter", "register_query", "save_graph", "write_trace"]

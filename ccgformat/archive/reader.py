@@ -33,6 +33,7 @@ from .codec import NodeBlock
 from .export import exporter_for
 from .merge import merge_by_time
 from .native import decode_block, walker
+from .queries import run_query
 from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags,
                      SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
@@ -478,22 +479,19 @@ class Archive:
                 cache_modulus: int = 10, cache_references: int = 5,
                 summary_index: bool | None = None) -> Any:
         """The summary profile of ``[start, stop)`` over ``locations`` (`ccgformat.query.profile`)."""
-        from ..query import profile
-        return profile(self, start, stop, locations, cache_modulus=cache_modulus, cache_references=cache_references,
-                       summary_index=summary_index)
+        return run_query("profile", self, start, stop, locations, cache_modulus=cache_modulus,
+                         cache_references=cache_references, summary_index=summary_index)
 
     def timeline(self, start: int, stop: int, width: int, locations: list[int] | None = None,
                  by: str = "location", color_by: str = "group") -> Any:
         """Per-pixel exclusive-time shares of the region groups, or of the regions with the
         most exclusive time (`ccgformat.query.timeline`)."""
-        from ..query import timeline
-        return timeline(self, start, stop, width, locations, by, color_by)
+        return run_query("timeline", self, start, stop, width, locations, by, color_by)
 
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:
         """Matched messages and collectives (`ccgformat.query.messages`)."""
-        from ..query import messages
-        return messages(self, start, stop, locations)
+        return run_query("messages", self, start, stop, locations)
 
     # ----------------------------------------------------------------- export
 

@@ -3,18 +3,18 @@
 Nodes are written bottom-up in id order, which is the order the builder finalizes them,
 so node blocks can leave as soon as they fill while the builder goes on: memory is
 bounded by the node pool, never by the event count. The file is written under a
-temporary name in the target's folder, flushed to disk and renamed at the end; a failure
-leaves no file under the target name.
+temporary name in the target's folder, flushed to disk and renamed at the end
+(`ccgformat.atomic`); a failure leaves no file under the target name.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Iterable
 
 from .._version import __version__
+from ..atomic import AtomicOutput
 from ..graph.graph import Graph
 from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
@@ -47,10 +47,12 @@ class Writer:
         self.level = level
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                                 dir=self.path.parent if str(self.path.parent) else ".")
-        self._temporary = Path(temporary)
-        self._file = os.fdopen(descriptor, "wb")
+        self._output = AtomicOutput(self.path)
+        try:
+            self._file = open(self._output.path, "wb")
+        except BaseException:
+            self._output.discard()
+            raise
         self._directory: list[DirectoryEntry] = []
         self._nodes_written = 0
         self._encoder = node_encoder()
@@ -126,21 +128,14 @@ class Writer:
             self._file.seek(0)
             self._file.write(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, minor, 0))
             self._file.seek(self._offset)
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self._file.flush()  # an error here leaves the file open, so that __exit__ aborts
         self._file.close()
-        try:
-            os.replace(self._temporary, self.path)
-        except OSError:
-            self._temporary.unlink(missing_ok=True)
-            raise
-        _fsync_folder(self.path.parent)
-        return self.path
+        return self._output.commit()
 
     def abort(self) -> None:
         """Drop the temporary file; nothing appears under the target name."""
         self._file.close()
-        self._temporary.unlink(missing_ok=True)
+        self._output.discard()
 
     def _parameters(self, graph: Graph) -> dict[str, object]:
         p, m = graph.params, graph.metrics
@@ -153,14 +148,6 @@ class Writer:
             "provenance": dict(graph.definitions.provenance),
             "metrics": {"N": m.N, "n": m.n, "M": m.M, "m": m.m},
         }
-
-
-def _fsync_folder(folder: Path) -> None:
-    descriptor = os.open(folder if str(folder) else ".", os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def write_trace(path: str | os.PathLike[str], definitions: Definitions,

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..archive import open_archive, register_exporter, write_trace
-from ..archive.layout import MAGIC as CCG_MAGIC
-from ..archive.writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK
+from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK, MAGIC as CCG_MAGIC,
+                       open_archive, register_exporter, write_trace)
 from ..errors import FormatError
 from ..model import Definitions, EventBatch, Repair
 from ..params import Params

@@ -3,11 +3,16 @@
 and their colour blending) and `messages` (send/receive and collective matching).
 
 Each takes a `ccgformat.Graph` or an open `ccgformat.Archive`; `Archive` has the same
-three as methods.
+three as methods, registered here (`ccgformat.archive.register_query`).
 """
 
+from ..archive import register_query
 from .messages import Messages, messages
 from .profile import Profile, profile
 from .timeline import Timeline, timeline
 
 __all__ = ["Messages", "Profile", "Timeline", "messages", "profile", "timeline"]
+
+register_query("profile", profile)
+register_query("timeline", timeline)
+register_query("messages", messages)

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from ..errors import CorruptArchiveError
 from ..model import EventKind
 from .select import select_events
 from .tables import NodeTables, tables_for
@@ -175,9 +176,11 @@ def _selected(source: Any, locations: list[int], kinds: tuple[int, ...], batch_s
     return {name: np.concatenate(column) for name, column in zip(names, zip(*parts))}
 
 
-def _link_ids(e: dict[str, np.ndarray], strings: list[str]) -> np.ndarray:
+def _link_ids(e: dict[str, np.ndarray], strings: list[str], path: str | None) -> np.ndarray:
     """Per event, the id of the Paje link (value, key) named by a GENERIC ``paje:fields``
-    event right before it on its location, else -1."""
+    event right before it on its location, else -1. A hint that is not a JSON object with
+    an object ``f``, or a link end's hint without ``Key``, raises `CorruptArchiveError`:
+    its links would otherwise pair by order instead of by key."""
     link = np.full(len(e["kind"]), -1, np.int64)
     if PAJE_HINT not in strings:
         return link
@@ -185,15 +188,30 @@ def _link_ids(e: dict[str, np.ndarray], strings: list[str]) -> np.ndarray:
     interned: dict[tuple[str, str], int] = {}
     for i in np.flatnonzero((e["kind"] == EventKind.GENERIC) & (e["ref"] == hint)).tolist():
         if i + 1 >= len(link) or e["location"][i + 1] != e["location"][i]:
-            continue
-        try:
-            fields = json.loads(strings[int(e["value"][i])]).get("f", {})
-        except (ValueError, IndexError, AttributeError):
-            continue
-        if isinstance(fields, dict) and "Key" in fields:
-            name = (str(fields.get("Value")), str(fields["Key"]))
-            link[i + 1] = interned.setdefault(name, len(interned))
+            continue  # the hint of an event that is not a message
+        fields = _hint_fields(strings, int(e["value"][i]))
+        link_end = e["kind"][i + 1] in (EventKind.SEND, EventKind.RECV)
+        if fields is None or (link_end and "Key" not in fields):
+            what = "is not a JSON object with an object 'f'" if fields is None else "has no 'Key'"
+            raise CorruptArchiveError(
+                f"location {int(e['location'][i])}, time {int(e['time'][i])}: the {PAJE_HINT!r} hint "
+                f"(string {int(e['value'][i])}) {what}{' before a link end' if link_end else ''}", path=path)
+        if "Key" in fields:
+            link[i + 1] = interned.setdefault((str(fields.get("Value")), str(fields["Key"])), len(interned))
     return link
+
+
+def _hint_fields(strings: list[str], index: int) -> dict[str, Any] | None:
+    """The ``f`` object of the hint text ``strings[index]`` ({} when it has none), or None
+    when the text is not a hint."""
+    if not 0 <= index < len(strings):
+        return None
+    try:
+        document = json.loads(strings[index])
+    except ValueError:
+        return None
+    fields = document.get("f", {}) if isinstance(document, dict) else None
+    return fields if isinstance(fields, dict) else None
 
 
 def messages(source: Any, start: int | None = None, stop: int | None = None,
@@ -206,7 +224,7 @@ def messages(source: Any, start: int | None = None, stop: int | None = None,
     strings = source.definitions.strings
     kinds = _WANTED + ((int(EventKind.GENERIC),) if PAJE_HINT in strings else ())
     e = _selected(source, chosen, kinds, batch_size)
-    link = _link_ids(e, strings)
+    link = _link_ids(e, strings, getattr(source, "path", None))
     kind, loc, ref, time_ = e["kind"], e["location"], e["ref"], e["time"]
     lo = -(1 << 63) if start is None else start
     hi = (1 << 63) - 1 if stop is None else stop

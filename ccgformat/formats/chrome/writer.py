@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ...archive import Archive, atomic_output
+from ...archive import Archive
+from ...atomic import atomic_output
 from ...errors import FormatError
 from ...model import COLUMNS, KIND_FIELDS, PEER_KINDS, Definitions, EventBatch, EventKind
 from .common import EXTENSION, FIELDS, FLOW, GENERIC_TEXT, OWN, UINT64_END, WHOLE, Key, compact, identifier

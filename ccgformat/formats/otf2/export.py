@@ -21,7 +21,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ...archive import Archive, atomic_output
+from ...archive import Archive
+from ...atomic import atomic_output
 from ...errors import CcgError, FormatError
 from ...model import Definitions, EventBatch, EventKind
 from .binding import Binding, load

@@ -14,7 +14,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from ...archive import Archive, atomic_output
+from ...archive import Archive
+from ...atomic import atomic_output
 from ...errors import CcgError, FormatError
 from ...model import Event, EventKind
 from . import generic

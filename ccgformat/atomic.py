@@ -1,0 +1,89 @@
+"""Atomic output, for every file or folder ccgformat writes: it is made under a temporary
+name beside the target, flushed to disk and renamed over the target, so the target
+appears complete or not at all. The result has the permissions of a plainly created file
+or folder (the umask applies), not the private ones of a temporary."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Iterator
+
+__all__ = ["AtomicOutput", "atomic_output"]
+
+
+class AtomicOutput:
+    """A temporary file (or empty folder, with ``folder``) ``path`` beside ``target``:
+    `commit` puts it in the target's place, `discard` removes it."""
+
+    def __init__(self, target: str | os.PathLike[str], *, folder: bool = False):
+        self.target = Path(target)
+        self.folder = folder
+        parent = self.target.parent
+        if not parent.is_dir():
+            raise FileNotFoundError(2, "the target's folder does not exist", str(parent))
+        while True:
+            self.path = parent / f".{self.target.name}.{secrets.token_hex(4)}.tmp"
+            try:  # created with the mode of a plain file or folder, so the umask applies
+                if folder:
+                    os.mkdir(self.path, 0o777)
+                else:
+                    os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                break
+            except FileExistsError:
+                continue
+
+    def commit(self) -> Path:
+        """Flush the temporary to disk and rename it over the target (a folder target is
+        replaced); on failure the temporary is removed."""
+        try:
+            for name in _files(self.path) if self.folder else [self.path]:
+                _fsync(name)
+            if self.folder and self.target.is_dir():
+                shutil.rmtree(self.target)
+            os.replace(self.path, self.target)
+        except BaseException:
+            self.discard()
+            raise
+        _fsync(self.target.parent)
+        return self.target
+
+    def discard(self) -> None:
+        """Remove the temporary; nothing appears under the target's name."""
+        if self.path.is_dir() and not self.path.is_symlink():
+            shutil.rmtree(self.path, ignore_errors=True)
+        else:
+            self.path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_output(target: str | os.PathLike[str], *, folder: bool = False) -> Iterator[Path]:
+    """The temporary path of an `AtomicOutput`, committed when the block ends without an
+    error and discarded otherwise."""
+    output = AtomicOutput(target, folder=folder)
+    try:
+        yield output.path
+    except BaseException:
+        output.discard()
+        raise
+    output.commit()
+
+
+def _files(folder: Path) -> Iterator[Path]:
+    """The regular files in ``folder`` and below (not symbolic links)."""
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = Path(root) / name
+            if not path.is_symlink():
+                yield path
+
+
+def _fsync(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,64 @@
+"""The `ccg` command line. Thin over the public API; one module per group of commands
+(`convert`, `info`, `cat`, `queries`), each adding its commands' parsers.
+
+Exit status: 0 on success, 1 on a corrupt or invalid input (any `CcgError`, printed as
+``ccg: <message>`` without a traceback, or an unreadable file), 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from .._version import __version__
+from ..errors import CcgError
+from .cat import add_cat
+from .common import UsageError
+from .convert import add_convert, add_export
+from .info import add_info, add_verify
+from .queries import add_queries
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ccg`` parser, its commands in the order of ``ccg --help``."""
+    parser = argparse.ArgumentParser(
+        prog="ccg", description="Archive parallel-program traces as compressed Complete Call Graphs.",
+        epilog="Exit status: 0 success, 1 corrupt or invalid input, 2 usage error. "
+               "Run 'ccg COMMAND --help' for a command's options.")
+    parser.add_argument("--version", action="version", version=f"ccg {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (add_convert, add_info, add_verify, add_cat, add_export, add_queries):
+        add(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``ccg`` with ``argv`` (default: the process's arguments); returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit:  # --help, --version (0) or a usage error (2)
+        return exit.code if isinstance(exit.code, int) else 2
+    if args.command is None:
+        parser.print_usage(sys.stderr)
+        print("ccg: error: a command is required (convert, info, verify, cat, export, profile, messages, timeline)",
+              file=sys.stderr)
+        return 2
+    try:
+        return args.run(args)
+    except UsageError as error:
+        print(f"ccg {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except CcgError as error:
+        print(f"ccg: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"ccg: {where}{error.strerror or error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ccg: interrupted", file=sys.stderr)
+        return 130

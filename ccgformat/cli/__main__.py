@@ -1,0 +1,7 @@
+"""``python -m ccgformat.cli``: the `ccg` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,130 @@
+"""`ccg cat`: print events as text, CSV or JSON lines."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+from typing import Any, Iterable
+
+from ..archive import open_archive
+from ..model import COLUMNS, KIND_FIELDS, Event, EventKind
+from .common import UsageError, bounded_int
+
+CSV_HEADER = ("location", "time", "kind") + COLUMNS
+_USED = {kind: fields.hard + fields.soft for kind, fields in KIND_FIELDS.items()}
+
+
+def add_cat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``cat`` command and its options."""
+    p = commands.add_parser(
+        "cat", help="print events",
+        description="Print events in global time order (ties by location), streaming. The window is "
+                    "START <= time < STOP. text: location, time, kind and the kind's fields, with "
+                    "region names for ENTER/LEAVE; csv: all columns, empty where the kind does not use "
+                    "them; jsonl: one object per event with the kind's fields.")
+    p.add_argument("archive", metavar="ARCHIVE")
+    p.add_argument("--location", type=bounded_int(0), action="append", metavar="ID",
+                   help="only this location (repeatable; default all)")
+    p.add_argument("--start", type=int, metavar="T", help="first time (inclusive)")
+    p.add_argument("--stop", "--end", dest="stop", type=int, metavar="T", help="stop time (exclusive)")
+    p.add_argument("--format", choices=("text", "csv", "jsonl"), default="text", help="default %(default)s")
+    p.set_defaults(run=cmd_cat)
+
+
+def cmd_cat(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        known = archive.locations
+        chosen = None
+        if args.location:
+            missing = sorted(set(args.location) - set(known))
+            if missing:
+                span = f"{known[0]}..{known[-1]}" if known else "none"
+                raise UsageError(f"no location {missing[0]} in {args.archive} (its locations: {span})")
+            chosen = sorted(set(args.location))
+        regions = [region.name for region in archive.definitions.regions]
+        write = {"text": _TextWriter(regions), "csv": _CsvWriter(), "jsonl": _JsonWriter()}[args.format]
+        out = sys.stdout
+        try:
+            out.write(write.header())
+            # small batches: several writes, so that a reader going away is noticed early
+            for locations, batch in archive.events(args.start, args.stop, locations=chosen, batch_size=1024):
+                out.write(write.rows(locations.tolist(), batch.rows()))
+            out.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+    return 0
+
+
+def _silence_stdout() -> None:
+    """The reader went away (``| head``): drop what is left without a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+
+
+class _TextWriter:
+    def __init__(self, regions: list[str]):
+        self.regions = regions
+
+    def header(self) -> str:
+        return ""
+
+    def region(self, ref: int) -> str:
+        return self.regions[ref] if 0 <= ref < len(self.regions) else f"<region {ref}>"
+
+    def rows(self, locations: Iterable[int], events: Iterable[Event]) -> str:
+        lines = []
+        for location, event in zip(locations, events):
+            kind = EventKind(event.kind)
+            if kind in (EventKind.ENTER, EventKind.LEAVE):
+                detail = self.region(event.ref)
+            else:
+                detail = " ".join(f"{name}={getattr(event, name)}" for name in _USED[kind])
+            lines.append(f"{location} {event.time} {kind.name} {detail}".rstrip() + "\n")
+        return "".join(lines)
+
+
+class _CsvWriter:
+    def __init__(self) -> None:
+        self.buffer = io.StringIO()
+        self.writer = csv.writer(self.buffer, lineterminator="\n")
+
+    def _take(self) -> str:
+        text = self.buffer.getvalue()
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return text
+
+    def header(self) -> str:
+        self.writer.writerow(CSV_HEADER)
+        return self._take()
+
+    def rows(self, locations: Iterable[int], events: Iterable[Event]) -> str:
+        for location, event in zip(locations, events):
+            kind = EventKind(event.kind)
+            used = _USED[kind]
+            self.writer.writerow([location, event.time, kind.name]
+                                 + [getattr(event, name) if name in used else "" for name in COLUMNS])
+        return self._take()
+
+
+class _JsonWriter:
+    def header(self) -> str:
+        return ""
+
+    def rows(self, locations: Iterable[int], events: Iterable[Event]) -> str:
+        lines = []
+        for location, event in zip(locations, events):
+            kind = EventKind(event.kind)
+            record: dict[str, Any] = {"location": location, "time": event.time, "kind": kind.name}
+            for name in _USED[kind]:
+                record[name] = getattr(event, name)
+            lines.append(json.dumps(record) + "\n")
+        return "".join(lines)

@@ -1,0 +1,48 @@
+"""What the `ccg` commands share: the usage error, argument types, location choice."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from ..archive import Archive
+
+
+class UsageError(Exception):
+    """A command line that parses but asks for something impossible (exit status 2)."""
+
+
+def bounded_int(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argument type: an integer in ``low..high`` (or at least ``low``)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            span = f"{low}..{high}" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"{value} is outside {span}")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+def fraction(text: str) -> float:
+    """An argument type: a number in 0..1e6."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1e6:
+        raise argparse.ArgumentTypeError(f"{text} is outside 0..1e6")
+    return value
+
+
+def chosen_locations(archive: Archive, wanted: list[int] | None) -> list[int] | None:
+    """The ``--location`` ids, sorted and checked against the archive (None: all)."""
+    if not wanted:
+        return None
+    missing = sorted(set(wanted) - set(archive.locations))
+    if missing:
+        raise UsageError(f"no location {missing[0]} in {archive.path}")
+    return sorted(set(wanted))

@@ -1,0 +1,142 @@
+"""`ccg convert` and `ccg export`: a trace into an archive, and an archive into another
+format."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TextIO
+
+from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, exporter_for, exporters, open_archive
+from ..errors import FormatError, ParameterError
+from ..formats import ConvertProgress, ConvertReport, convert, formats
+from ..params import Params
+from .common import UsageError, bounded_int, fraction
+
+
+def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``convert`` command and its options."""
+    defaults = Params()
+    p = commands.add_parser(
+        "convert", help="convert a trace to a .ccg archive",
+        description="Convert a trace to a .ccg archive. The input format is detected from the file's "
+                    "content, never its name. A .ccg input is rebuilt from its events with the new "
+                    "parameters (bounds then apply to the events it holds). Options not given keep "
+                    "the library defaults (lossless).",
+        epilog="Known input formats: " + ", ".join(f"{f.name} ({f.description})" for f in formats()))
+    p.add_argument("source", metavar="SRC", help="input trace")
+    p.add_argument("target", metavar="DST", help="output archive (written atomically)")
+    p.add_argument("--from", dest="fmt", choices=[f.name for f in formats()],
+                   help="input format, instead of detecting it")
+    p.add_argument("--abs", dest="abs_dev", type=bounded_int(0), default=defaults.abs_dev, metavar="TICKS",
+                   help="absolute bound on timestamp deviation in ticks (default %(default)s)")
+    p.add_argument("--rel", dest="rel_dev", type=fraction, default=defaults.rel_dev, metavar="FRACTION",
+                   help="relative bound on duration deviation (default %(default)s); time is exact "
+                        "unless both --abs and --rel are non-zero")
+    p.add_argument("--rel-size", type=fraction, default=defaults.rel_size, metavar="F",
+                   help="relative bound on message and collective sizes (default %(default)s)")
+    p.add_argument("--rel-metric", type=fraction, default=defaults.rel_metric, metavar="F",
+                   help="relative bound on integer metric increments (default %(default)s)")
+    p.add_argument("--branching", type=bounded_int(2, 65535), default=defaults.branching, metavar="B",
+                   help="bounded branching factor b (default %(default)s)")
+    p.add_argument("--search-length", type=bounded_int(1), default=defaults.search_length, metavar="L",
+                   help="S-list search length L (default %(default)s)")
+    p.add_argument("--level", type=bounded_int(1, 22), default=DEFAULT_LEVEL, metavar="Z",
+                   help="zstd level 1..22 (default %(default)s)")
+    p.add_argument("--checkpoint-interval", type=bounded_int(1), default=DEFAULT_CHECKPOINT_INTERVAL,
+                   metavar="K", help="snapshot/summary checkpoint every K events (default %(default)s)")
+    p.add_argument("--repair", action="store_true",
+                   help="close regions left open at a location's end and drop LEAVEs that match no "
+                        "open region, instead of failing; each change is printed on stderr")
+    p.add_argument("--quiet", "-q", action="store_true", help="print neither progress nor the result line")
+    p.set_defaults(run=cmd_convert)
+
+
+def add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``export`` command and its options."""
+    p = commands.add_parser(
+        "export", help="write an archive's trace in another format",
+        description="Write the archive's events and definitions in another trace format, for tools "
+                    "that cannot read .ccg. The format comes from --to, else from DST's suffix. DST is "
+                    "written atomically.",
+        epilog="Output formats: " + ", ".join(f"{e.name} ({e.description}; {', '.join(e.suffixes)})"
+                                               for e in exporters()))
+    p.add_argument("archive", metavar="ARCHIVE")
+    p.add_argument("target", metavar="DST", help="output file (or folder, for OTF2)")
+    p.add_argument("--to", choices=[e.name for e in exporters()], help="output format")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.set_defaults(run=cmd_export)
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    try:
+        params = Params(abs_dev=args.abs_dev, rel_dev=args.rel_dev, rel_size=args.rel_size,
+                        rel_metric=args.rel_metric, branching=args.branching, search_length=args.search_length)
+    except ParameterError as error:
+        raise UsageError(str(error)) from None
+    if os.path.exists(args.target) and os.path.exists(args.source) and os.path.samefile(args.source, args.target):
+        raise UsageError("DST is the input file; conversion never modifies its input")
+    show = not args.quiet and sys.stderr.isatty()
+    progress = _Progress(sys.stderr) if show else None
+    try:
+        report = convert(args.source, args.target, params, fmt=args.fmt, repair=args.repair, level=args.level,
+                         checkpoint_interval=args.checkpoint_interval, progress=progress)
+    finally:
+        if progress is not None:
+            progress.clear()
+    if report.repairs:
+        with open_archive(args.target) as archive:
+            names = [region.name for region in archive.definitions.regions]
+        for repair in report.repairs:
+            name = repr(names[repair.region]) if 0 <= repair.region < len(names) else None
+            print(f"ccg convert: repaired: {repair.describe(name)}", file=sys.stderr)
+    if not args.quiet:
+        print(_convert_line(report))
+    return 0
+
+
+class _Progress:
+    """One self-overwriting line on a terminal: a bar of the locations finished, the
+    location being read and the events so far."""
+
+    BAR = 24
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.width = 0
+
+    def __call__(self, p: ConvertProgress) -> None:
+        filled = self.BAR * p.locations_done // p.locations
+        bar = "#" * filled + "-" * (self.BAR - filled)
+        self._show(f"ccg convert [{bar}] {p.locations_done}/{p.locations} locations; location "
+                   f"{p.location}: {p.location_events:,} events ({p.events:,} in all)")
+
+    def _show(self, text: str) -> None:
+        self.stream.write("\r" + text.ljust(self.width))
+        self.stream.flush()
+        self.width = len(text)
+
+    def clear(self) -> None:
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+
+
+def _convert_line(r: ConvertReport) -> str:
+    per_event = f"{r.bytes_per_event:.3f}" if r.bytes_per_event is not None else "-"
+    return (f"{r.target}: {r.format} -> ccg, {r.locations} locations, {r.events:,} events, "
+            f"nodes {r.N:,} -> {r.n:,} (R_nodes {r.r_nodes:.2f}), {r.file_bytes:,} bytes, "
+            f"{per_event} bytes/event")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    try:
+        exporter = exporter_for(args.target, args.to)
+    except FormatError as error:
+        raise UsageError(f"{error.reason}: {args.target}") from None
+    with open_archive(args.archive) as archive:
+        target = archive.export(args.target, exporter.name)
+    if not args.quiet:
+        print(f"wrote {target}")
+    return 0

@@ -1,0 +1,130 @@
+"""`ccg info` and `ccg verify`: describe an archive, check its integrity."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..archive import Archive, open_archive
+from ..archive.verify import kind_name, verify
+
+
+def add_info(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``info`` command and its options."""
+    p = commands.add_parser("info", help="describe an archive",
+                            description="Sizes, compression, parameters, provenance and sections of an archive.")
+    p.add_argument("archive", metavar="ARCHIVE")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=cmd_info)
+
+
+def add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``verify`` command and its options."""
+    p = commands.add_parser(
+        "verify", help="check an archive's integrity",
+        description="Read every block and check every structural invariant (checksums, node "
+                    "encoding, references, roots, indexes). Exit status 0 when sound, 1 otherwise; "
+                    "the first bad block is named with its kind and byte offset.")
+    p.add_argument("archive", metavar="ARCHIVE")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=cmd_verify)
+
+
+def _format_version(archive: Archive) -> str:
+    major, minor = archive.version
+    return f"{major}.{minor}"
+
+
+def info_document(archive: Archive) -> dict[str, Any]:
+    """Everything `ccg info` shows, as JSON-ready data."""
+    stats = archive.stats
+    parameters = archive.parameters
+    definitions = archive.definitions
+    start, end = archive.time_range
+    sections: dict[str, dict[str, int]] = {}
+    for entry in archive.directory:
+        row = sections.setdefault(kind_name(entry.kind), {"blocks": 0, "stored_bytes": 0, "raw_bytes": 0})
+        row["blocks"] += 1
+        row["stored_bytes"] += entry.length
+        row["raw_bytes"] += entry.raw_length
+    keys = ("abs_dev", "rel_dev", "rel_size", "rel_metric", "branching", "search_length", "zstd_level",
+            "checkpoint_interval", "nodes_per_block")
+    return {
+        "path": archive.path,
+        "format_version": _format_version(archive),
+        "locations": len(archive.locations),
+        "events": stats.events,
+        "time_range": [start, end],
+        "timer_resolution": definitions.timer_resolution,
+        "duration_seconds": (end - start) / definitions.timer_resolution if definitions.timer_resolution else None,
+        "N": stats.N,
+        "n": stats.n,
+        "R_nodes": stats.r_nodes,
+        "R_memory": stats.r_memory,
+        "file_bytes": stats.file_bytes,
+        "bytes_per_event": stats.bytes_per_event if stats.events else None,
+        "parameters": {key: parameters.get(key) for key in keys},
+        "converter": parameters.get("converter"),
+        "provenance": parameters.get("provenance", definitions.provenance),
+        "sections": sections,
+    }
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        document = info_document(archive)
+    if args.json:
+        print(json.dumps(document, indent=None, sort_keys=False))
+        return 0
+    p = document["parameters"]
+    start, end = document["time_range"]
+    seconds = document["duration_seconds"]
+    per_event = document["bytes_per_event"]
+    lines = [
+        ("archive", document["path"]),
+        ("format version", document["format_version"]),
+        ("locations", f"{document['locations']:,}"),
+        ("events", f"{document['events']:,}"),
+        ("time range", f"{start} .. {end} ticks" + (f" ({seconds:.6g} s)" if seconds is not None else "")),
+        ("timer resolution", f"{document['timer_resolution']:,} ticks/s"),
+        ("nodes N -> n", f"{document['N']:,} -> {document['n']:,}"),
+        ("R_nodes", f"{document['R_nodes']:.2f}"),
+        ("R_memory", f"{document['R_memory']:.2f}"),
+        ("file bytes", f"{document['file_bytes']:,}"),
+        ("bytes/event", f"{per_event:.3f}" if per_event is not None else "-"),
+        ("parameters", f"abs={p['abs_dev']} rel={p['rel_dev']} rel_size={p['rel_size']} "
+                       f"rel_metric={p['rel_metric']} b={p['branching']} L={p['search_length']} "
+                       f"zstd={p['zstd_level']} checkpoint_interval={p['checkpoint_interval']}"),
+        ("converter", str(document["converter"])),
+        ("provenance", ", ".join(f"{k}={v}" for k, v in sorted(document["provenance"].items())) or "-"),
+    ]
+    out = [f"{name:<18}{value}" for name, value in lines]
+    out.append(f"{'sections':<18}{'blocks':>8}{'stored bytes':>15}{'raw bytes':>15}")
+    for name, row in document["sections"].items():
+        out.append(f"  {name:<16}{row['blocks']:>8,}{row['stored_bytes']:>15,}{row['raw_bytes']:>15,}")
+    print("\n".join(out))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    problems = verify(args.archive)
+    if args.json:
+        print(json.dumps({"path": args.archive, "ok": not problems,
+                          "problems": [p.to_dict() for p in problems]}))
+        return 1 if problems else 0
+    if not problems:
+        with open_archive(args.archive) as archive:
+            blocks = len(archive.directory)
+            events = sum(root.events for root in archive.roots.values())
+            print(f"ok: {args.archive}: {blocks} blocks, {len(archive.locations)} locations, "
+                  f"{events:,} events, all checks passed")
+        return 0
+    first = problems[0]
+    where = (f"at byte {first.offset}" if first.kind is None
+             else f"in the {first.kind_name} block at byte {first.offset}")
+    count = f"{len(problems)} problem" + ("s" if len(problems) != 1 else "")
+    print(f"FAILED: {args.archive}: {count}; first {where}: {first.reason}")
+    for problem in problems:
+        print(f"  {problem}")
+    return 1

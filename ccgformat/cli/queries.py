@@ -1,0 +1,131 @@
+"""`ccg profile`, `ccg messages` and `ccg timeline`: the queries over a time window."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..archive import Archive, open_archive
+from .common import UsageError, bounded_int, chosen_locations
+
+
+def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``profile``, ``messages`` and ``timeline`` commands, with their common window options."""
+    window = argparse.ArgumentParser(add_help=False)
+    window.add_argument("archive", metavar="ARCHIVE")
+    window.add_argument("--start", type=int, metavar="T", help="window start in ticks (inclusive)")
+    window.add_argument("--stop", type=int, metavar="T", help="window stop in ticks (exclusive)")
+    window.add_argument("--location", type=bounded_int(0), action="append", metavar="ID",
+                        help="only this location (repeatable; default all)")
+    p = commands.add_parser(
+        "profile", parents=[window], help="per-region summary of a time window",
+        description="Calls, inclusive and exclusive time, min/max/mean call duration per region and "
+                    "region group, messages per location pair, collectives per operation and metric "
+                    "changes, for START <= time < STOP, summed over the chosen locations. Computed on "
+                    "the compressed graph. A call counts where it is entered; times count the part "
+                    "inside the window.")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=cmd_profile)
+    p = commands.add_parser(
+        "messages", parents=[window], help="matched point-to-point messages and collectives",
+        description="Match sends with receives (FIFO per sender, receiver, communicator and tag) and "
+                    "collectives per communicator; list those with a send or receive in the window, "
+                    "and every unmatched event.")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--matrix", action="store_true", help="print the communication matrix (counts) instead")
+    p.set_defaults(run=cmd_messages)
+    p = commands.add_parser(
+        "timeline", parents=[window], help="render a timeline of region groups (or regions)",
+        description="Per pixel column the exclusive-time share of each region group (rows: locations "
+                    "or call levels), blended into colours; written as a PNG and/or JSON.")
+    p.add_argument("--width", type=bounded_int(1, 100000), default=1200, metavar="W",
+                   help="pixel columns (default %(default)s)")
+    p.add_argument("--by", choices=("location", "depth"), default="location", help="rows (default %(default)s)")
+    p.add_argument("--color-by", choices=("group", "region"), default="group",
+                   help="colour classes: region groups, or the regions with the most exclusive time "
+                        "(default %(default)s)")
+    p.add_argument("--row-height", type=bounded_int(1, 1000), default=16, metavar="PX",
+                   help="pixels per row in the PNG (default %(default)s)")
+    p.add_argument("--png", metavar="FILE", help="write the image to FILE")
+    p.add_argument("--json", action="store_true", help="print the per-column exclusive times as JSON")
+    p.set_defaults(run=cmd_timeline)
+
+
+def _window(archive: Archive, args: argparse.Namespace) -> tuple[int | None, int | None]:
+    if args.start is not None and args.stop is not None and args.start > args.stop:
+        raise UsageError(f"--start {args.start} is after --stop {args.stop}")
+    return args.start, args.stop
+
+
+def _table(header: list[str], rows: list[list[str]], left: int = 0) -> list[str]:
+    """Lines of a text table: columns as wide as their widest cell and two spaces apart,
+    the first ``left`` columns aligned left, the others right."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    return ["  ".join(cell.ljust(width) if i < left else cell.rjust(width)
+                      for i, (cell, width) in enumerate(zip(line, widths))).rstrip() for line in [header, *rows]]
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        start, stop = _window(archive, args)
+        result = archive.profile(start, stop, chosen_locations(archive, args.location))
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    out = _table(["region", "group", "calls", "inclusive", "exclusive", "mean"],
+                 [[row.name, row.group, f"{row.calls:,}", f"{row.inclusive:,}", f"{row.exclusive:,}",
+                   f"{row.mean:,.1f}" if row.mean is not None else "-"]
+                  for row in sorted(result.regions, key=lambda r: -r.exclusive)], left=2)
+    if result.messages:
+        out += [""] + _table(["sender", "receiver", "sent", "bytes", "received", "bytes"],
+                             [[f"{v:,}" for v in (m.sender, m.receiver, m.sent, m.sent_bytes, m.received,
+                                                  m.received_bytes)] for m in result.messages])
+    if result.collectives:
+        out += [""] + _table(["operation", "count", "bytes sent", "bytes received"],
+                             [[f"{v:,}" for v in (c.operation, c.count, c.bytes_sent, c.bytes_received)]
+                              for c in result.collectives])
+    out += [f"metric {name}: change {value}" for name, value in result.metrics.items()]
+    print("\n".join(out))
+    return 0
+
+
+def cmd_messages(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        start, stop = _window(archive, args)
+        result = archive.messages(start, stop, chosen_locations(archive, args.location))
+    if args.matrix:
+        counts, _ = result.matrix()
+        print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)
+                                                                        for row in counts.tolist()))
+        return 0
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    out = [f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}"]
+    out += [f"{m['sender']:>8}{m['send_time']:>20}{m['receiver']:>10}{m['recv_time']:>20}{m['comm']:>6}"
+            f"{m['tag']:>8}{m['size']:>12}" for m in result.rows()]
+    out.append(f"{len(result):,} messages, {len(result.unmatched):,} unmatched events, "
+               f"{len(result.collectives):,} collectives "
+               f"({sum(not c.complete for c in result.collectives):,} incomplete)")
+    out += [f"unmatched {u.kind} at location {u.location}, time {u.time}: peer {u.peer}, comm {u.comm}, "
+            f"tag {u.tag}" for u in result.unmatched]
+    print("\n".join(out))
+    return 0
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    if not args.png and not args.json:
+        raise UsageError("say where the timeline goes: --png FILE and/or --json")
+    with open_archive(args.archive) as archive:
+        first, last = archive.time_range
+        start = first if args.start is None else args.start
+        stop = last + 1 if args.stop is None else args.stop
+        if stop <= start:
+            raise UsageError(f"the window {start}..{stop} is empty")
+        result = archive.timeline(start, stop, args.width, chosen_locations(archive, args.location), args.by,
+                                  args.color_by)
+    if args.png:
+        result.save_png(args.png, args.row_height)
+    if args.json:
+        print(json.dumps(result.to_json()))
+    return 0

@@ -1,0 +1,93 @@
+"""Atomic output (ccgformat.atomic), the one way every output is written: whole or not
+at all, with the permissions of a plainly created file under any umask."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+import ccgformat as ccg
+from ccgformat.atomic import atomic_output
+from ccgformat.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL = ROOT / "spec" / "vectors" / "minimal.ccg"
+sys.path.insert(0, str(ROOT / "tools"))
+
+import synth  # noqa: E402
+
+
+@pytest.fixture(params=[0o022, 0o077, 0o002, 0o027])
+def umask(request):
+    """Run the test under this umask, restoring the previous one after it."""
+    previous = os.umask(request.param)
+    yield request.param
+    os.umask(previous)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_atomic_output_publishes_with_plain_permissions(tmp_path, umask, folder):
+    target = tmp_path / "out"
+    with atomic_output(target, folder=folder) as temporary:
+        assert temporary.parent == tmp_path and not target.exists()
+        (temporary / "inner").write_text("x") if folder else temporary.write_text("x")
+    assert mode(target) == (0o777 if folder else 0o666) & ~umask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_atomic_output_leaves_nothing_on_failure(tmp_path, folder):
+    target = tmp_path / "out"
+    target.write_text("old") if not folder else target.mkdir()
+    with pytest.raises(RuntimeError):
+        with atomic_output(target, folder=folder) as temporary:
+            (temporary / "part").write_text("x") if folder else temporary.write_text("partial")
+            raise RuntimeError("exporter failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert target.is_dir() if folder else target.read_text() == "old"
+
+
+def test_a_missing_folder_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="the target's folder does not exist"):
+        with atomic_output(tmp_path / "nowhere" / "out"):
+            pass
+
+
+def test_every_output_gets_the_umask_permissions(tmp_path, umask, capsys):
+    """`ccg convert` (the archive writer), exports, PNG timelines and synth's .npz files."""
+    plain = 0o666 & ~umask
+    assert main(["convert", str(MINIMAL), str(tmp_path / "a.ccg"), "--quiet"]) == 0
+    assert mode(tmp_path / "a.ccg") == plain
+    graph = ccg.write_trace(tmp_path / "b.ccg", *_trace())
+    ccg.save_graph(graph, tmp_path / "c.ccg")
+    with ccg.open(tmp_path / "a.ccg") as archive:
+        archive.export(tmp_path / "a.json")
+        archive.export(tmp_path / "a.trace")
+        archive.timeline(*archive.time_range, 10).save_png(tmp_path / "a.png")
+    synth.write_npz(tmp_path / "a.npz", *synth.synthesize(1, 10))
+    made = sorted(p.name for p in tmp_path.iterdir())
+    assert made == ["a.ccg", "a.json", "a.npz", "a.png", "a.trace", "b.ccg", "c.ccg"]
+    assert {name: mode(tmp_path / name) for name in made} == dict.fromkeys(made, plain)
+
+
+def test_a_failed_write_leaves_no_archive(tmp_path):
+    definitions, locations, params = _trace()
+    broken = [(0, [ccg.EventBatch.from_events([(5, ccg.EventKind.LEAVE, 0)])])]  # a LEAVE of nothing
+    with pytest.raises(ccg.TraceError):
+        ccg.write_trace(tmp_path / "x.ccg", definitions, broken, params)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _trace():
+    K = ccg.EventKind
+    events = ccg.EventBatch.from_events([(10, K.ENTER, 0), (20, K.LEAVE, 0)])
+    definitions = ccg.Definitions(regions=[ccg.model.Region("A")], locations=[ccg.model.Location("rank 0")])
+    return definitions, [(0, [events])], ccg.Params()

@@ -1,0 +1,81 @@
+"""Imports flow one way (DESIGN.md, package layout): cli -> formats/query -> archive ->
+graph -> model; figures uses nothing above the model; nothing imports cli. Every import
+of every module (inside functions too) is read with ast, relative ones resolved."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ccgformat"
+#: The bottom of the package: what every layer may import.
+BOTTOM = {"ccgformat", "ccgformat._version", "ccgformat.atomic", "ccgformat.errors", "ccgformat.model",
+          "ccgformat.params"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imports_of(path: Path) -> set[str]:
+    """The ccgformat modules ``path`` imports: ``from X import y`` counts X, and X.y when
+    that is a module."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            base = base[:len(base) - node.level + 1] if node.level else []
+            source = ".".join(base + ([node.module] if node.module else []))
+            found.add(source)
+            found.update(f"{source}.{alias.name}" for alias in node.names if is_module(f"{source}.{alias.name}"))
+    return {module for module in found if module == "ccgformat" or module.startswith("ccgformat.")}
+
+
+GRAPH = {module_name(path): imports_of(path) for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def within(module: str, *packages: str) -> bool:
+    return any(module == f"ccgformat.{p}" or module.startswith(f"ccgformat.{p}.") for p in packages)
+
+
+def offences(importers: tuple[str, ...], forbidden) -> list[str]:
+    return sorted(f"{module} imports {target}" for module, targets in GRAPH.items() if within(module, *importers)
+                  for target in targets if forbidden(target))
+
+
+def test_the_imports_are_read():
+    """The reader sees relative, absolute, nested and module-valued imports."""
+    assert "ccgformat.graph.walk" in GRAPH["ccgformat.archive.reader"]
+    assert "ccgformat.formats.chrome" in GRAPH["ccgformat.formats"]        # from . import chrome as _chrome
+    assert "ccgformat._native.timeline" in GRAPH["ccgformat.query.timeline_walk"]  # inside a function
+    assert "ccgformat.backends" in GRAPH["ccgformat.query.profile"]         # from .. import backends
+    assert "ccgformat.archive" in GRAPH["ccgformat.query"]
+
+
+@pytest.mark.parametrize("importers, forbidden, why", [
+    (("archive",), lambda m: within(m, "query", "formats", "cli", "analysis", "figures"),
+     "the archive layer never imports what sits above it (queries are registered from above)"),
+    (("graph",), lambda m: within(m, "archive", "query", "formats", "cli"), "graph never imports archive"),
+    (("formats",), lambda m: within(m, "archive") and m != "ccgformat.archive",
+     "formats use the archive's public surface (ccgformat.archive) only"),
+    (("figures",), lambda m: m not in BOTTOM and not within(m, "figures"),
+     "figures imports nothing of ccgformat above the model"),
+    (("archive", "graph", "query", "formats", "figures", "_native"), lambda m: within(m, "cli"),
+     "nothing imports cli"),
+    (("query",), lambda m: within(m, "formats"), "query and formats are side by side"),
+    (("formats",), lambda m: within(m, "query"), "query and formats are side by side"),
+])
+def test_imports_flow_one_way(importers, forbidden, why):
+    assert offences(importers, forbidden) == [], why

@@ -60,7 +60,7 @@ def test_the_imports_are_read():
     assert "ccgformat.graph.walk" in GRAPH["ccgformat.archive.reader"]
     assert "ccgformat.formats.chrome" in GRAPH["ccgformat.formats"]        # from . import chrome as _chrome
     assert "ccgformat._native.timeline" in GRAPH["ccgformat.query.timeline_walk"]  # inside a function
-    assert "ccgformat.backends" in GRAPH["ccgformat.query.profile"]         # from .. import backends
+    assert "ccgformat.backends" in GRAPH["ccgformat.query.profile_engine"]       # from .. import backends
     assert "ccgformat.archive" in GRAPH["ccgformat.query"]
 
 

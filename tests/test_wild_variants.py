@@ -17,7 +17,7 @@ SAME, CONVERTS, FAILS = "same events", "converts", "FormatError"
 OTF2 = ("otf2-pingpong", "otf2-pingpong-papi", "otf2-stencil")
 OTF1 = ("otf-hello", "otf-philosophers")
 EPILOG = ("epilog-le", "epilog-be", "epilog-rank1")
-PAJE = tuple(name for name in sorted(CORPUS) if name.startswith("paje-") and name != "paje-native")
+PAJE = tuple(name for name in sorted(CORPUS) if name.startswith("paje-") and name != "paje-native")  # native: slow
 
 #: variant -> (traces, outcome): the events of the unchanged trace, other events, or a FormatError.
 BYTE_OUTCOMES = {
@@ -47,7 +47,7 @@ BYTE_OUTCOMES = {
     "paje CRLF": (PAJE, SAME),
     "paje CR": (PAJE, SAME),
     "paje BOM": (PAJE, SAME),
-    "paje BOM + CRLF": (PAJE + ("paje-native",), SAME),
+    "paje BOM + CRLF": (PAJE, SAME),
 }
 assert set(BYTE_OUTCOMES) == set(BYTE_VARIANTS)
 

@@ -141,6 +141,10 @@ def _otf_zlib(data: bytes, flush_every: int | None = None, final: bool = False) 
     return out + compressor.flush() if final else out
 
 
+def _half(data: bytes) -> bytes:
+    return data[:len(data) // 2]
+
+
 def _otf1_compress(master: Path, encode: Callable[[bytes], bytes]) -> None:
     for path in _otf1_files(master):
         path.with_name(path.name + ".z").write_bytes(encode(path.read_bytes()))
@@ -200,7 +204,7 @@ BYTE_VARIANTS: dict[str, Callable[[Path], None]] = {
     "otf1 .z unterminated": lambda m: _otf1_compress(m, _otf_zlib),
     "otf1 .z flush every 64 B": lambda m: _otf1_compress(m, lambda d: _otf_zlib(d, 64)),
     "otf1 .z terminated": lambda m: _otf1_compress(m, lambda d: _otf_zlib(d, final=True)),
-    "otf1 .z cut in a block": lambda m: _otf1_compress(m, lambda d: _otf_zlib(d, final=True)[:-3]),
+    "otf1 .z cut in a block": lambda m: _otf1_compress(m, lambda d: _half(_otf_zlib(d, final=True))),
     "otf1 .z unterminated + newline": lambda m: _otf1_compress(m, lambda d: _otf_zlib(d) + b"\n"),
     "otf1 .z terminated + bytes": lambda m: _otf1_compress(m, lambda d: _otf_zlib(d, final=True) + b"wild"),
     "otf1 one event file empty": lambda m: next(p for p in _otf1_files(m) if p.suffix == ".events").write_bytes(b""),
@@ -239,8 +243,11 @@ def _first_location(events: dict[int, EventBatch], kinds: tuple[int, ...]) -> in
 
 
 def _only(kind: EventKind) -> Callable[[dict[int, EventBatch]], None]:
+    """The first location with events of ``kind`` and others keeps only the former."""
     def edit(events: dict[int, EventBatch]) -> None:
-        location = _first_location(events, (kind,))
+        mixed = [location for location in sorted(events)
+                 if 0 < np.count_nonzero(events[location].kind == kind) < len(events[location])]
+        location = mixed[0]
         events[location] = _keep(events[location], events[location].kind == kind)
     return edit
 
@@ -293,6 +300,8 @@ def event_variant(source: Path, variant: str, target: Path) -> Path:
     """Write the corpus trace ``source`` with the event-level ``variant`` applied as a
     numpy zip trace (same definitions) at ``target``."""
     definitions, events = trace_of(source)
+    before = {location: batch.time.copy() for location, batch in events.items()}
     EVENT_VARIANTS[variant](events)
+    assert any(not np.array_equal(before[location], batch.time) for location, batch in events.items())
     synth.write_npz(target, definitions, lambda location: iter([events.get(location, EventBatch.empty())]))
     return target

@@ -22,7 +22,7 @@ class TraceError(CcgError):
         where = f"location {location}, event {index}"
         if time is not None:
             where += f", time {time}"
-        super().__init__(f"{where}: {reason}")
+        CcgError.__init__(self, f"{where}: {reason}")  # not super(): InputTraceError's next class is FormatError
 
 
 class ParameterError(CcgError):
@@ -76,3 +76,13 @@ class FormatError(CcgError):
         if offset is not None:
             where += f" at byte {offset}"
         super().__init__(f"{where}: {reason}")
+
+
+class InputTraceError(TraceError, FormatError):
+    """A `TraceError` in the events read from an input file (``convert``): also a
+    `FormatError`, whose message names the file before the location and event."""
+
+    def __init__(self, reason: str, *, path: str, location: int, index: int, time: int | None):
+        TraceError.__init__(self, reason, location=location, index=index, time=time)
+        self.path, self.line, self.offset = path, None, None
+        self.args = (f"{path}: {self.args[0]}",)

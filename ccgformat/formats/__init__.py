@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK, MAGIC as CCG_MAGIC,
                        open_archive, register_exporter, write_trace)
-from ..errors import FormatError
+from ..errors import FormatError, InputTraceError, TraceError
 from ..model import Definitions, EventBatch, Repair
 from ..params import Params
 from . import chrome as _chrome
@@ -168,7 +168,9 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     (lossless). The target is written atomically: on any error nothing appears under its
     name. A .ccg source is rebuilt from its (possibly already lossy) events. ``repair``
     closes regions left open at a location's end and drops LEAVEs that match no open
-    region (never inventing other data); the report lists each change.
+    region (never inventing other data); the report lists each change. Events that break
+    the event model otherwise (or without ``repair``) raise `InputTraceError`, a
+    `FormatError` naming the source file, the location and the event.
     """
     if params is not None and bounds:
         raise TypeError("give either params or keyword bounds, not both")
@@ -189,6 +191,9 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     try:
         graph = write_trace(target, definitions, counter, params, repair=repair, level=level,
                             checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block)
+    except TraceError as error:
+        raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
+                              time=error.time) from None
     finally:
         close = getattr(streams, "close", None)
         if close is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from array import array
 from dataclasses import dataclass
@@ -49,10 +48,7 @@ def load(path: Path) -> Source:
         raise FormatError(f"cannot read the file: {error.strerror or error}", path=name) from None
     compressed = data.startswith(GZIP_MAGIC)
     if compressed:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
-            raise FormatError(f"damaged gzip stream: {error}", path=name) from None
+        data = _gunzip(data, name)
     source = Source(name, data, compressed)
     if len(data) < HEADER_SIZE:
         raise source.error(f"file ends inside the {HEADER_SIZE}-byte EPILOG header ({len(data)} bytes)", 0)
@@ -65,6 +61,29 @@ def load(path: Path) -> Source:
         raise source.error(f"unknown byte order {data[9]} (1 little-endian, 2 big-endian)", 9)
     source.order = "<" if data[9] == 1 else ">"
     return source
+
+
+def _gunzip(data: bytes, name: str) -> bytes:
+    """The concatenated gzip members of ``data``; zero bytes after the last one are
+    padding, anything else is a `FormatError` at its offset."""
+    members = []
+    rest = memoryview(data)
+    while rest:
+        offset = len(data) - len(rest)
+        if rest[:2] != GZIP_MAGIC:
+            if not any(rest):
+                break
+            raise FormatError(f"{len(rest)} byte(s) after the end of the gzip stream are not gzip data",
+                              path=name, offset=offset)
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        try:
+            members.append(inflater.decompress(rest))
+        except zlib.error as error:
+            raise FormatError(f"damaged gzip stream: {error}", path=name, offset=offset) from None
+        if not inflater.eof:
+            raise FormatError("the gzip stream is cut short", path=name, offset=len(data))
+        rest = rest[len(rest) - len(inflater.unused_data):]
+    return b"".join(members)
 
 
 def scan(source: Source) -> np.ndarray:

@@ -126,7 +126,8 @@ def _chunks(path: Path) -> Iterator[bytes]:
                 except zlib.error as error:
                     raise FormatError(f"corrupt zlib data: {error}", path=str(path), offset=offset) from None
                 if inflater.eof and inflater.unused_data:
-                    raise FormatError("data after the end of the zlib stream", path=str(path))
+                    raise FormatError("data after the end of the zlib stream", path=str(path),
+                                      offset=handle.tell() - len(inflater.unused_data))
                 data = inflater.unconsumed_tail
                 if out:
                     yield out

@@ -37,9 +37,10 @@ from .writer import write
 
 __all__ = ["read", "sniff", "write"]
 
-_HEADER = re.compile(rb"(?:^|\n)[ \t]*%[ \t]*EventDef[ \t]")
+_HEADER = re.compile(rb"(?:^(?:\xef\xbb\xbf)?|[\r\n])[ \t]*%[ \t]*EventDef[ \t]")
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """A text whose first bytes hold a ``%EventDef`` header line."""
+    """A text whose first bytes hold a ``%EventDef`` header line (after an optional UTF-8
+    byte order mark; lines may end in LF, CRLF or CR)."""
     return _HEADER.search(head) is not None

@@ -62,7 +62,7 @@ class Scanner:
         self.path, self.line, self.scope, self.depth = path, None, dict(scope or {}), depth
         self.opened.add(os.path.realpath(path))
         try:
-            handle = open(path, encoding="utf-8")
+            handle = open(path, encoding="utf-8-sig")  # a leading byte order mark is not text
         except OSError as error:
             raise FormatError(f"cannot read the file: {error.strerror or error}", path=path) from None
         with handle:

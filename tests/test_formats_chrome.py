@@ -20,8 +20,8 @@ import ccgformat
 from ccgformat.archive import write_trace
 from ccgformat.errors import FormatError
 from ccgformat.formats import chrome, detect, read
-from ccgformat.model import (Definitions, Event, EventBatch, EventKind, Location, Metric, Region, SystemTreeNode,
-                             validate)
+from ccgformat.model import (Definitions, Event, EventBatch, EventKind, Location, Metric, Region,
+                             SystemTreeNode, validate)
 
 from .corpus import corpus_path
 from .traces import traces

@@ -20,7 +20,7 @@ import ccgformat
 from ccgformat.archive import write_trace
 from ccgformat.errors import FormatError
 from ccgformat.formats import chrome, detect, read
-from ccgformat.model import Definitions, EventBatch, EventKind, Location, Metric, Region, SystemTreeNode
+from ccgformat.model import Definitions, Event, EventBatch, EventKind, Location, Metric, Region, SystemTreeNode
 
 from .corpus import corpus_path
 from .traces import traces, validate
@@ -49,12 +49,13 @@ def number(value: Any) -> Decimal:
 
 
 def check_structure(document: Any) -> None:
-    """What chrome://tracing and Perfetto need: required keys per phase, B/E balanced per
-    thread, X events nested per thread, every flow start paired with one flow end."""
+    """What chrome://tracing, Perfetto and speedscope need: required keys per phase, B/E
+    balanced per thread with each E named as its B, X events nested per thread, every flow
+    start paired with one flow end."""
     assert isinstance(document, dict) and isinstance(document["traceEvents"], list)
     assert document.get("displayTimeUnit") in ("ms", "ns")
     required = {"X": ("name", "ts", "dur", "pid", "tid"), "B": ("name", "ts", "pid", "tid"),
-                "E": ("ts", "pid", "tid"), "i": ("name", "ts", "pid", "tid"), "C": ("name", "ts", "pid", "args"),
+                "E": ("name", "ts", "pid", "tid"), "i": ("name", "ts", "pid", "tid"), "C": ("name", "ts", "pid", "args"),
                 "s": ("name", "cat", "id", "ts", "pid", "tid"), "t": ("name", "cat", "id", "ts", "pid", "tid"),
                 "f": ("name", "cat", "id", "ts", "pid", "tid"),
                 "M": ("name", "pid", "args")}
@@ -77,7 +78,8 @@ def check_structure(document: Any) -> None:
                 open_calls[thread].append(event)
             else:
                 assert open_calls[thread], f"E without B on {thread}"
-                open_calls[thread].pop()
+                begin = open_calls[thread].pop()
+                assert event["name"] == begin["name"], (begin, event)
         elif phase == "X":
             assert event["dur"] >= 0
             complete[thread].append((event["ts"], event["ts"] + event["dur"]))
@@ -258,7 +260,10 @@ def test_every_phase_survives_import_and_export(tmp_path):
     ccgformat.open(tmp_path / "f.ccg").export(tmp_path / "back.json")
     back = load_json(tmp_path / "back.json")
     assert back["otherData"] == {"tool": "x"} and back["displayTimeUnit"] == "ns"
-    assert normalised(back["traceEvents"]) == normalised(FOREIGN)
+    # an E that closes a B comes back named as that B (viewers pair them by name)
+    named = {7: "body", 9: "loop"}
+    expected = [dict(e, name=named[e["ts"]]) if e["ph"] == "E" and e["ts"] in named else e for e in FOREIGN]
+    assert normalised(back["traceEvents"]) == normalised(expected)
     # and again: the export of the re-import is the same file
     ccgformat.convert(tmp_path / "back.json", tmp_path / "g.ccg")
     ccgformat.open(tmp_path / "g.ccg").export(tmp_path / "again.json")
@@ -375,6 +380,52 @@ def test_export_uses_begin_end_where_complete_events_are_ambiguous(tmp_path):
     for location in (0, 1):
         original = EventBatch.concat(list(archive.location(location).events()))
         assert described(again, events[location]) == described(definitions, original)
+
+
+@settings(max_examples=25, deadline=None)
+@given(trace=traces(), resolution=st.sampled_from([10 ** 6, 10 ** 9]))
+def test_begin_end_export_names_each_end_and_nests_per_thread(tmp_path_factory, trace, resolution):
+    """Written as B/E, each thread's events are its location's calls in order, and each E
+    carries the name of the B it closes (speedscope pairs them by name; chrome-trace drops
+    events without one)."""
+    for events in trace.values():   # a zero-length call at its parent's end, then a sibling: X cannot say that
+        t = events[-1].time
+        events += [Event(t + 1, K.ENTER, 0), Event(t + 2, K.ENTER, 1), Event(t + 2, K.LEAVE, 1),
+                   Event(t + 2, K.LEAVE, 0), Event(t + 2, K.ENTER, 2), Event(t + 3, K.LEAVE, 2)]
+    definitions = synthetic_definitions(resolution, 0)
+    folder = tmp_path_factory.mktemp("chrome")
+    archive = write_archive(folder, definitions, trace)
+    target = folder / "out.json"
+    archive.export(target)
+    document = load_json(target)
+    places = threads(document)
+    written: dict[tuple, list] = defaultdict(list)
+    for event in document["traceEvents"]:
+        if event["ph"] in "BEX":
+            written[(event["pid"], event["tid"])].append((event["ph"], event["name"], event["ts"]))
+    for location in archive.locations:
+        expected = [("B" if e.kind == K.ENTER else "E", definitions.regions[e.ref].name,
+                     Decimal(e.time) * 10 ** 6 / resolution)
+                    for b in archive.location(location).events() for e in b.rows() if e.kind in (K.ENTER, K.LEAVE)]
+        events = written[places[definitions.locations[location].name]]
+        assert events == expected
+        stack = []
+        for phase, name, _ in events:
+            if phase == "B":
+                stack.append(name)
+            else:
+                assert stack.pop() == name
+        assert not stack
+
+
+def test_end_named_unlike_its_begin_keeps_its_name(tmp_path):
+    source = tmp_path / "t.json"
+    source.write_text(json.dumps([{"ph": "B", "name": "a", "pid": 1, "tid": 1, "ts": 1},
+                                  {"ph": "E", "name": "b", "pid": 1, "tid": 1, "ts": 2}]))
+    ccgformat.convert(source, tmp_path / "t.ccg")
+    ccgformat.open(tmp_path / "t.ccg").export(tmp_path / "back.json")
+    ends = [e for e in load_json(tmp_path / "back.json")["traceEvents"] if e["ph"] == "E"]
+    assert [(e["name"], e["ts"]) for e in ends] == [("b", 2)]
 
 
 def test_messages_pair_in_fifo_order(tmp_path):

@@ -24,7 +24,7 @@ microseconds, given as JSON numbers or numeric strings. Mapping to the event mod
   ticks per second for the d fractional digits the file needs.
 
 The exporter writes calls as ``X`` (``B``/``E`` for a location whose order at equal
-timestamps ``X`` cannot express), messages as ``s``/``f`` flows paired in FIFO order per
+timestamps ``X`` cannot express; each ``E`` named as its ``B``, as viewers need), messages as ``s``/``f`` flows paired in FIFO order per
 (sender, receiver, comm, tag), metrics as ``C``, and markers and other records as
 ``i`` instants; events of category ``ccgformat`` carry their model event exactly, and
 the top-level ``ccgformat`` object carries the timer so a re-import gets the same ticks.

@@ -286,7 +286,7 @@ class _Importer:
 
     def match(self, items: list[_Edge], spans: list[_Span], points: list[_Point]) -> None:
         """Pair B and E events of one thread in time order (E closes the latest open B);
-        unpaired ones are kept whole."""
+        unpaired ones are kept whole. An E's name that repeats its B's is not kept."""
         items.sort(key=lambda item: (item.time, item.seq))
         stack: list[_Edge] = []
         for item in items:
@@ -294,8 +294,9 @@ class _Importer:
                 stack.append(item)
             elif stack:
                 begin = stack.pop()
+                repeated = ("name",) if item.event.get("name") == begin.event.get("name", "") else ()
                 spans.append(_Span(begin.time, item.time, begin.seq, *self.call(begin.event, begin.seq),
-                                   self.extra(item.event, _PLACE_KEYS + ("ph",)), item.seq, exact=True))
+                                   self.extra(item.event, _PLACE_KEYS + ("ph",) + repeated), item.seq, exact=True))
             else:
                 points.append(_Point(item.time, item.seq, [self.generic(WHOLE, self.whole(item.event))]))
         for begin in stack:

@@ -374,8 +374,9 @@ def _write_location(writer: _Writer, walker: _Walker, batch: EventBatch, locatio
                 fields["cat"] = region.group
             fields.update(item.pre or {})
             writer.event(fields, place, item.start, item.end if complete else None)
-        elif not complete:
-            writer.event({"ph": "E", **(item.post or {})}, place, item.end)
+        elif not complete:   # E repeats its B's name: speedscope and chrome-trace match by it
+            name = definitions.regions[item.region].name
+            writer.event({"ph": "E", "name": name, **(item.post or {})}, place, item.end)
 
 
 def _flow(item: _Instant, flow: int | None) -> dict[str, Any]:

@@ -11,7 +11,6 @@ about four times the speed of the `otf2` package's own event iteration.
 from __future__ import annotations
 
 import ctypes
-import os
 from array import array
 from typing import Any, Callable, Collection
 
@@ -264,8 +263,9 @@ class EventReader:
             "Metric": metric, "ProgramBegin": program_begin,
         }
 
-    def read(self, handle: Any, ref: int, path: str) -> None:
-        """Fill the lists with the events of location ``ref`` (event file ``path``)."""
+    def read(self, handle: Any, ref: int, path: str, records: int | None) -> None:
+        """Fill the lists with the events of location ``ref`` (event file ``path``), which
+        must hold exactly ``records`` event records (its chunk headers' count; None: unknown)."""
         _otf2 = self.binding._otf2
         for column in (self.time, self.kind, self.ref, self.extra, self.starts):
             column.clear()
@@ -273,13 +273,18 @@ class EventReader:
         reader = _otf2.Reader_GetEvtReader(handle, ref)
         try:
             _otf2.EvtReader_SetCallbacks(reader, self.callbacks, None)
-            # every event record takes at least one byte of the file: more events than
-            # bytes means the library is reading past a damaged end, which must not go on
-            limit = os.path.getsize(path) if os.path.exists(path) else None
-            while _otf2.EvtReader_ReadEvents(reader, _READ_CHUNK) == _READ_CHUNK:
-                if limit is not None and len(self.time) > limit:
-                    raise FormatError(f"more events ({len(self.time):,}) than the event file has bytes "
-                                      f"({limit:,}); the file is damaged", path=path)
+            # never more than one record past the announced count: a file cut short has the
+            # library read (and repeat) memory it never filled
+            read = 0
+            while True:
+                ask = _READ_CHUNK if records is None else min(_READ_CHUNK, records - read + 1)
+                got = _otf2.EvtReader_ReadEvents(reader, ask)
+                read += got
+                if got < ask or (records is not None and read > records):
+                    break
+            if records is not None and read != records:
+                raise FormatError(f"{read:,} event records where the chunk headers announce {records:,}: "
+                                  "the file was cut short or is damaged", path=path)
         except _otf2.Error as error:
             if isinstance(self.error, FormatError):
                 raise FormatError(self.error.reason, path=path) from None

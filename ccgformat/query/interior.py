@@ -85,14 +85,14 @@ class SummaryIndex:
             start = self.archive.roots[location].start
             times = [self._integer(location, p, "time") for p in summary]
             indexes = [self._integer(location, p, "index") for p in summary]
-            if not indexes or indexes[0] != 0:
+            events = self.archive.roots[location].events
+            if events or not indexes:
                 # the checkpoint at event 0 (nothing before it); the index holds it only as
                 # the final checkpoint of a location without events (spec 4.4)
                 origin = {"index": 0, "time": start, "regions": [], "peers": [], "operations": [],
                           "durations": [], "open": [], "metrics": []}
                 summary, snapshots = [origin, *summary], [origin, *snapshots]
                 times, indexes = [start, *times], [0, *indexes]
-            events = self.archive.roots[location].events
             if np.any(np.diff(times) < 0) or np.any(np.diff(indexes) <= 0) or indexes[-1] != events:
                 self._corrupt(location, "checkpoint indexes or times are out of order, or the last checkpoint "
                                         f"is not at the location's {events} events")

@@ -17,8 +17,8 @@
  * mapped record, the library's Unknown record, a rank outside its communicator, a size or
  * timestamp beyond int64, metric values of other types than defined, an ENTER/LEAVE that
  * breaks the nesting, an undefined reference, a library error, another number of records
- * than the file's chunk headers announce - is not mapped here: the stream stops with `OTF2R_FALLBACK` and a reason, and
- * the location is read again by the Python reference.
+ * than the file's chunk headers announce - is not mapped here: the stream stops with
+ * `OTF2R_FALLBACK` and a reason, and the location is read again by the Python reference.
  */
 #ifndef OTF2READ_H
 #define OTF2READ_H
@@ -100,7 +100,8 @@ int otf2r_reader_new(otf2r_library *library, void *otf2_reader, const otf2r_tabl
 void otf2r_reader_free(otf2r_reader *reader);
 
 /* A stream over location `location` from its first event; `event_limit` = the records its
- * event file's chunk headers announce (the stream reads at most one more; UINT64_MAX: unknown). */
+ * event file's chunk headers announce: the stream asks for at most one more, and any other
+ * count is damage (UINT64_MAX, unknown, always leaves the location to the reference). */
 int otf2r_stream_open(otf2r_reader *reader, uint64_t location, uint64_t event_limit, otf2r_stream **out,
                       char *message, size_t message_size);
 /* Fills `columns` (from count 0) with the next events; `*state` = OTF2R_MORE, OTF2R_END

@@ -105,7 +105,12 @@ def _printed_events(anchor: Path) -> dict[int, list[tuple[str, int, str]]]:
 @pytest.mark.parametrize("parts", CORPUS_TRACES, ids=lambda parts: parts[-1])
 def test_import_matches_otf2_print(parts: tuple[str, ...]) -> None:
     """Every imported event against the reference tool's line: record, time and fields."""
-    source = corpus_path(*parts)
+    assert assert_matches_otf2_print(corpus_path(*parts)) > 100
+
+
+def assert_matches_otf2_print(source: Path) -> int:
+    """Checks every event the importer reads from ``source`` against otf2-print's line for
+    it (record, time and fields) and that no printed line is left; the events checked."""
     printed = _printed_events(source / "traces.otf2")
     definitions, streams = read(source)
     refs = definitions.extensions["otf2"]["locations"]
@@ -155,7 +160,7 @@ def test_import_matches_otf2_print(parts: tuple[str, ...]) -> None:
             checked += 1
             i += 1
         assert next(lines, None) is None
-    assert checked > 100
+    return checked
 
 
 def _region_ref(definitions: Definitions, index: int) -> int:
@@ -383,3 +388,24 @@ def test_detection_from_content(ping_pong: Path, tmp_path: Path) -> None:
     empty.mkdir()
     with pytest.raises(FormatError):
         detect(empty)
+
+
+def test_an_error_inside_a_record_callback_is_a_format_error_naming_the_file(tmp_path: Path) -> None:
+    """A Metric record of a metric the definitions lack: the callback's exception must not
+    cross into the C library, and reaches the caller as the file's FormatError."""
+    from otf2.enums import Type
+
+    with otf2.writer.open(str(tmp_path / "trace"), timer_resolution=1000) as writer:
+        d = writer.definitions
+        location = d.location("thread", group=d.location_group("process", system_tree_parent=d.system_tree_node("n")))
+        events = writer.event_writer_from_location(location)
+        value = _otf2.MetricValue()
+        value.unsigned_int = 1
+        _otf2.EvtWriter_Metric(events.handle, None, 10, 99, [Type.UINT64], [value])
+        location._number_of_events_written += 1
+        writer._update_timestamps(10)
+    with pytest.raises(FormatError, match="metric 99 is not defined") as caught:
+        _, streams = read(tmp_path / "trace")
+        for _, batches in streams:
+            list(batches)
+    assert caught.value.path is not None and Path(caught.value.path).name == "0.evt"

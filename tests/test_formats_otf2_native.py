@@ -48,8 +48,8 @@ def paths(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     counts = {"native": 0, "python": 0}
     location = native.NativeEvents.location
 
-    def counted(self: native.NativeEvents, ref: int, path: str) -> Any:
-        result = location(self, ref, path)
+    def counted(self: native.NativeEvents, ref: int, path: str, records: int | None) -> Any:
+        result = location(self, ref, path, records)
         counts["native" if result is not None else "python"] += 1
         return result
     monkeypatch.setattr(native.NativeEvents, "location", counted)
@@ -241,7 +241,7 @@ def test_failing_sparse_read_leaves_the_location_to_the_reference(sparse_records
     create = native.NativeEvents.create
 
     def failing(binding: Any, address: int, tables: Any, sparse: Any, **options: Any) -> Any:
-        return create(binding, address, tables, lambda ref, path: None, **options)
+        return create(binding, address, tables, lambda ref, path, records: None, **options)
     monkeypatch.setattr(native.NativeEvents, "create", failing)
     _assert_same(sparse_records)
     assert paths == {"native": 1, "python": 2}          # location 2 has no events

@@ -3,6 +3,7 @@ offset and kind, and the check goes on past a problem where it safely can."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 import sys
@@ -225,9 +226,13 @@ def test_node_keys_must_be_defined(archive, tmp_path):
         document["locations"] = document["locations"][:1]  # rank 0 only
         document["metrics"] = []
     path = rebuild(archive, tmp_path / "defs.ccg", json_payload(SectionKind.DEFINITIONS, trim))
-    problems = verify(path)
+    found = verify(path)
     nodes = {e.offset for e in entries_of(path, SectionKind.NODES)}
-    assert problems and all(p.kind == SectionKind.NODES and p.offset in nodes for p in problems)
+    problems = [p for p in found if p.kind == SectionKind.NODES and p.offset in nodes]
+    # the checkpoints name the regions too (what a profile of a long window reads)
+    indexes = [p for p in found if p not in problems]
+    assert {p.kind for p in indexes} == {SectionKind.SNAPSHOTS, SectionKind.SUMMARY}
+    assert all("names a region that is not defined" in p.reason for p in indexes)
     reasons = " | ".join(p.reason for p in problems)
     assert "region" in reasons and "(2 defined)" in reasons
     assert "peer location" in reasons and "(1 defined)" in reasons
@@ -387,4 +392,43 @@ def test_a_profile_of_a_damaged_summary_raises_a_ccg_error(archive, tmp_path, da
         SectionKind.SUMMARY, lambda d: [damage(p) for p in d["locations"][0]["checkpoints"]]))
     with ccg.open(path) as damaged:
         with pytest.raises(CorruptArchiveError, match="location 0"):
+            damaged.profile(summary_index=True)
+
+
+def _one_summary_location_fewer(e: DirectoryEntry) -> DirectoryEntry:
+    return dataclasses.replace(e, count=e.count - 1) if e.kind == SectionKind.SUMMARY else e
+
+
+@pytest.mark.parametrize("kind, damage, entry, words", [
+    (SectionKind.SUMMARY, lambda d: d["locations"][1]["checkpoints"][-1].pop("open"), None, "members of format 1.2"),
+    (SectionKind.SUMMARY, lambda d: [p["regions"].append([99, 1, 1, 1]) for p in d["locations"][0]["checkpoints"]],
+     None, "names a region that is not defined"),
+    (SectionKind.SUMMARY, lambda d: d["locations"].pop(), _one_summary_location_fewer,
+     "no SUMMARY checkpoints for location 2"),
+], ids=["1.2-members-in-some", "undefined-region", "location-missing"])
+def test_what_a_profile_trips_on_is_found_by_verify(archive, tmp_path, kind, damage, entry, words):
+    """Index blocks sound one by one (CRCs, JSON, each location's checkpoints), but not as
+    the queries read them: verify reports each at its block, as the profile fails."""
+    path = rebuild(archive, tmp_path / "q.ccg", json_payload(kind, damage), entry or (lambda e: e))
+    [problem] = verify(path)
+    assert (problem.kind, problem.offset) == (kind, entries_of(path, kind)[0].offset)
+    assert words in problem.reason
+    with ccg.open(path) as damaged:
+        with pytest.raises(CorruptArchiveError):
+            damaged.profile(summary_index=True)
+
+
+def test_summary_and_snapshots_must_be_at_the_same_events(archive, tmp_path):
+    """Each index sound alone, but at other events: SNAPSHOTS every 200 events."""
+    def sparser(document):
+        document["interval"] = 200
+        for item in document["locations"]:
+            points = item["checkpoints"]
+            item["checkpoints"] = [p for p in points[:-1] if p["index"] % 200 == 0] + points[-1:]
+    path = rebuild(archive, tmp_path / "h.ccg", json_payload(SectionKind.SNAPSHOTS, sparser))
+    problems = verify(path)
+    assert problems and all(p.kind == SectionKind.SUMMARY for p in problems)
+    assert all("other events than the SNAPSHOTS" in p.reason for p in problems)
+    with ccg.open(path) as damaged:
+        with pytest.raises(CorruptArchiveError):
             damaged.profile(summary_index=True)

@@ -67,8 +67,8 @@ static const char *const symbol_names[] = {
 
 #define INT64_LIMIT ((uint64_t)1 << 63)
 #define UNDEFINED_RANK UINT32_C(0xFFFFFFFF)
-/* Records asked of the library per call (a chunk ends earlier through an interrupt);
- * between calls the records read are checked against the file's size. */
+/* Records asked of the library per call at most (a chunk ends earlier through an
+ * interrupt); never more than one past the records the chunk headers announce. */
 #define RECORDS_PER_CALL (UINT64_C(1) << 20)
 /* A reference table is dense (an array indexed by reference) below this many entries. */
 #define DENSE_LIMIT (INT64_C(1) << 22)
@@ -107,7 +107,7 @@ struct otf2r_stream {
     uint64_t position;      /* of the last record seen */
     uint64_t records;       /* read by the library, with or without a callback of ours */
     uint64_t skipped;       /* records without a callback of ours */
-    uint64_t limit;         /* most records the location may have */
+    uint64_t limit;         /* records the chunk headers announce */
     int64_t *stack;         /* model regions of the open ENTERs */
     int64_t depth, stack_capacity;
     int reason;
@@ -548,8 +548,9 @@ int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
     s->out = columns;
     s->full = 0;
     while (s->reason == OTF2R_MAPPED && !s->ended) {
-        uint64_t read = 0;
-        otf2_error error = s->reader->library->api.read_events(s->evt_reader, RECORDS_PER_CALL, &read);
+        uint64_t read = 0, left = s->limit - s->records;
+        uint64_t ask = left < RECORDS_PER_CALL ? left + 1 : RECORDS_PER_CALL;
+        otf2_error error = s->reader->library->api.read_events(s->evt_reader, ask, &read);
         s->records += read;
         if (s->out_of_memory) {
             s->out = NULL;
@@ -563,9 +564,9 @@ int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
         }
         if (error != 0 || s->records > s->limit) {
             s->reason = OTF2R_DAMAGED;
-        } else if (read < RECORDS_PER_CALL) {
+        } else if (read < ask) {
             s->ended = 1;
-            if (s->records < s->position) s->reason = OTF2R_DAMAGED;
+            if (s->records != s->limit) s->reason = OTF2R_DAMAGED;
             else if (s->records > s->position && !add_gap(s, s->records - s->position))   /* at the end */
                 s->reason = OTF2R_RECORD;
             else if (s->depth != 0) s->reason = OTF2R_NESTING;

@@ -16,9 +16,9 @@
  * else the reference would turn into a GENERIC event or an error - an attribute list on a
  * mapped record, the library's Unknown record, a rank outside its communicator, a size or
  * timestamp beyond int64, metric values of other types than defined, an ENTER/LEAVE that
- * breaks the nesting, an undefined reference, a library error, more records than the file
- * has bytes - is not mapped here: the stream stops with `OTF2R_FALLBACK` and a reason, and
- * the location is read again by the Python reference.
+ * breaks the nesting, an undefined reference, a library error, another number of records
+ * than the file's chunk headers announce - is not mapped here: the stream stops with
+ * `OTF2R_FALLBACK` and a reason, and the location is read again by the Python reference.
  */
 #ifndef OTF2READ_H
 #define OTF2READ_H
@@ -37,7 +37,7 @@ enum {
     OTF2R_NOT_EXACT = 4,       /* rank outside its communicator, size beyond int64, metric types */
     OTF2R_NESTING = 5,         /* an ENTER/LEAVE that breaks the nesting */
     OTF2R_TIME = 6,            /* a timestamp beyond int64 */
-    OTF2R_DAMAGED = 7,         /* a library error, or more events than the file has bytes */
+    OTF2R_DAMAGED = 7,         /* a library error, or not the records the chunk headers announce */
     OTF2R_REASON_COUNT = 8
 };
 
@@ -99,8 +99,9 @@ int otf2r_reader_new(otf2r_library *library, void *otf2_reader, const otf2r_tabl
                      char *message, size_t message_size);
 void otf2r_reader_free(otf2r_reader *reader);
 
-/* A stream over location `location` from its first event; `event_limit` = most events the
- * location may have (its file's bytes). */
+/* A stream over location `location` from its first event; `event_limit` = the records its
+ * event file's chunk headers announce: the stream asks for at most one more, and any other
+ * count is damage (UINT64_MAX, unknown, always leaves the location to the reference). */
 int otf2r_stream_open(otf2r_reader *reader, uint64_t location, uint64_t event_limit, otf2r_stream **out,
                       char *message, size_t message_size);
 /* Fills `columns` (from count 0) with the next events; `*state` = OTF2R_MORE, OTF2R_END

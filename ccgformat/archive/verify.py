@@ -31,6 +31,11 @@ from .sections import DirectoryEntry, decode_json, decode_roots
 
 __all__ = ["Problem", "verify"]
 
+#: the SUMMARY members format 1.2 added (spec 4.5)
+_SUMMARY_1_2 = ("peers", "operations", "durations", "open")
+#: the checkpoint row lists whose first column is a region
+_REGION_ROWS = ("stack", "regions", "durations", "open")
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -111,6 +116,10 @@ class _Verifier:
         self.roots: dict[int, LocationRoot] | None = None
         self.blocks: list[_Nodes] = []        # decoded node blocks, in id order
         self.firsts: list[int] = []
+        #: per index kind, location -> (its block, its checkpoint indexes), for the sound ones
+        self.indexed: dict[int, dict[int, tuple[DirectoryEntry, list[int]]]] = {}
+        #: whether the SUMMARY checkpoints have the members of 1.2 (all must, or none)
+        self.summary_members: bool | None = None
 
     def add(self, entry: DirectoryEntry | None, reason: str, offset: int | None = None) -> None:
         kind = None if entry is None else entry.kind
@@ -141,10 +150,14 @@ class _Verifier:
         self.check_parameters(one[SectionKind.PARAMETERS])
         self.check_roots(one[SectionKind.ROOTS])
         self.check_stats(one[SectionKind.PARAMETERS])
+        listed: dict[int, set[int]] = {}
+        readable = True
         for kind in (SectionKind.SNAPSHOTS, SectionKind.SUMMARY):
-            seen: set[int] = set()
+            seen = listed[kind] = set()
             for entry in by_kind.get(kind, []):
-                self.check_index(entry, seen)
+                readable = self.check_index(entry, seen) and readable
+        if readable and any(listed.values()):
+            self.check_indexes_agree(listed, by_kind)
         handled = {int(kind) for kind in SectionKind}
         for entry in self.entries:
             if entry.kind not in handled or entry.kind == SectionKind.FOOTER:
@@ -338,21 +351,22 @@ class _Verifier:
 
     # ------------------------------------------------------------------ indexes
 
-    def check_index(self, entry: DirectoryEntry, seen: set[int]) -> None:
+    def check_index(self, entry: DirectoryEntry, seen: set[int]) -> bool:
         """A SNAPSHOTS or SUMMARY block: per location, checkpoints every `interval`
-        events with increasing indexes in [1, events], the last one at the end."""
+        events with increasing indexes in [1, events], the last one at the end; False
+        when the block cannot be read as such at all."""
         raw = self.payload(entry)
         if raw is None:
-            return
+            return False
         name = kind_name(entry.kind)
         try:
             document = decode_json(raw, name, self.path, entry.offset)
         except CcgError as error:
             self.problems.append(_problem_of(error, entry.kind, entry.offset))
-            return
+            return False
         if not isinstance(document, dict) or not isinstance(document.get("locations"), list):
             self.add(entry, "not an object with a 'locations' list")
-            return
+            return False
         interval = document.get("interval")
         if not _is_int(interval) or interval < 1:
             self.add(entry, f"interval {interval!r} is not a positive integer")
@@ -373,11 +387,34 @@ class _Verifier:
             if location in seen:
                 self.add(entry, f"location {location} is listed twice")
             seen.add(location)
-            reason = self.check_checkpoints(location, item["checkpoints"], interval)
+            reason = self.check_checkpoints(location, item["checkpoints"], interval, entry.kind)
             if reason:
                 self.add(entry, f"location {location}: {reason}")
+            elif self.roots is not None:
+                self.indexed.setdefault(entry.kind, {})[location] = \
+                    (entry, [point["index"] for point in item["checkpoints"]])
+        return True
 
-    def check_checkpoints(self, location: int, checkpoints: list[Any], interval: int | None) -> str | None:
+    def check_indexes_agree(self, listed: dict[int, set[int]], by_kind: dict[int, list[DirectoryEntry]]) -> None:
+        """What the queries read together: every location in both indexes, at the same events."""
+        if self.roots is None:
+            return
+        for kind, seen in listed.items():
+            missing = sorted(set(self.roots) - seen)
+            if missing:
+                blocks = by_kind.get(kind)
+                self.add(blocks[0] if blocks else None,
+                         f"no {kind_name(kind)} checkpoints for location{'s' if len(missing) > 1 else ''} "
+                         f"{', '.join(map(str, missing[:5]))}{' ...' if len(missing) > 5 else ''} "
+                         f"(the queries read both indexes of every location)")
+        snapshots = self.indexed.get(SectionKind.SNAPSHOTS, {})
+        for location, (entry, indexes) in sorted(self.indexed.get(SectionKind.SUMMARY, {}).items()):
+            if location in snapshots and snapshots[location][1] != indexes:
+                self.add(entry, f"location {location}: the SUMMARY checkpoints are at other events than the "
+                                f"SNAPSHOTS checkpoints")
+
+    def check_checkpoints(self, location: int, checkpoints: list[Any], interval: int | None,
+                          kind: int) -> str | None:
         if self.roots is None:
             return None
         root = self.roots.get(location)
@@ -408,9 +445,29 @@ class _Verifier:
                 if not isinstance(rows, list) or not all(
                         isinstance(row, list) and len(row) == width and all(map(_is_int, row)) for row in rows):
                     return f"checkpoint {k}: '{member}' is not a list of {width}-integer rows"
+                defined = self.defined(member)
+                if defined is not None and any(not 0 <= row[0] < defined[1] for row in rows):
+                    return f"checkpoint {k}: '{member}' names a {defined[0]} that is not defined"
+            if kind == SectionKind.SUMMARY:
+                present = [member in point for member in _SUMMARY_1_2]
+                if any(present) != all(present) or self.summary_members not in (None, all(present)):
+                    return (f"checkpoint {k} {'has' if any(present) else 'lacks'} members of format 1.2 "
+                            f"({', '.join(_SUMMARY_1_2)}), which every SUMMARY checkpoint must have, or none")
+                self.summary_members = all(present)
             previous_index, previous_time = index, time
         if previous_index != events:
             return f"the last checkpoint is at index {previous_index}, not at the location's {events} events"
+        return None
+
+    def defined(self, member: str) -> tuple[str, int] | None:
+        """What the first column of a checkpoint row list ``member`` names, and how many are
+        defined (None: nothing the definitions bound, or no definitions)."""
+        if self.definitions is None:
+            return None
+        if member in _REGION_ROWS:
+            return "region", len(self.definitions.regions)
+        if member == "metrics":
+            return "metric", len(self.definitions.metrics)
         return None
 
 

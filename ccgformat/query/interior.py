@@ -83,15 +83,20 @@ class SummaryIndex:
                     or "open" not in s for s, p in zip(summary, snapshots)):
                 self._corrupt(location, "SUMMARY and SNAPSHOTS checkpoints do not correspond")
             start = self.archive.roots[location].start
-            origin = {"index": 0, "time": start, "regions": [], "peers": [], "operations": [], "durations": [],
-                      "open": [], "metrics": []}
-            times = np.array([start] + [self._integer(location, p, "time") for p in summary], np.int64)
-            indexes = np.array([0] + [self._integer(location, p, "index") for p in summary], np.int64)
+            times = [self._integer(location, p, "time") for p in summary]
+            indexes = [self._integer(location, p, "index") for p in summary]
             events = self.archive.roots[location].events
+            if events or not indexes:
+                # the checkpoint at event 0 (nothing before it); the index holds it only as
+                # the final checkpoint of a location without events (spec 4.4)
+                origin = {"index": 0, "time": start, "regions": [], "peers": [], "operations": [],
+                          "durations": [], "open": [], "metrics": []}
+                summary, snapshots = [origin, *summary], [origin, *snapshots]
+                times, indexes = [start, *times], [0, *indexes]
             if np.any(np.diff(times) < 0) or np.any(np.diff(indexes) <= 0) or indexes[-1] != events:
                 self._corrupt(location, "checkpoint indexes or times are out of order, or the last checkpoint "
                                         f"is not at the location's {events} events")
-            found = self._points[location] = (times.tolist(), [origin, *summary], [origin, *snapshots])
+            found = self._points[location] = (times, summary, snapshots)
         return found
 
     def shortest_segment(self) -> int:

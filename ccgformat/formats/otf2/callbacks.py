@@ -11,7 +11,6 @@ about four times the speed of the `otf2` package's own event iteration.
 from __future__ import annotations
 
 import ctypes
-import os
 from array import array
 from typing import Any, Callable, Collection
 
@@ -53,9 +52,9 @@ class EventReader:
         handlers = self._handlers()
         for name, record in binding.records.items():
             if name not in skip:
-                handler = handlers[name] if name in handlers else self._generic(name, record.fields)
+                handler = handlers[name] if name in handlers else self._guarded(self._generic(name, record.fields))
                 self._register(name, binding.callback_type(record), handler)
-        self._register("Unknown", binding.callback_type(None), self._generic("Unknown", ()))
+        self._register("Unknown", binding.callback_type(None), self._guarded(self._generic("Unknown", ())))
 
     def _register(self, name: str, prototype: Any, handler: Callable[..., int]) -> None:
         """Make ``handler`` the C callback of record ``name``."""
@@ -94,164 +93,121 @@ class EventReader:
         self.time.append(time)
         self.kind.append(_GENERIC)
 
-    def _generic(self, name: str, fields: tuple[str, ...]) -> Callable[..., int]:
-        """The callback that keeps record ``name`` as a GENERIC ``otf2:<name>`` event."""
-        kind = f"otf2:{name}"
+    def _guarded(self, body: Callable[..., None]) -> Callable[..., int]:
+        """The C callback of a record around ``body(time, position, *fields)``: the record's
+        attribute list first (a GENERIC event before its own), and any exception kept for
+        `read`, the library interrupted (none may cross into C)."""
         count = self.binding.lib.OTF2_AttributeList_GetNumberOfElements
-        attributes, generic_event, fail = self._attributes, self._generic_event, self._fail
+        attributes, fail = self._attributes, self._fail
 
-        def callback(location: int, time: int, position: int, user: Any, attribute_list: int, *values: int) -> int:
+        def callback(location: int, time: int, position: int, user: Any, attribute_list: int, *fields: Any) -> int:
             try:
                 if attribute_list and count(attribute_list):
                     attributes(attribute_list, time)
-                generic_event(time, kind, dict(zip(fields, values)))
+                body(time, position, *fields)
                 return 0
             except BaseException as error:
                 return fail(error)
         return callback
 
+    def _generic(self, name: str, fields: tuple[str, ...]) -> Callable[..., None]:
+        """The body (for `_guarded`) that keeps record ``name`` as a GENERIC ``otf2:<name>`` event."""
+        kind, generic_event = f"otf2:{name}", self._generic_event
+
+        def body(time: int, position: int, *values: int) -> None:
+            generic_event(time, kind, dict(zip(fields, values)))
+        return body
+
     def _handlers(self) -> dict[str, Callable[..., int]]:
         """Callbacks of the records with a kind of their own (kept lean: they run per event)."""
         time_, kind_, ref_, extra_ = self.time, self.kind, self.ref, self.extra
         ta, ka, ra, xa = time_.append, kind_.append, ref_.append, extra_.extend
-        count = self.binding.lib.OTF2_AttributeList_GetNumberOfElements
-        attributes, fail, binding = self._attributes, self._fail, self.binding
+        binding, generic_event, guarded = self.binding, self._generic_event, self._guarded
 
         def region(code: int) -> Callable[..., int]:
-            def callback(location: int, time: int, position: int, user: Any, al: int, region: int) -> int:
-                try:
-                    if al and count(al):
-                        attributes(al, time)
-                    ta(time)
-                    ka(code)
-                    ra(region)
-                    return 0
-                except BaseException as error:
-                    return fail(error)
-            return callback
+            def body(time: int, position: int, region: int) -> None:
+                ta(time)
+                ka(code)
+                ra(region)
+            return guarded(body)
 
         def p2p(code: int) -> Callable[..., int]:
-            def callback(location: int, time: int, position: int, user: Any, al: int, peer: int, comm: int,
-                         tag: int, length: int, request: int = 0) -> int:   # MpiSend/Recv have no request
-                try:
-                    if al and count(al):
-                        attributes(al, time)
-                    xa((len(time_), comm, tag, request, length, 0, 0))
-                    ta(time)
-                    ka(code)
-                    ra(peer)
-                    return 0
-                except BaseException as error:
-                    return fail(error)
-            return callback
+            def body(time: int, position: int, peer: int, comm: int, tag: int, length: int,
+                     request: int = 0) -> None:          # MpiSend/Recv have no request
+                xa((len(time_), comm, tag, request, length, 0, 0))
+                ta(time)
+                ka(code)
+                ra(peer)
+            return guarded(body)
 
         def request(code: int) -> Callable[..., int]:
-            def callback(location: int, time: int, position: int, user: Any, al: int, request: int) -> int:
-                try:
-                    if al and count(al):
-                        attributes(al, time)
-                    xa((len(time_), 0, 0, request, 0, 0, 0))
-                    ta(time)
-                    ka(code)
-                    ra(0)
-                    return 0
-                except BaseException as error:
-                    return fail(error)
-            return callback
-
-        def collective_begin(location: int, time: int, position: int, user: Any, al: int) -> int:
-            try:
-                if al and count(al):
-                    attributes(al, time)
+            def body(time: int, position: int, request: int) -> None:
+                xa((len(time_), 0, 0, request, 0, 0, 0))
                 ta(time)
-                ka(_COLL_BEGIN)
+                ka(code)
                 ra(0)
-                return 0
-            except BaseException as error:
-                return fail(error)
+            return guarded(body)
 
-        def collective_end(location: int, time: int, position: int, user: Any, al: int, operation: int,
-                           comm: int, root: int, sent: int, received: int) -> int:
-            try:
-                if al and count(al):
-                    attributes(al, time)
-                xa((len(time_), comm, root, 0, sent, received, 0))
-                ta(time)
-                ka(_COLL_END)
-                ra(operation)
-                return 0
-            except BaseException as error:
-                return fail(error)
+        @guarded
+        def collective_begin(time: int, position: int) -> None:
+            ta(time)
+            ka(_COLL_BEGIN)
+            ra(0)
+
+        @guarded
+        def collective_end(time: int, position: int, operation: int, comm: int, root: int, sent: int,
+                           received: int) -> None:
+            xa((len(time_), comm, root, 0, sent, received, 0))
+            ta(time)
+            ka(_COLL_END)
+            ra(operation)
 
         layouts = self.tables.metrics
-        generic_event = self._generic_event
 
-        def metric(location: int, time: int, position: int, user: Any, al: int, metric: int, n: int,
-                   types: int, values: int) -> int:
-            try:
-                if al and count(al):
-                    attributes(al, time)
-                layout = layouts.get(metric)
-                if layout is None:
-                    raise FormatError(f"event {position} (time {time}): metric {metric} is not defined")
-                type_bytes = ctypes.string_at(types, n) if n else b""
-                bits = array("Q", ctypes.string_at(values, 8 * n) if n else b"")
-                if type_bytes != layout[1]:
-                    generic_event(time, "otf2:Metric", {"metric": metric, "types": list(type_bytes),
-                                                        "values": bits.tolist()})
-                    return 0
-                base = layout[0]
-                for i, value in enumerate(bits):
-                    xa((len(time_), 0, 0, 0, 0, 0, value))
-                    ta(time)
-                    ka(_METRIC)
-                    ra(base + i)
-                return 0
-            except BaseException as error:
-                return fail(error)
+        @guarded
+        def metric(time: int, position: int, metric: int, n: int, types: int, values: int) -> None:
+            layout = layouts.get(metric)
+            if layout is None:
+                raise FormatError(f"event {position} (time {time}): metric {metric} is not defined")
+            type_bytes = ctypes.string_at(types, n) if n else b""
+            bits = array("Q", ctypes.string_at(values, 8 * n) if n else b"")
+            if type_bytes != layout[1]:
+                generic_event(time, "otf2:Metric", {"metric": metric, "types": list(type_bytes),
+                                                    "values": bits.tolist()})
+                return
+            base = layout[0]
+            for i, value in enumerate(bits):
+                xa((len(time_), 0, 0, 0, 0, 0, value))
+                ta(time)
+                ka(_METRIC)
+                ra(base + i)
 
-        def program_begin(location: int, time: int, position: int, user: Any, al: int, name: int, n: int,
-                          arguments: int) -> int:
-            try:
-                if al and count(al):
-                    attributes(al, time)
-                generic_event(time, "otf2:ProgramBegin",
-                              {"programName": name, "programArguments": binding.unpack("uint32_t", arguments, n)})
-                return 0
-            except BaseException as error:
-                return fail(error)
+        @guarded
+        def program_begin(time: int, position: int, name: int, n: int, arguments: int) -> None:
+            generic_event(time, "otf2:ProgramBegin",
+                          {"programName": name, "programArguments": binding.unpack("uint32_t", arguments, n)})
 
         markers, generics, texts, intern = self.tables.markers, self.tables.generics, self.tables.strings, self.intern
         parameter_int, parameter_string = self._generic("ParameterInt", ("parameter", "value")), \
             self._generic("ParameterString", ("parameter", "string"))
 
-        def marker(location: int, time: int, position: int, user: Any, al: int, parameter: int, value: int) -> int:
+        @guarded
+        def marker(time: int, position: int, parameter: int, value: int) -> None:
             if parameter not in markers:
-                return parameter_int(location, time, position, user, al, parameter, value)
-            try:
-                if al and count(al):
-                    attributes(al, time)
-                xa((len(time_), 0, 0, 0, 0, 0, value & UINT64))
-                ta(time)
-                ka(_MARKER)
-                ra(markers[parameter] & UINT64)
-                return 0
-            except BaseException as error:
-                return fail(error)
+                return parameter_int(time, position, parameter, value)
+            xa((len(time_), 0, 0, 0, 0, 0, value & UINT64))
+            ta(time)
+            ka(_MARKER)
+            ra(markers[parameter] & UINT64)
 
-        def generic(location: int, time: int, position: int, user: Any, al: int, parameter: int, string: int) -> int:
+        @guarded
+        def generic(time: int, position: int, parameter: int, string: int) -> None:
             if parameter not in generics:
-                return parameter_string(location, time, position, user, al, parameter, string)
-            try:
-                if al and count(al):
-                    attributes(al, time)
-                xa((len(time_), 0, 0, 0, 0, 0, intern(texts[string])))
-                ta(time)
-                ka(_GENERIC)
-                ra(intern(generics[parameter]))
-                return 0
-            except BaseException as error:
-                return fail(error)
+                return parameter_string(time, position, parameter, string)
+            xa((len(time_), 0, 0, 0, 0, 0, intern(texts[string])))
+            ta(time)
+            ka(_GENERIC)
+            ra(intern(generics[parameter]))
 
         return {
             "ParameterInt": marker, "ParameterString": generic,
@@ -264,8 +220,9 @@ class EventReader:
             "Metric": metric, "ProgramBegin": program_begin,
         }
 
-    def read(self, handle: Any, ref: int, path: str) -> None:
-        """Fill the lists with the events of location ``ref`` (event file ``path``)."""
+    def read(self, handle: Any, ref: int, path: str, records: int | None) -> None:
+        """Fill the lists with the events of location ``ref`` (event file ``path``), which
+        must hold exactly ``records`` event records (its chunk headers' count; None: unknown)."""
         _otf2 = self.binding._otf2
         for column in (self.time, self.kind, self.ref, self.extra, self.starts):
             column.clear()
@@ -273,13 +230,18 @@ class EventReader:
         reader = _otf2.Reader_GetEvtReader(handle, ref)
         try:
             _otf2.EvtReader_SetCallbacks(reader, self.callbacks, None)
-            # every event record takes at least one byte of the file: more events than
-            # bytes means the library is reading past a damaged end, which must not go on
-            limit = os.path.getsize(path) if os.path.exists(path) else None
-            while _otf2.EvtReader_ReadEvents(reader, _READ_CHUNK) == _READ_CHUNK:
-                if limit is not None and len(self.time) > limit:
-                    raise FormatError(f"more events ({len(self.time):,}) than the event file has bytes "
-                                      f"({limit:,}); the file is damaged", path=path)
+            # never more than one record past the announced count: a file cut short has the
+            # library read (and repeat) memory it never filled
+            read = 0
+            while True:
+                ask = _READ_CHUNK if records is None else min(_READ_CHUNK, records - read + 1)
+                got = _otf2.EvtReader_ReadEvents(reader, ask)
+                read += got
+                if got < ask or (records is not None and read > records):
+                    break
+            if records is not None and read != records:
+                raise FormatError(f"{read:,} event records where the chunk headers announce {records:,}: "
+                                  "the file was cut short or is damaged", path=path)
         except _otf2.Error as error:
             if isinstance(self.error, FormatError):
                 raise FormatError(self.error.reason, path=path) from None

@@ -29,7 +29,6 @@ loaded.
 from __future__ import annotations
 
 import ctypes
-import os
 import warnings
 from collections import deque
 from typing import Any, Callable, Iterator, NamedTuple, Sequence
@@ -70,7 +69,7 @@ _ALL = ("time", "kind") + COLUMNS
 
 #: The reference's reading of a location's sparse records: its columns and, per record, the
 #: index of its first event (plus the event count at the end); None when it failed.
-Sparse = Callable[[int, str], "tuple[dict[str, np.ndarray], np.ndarray] | None"]
+Sparse = Callable[[int, str, "int | None"], "tuple[dict[str, np.ndarray], np.ndarray] | None"]
 
 
 class _Chunk(NamedTuple):
@@ -166,10 +165,11 @@ class NativeEvents:
             self.lib.otf2r_reader_free(self.reader)
             self.reader = None
 
-    def location(self, ref: int, path: str) -> LocationBatches | None:
-        """The batches of location ``ref`` (event file ``path``); None when the Python
-        reference must read it (its event reader is then closed, to be opened anew)."""
-        limit = os.path.getsize(path) if os.path.exists(path) else _UINT64_MAX
+    def location(self, ref: int, path: str, records: int | None) -> LocationBatches | None:
+        """The batches of location ``ref`` (event file ``path`` of ``records`` event records
+        by its chunk headers; None: unknown); None when the Python reference must read it
+        (its event reader is then closed, to be opened anew)."""
+        limit = _UINT64_MAX if records is None else records
         stream = self._stream(ref, limit)
         try:
             chunk, state = stream.read()
@@ -188,7 +188,7 @@ class NativeEvents:
             return None
         filler = None
         if skipped:
-            sparse = self.sparse(ref, path)
+            sparse = self.sparse(ref, path, records)
             if sparse is None or len(sparse[1]) != skipped + 1:
                 return None
             filler = _Filler(*sparse)

@@ -18,6 +18,7 @@ from ..common import StringTable, batches
 from .anchor import find_anchor
 from .binding import Binding, load
 from .callbacks import EventReader
+from .chunks import announced_records
 from .columns import to_columns
 from .definitions import read_definitions
 from .native import PROTOTYPES, LocationBatches, NativeEvents, otf2_reader_address
@@ -43,6 +44,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
     try:
         definitions, tables = read_definitions(tr, binding)
         handle = tr.handle
+        chunk_size = _otf2.Reader_GetChunkSize(handle)[0]
         events_folder = anchor.with_suffix("")
         _open_event_files(binding, handle, tables.locations, events_folder)
         strings = StringTable(definitions.strings)
@@ -58,13 +60,13 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
         sparse_readers: list[EventReader] = []
 
-        def sparse(ref: int, event_file: str) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+        def sparse(ref: int, event_file: str, records: int | None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
             """The reference's events of the records the native reader skips."""
             if not sparse_readers:
                 sparse_readers.append(EventReader(binding, tables, strings, skip=PROTOTYPES))
             events = sparse_readers[0]
             try:
-                events.read(handle, ref, event_file)
+                events.read(handle, ref, event_file, records)
                 columns = to_columns(events, event_file)
             except FormatError:
                 return None      # the reference reads the location and reports the error
@@ -79,12 +81,12 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                 if pending is not None:
                     pending.detach()
                 event_file = str(events_folder / f"{ref}.evt")
-                _check_complete(event_file)
-                pending = native.location(ref, event_file) if native is not None else None
+                records = announced_records(event_file, chunk_size)
+                pending = native.location(ref, event_file, records) if native is not None else None
                 if pending is not None:
                     yield index, pending
                     continue
-                reader.read(handle, ref, event_file)
+                reader.read(handle, ref, event_file, records)
                 yield index, batches(to_columns(reader, event_file))
             if pending is not None:
                 pending.detach()
@@ -99,26 +101,6 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                 tr.close()
 
     return definitions, streams()
-
-
-#: The last bytes the OTF2 library writes into every event file: END_OF_FILE (2), then
-#: END_OF_BUFFER (1) (the buffer record types of OTF2_Buffer.h).
-_FILE_END = b"\x02\x01"
-
-
-def _check_complete(event_file: str) -> None:
-    """Refuse an event file that was cut short: the library would read on past its bytes
-    into memory it never filled, so what it returns would depend on what that memory held."""
-    try:
-        with open(event_file, "rb") as handle:
-            size = handle.seek(0, 2)
-            handle.seek(max(size - len(_FILE_END), 0))
-            tail = handle.read()
-    except FileNotFoundError:
-        return  # the library reports a missing file itself
-    if tail != _FILE_END:
-        raise FormatError("the event file does not end with OTF2's end-of-file record: it was cut short",
-                          path=event_file, offset=size)
 
 
 def _open_event_files(binding: Binding, handle: Any, refs: list[int], folder: Path) -> None:

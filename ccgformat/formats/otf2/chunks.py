@@ -1,0 +1,56 @@
+"""How many event records an OTF2 event file announces, from its chunk headers.
+
+OTF2's buffer format: an event file is a run of chunks of the archive's event chunk size,
+each opened by an 18-byte header - the record type CHUNK_HEADER (3), an endianness byte
+(0x42 little, 0x23 big), then the numbers of the chunk's first and last event as full
+uint64 in that byte order (the first chunk's first event is 1; a chunk without events has
+last = first - 1). The OTF2 library reads a chunk into memory of the chunk size whatever
+the file holds, so a file cut short leaves it reading memory it never filled; the
+readers therefore read no more records than the headers announce, and fail on fewer.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+from ...errors import FormatError
+
+__all__ = ["announced_records"]
+
+_HEADER = 18
+_CHUNK_HEADER = 3
+_BYTE_ORDERS = {0x42: "<", 0x23: ">"}
+
+
+def announced_records(path: str, chunk_size: int) -> int | None:
+    """The number of event records of event file ``path`` by its chunk headers (chunks of
+    ``chunk_size`` bytes); None when the file does not exist (the library says so).
+
+    Chunks are followed while the next one's header continues the event numbering, so
+    bytes a writer left after the end-of-file record are never taken for a chunk."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if chunk_size < _HEADER:
+            raise FormatError(f"the anchor file gives an event chunk size of {chunk_size} bytes", path=path)
+        last = -1
+        order = None
+        for offset in range(0, size, chunk_size):
+            header = os.pread(handle.fileno(), _HEADER, offset)
+            chunk_order = _BYTE_ORDERS.get(header[1]) if len(header) == _HEADER else None
+            if header[0] != _CHUNK_HEADER or chunk_order is None or order not in (None, chunk_order):
+                break
+            first, chunk_last = struct.unpack(f"{chunk_order}QQ", header[2:])
+            if (offset == 0 and first != 1) or (offset and first != last + 1) or chunk_last < first - 1:
+                break
+            order, last = chunk_order, chunk_last
+    if last < 0:
+        raise FormatError("the event file does not begin with an OTF2 chunk header", path=path, offset=0)
+    if last > size:
+        raise FormatError(f"the chunk headers announce {last:,} events, more than the file has bytes",
+                          path=path, offset=size)
+    return last

@@ -31,7 +31,11 @@ def write(tmp_path, trace, params=ccg.Params(), **layout):
 def test_lossless_archive_gives_back_the_input(tmp_path_factory, trace, layout, data):
     path, graph = write(tmp_path_factory.mktemp("a"), trace, **layout)
     with ccg.open(path) as archive:
-        assert archive.locations == sorted(trace)
+        # every defined location, also those the writer was not given (spec 4.3)
+        assert archive.locations == list(range(len(definitions().locations)))
+        for location in set(archive.locations) - set(trace):
+            assert archive.roots[location].events == len(archive.location(location)) == 0
+            assert [c["index"] for c in archive.checkpoints(SectionKind.SUMMARY, location)] == [0]
         assert archive.stats.events == sum(len(e) for e in trace.values())
         assert (archive.stats.N, archive.stats.n) == (graph.metrics.N, graph.metrics.n)
         for location, events in trace.items():
@@ -160,7 +164,7 @@ def test_index_blocks_find_locations_written_in_any_order(tmp_path):
     path = tmp_path / "order.ccg"
     ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()))
     with ccg.open(path) as archive:
-        assert archive.version == (1, 2)
+        assert archive.version == (1, 3)
         for loc in trace:
             assert archive.checkpoints(SectionKind.SUMMARY, loc)[-1]["messages"] == [1, loc, 0, 0]
 

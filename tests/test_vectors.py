@@ -13,7 +13,7 @@ import pytest
 
 import ccgformat as ccg
 from ccgformat.archive.codec import BLOCK_START, STREAMS, decode_stream
-from ccgformat.archive.sections import decode_directory
+from ccgformat.archive.sections import DirectoryEntry, decode_directory
 from ccgformat.archive.layout import BLOCK_HEADER, TRAILER, BlockFlags, SectionKind
 from ccgformat.errors import UnsupportedVersionError
 from ccgformat.model import KIND_FIELDS, Event, EventKind
@@ -208,7 +208,7 @@ def test_a_vector_with_an_unknown_optional_block_reads_as_without_it():
                 assert archive.checkpoints(kind, 0) == minimal.checkpoints(kind, 0)
 
 
-def directory(path: Path) -> list:
+def directory(path: Path) -> list[DirectoryEntry]:
     """The footer's directory, read without opening the archive."""
     data = path.read_bytes()
     footer_length, _ = TRAILER.unpack_from(data, len(data) - TRAILER.size)

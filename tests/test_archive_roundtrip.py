@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive import SectionKind
+from ccgformat.archive.native import builder as make_builder
 from ccgformat.model import EventKind
 
 from .test_graph_lossy import check_location, lossy_params
@@ -31,7 +34,11 @@ def write(tmp_path, trace, params=ccg.Params(), **layout):
 def test_lossless_archive_gives_back_the_input(tmp_path_factory, trace, layout, data):
     path, graph = write(tmp_path_factory.mktemp("a"), trace, **layout)
     with ccg.open(path) as archive:
-        assert archive.locations == sorted(trace)
+        # every defined location, also those the writer was not given (spec 4.3)
+        assert archive.locations == list(range(len(definitions().locations)))
+        for location in set(archive.locations) - set(trace):
+            assert archive.roots[location].events == len(archive.location(location)) == 0
+            assert [c["index"] for c in archive.checkpoints(SectionKind.SUMMARY, location)] == [0]
         assert archive.stats.events == sum(len(e) for e in trace.values())
         assert (archive.stats.N, archive.stats.n) == (graph.metrics.N, graph.metrics.n)
         for location, events in trace.items():
@@ -160,7 +167,7 @@ def test_index_blocks_find_locations_written_in_any_order(tmp_path):
     path = tmp_path / "order.ccg"
     ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()))
     with ccg.open(path) as archive:
-        assert archive.version == (1, 2)
+        assert archive.version == (1, 3)
         for loc in trace:
             assert archive.checkpoints(SectionKind.SUMMARY, loc)[-1]["messages"] == [1, loc, 0, 0]
 
@@ -200,3 +207,19 @@ def test_same_input_same_bytes(tmp_path_factory, trace, params):
     data = first.read_bytes()
     second, _ = write(folder, trace, params, nodes_per_block=5, checkpoint_interval=7)
     assert second.read_bytes() == data
+
+
+def test_save_graph_lists_every_defined_location_and_refuses_a_graph_without_one(tmp_path):
+    """Spec 4.3 (format 1.3): a defined location the builder was never given gets an empty
+    root; a graph that lacks one is not written."""
+    builder = make_builder(ccg.Params(), definitions())
+    builder.add(1, batches([ccg.Event(5, EventKind.SEND, 0)], 1)[0])
+    graph = builder.finish()
+    assert sorted(graph.roots) == [0, 1, 2] and graph.roots[0].events == graph.roots[2].events == 0
+    ccg.save_graph(graph, tmp_path / "all.ccg")
+    with ccg.open(tmp_path / "all.ccg") as archive:
+        assert archive.version == (1, 3) and archive.locations == [0, 1, 2]
+    partial = dataclasses.replace(graph, roots={1: graph.roots[1]})
+    with pytest.raises(ValueError, match=r"defined locations without a root: \[0, 2\]"):
+        ccg.save_graph(partial, tmp_path / "partial.ccg")
+    assert not (tmp_path / "partial.ccg").exists()

@@ -6,24 +6,35 @@ never a reason to skip or to regenerate (DESIGN.md, "Principles").
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
 
 import ccgformat as ccg
-from ccgformat.archive.layout import BLOCK_HEADER, TRAILER, SectionKind
+from ccgformat.archive.codec import BLOCK_START, STREAMS, decode_stream
+from ccgformat.archive.sections import DirectoryEntry, decode_directory
+from ccgformat.archive.layout import BLOCK_HEADER, TRAILER, BlockFlags, SectionKind
+from ccgformat.errors import UnsupportedVersionError
 from ccgformat.model import KIND_FIELDS, Event, EventKind
 
 from .test_graph_lossy import check_location
 
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
-#: The vectors tools/regen_vectors.py writes; each must exist with its listing.
-EXPECTED = ("minimal", "every_kind", "wide_split", "lossy", "empty_location")
+#: The vectors of format 1.3 tools/regen_vectors.py writes; each must exist with its listing.
+EXPECTED = ("minimal", "every_kind", "wide_split", "lossy", "empty_location", "pending_limit",
+            "four_byte_widths", "uint64_metric", "unknown_optional")
+#: Vectors a reader must refuse (no listing): the error and the block its offset names.
+REFUSED = {"unknown_must_understand": UnsupportedVersionError}
+#: The vectors of format 1.2, kept byte for byte in spec/vectors/1.2.
+FORMAT_1_2 = tuple(f"1.2/{name}" for name in ("minimal", "every_kind", "wide_split", "lossy", "empty_location"))
+UNKNOWN_KIND = 65535  # the kind no version assigns (spec 2.4)
 
 
 def vector_names() -> list[str]:
+    """Every listed vector, as a path below spec/vectors without the suffix."""
     found = sorted(path.stem for path in VECTORS.glob("*.ccg")) if VECTORS.is_dir() else []
-    return sorted(set(found) | set(EXPECTED))
+    return sorted((set(found) | set(EXPECTED)) - set(REFUSED)) + list(FORMAT_1_2)
 
 
 def describe(location: int, event: Event) -> str:
@@ -69,10 +80,12 @@ def test_the_vector_folder_is_complete():
         for suffix in (".ccg", ".events.txt"):
             assert (VECTORS / f"{name}{suffix}").is_file(), \
                 f"{name}{suffix} is missing from spec/vectors: run `python tools/regen_vectors.py`"
+    for name in REFUSED:
+        assert (VECTORS / f"{name}.ccg").is_file() and not (VECTORS / f"{name}.events.txt").exists()
     assert (VECTORS / "README.md").is_file()
     readme = (VECTORS / "README.md").read_text()
-    for name in vector_names():
-        assert f"`{name}.ccg`" in readme, f"spec/vectors/README.md does not describe {name}.ccg"
+    for name in [*vector_names(), *REFUSED]:
+        assert f"`{name.rsplit('/', 1)[-1]}.ccg`" in readme, f"spec/vectors/README.md does not describe {name}.ccg"
 
 
 @pytest.mark.parametrize("name", vector_names())
@@ -82,6 +95,8 @@ def test_vector_reads_back_as_listed(name):
     locations, expected, lines = parse_listing(name)
     with ccg.open(path) as archive:
         assert archive.locations == locations
+        if archive.version >= (1, 3):  # the roots list every defined location (spec 4.3)
+            assert locations == list(range(len(archive.definitions.locations)))
         assert archive.stats.events == len(lines)
         got = read_events(archive)
         if archive.params.lossless:
@@ -123,7 +138,7 @@ def test_vectors_cover_every_section_and_event_kind():
             sections |= section_kinds(path, archive)
         _, events, _ = parse_listing(name)
         kinds |= {event.kind for location in events.values() for event in location}
-    assert {SectionKind(kind).name for kind in sections} >= {kind.name for kind in SectionKind}
+    assert {SectionKind(kind).name for kind in sections - {UNKNOWN_KIND}} >= {kind.name for kind in SectionKind}
     assert {EventKind(kind).name for kind in kinds} == {kind.name for kind in EventKind}
 
 
@@ -141,16 +156,153 @@ def test_every_kind_uses_several_blocks_and_checkpoints():
 
 
 def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
-    """Every vector has SUMMARY blocks (1.2); an archive without locations needs 1.1 for
-    DEFINITIONS extensions and 1.0 without them."""
+    """Archives whose definitions define a location are 1.3 (the roots list every defined
+    location); without locations an archive needs 1.1 for DEFINITIONS extensions and 1.0
+    without them. The format 1.2 vectors keep their header."""
     with ccg.open(VECTORS / "empty_location.ccg") as archive:
-        assert archive.version == (1, 2)
+        assert archive.version == (1, 3)
         assert archive.definitions.extensions == {"otf2": {"location_ids": [7, 1 << 40], "paradigms": {"mpi": 1}}}
     for name in ("minimal", "every_kind", "wide_split", "lossy"):
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
-            assert archive.version == (1, 2) and archive.definitions.extensions == {}
+            assert archive.version == (1, 3) and archive.definitions.extensions == {}
+    for name in FORMAT_1_2:
+        with ccg.open(VECTORS / f"{name}.ccg") as archive:
+            assert archive.version == (1, 2)
     for extensions, minor in (({}, 0), ({"otf2": {"x": 1}}, 1)):
         path = tmp_path / f"{minor}.ccg"
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
         with ccg.open(path) as archive:
             assert archive.version == (1, minor)
+
+
+def test_roots_list_every_defined_location_since_1_3():
+    """minimal.ccg and lossy.ccg define a location that has no events: format 1.3 lists it
+    with an empty root and its checkpoint at event 0; their 1.2 files list only location 0."""
+    for name in ("minimal", "lossy"):
+        with ccg.open(VECTORS / f"{name}.ccg") as archive:
+            assert len(archive.definitions.locations) == 2 and archive.locations == [0, 1]
+            assert archive.roots[1].events == 0 and (archive.roots[1].start, archive.roots[1].end) == (0, 0)
+            for kind in (SectionKind.SNAPSHOTS, SectionKind.SUMMARY):
+                assert [c["index"] for c in archive.checkpoints(kind, 1)] == [0]
+        with ccg.open(VECTORS / "1.2" / f"{name}.ccg") as archive:
+            assert len(archive.definitions.locations) == 2 and archive.locations == [0]
+
+
+def test_a_vector_with_an_unknown_must_understand_block_is_refused():
+    path = VECTORS / "unknown_must_understand.ccg"
+    with pytest.raises(UnsupportedVersionError) as caught:
+        ccg.open(path)  # refused on opening, before any block is read
+    block = next(entry for entry in directory(path) if entry.kind == UNKNOWN_KIND)
+    assert block.flags & BlockFlags.MUST_UNDERSTAND
+    assert caught.value.offset == block.offset and f"at byte {block.offset}" in str(caught.value)
+
+
+def test_a_vector_with_an_unknown_optional_block_reads_as_without_it():
+    assert parse_listing("unknown_optional")[2] == parse_listing("minimal")[2]
+    with ccg.open(VECTORS / "unknown_optional.ccg") as archive:
+        unknown = [entry for entry in archive.directory if entry.kind == UNKNOWN_KIND]
+        assert len(unknown) == 1 and not unknown[0].flags & BlockFlags.MUST_UNDERSTAND
+        with ccg.open(VECTORS / "minimal.ccg") as minimal:
+            assert read_events(archive) == read_events(minimal)
+            for kind in (SectionKind.SNAPSHOTS, SectionKind.SUMMARY):
+                assert archive.checkpoints(kind, 0) == minimal.checkpoints(kind, 0)
+
+
+def directory(path: Path) -> list[DirectoryEntry]:
+    """The footer's directory, read without opening the archive."""
+    data = path.read_bytes()
+    footer_length, _ = TRAILER.unpack_from(data, len(data) - TRAILER.size)
+    start = len(data) - TRAILER.size - footer_length
+    _, _, length = BLOCK_HEADER.unpack_from(data, start)
+    return decode_directory(data[start + BLOCK_HEADER.size:start + BLOCK_HEADER.size + length], str(path), start)
+
+
+def node_streams(archive: ccg.Archive) -> list[dict[str, tuple[int, list[int]]]]:
+    """Per NODES block, in id order: stream name -> (width, values), decoded as spec 5.2 says."""
+    blocks = []
+    for entry in sorted((e for e in archive.directory if e.kind == SectionKind.NODES), key=lambda e: e.first):
+        raw = archive.payload(entry)
+        position = BLOCK_START.size
+        streams = {}
+        for name in STREAMS:
+            width = raw[position]
+            values, position = decode_stream(raw, position)
+            streams[name] = (width, [int(v) for v in values])
+        assert position == len(raw)
+        blocks.append(streams)
+    return blocks
+
+
+def signed(z: int) -> int:
+    return (z >> 1) ^ -(z & 1)
+
+
+def test_the_pending_stack_limit_vector_reaches_the_limit():
+    """More pending nodes than 4,096: the last block starts with a full stack, and the
+    root names the nodes that fell off its bottom explicitly (spec 5.3, step 4)."""
+    with ccg.open(VECTORS / "pending_limit.ccg") as archive:
+        blocks = node_streams(archive)
+        events = archive.roots[0].events
+    assert events > 4096
+    pending = [len(block["pending"][1]) for block in blocks]
+    assert max(pending) == pending[-1] == 4096
+    last = blocks[-1]
+    fresh = last["child_fresh"][1]
+    dropped = events - 4096
+    # the root's children 0 .. dropped-1 are no longer on the stack: explicit, from the first block
+    assert fresh == [0] * dropped + [1] * (events - dropped)
+    assert last["child_id"][1] == list(range(dropped))
+    # the import table lists every child of an earlier block, those popped fresh too
+    ids = list(itertools.accumulate(last["import_id"][1]))
+    assert ids == list(range(ids[-1] + 1)) and ids[-1] + 1 == events - len(last["kind"][1]) + 1
+
+
+def test_the_four_byte_vector_has_streams_of_width_4():
+    with ccg.open(VECTORS / "four_byte_widths.ccg") as archive:
+        (block,) = node_streams(archive)
+    assert block["gaps"][0] == block["key"][0] == 4 and block["soft"][0] == 8
+    assert 1 << 16 <= max(block["gaps"][1]) < 1 << 32
+
+
+def test_the_uint64_vector_wraps_its_sums_and_keeps_zero_sums():
+    _, listed, _ = parse_listing("uint64_metric")
+    samples = [e.value for e in listed[0] if e.kind == EventKind.METRIC]
+    assert min(samples) < 0  # uint64 samples at or above 2**63, listed with their signed bits
+    with ccg.open(VECTORS / "uint64_metric.ccg") as archive:
+        assert [m.value_type for m in archive.definitions.metrics] == ["uint64"]
+        blocks = node_streams(archive)
+        snapshots = archive.checkpoints(SectionKind.SNAPSHOTS, 0)
+    sums = [signed(z) for block in blocks for z in block["import_metric_sum"][1]]
+    # a call whose two differences cancel is imported with its sum 0, not without the metric
+    assert 0 in sums
+    counts = [c for block in blocks for c in block["import_metric_count"][1]]
+    assert sum(counts) == len(sums)
+    # sums of calls as the samples give them, modulo 2**64 (1 << 62 then 3 << 62: 3 << 62 wraps)
+    assert -(1 << 62) in sums
+    # SNAPSHOTS hold the last sample before each checkpoint, as the signed 64-bit value
+    for point in snapshots:
+        before = [e.value for e in listed[0][:point["index"]] if e.kind == EventKind.METRIC]
+        assert point["metrics"] == ([[0, before[-1]]] if before else [])
+    assert any(value < 0 for point in snapshots for _, value in point["metrics"])
+
+
+def test_the_indexes_of_a_lossy_file_describe_the_rebuilt_events():
+    """Spec 4.4/4.5: checkpoint times and sums are those of the events a reader gets back,
+    not of the input (which the listing holds)."""
+    _, listed, _ = parse_listing("lossy")
+    with ccg.open(VECTORS / "lossy.ccg") as archive:
+        rebuilt = read_events(archive)[0]
+        (final,) = archive.checkpoints(SectionKind.SUMMARY, 0)
+    assert final["time"] == rebuilt[-1].time != listed[0][-1].time
+    def inclusive(events: list[Event]) -> dict[int, int]:
+        totals: dict[int, int] = {}
+        stack: list[Event] = []
+        for event in events:
+            if event.kind == EventKind.ENTER:
+                stack.append(event)
+            elif event.kind == EventKind.LEAVE:
+                enter = stack.pop()
+                totals[enter.ref] = totals.get(enter.ref, 0) + event.time - enter.time
+        return totals
+    indexed = {region: total for region, _, total, _ in final["regions"]}
+    assert indexed == inclusive(rebuilt) != inclusive(listed[0])

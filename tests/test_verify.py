@@ -220,6 +220,30 @@ def test_roots_must_agree_with_their_root_nodes(archive, tmp_path):
     assert "location 2" in reasons and "outside" in reasons
 
 
+def with_minor(path: Path, minor: int) -> Path:
+    data = bytearray(path.read_bytes())
+    struct.pack_into("<H", data, 10, minor)
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda rows: rows.pop(1), "locations 1 have no root"),
+    (lambda rows: rows[2].__setitem__(0, 7), "locations 7 are not defined"),
+])
+def test_since_1_3_the_roots_list_every_defined_location_and_only_those(archive, tmp_path, damage, words):
+    """Spec 4.3: a file of format 1.3 or later lists every location of the definitions;
+    a file of 1.2 may leave out locations without events (minimal.ccg of 1.2 does)."""
+    def recount(e: DirectoryEntry) -> DirectoryEntry:
+        return dataclasses.replace(e, count=2 if "no root" in words else 3) if e.kind == SectionKind.ROOTS else e
+    path = rebuild(archive, tmp_path / "roots.ccg", roots_transform(damage), recount)
+    roots = entries_of(path, SectionKind.ROOTS)[0]
+    for minor, found in ((3, True), (2, False)):
+        problems = verify(with_minor(path, minor))
+        reasons = [p.reason for p in problems if (p.kind, p.offset) == (SectionKind.ROOTS, roots.offset)]
+        assert any(words in reason for reason in reasons) == found, (minor, problems)
+
+
 def test_node_keys_must_be_defined(archive, tmp_path):
     def trim(document):
         document["regions"] = document["regions"][:2]     # main, iteration
@@ -345,7 +369,8 @@ def read_all(path: Path) -> None:
                 ar.checkpoints(kind, location)
 
 
-SAMPLES = sorted([*(ROOT / "tests" / "data" / "bad").glob("*.ccg"), *(ROOT / "spec" / "vectors").glob("*.ccg")])
+SAMPLES = sorted([*(ROOT / "tests" / "data" / "bad").glob("*.ccg"), *(ROOT / "spec" / "vectors").glob("*.ccg"),
+                  *(ROOT / "spec" / "vectors" / "1.2").glob("*.ccg")])
 
 
 def test_the_sample_archives_are_present():

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate the golden archives: spec/vectors/ and tests/data/bad/.
+"""Regenerate the golden archives: spec/vectors/ and tests/data/bad/ (and spec text made from them).
 
 This script is the only writer of those files (DESIGN.md, "Principles"): tests read
 them and fail when one is missing, they never re-create them. Run it from a source
@@ -19,6 +19,11 @@ spec/vectors/NAME.ccg
     location in time order, locations ascending. The first line is a comment
     ``# locations: 0 1 ...`` listing every location of the archive, including those
     without events. README.md describes each vector.
+spec/vectors/1.2/
+    the vectors of format 1.2, never rewritten; the files must match FROZEN_SHA256.
+spec/format.md
+    only the text between the markers GENERATED_START and GENERATED_END: sections 5.5
+    and 5.6 show minimal.ccg's NODES block and sizes as this script writes them.
 tests/data/bad/NAME.ccg
     damaged archives derived from spec/vectors/every_kind.ccg, each with a row in
     tests/data/bad/README.md naming how it was made, the exception it must raise and the
@@ -34,26 +39,28 @@ if "PYTEST_CURRENT_TEST" in os.environ or "pytest" in sys.modules:
     raise RuntimeError("tools/regen_vectors.py writes golden files and must never run inside pytest")
 
 import argparse
+import hashlib
+import json
 import shutil
 import struct
 import tempfile
+import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 import zstandard
 
-try:
-    import ccgformat as ccg
-except ImportError:  # run as `python tools/regen_vectors.py` from a source checkout
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    import ccgformat as ccg
+# the package of this checkout, never an installed one (another checkout's editable install
+# would write its own format into these files)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import ccgformat as ccg  # noqa: E402
 from ccgformat.archive.blocks import frame_block
-from ccgformat.archive.codec import BLOCK_START, STREAM_HEADER, STREAMS, decode_stream
-from ccgformat.archive.layout import (BLOCK_HEADER, END_MAGIC, FILE_HEADER, TRAILER, BlockFlags,
-                                      SectionKind)
+from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream
+from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, FILE_HEADER, TRAILER,
+                                      BlockFlags, SectionKind)
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory
-from ccgformat.model import (Communicator, Definitions, Event, EventBatch, EventKind, Location,
+from ccgformat.model import (KIND_FIELDS, Communicator, Definitions, Event, EventBatch, EventKind, Location,
                              Metric, Region, SystemTreeNode)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,11 +72,12 @@ K = EventKind
 
 # --------------------------------------------------------------------------- listings
 
-def listing(trace: dict[int, list[Event]]) -> str:
-    """One line per event: ``location time KIND field=value ...`` (hard, then soft columns)."""
-    lines = ["# locations: " + " ".join(str(location) for location in sorted(trace))]
-    for location in sorted(trace):
-        lines += [f"{location} {event.describe()}" for event in trace[location]]
+def listing(locations: list[int], trace: dict[int, list[Event]]) -> str:
+    """One line per event: ``location time KIND field=value ...`` (hard, then soft columns),
+    after a comment naming every location of the archive."""
+    lines = ["# locations: " + " ".join(str(location) for location in locations)]
+    for location in locations:
+        lines += [f"{location} {event.describe()}" for event in trace.get(location, [])]
     return "\n".join(lines) + "\n"
 
 
@@ -98,6 +106,18 @@ class Vector:
     checkpoint_interval: int = 65536
     nodes_per_block: int = 4096
     notes: list[str] = field(default_factory=list)
+    #: (kind, flags) of a block of a kind no version assigns, inserted before the footer
+    unknown_block: tuple[int, int] | None = None
+    #: the exception a reader must refuse the file with (then the vector has no listing)
+    refused: str | None = None
+
+    @property
+    def locations(self) -> list[int]:
+        """Every location of the archive: each defined one (spec 4.3), with or without events."""
+        return sorted(set(self.trace) | set(range(len(self.definitions.locations))))
+
+    def events(self, location: int) -> list[Event]:
+        return self.trace.get(location, [])
 
 
 def minimal() -> Vector:
@@ -110,8 +130,10 @@ def minimal() -> Vector:
                               provenance={"source": "dissertation Fig. 4.1"})
     return Vector("minimal", "The construction example of the dissertation's Fig. 4.1 on one location: "
                   "enter A 10, enter B 20, leave B 30, enter C 50, send 60 (to location 1, which is "
-                  "defined but has no events in the archive), leave C 70, leave A 90. Five nodes, "
-                  "nothing repeats.", definitions, {0: events})
+                  "defined and has no events, so the archive lists it with an empty root, spec 4.3), "
+                  "leave C 70, leave A 90. Six nodes (five for location 0, the empty root of "
+                  "location 1), nothing repeats. Sections 5.5 and 5.6 of the spec are generated "
+                  "from this file.", definitions, {0: events})
 
 
 def double_bits(value: float) -> int:
@@ -276,23 +298,143 @@ def empty_location() -> Vector:
                   "The archive lists location 1 with an empty root (0 events, an artificial node "
                   "without children); its listing has no event lines, only the header names it. "
                   "Its definitions carry format-specific `extensions` (otf2: location_ids [7, "
-                  "1099511627776], paradigms {mpi: 1}), a feature of format 1.1; like every archive with "
-                  "a SUMMARY block its header says 1.2, the highest minor version whose features it uses.",
+                  "1099511627776], paradigms {mpi: 1}), a feature of format 1.1; like every archive "
+                  "whose definitions define a location its header says 1.3 (the roots list every "
+                  "defined location), the highest minor version whose features it uses.",
                   definitions, {0: events, 1: []})
 
 
-VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location]
+def pending_limit() -> Vector:
+    """More pending nodes than the stack holds (spec 5.3, step 4)."""
+    count = PENDING_LIMIT + 4
+    events = [Event(10 * i, K.MARKER, ref=0, value=i) for i in range(count)]
+    definitions = Definitions(locations=[Location("rank 0")], strings=["tick"])
+    return Vector("pending_limit", f"One location of {count} MARKER events with distinct values, so "
+                  f"that {count} distinct atomic nodes are made before their parent, the root "
+                  f"(branching {count + 1}, so it is not split). The pending stack reaches its "
+                  f"limit of {PENDING_LIMIT} ids: the bottom {count - PENDING_LIMIT} entries (nodes "
+                  f"0 to {count - PENDING_LIMIT - 1}) are removed, and the root references them "
+                  f"explicitly through `child_id` (and the import table, as they lie in the first "
+                  f"block). With {PENDING_NODES_PER_BLOCK} nodes per block the last NODES block "
+                  f"starts with a `pending` stream of {PENDING_LIMIT} ids.", definitions, {0: events},
+                  ccg.Params(branching=count + 1), nodes_per_block=PENDING_NODES_PER_BLOCK)
+
+
+def four_byte_widths() -> Vector:
+    """Values between 2**16 and 2**32: streams of width 4 (spec 5.2)."""
+    MAIN_, F = range(2)
+    events = [Event(0, K.ENTER, MAIN_), Event(100_000, K.ENTER, F),
+              Event(300_000, K.SEND, ref=1, comm=0, tag=70_000, size=3_000_000_000),
+              Event(4_000_000_000, K.LEAVE, F), Event(4_000_100_000, K.LEAVE, MAIN_)]
+    definitions = Definitions(regions=[Region("main"), Region("f")],
+                              locations=[Location("rank 0"), Location("rank 1")],
+                              communicators=[Communicator("WORLD", (0, 1))])
+    return Vector("four_byte_widths", "One location whose gaps (100,000 to 3,999,700,000 ticks), "
+                  "message tag (70,000, zigzag 140,000) and size (3,000,000,000, zigzag "
+                  "6,000,000,000 - 8 bytes) need more than two bytes: the `gaps` and `key` streams "
+                  "have width 4, the `soft` stream width 8.", definitions, {0: events})
+
+
+U64 = 1 << 64
+
+
+def as_int64(value: int) -> int:
+    """A uint64 sample in the signed value column (the same 64 bits)."""
+    return value - U64 if value >= 1 << 63 else value
+
+
+#: per step of uint64_metric, its two samples of the uint64 metric
+UINT64_SAMPLES = [(1 << 62, (1 << 63) + (1 << 62)),   # the step's sum 2**63 + 2**62 wraps (negative)
+                  (U64 - 1, (1 << 63) + (1 << 62)),    # two differences that cancel: sum 0
+                  (7, U64 - 2),                        # 7 wraps past 2**64
+                  (3, 3)]                              # a difference of 0
+
+
+def uint64_metric() -> Vector:
+    MAIN_, STEP = range(2)
+    t = Timeline(0)
+    t.at(0, K.ENTER, ref=MAIN_)
+    for first, second in UINT64_SAMPLES:
+        t.at(10, K.ENTER, ref=STEP)
+        t.at(1, K.METRIC, ref=0, value=as_int64(first))
+        t.at(1, K.METRIC, ref=0, value=as_int64(second))
+        t.at(1, K.LEAVE, ref=STEP)
+    t.at(10, K.LEAVE, ref=MAIN_)
+    definitions = Definitions(regions=[Region("main"), Region("step")], locations=[Location("rank 0")],
+                              metrics=[Metric("cycles", "cycles", "absolute", "uint64")])
+    samples = ", ".join(f"({a}, {b})" for a, b in UINT64_SAMPLES)
+    return Vector("uint64_metric", f"A `uint64` metric sampled twice in each of four calls of "
+                  f"`step`, with samples {samples}: values at and above 2**63 (listed as the "
+                  f"signed 64-bit integer with the same bits, like the value column holds them), "
+                  f"differences and sub-tree sums that wrap modulo 2**64, a call whose differences "
+                  f"cancel (its metric sum is 0 and still listed in `metric_sums` and the import "
+                  f"table, spec 5.4) and a difference of 0. Two nodes per block, so the calls and "
+                  f"the root import their children with these sums; a checkpoint every 3 events "
+                  f"puts values at and above 2**63 into the SNAPSHOTS `metrics`.",
+                  definitions, {0: t.events}, nodes_per_block=2, checkpoint_interval=3)
+
+
+#: the block kind the vectors use for a kind no format version assigns (spec 2.4)
+UNKNOWN_KIND = 65535
+
+
+def unknown_optional() -> Vector:
+    vector = minimal()
+    return replace(vector, name="unknown_optional", unknown_block=(UNKNOWN_KIND, 0), summary=(
+        f"`minimal.ccg` with one more block before the footer, of kind {UNKNOWN_KIND} (which no "
+        f"version assigns) without flags (optional, uncompressed), listed in the footer. A "
+        f"reader MUST skip it: the file reads as `minimal.ccg`."), notes=[])
+
+
+def unknown_must_understand() -> Vector:
+    vector = minimal()
+    return replace(vector, name="unknown_must_understand",
+                   unknown_block=(UNKNOWN_KIND, int(BlockFlags.MUST_UNDERSTAND)),
+                   refused="UnsupportedVersionError", summary=(
+        f"`minimal.ccg` with one more block before the footer, of kind {UNKNOWN_KIND} with the "
+        f"MUST_UNDERSTAND flag (uncompressed), listed in the footer. A reader MUST refuse the "
+        f"file with an unsupported-version error (this implementation: "
+        f"`UnsupportedVersionError` on opening, naming the block's offset); it has no listing."),
+        notes=[])
+
+
+PENDING_LIMIT = 4096            # spec 5.3, step 4
+PENDING_NODES_PER_BLOCK = 1024
+
+VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
+                                               pending_limit, four_byte_widths, uint64_metric,
+                                               unknown_optional, unknown_must_understand]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
+    """Write the archive (the writer adds the defined locations the trace leaves out) and,
+    unless a reader must refuse it, its listing."""
     path = folder / f"{vector.name}.ccg"
     ccg.write_trace(path, vector.definitions,
                     ((location, [EventBatch.from_events(events)] if events else [])
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
                     nodes_per_block=vector.nodes_per_block)
-    (folder / f"{vector.name}.events.txt").write_text(listing(vector.trace))
+    if vector.unknown_block is not None:
+        kind, flags = vector.unknown_block
+        parsed = parse(path.read_bytes())
+        payload = b"a section of a kind no version assigns\n"
+        parsed.entries.append(DirectoryEntry(kind, flags, 0, len(payload), len(payload), 0, 0))
+        parsed.stored.append(payload)
+        path.write_bytes(build(parsed))
+    if vector.refused is None:
+        (folder / f"{vector.name}.events.txt").write_text(listing(vector.locations, vector.trace))
     return path.read_bytes()
+
+
+def listing_fields() -> list[str]:
+    """The README table of the fields each kind's listing line names (records.md's key
+    then soft columns)."""
+    rows = ["| KIND | fields, in this order |", "|---|---|"]
+    for kind in EventKind:
+        fields = KIND_FIELDS[kind].hard + KIND_FIELDS[kind].soft
+        rows.append(f"| {kind.name} | {' '.join(f'`{name}`' for name in fields) or '(none)'} |")
+    return rows
 
 
 def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
@@ -301,37 +443,53 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         "",
         "Archives written by `tools/regen_vectors.py` (the only writer of these files; never edit",
         "or regenerate them by hand or from a test). `tests/test_vectors.py` reads every",
-        "`NAME.ccg` here and compares its events with `NAME.events.txt`; it fails when a file is",
-        "missing. Regenerate only after a deliberate format change, and say so in the change log",
-        "of `spec/format.md`: a reader must keep reading the old files.",
+        "`NAME.ccg` here and in `1.2/` and compares its events with `NAME.events.txt`; it fails",
+        "when a file is missing. Regenerate only after a deliberate format change, and say so in",
+        "the change log of `spec/format.md`: a reader must keep reading the old files, which is",
+        "why the vectors of format 1.2 stay in `1.2/` (below).",
         "",
         "## Listing format (`NAME.events.txt`)",
         "",
-        "UTF-8 text, one line per event, produced from the events the script *fed to the",
-        "writer* (never read back from the archive). The first line is a comment,",
-        "`# locations: 0 1 ...`, naming every location of the archive (also those without",
-        "events). Then per location, locations ascending, its events in order:",
+        "UTF-8 text, lines ending in LF (the last one too), produced from the events the script",
+        "*fed to the writer* (never read back from the archive). The first line is a comment,",
+        "`# locations: 0 1 ...`, naming every location of the archive's ROOTS section, ascending,",
+        "separated by single spaces (since format 1.3 every defined location, also those without",
+        "events). Then per location, locations ascending, one line per event in the location's",
+        "order, words separated by single spaces:",
         "",
         "    location time KIND field=value ...",
         "",
-        "`KIND` is the `EventKind` name; the fields are exactly the kind's hard columns then its",
-        "soft columns (`ccgformat.model.KIND_FIELDS`), as decimal integers. A `double` metric's",
-        "value is the signed 64-bit integer holding its IEEE-754 bits. Example:",
+        "`location` and `time` (ticks) are decimal integers. `KIND` is the event kind's name",
+        "(records.md, \"Kinds\"). The `field=value` words name exactly the kind's key columns and",
+        "then its soft columns, in the order of records.md, which is this table:",
+        "",
+        *listing_fields(),
+        "",
+        "A kind without fields (COLL_BEGIN) ends after its name. Every value is a decimal",
+        "integer, `-` for negative values, no leading zeros, no `+`: the event column as a",
+        "signed 64-bit integer. A METRIC `value` is the sample's 64 bits read as a signed",
+        "64-bit integer: an `int64` sample as is; a `uint64` sample at or above 2^63 as the",
+        "sample minus 2^64 (`uint64` 2^64 - 1 is listed as `-1`); a `double` sample as its",
+        "IEEE-754 bits (21.5 is listed as `4626744929681408000`). Example:",
         "",
         "    0 60 SEND ref=1 comm=0 tag=0 size=0",
         "",
         "Lossless vectors must read back exactly as listed. For the lossy vector the reader's",
         "events lie within the bounds recorded in the archive's PARAMETERS section (see below).",
+        "A vector a reader must refuse has no listing; its description names the error.",
         "",
-        "## Vectors",
+        "## Vectors (format 1.3)",
         "",
     ]
     for v in vectors:
+        out += [f"### `{v.name}.ccg` ({len(blobs[v.name])} bytes)", "", v.summary, ""]
+        if v.refused is not None:
+            out += [f"- refused: {v.refused}", ""]
+            continue
         p = v.params
         events = sum(len(e) for e in v.trace.values())
         kinds = sorted({EventKind(e.kind).name for es in v.trace.values() for e in es})
-        out += [f"### `{v.name}.ccg` ({len(blobs[v.name])} bytes)", "", v.summary, ""]
-        out += [f"- locations: {', '.join(f'{loc} ({len(v.trace[loc])} events)' for loc in sorted(v.trace))};"
+        out += [f"- locations: {', '.join(f'{loc} ({len(v.events(loc))} events)' for loc in v.locations)};"
                 f" {events} events in all",
                 f"- event kinds: {', '.join(kinds)}",
                 f"- parameters: abs_dev={p.abs_dev}, rel_dev={p.rel_dev}, rel_size={p.rel_size}, "
@@ -342,7 +500,15 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         out += [f"- {note}" for note in v.notes]
         out.append("")
     out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOTS,",
-            "SNAPSHOTS, SUMMARY and the FOOTER) and every event kind; the test checks that too.", ""]
+            "SNAPSHOTS, SUMMARY and the FOOTER) and every event kind; the test checks that too.", "",
+            "## Format 1.2 (`1.2/`)",
+            "",
+            "`minimal`, `every_kind`, `wide_split`, `lossy` and `empty_location` as this script wrote",
+            "them for format 1.2 (header minor version 2), kept byte for byte: the script never",
+            "rewrites them, and `--check` fails when one differs from the SHA-256 it records. They",
+            "follow the rule of 1.2, under which ROOTS lists the locations the writer was given:",
+            "`minimal.ccg` and `lossy.ccg` define two locations but list only location 0, and their",
+            "listings' first line names only it. A reader must read them as listed.", ""]
     return "\n".join(out)
 
 
@@ -350,9 +516,104 @@ def section_summary(data: bytes) -> str:
     archive = parse(data)
     counts: dict[str, int] = {}
     for entry in archive.entries:
-        name = SectionKind(entry.kind).name
+        name = SectionKind(entry.kind).name if entry.kind in set(SectionKind) else f"kind {entry.kind}"
         counts[name] = counts.get(name, 0) + 1
     return ", ".join(f"{name} x{n}" if n > 1 else name for name, n in counts.items()) + ", FOOTER"
+
+
+# --------------------------------------------------------------------------- spec text
+
+SPEC = ROOT / "spec" / "format.md"
+#: what the spec shows of minimal.ccg: generated here, between these markers, never by hand
+GENERATED_START = "<!-- generated by tools/regen_vectors.py from vectors/minimal.ccg: {name} (do not edit) -->"
+GENERATED_END = "<!-- end of generated text -->"
+SPEC_WIDTH = 90  # the spec's line width
+
+
+def stored_raw(parsed: Parsed, k: int) -> bytes:
+    stored = parsed.stored[k]
+    return zstandard.ZstdDecompressor().decompress(stored) if parsed.entries[k].flags & BlockFlags.ZSTD else stored
+
+
+def example_block(data: bytes) -> str:
+    """Spec 5.5: minimal.ccg's NODES block in hex, one line per stream, values decoded."""
+    parsed = parse(data)
+    raw = stored_raw(parsed, index_of(parsed, SectionKind.NODES))
+    first, count = BLOCK_START.unpack_from(raw, 0)
+    lines = [(f"{raw[:8].hex()} {raw[8:12].hex()}", f"first {first}, count {count}")]
+    position = BLOCK_START.size
+    for name in STREAMS:
+        values, end = decode_stream(raw, position)
+        width = raw[position]
+        planes = raw[position + STREAM_HEADER.size:end]
+        words = [planes[i:i + 1].hex() for i in range(len(planes))] if width == 1 else \
+            [planes[i * len(values):(i + 1) * len(values)].hex() for i in range(width)]
+        shown = [int(v) for v in values]
+        if name in SIGNED:
+            shown = [(v >> 1) ^ -(v & 1) for v in shown]
+            name += " (zigzag-decoded)"
+        text = " ".join(map(str, shown)) if shown else "none"
+        lines.append((" ".join([raw[position:position + 1].hex(), raw[position + 1:position + 5].hex(), *words]),
+                      f"{name}: {text}"))
+        position = end
+    column = max(len(hex_) for hex_, _ in lines) + 2
+    intro = (f"Its NODES block payload is {len(raw)} bytes (hex; after the first id and the count, one "
+             f"line per stream: width, value count, then the byte planes; the values decoded on the right):")
+    return "\n".join([textwrap.fill(intro, SPEC_WIDTH, break_on_hyphens=False), "", "```",
+                      *(f"{hex_:<{column}}{note}" for hex_, note in lines), "```"])
+
+
+def worked_sizes(data: bytes) -> str:
+    """Spec 5.6: the size of every part of minimal.ccg."""
+    parsed = parse(data)
+    parameters = json.loads(stored_raw(parsed, index_of(parsed, SectionKind.PARAMETERS)))
+    parts = ["header 16"]
+    for entry in parsed.entries:
+        raw = f" ({entry.raw_length} raw)" if entry.flags & BlockFlags.ZSTD else ""
+        parts.append(f"{SectionKind(entry.kind).name} 16 + {entry.length}{raw}")
+    footer = BLOCK_OVERHEAD + len(parsed.entries) * DIRECTORY_ENTRY.size
+    parts += [f"footer 16 + {len(parsed.entries)} x {DIRECTORY_ENTRY.size} = {footer}", "trailer 16"]
+    return textwrap.fill(f"For this trace, with the definitions of `vectors/minimal.ccg` and zstd level "
+                         f"{parameters['zstd_level']} (python-zstandard {zstandard.__version__}), the whole "
+                         f"file is {len(data):,} bytes: {'; '.join(parts)}.", SPEC_WIDTH, break_on_hyphens=False)
+
+
+def generated_spec(spec: str, minimal_ccg: bytes) -> str:
+    """``spec`` with the text between each pair of markers replaced by what minimal.ccg gives."""
+    for name, text in (("example block", example_block(minimal_ccg)), ("sizes", worked_sizes(minimal_ccg))):
+        start = GENERATED_START.format(name=name)
+        if spec.count(start) != 1 or spec.find(GENERATED_END, spec.find(start)) < 0:
+            raise SystemExit(f"{SPEC.relative_to(ROOT)}: the marker {start!r} (then {GENERATED_END!r}) must "
+                             f"appear once")
+        head, rest = spec.split(start, 1)
+        spec = f"{head}{start}\n{text}\n{GENERATED_END}{rest.split(GENERATED_END, 1)[1]}"
+    return spec
+
+
+# --------------------------------------------------------------------------- format 1.2 vectors
+
+FROZEN = VECTORS / "1.2"
+#: the files of FROZEN and their SHA-256: written by this script for format 1.2, never rewritten
+FROZEN_SHA256 = {
+    "empty_location.ccg": "8e5e1e9f4dcf54bcf278674a2d4e60ed53b7fb561984e57b6eda7712659fdefa",
+    "empty_location.events.txt": "7161604c23b830f0fd6e09b560d4595f2359b5a446cf5c0a473c61384ea36ad4",
+    "every_kind.ccg": "ff08add0546c69ced9bf4a99faedb56dde1a644338db5f7474570c07042eb983",
+    "every_kind.events.txt": "3cc7c52e76b1b6a3151c5bd8bf142f650ff7c7af15e39f99cee944796541c5a1",
+    "lossy.ccg": "141f01ab8b1eb6a3b9c21807e24bad63695ccbe59fb4b99a105fa88e003d6f56",
+    "lossy.events.txt": "97560034ab315e41b586ee4bb740c1dfad785f0f0f6536e128d74068e0ad8bb9",
+    "minimal.ccg": "bc57574f430c0ab4eaa086c325dd8841808e765e2f72c4bec8c68573c715017e",
+    "minimal.events.txt": "e50d30dcbf5e6b15a854535594c7d0321a9c762210a782d519e5b8273103f412",
+    "wide_split.ccg": "b32231c6ef57dddbf86b8606cadc6cc87753acbf47d97eb8a34b7f742661056b",
+    "wide_split.events.txt": "b33d098631e03c9fec658a5618b848e57a5d2ed0313622f4f0c2bf02b41de081",
+}
+
+
+def frozen_differences() -> list[str]:
+    """The format 1.2 files that are missing, changed or not recorded."""
+    on_disk = {path.name for path in FROZEN.glob("*")} if FROZEN.is_dir() else set()
+    return [name for name in sorted(on_disk | set(FROZEN_SHA256))
+            if name not in FROZEN_SHA256 or name not in on_disk
+            or hashlib.sha256((FROZEN / name).read_bytes()).hexdigest() != FROZEN_SHA256[name]]
 
 
 # --------------------------------------------------------------------------- archive surgery
@@ -598,7 +859,9 @@ def bad_readme(bads: list[Bad]) -> str:
 
 # --------------------------------------------------------------------------- main
 
-def generate(vectors_dir: Path, bad_dir: Path) -> None:
+def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
+    """Write the vectors, the damaged archives and ``spec`` (format.md with the text made
+    from minimal.ccg) into the given places."""
     vectors = [make() for make in VECTOR_BUILDERS]
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
@@ -607,6 +870,7 @@ def generate(vectors_dir: Path, bad_dir: Path) -> None:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)
     (bad_dir / "README.md").write_text(bad_readme(bads))
+    spec.write_text(generated_spec(SPEC.read_text(), blobs["minimal"]))
 
 
 def read_all(path: Path) -> None:
@@ -639,15 +903,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="compare with the files on disk instead of writing; exit 1 on a difference")
     args = parser.parse_args(argv)
+    status = 0
+    for name in frozen_differences():
+        print(f"differs from its recorded SHA-256 (or is missing or unrecorded): {FROZEN.relative_to(ROOT) / name}")
+        status = 1
     with tempfile.TemporaryDirectory() as scratch:
         vectors_tmp, bad_tmp = Path(scratch, "vectors"), Path(scratch, "bad")
         vectors_tmp.mkdir()
         bad_tmp.mkdir()
-        generate(vectors_tmp, bad_tmp)
-        status = 0
+        spec_tmp = Path(scratch, SPEC.name)
+        generate(vectors_tmp, bad_tmp, spec_tmp)
+        if spec_tmp.read_bytes() != SPEC.read_bytes():
+            if args.check:
+                print(f"differs: {SPEC.relative_to(ROOT)} (the text generated from minimal.ccg)")
+                status = 1
+            else:
+                shutil.copyfile(spec_tmp, SPEC.with_name(f".{SPEC.name}.tmp"))
+                os.replace(SPEC.with_name(f".{SPEC.name}.tmp"), SPEC)
+                print(f"wrote {SPEC.relative_to(ROOT)}")
         for produced, target in ((vectors_tmp, VECTORS), (bad_tmp, BAD)):
             names = sorted(path.name for path in produced.iterdir())
-            existing = sorted(path.name for path in target.glob("*")) if target.is_dir() else []
+            existing = sorted(path.name for path in target.glob("*") if path.is_file()) if target.is_dir() else []
             if args.check:
                 for name in sorted(set(names) | set(existing)):
                     ours, theirs = produced / name, target / name

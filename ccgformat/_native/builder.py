@@ -114,9 +114,13 @@ class NativeBuilder:
         return root
 
     def finish(self) -> Graph:
-        """Finish every location still open and return the graph."""
+        """Finish every location still open, give every defined location never fed an
+        empty root (spec 4.3: the roots list every defined location) and return the graph."""
         for location in sorted(self._open):
             self.end_location(location)
+        for location in range(len(self.definitions.locations)):
+            if location not in self._roots:
+                self.end_location(location)
         return NativeGraph(self.pool, dict(sorted(self._roots.items())), self.params,  # type: ignore[arg-type]
                            self.definitions, self.metrics, tuple(self.repairs))
 

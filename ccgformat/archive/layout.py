@@ -15,6 +15,8 @@ MAJOR_VERSION = 1
 EXTENSIONS_MINOR_VERSION = 1
 #: the minor version that introduced the SUMMARY members peers, operations, durations, open
 SUMMARY_MINOR_VERSION = 2
+#: the minor version since which ROOTS lists every location the definitions define
+ROOTS_COMPLETE_MINOR_VERSION = 3
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")

@@ -24,7 +24,8 @@ from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
 from .codec import NodeBlock
 from .indexes import ROW_WIDTHS
-from .layout import BLOCK_OVERHEAD, FILE_HEADER, RESERVED_AGGREGATION, TRAILER, SectionKind
+from .layout import (BLOCK_OVERHEAD, FILE_HEADER, MAJOR_VERSION, RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION,
+                     TRAILER, SectionKind)
 from .native import decode_block
 from .reader import Archive
 from .sections import DirectoryEntry, decode_json, decode_roots
@@ -242,6 +243,14 @@ class _Verifier:
             return
         if entry.count != len(self.roots):
             self.add(entry, f"the footer says {entry.count} roots, the section holds {len(self.roots)}")
+        if self.definitions is not None and self.archive.version >= (MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION):
+            defined = len(self.definitions.locations)
+            for locations, what in (([loc for loc in range(defined) if loc not in self.roots], "have no root"),
+                                    ([loc for loc in self.roots if loc >= defined], "are not defined")):
+                if locations:
+                    self.add(entry, f"locations {', '.join(map(str, locations[:5]))}"
+                                    f"{' ...' if len(locations) > 5 else ''} {what} ({defined} defined; since "
+                                    f"format 1.3 the roots list every defined location and only those)")
 
     def check_roots(self, entry: DirectoryEntry) -> None:
         """Every root names an existing node whose event count and duration it repeats."""

@@ -22,8 +22,9 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
-from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, SUMMARY_MINOR_VERSION,
-                     TRAILER, BlockFlags, SectionKind, largest_raw_length)
+from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION,
+                     ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
+                     largest_raw_length)
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 
@@ -111,7 +112,12 @@ class Writer:
         self._indexes.clear()
 
     def finish(self, graph: Graph) -> Path:
-        """Write the rest of the graph, the footer and the trailer; publish the file."""
+        """Write the rest of the graph, the footer and the trailer; publish the file.
+
+        Every location the definitions define must have a root (spec 4.3)."""
+        missing = sorted(set(range(len(graph.definitions.locations))) - set(graph.roots))
+        if missing:
+            raise ValueError(f"defined locations without a root: {missing[:10]}")
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
         self._block(SectionKind.DEFINITIONS, encode_json(graph.definitions.to_dict()), must_understand=True)
@@ -123,7 +129,8 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = SUMMARY_MINOR_VERSION if self._summaries else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
+        minor = (ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION
+                 if self._summaries else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0)
         if minor:
             self._file.seek(0)
             self._file.write(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, minor, 0))
@@ -158,11 +165,13 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
-    so only the node pool stays in memory. Returns the built graph.
+    so only the node pool stays in memory. Defined locations that ``locations`` leaves
+    out are written without events. Returns the built graph.
     """
     builder = make_builder(params, definitions, repair=repair)
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                 nodes_per_block=nodes_per_block) as writer:
+        indexed: set[int] = set()
         for location, batches in locations:
             for batch in batches:
                 builder.add(location, batch)
@@ -170,7 +179,10 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
             root = builder.end_location(location)
             writer.add_nodes(builder.pool)
             writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
+            indexed.add(location)
         graph = builder.finish()
+        for location in sorted(graph.roots.keys() - indexed):  # defined locations never fed (spec 4.3)
+            writer.add_location(location, graph.location(location))
         writer.finish(graph)
     return graph
 

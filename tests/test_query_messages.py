@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ccgformat
 from ccgformat import Event, EventKind as K
@@ -19,13 +20,13 @@ from ccgformat.query.tables import tables_for
 from . import query_oracle as oracle
 from . import traces
 from .corpus import corpus_path
-from .query_support import CORPUS, converted
+from .query_support import CORPUS, converted, event_bounds, windows
 
-def check(source, locations=None):
+def check(source, locations=None, start=None, stop=None):
     chosen = sorted(source.roots) if locations is None else locations
     events = {location: oracle.events_of(source, location) for location in chosen}
-    want, left = oracle.messages(events)
-    result = messages(source, locations=locations)
+    want, left = oracle.messages(events, start, stop)
+    result = messages(source, start, stop, locations=locations)
     got = {(m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["comm"], m["tag"], m["size"])
            for m in result.rows()}
     assert got == want
@@ -35,11 +36,13 @@ def check(source, locations=None):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(traces.traces())
-def test_matching_matches_brute_force(trace):
+@given(traces.traces(), st.data())
+def test_matching_matches_brute_force(trace, data):
     graph = oracle.build(trace)
     check(graph)
     check(graph, sorted(trace)[:1])
+    for start, stop, locations in windows(data, trace, 3):
+        check(graph, locations, start, stop)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
@@ -90,6 +93,10 @@ def test_corpus_messages(tmp_path_factory, name):
     archive = converted(tmp_path_factory, name)
     result = check(archive)
     assert all(c.complete for c in result.collectives)
+    times = np.concatenate([result.send_time, result.recv_time, [u.time for u in result.unmatched]]).astype(np.int64)
+    if len(times):  # windows whose bounds are the messages' own times
+        for start, stop in np.sort(np.array(event_bounds(np.random.default_rng(3), times, 8)).reshape(4, 2)):
+            check(archive, None, int(start), int(stop))
     if name == "otf2-stencil":
         assert len(result) == 512 and not result.unmatched
         assert np.array_equal(result.matrix()[0], result.matrix()[0].T)  # halo exchange is symmetric

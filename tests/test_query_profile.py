@@ -22,7 +22,7 @@ from ccgformat.query.profile import engine_for
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, converted, windows
+from .query_support import CORPUS, converted, event_bounds, windows
 
 #: the module (the package's ``profile`` is the function of the same name)
 profile_module = importlib.import_module("ccgformat.query.profile")
@@ -182,8 +182,10 @@ def test_corpus_profiles(tmp_path_factory, name):
     first, last = archive.time_range
     locations = archive.locations
     check(archive, None, None, locations)
-    for _ in range(4):
-        a, b = sorted(rng.integers(first - 1, last + 2, size=2).tolist())
+    times = np.array([e.time for location in locations for e in oracle.events_of(archive, location)], np.int64)
+    for i in range(6):  # bounds anywhere, then on event times (or one tick off)
+        a, b = sorted(rng.integers(first - 1, last + 2, size=2).tolist() if i < 2 or not len(times)
+                      else event_bounds(rng, times, 2))
         chosen = sorted(rng.choice(locations, size=max(1, len(locations) // 2), replace=False).tolist()) \
             if locations else []
         check(archive, a, b, chosen)

@@ -54,10 +54,13 @@ def bounds(times: list[int]) -> st.SearchStrategy[int | None]:
     return st.one_of(near, near, st.none(), st.integers(min(times) - 2, max(times) + 2))
 
 
-def windows(data, trace, count: int):
+def windows(data, trace, count: int, kinds=None):
     """``count`` random (start, stop, locations) for a `traces.traces` example, with
-    `bounds` (start <= stop when both are given)."""
-    bound = bounds([e.time for events in trace.values() for e in events])
+    `bounds` on the times of its events (of ``kinds``, if it has any; start <= stop when
+    both are given)."""
+    times = [e.time for events in trace.values() for e in events]
+    chosen = [e.time for events in trace.values() for e in events if kinds is not None and e.kind in kinds]
+    bound = bounds(chosen or times)
     for _ in range(count):
         a, b = data.draw(bound), data.draw(bound)
         if a is not None and b is not None and a > b:

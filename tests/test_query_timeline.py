@@ -9,7 +9,7 @@ import zlib
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ccgformat
@@ -52,7 +52,7 @@ def draw_window(trace, data):
     return start, stop, data.draw(st.integers(1, 40)), locations
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None)
 @given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3)]), st.data())
 def test_timeline_matches_brute_force(trace, params, data):
     graph = oracle.build(trace, params)
@@ -60,7 +60,7 @@ def test_timeline_matches_brute_force(trace, params, data):
           data.draw(st.sampled_from(["group", "region"])))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None)
 @given(traces.traces(), st.sampled_from([Params(branching=2), Params(abs_dev=20, rel_dev=0.3, branching=3)]),
        st.data())
 def test_running_sums_over_children_match_brute_force(trace, params, data):

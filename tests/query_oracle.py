@@ -114,10 +114,14 @@ def timeline(events_by_location, boundaries, group_of, groups, by="location"):
     return out
 
 
-def messages(events_by_location):
+def messages(events_by_location, start=None, stop=None):
     """Brute-force matching: per (sender, receiver, comm, tag) the k-th send (in the
     sender's order) with the k-th receive (in the receiver's); returns the set of
-    (sender, send_time, receiver, recv_time, comm, tag, size) and the leftover events."""
+    (sender, send_time, receiver, recv_time, comm, tag, size) with an end in
+    ``[start, stop)`` and the leftover events in it."""
+    lo = NO_START if start is None else start
+    hi = NO_STOP if stop is None else stop
+    inside = lambda t: lo <= t < hi  # noqa: E731
     sends, receives = defaultdict(list), defaultdict(list)
     for location, events in events_by_location.items():
         for e in events:
@@ -128,9 +132,10 @@ def messages(events_by_location):
     matched, left = set(), []
     for key in set(sends) | set(receives):
         s, r = sends.get(key, []), receives.get(key, [])
-        for a, b in zip(s, r):
-            matched.add((key[0], a.time, key[1], b.time, key[2], key[3], a.size))
-        left += [(key[0], e.time) for e in s[len(r):]] + [(key[1], e.time) for e in r[len(s):]]
+        matched |= {(key[0], a.time, key[1], b.time, key[2], key[3], a.size) for a, b in zip(s, r)
+                    if inside(a.time) or inside(b.time)}
+        left += [(key[0], e.time) for e in s[len(r):] if inside(e.time)]
+        left += [(key[1], e.time) for e in r[len(s):] if inside(e.time)]
     return matched, sorted(left)
 
 

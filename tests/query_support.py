@@ -1,4 +1,5 @@
-"""Shared pieces of the query tests: the corpus traces as archives, random windows."""
+"""Shared pieces of the query tests: the corpus traces as archives, random windows whose
+bounds fall on event times as often as not."""
 
 from __future__ import annotations
 
@@ -45,15 +46,29 @@ def converted(tmp_path_factory, name: str) -> ccgformat.Archive:
     return archive
 
 
-def windows(data, trace, count: int):
-    """``count`` random (start, stop, locations) for a `traces.traces` example; a bound may
-    be None (open) and may lie outside the trace."""
+def bounds(times: list[int]) -> st.SearchStrategy[int | None]:
+    """A window bound for a trace with these event times: as often as not an event time or
+    one tick either side (where ``<`` and ``<=`` differ), else open (None) or any time in
+    and around the trace."""
+    near = st.tuples(st.sampled_from(sorted(set(times))), st.sampled_from([-1, 0, 0, 1])).map(sum)
+    return st.one_of(near, near, st.none(), st.integers(min(times) - 2, max(times) + 2))
+
+
+def windows(data, trace, count: int, kinds=None):
+    """``count`` random (start, stop, locations) for a `traces.traces` example, with
+    `bounds` on the times of its events (of ``kinds``, if it has any; start <= stop when
+    both are given)."""
     times = [e.time for events in trace.values() for e in events]
-    lo, hi = min(times), max(times)
+    chosen = [e.time for events in trace.values() for e in events if kinds is not None and e.kind in kinds]
+    bound = bounds(chosen or times)
     for _ in range(count):
-        a = data.draw(st.one_of(st.none(), st.integers(lo - 2, hi + 2)))
-        b = data.draw(st.one_of(st.none(), st.integers(lo - 2, hi + 2)))
+        a, b = data.draw(bound), data.draw(bound)
         if a is not None and b is not None and a > b:
             a, b = b, a
         locations = data.draw(st.lists(st.sampled_from(sorted(trace)), min_size=1, unique=True))
         yield a, b, locations
+
+
+def event_bounds(rng, times, count: int) -> list[int]:
+    """``count`` window bounds for a corpus trace: event times, or one tick either side."""
+    return (rng.choice(times, size=count) + rng.integers(-1, 2, size=count)).tolist()

@@ -15,6 +15,8 @@ from ccgformat.archive import SectionKind
 from ccgformat.archive.native import builder as make_builder
 from ccgformat.model import EventKind
 
+from .query_oracle import NO_START, NO_STOP
+from .query_support import windows
 from .test_graph_lossy import check_location, lossy_params
 from .traces import batches, call_stack_at, definitions, traces
 
@@ -186,17 +188,20 @@ def test_a_failed_rename_leaves_no_temporary_file(tmp_path):
 
 @given(traces(), st.data())
 def test_global_time_order_across_locations(tmp_path_factory, trace, data):
+    """The events of a window (its bounds on event times as often as not, or open) and of
+    some locations, as `ccg cat` prints them: in time order, ties by location."""
     path, _ = write(tmp_path_factory.mktemp("g"), trace)
-    times = [e.time for events in trace.values() for e in events] or [0]
-    start = data.draw(st.integers(min(times) - 5, max(times) + 5))
-    span = data.draw(st.integers(0, max(times) - min(times) + 10))
-    expected = sorted(((e.time, loc, i, e) for loc, events in trace.items() for i, e in enumerate(events)
-                       if start <= e.time < start + span), key=lambda row: row[:3])
     with ccg.open(path) as archive:
-        got = [(int(loc), e) for locations, batch in archive.events(start, start + span, batch_size=4)
-               for loc, e in zip(locations, batch.rows())]
+        for start, stop, locations in windows(data, trace, 3):
+            lo = NO_START if start is None else start
+            hi = NO_STOP if stop is None else stop
+            expected = sorted(((e.time, loc, i, e) for loc in locations for i, e in enumerate(trace[loc])
+                               if lo <= e.time < hi), key=lambda row: row[:3])
+            got = [(int(loc), e) for where, batch in archive.events(start, stop, locations=sorted(locations),
+                                                                    batch_size=4)
+                   for loc, e in zip(where, batch.rows())]
+            assert got == [(loc, e) for _, loc, _, e in expected]
         everything = [(int(loc), e) for locations, batch in archive.events() for loc, e in zip(locations, batch.rows())]
-    assert got == [(loc, e) for _, loc, _, e in expected]
     assert len(everything) == sum(len(events) for events in trace.values())
 
 

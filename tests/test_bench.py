@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from .corpus import corpus_available, require_module
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "tools" / "bench.py"
 
@@ -87,8 +89,7 @@ def test_help_exits_zero():
 
 @pytest.mark.slow
 def test_quick_import_benchmark_converts_every_format_and_the_synthetic_otf2(tmp_path):
-    pytest.importorskip("otf2", reason="the import benchmark reads OTF2 through the otf2 package")
-    from .corpus import corpus_root
+    require_module("otf2", "the import benchmark reads OTF2 through the otf2 package")
     out = tmp_path / "bench.json"
     done = subprocess.run([sys.executable, str(BENCH), "import", "--quick", "--repeat", "1",
                            "--events-per-location", "2000", "--json", str(out)],
@@ -101,7 +102,7 @@ def test_quick_import_benchmark_converts_every_format_and_the_synthetic_otf2(tmp
         assert e["format"] == "otf2" and e["events"] > 8 * 1900
         assert e["ratio"] == pytest.approx(e["convert_seconds"]["median"] / e["iterate_seconds"]["median"])
         assert e["target"]["pass"] == (e["ratio"] <= 1.25)
-    if corpus_root().is_dir():
+    if corpus_available():
         assert {e["format"] for e in entries} >= {"otf2", "otf1", "paje", "epilog", "chrome"}
     for e in entries:
         assert e["convert_events_per_s"]["median"] > 0 and e["ccg_bytes"] > 0
@@ -149,7 +150,7 @@ def test_quick_native_builder_benchmark_measures_ten_times_the_events_against_th
 
 @pytest.mark.slow
 def test_quick_native_convert_benchmark_compares_convert_with_the_otf2_iteration(tmp_path):
-    pytest.importorskip("otf2", reason="the native-convert benchmark reads OTF2 through the otf2 package")
+    require_module("otf2", "the native-convert benchmark reads OTF2 through the otf2 package")
     _native_or_skip()
     result = _run_quick("native-convert", tmp_path, "--baseline-repeat", "2", backend="native")
     assert result["meta"]["baseline_repeat"] == 2

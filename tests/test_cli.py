@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -425,19 +427,25 @@ def test_version(capsys):
 
 # --------------------------------------------------------------------------- real processes
 
-def ccg_command() -> list[str]:
-    script = shutil.which("ccg")
-    return [script] if script else [sys.executable, "-m", "ccgformat.cli"]
+#: this checkout's ``ccg`` (a ``ccg`` on PATH may be another installation), run from the
+#: checkout's root so that its package is the one imported
+CCG = [sys.executable, "-m", "ccgformat.cli"]
 
 
-def test_console_script_and_module_entry_points(trace, tmp_path):
-    for command in (ccg_command(), [sys.executable, "-m", "ccgformat.cli"]):
-        done = subprocess.run(command + ["verify", str(trace["ccg"])], capture_output=True, text=True)
-        assert done.returncode == 0 and done.stdout.startswith("ok: "), done.stderr
-        done = subprocess.run(command + ["info", str(tmp_path / "missing.ccg")], capture_output=True, text=True)
-        assert done.returncode == 1 and done.stderr.startswith("ccg: ") and "Traceback" not in done.stderr
-        done = subprocess.run(command + ["cat", "--format"], capture_output=True, text=True)
-        assert done.returncode == 2 and "usage:" in done.stderr
+def test_module_entry_point(trace, tmp_path):
+    done = subprocess.run(CCG + ["verify", str(trace["ccg"])], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout.startswith("ok: "), done.stderr
+    done = subprocess.run(CCG + ["info", str(tmp_path / "missing.ccg")], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 1 and done.stderr.startswith("ccg: ") and "Traceback" not in done.stderr
+    done = subprocess.run(CCG + ["cat", "--format"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "usage:" in done.stderr
+
+
+def test_console_script_is_the_module_entry_point():
+    """The ``ccg`` script pyproject.toml declares calls the `main` tested here."""
+    target = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["ccg"]
+    module, name = target.split(":")
+    assert getattr(importlib.import_module(module), name) is main
 
 
 def test_cat_into_a_closed_stdout_is_quiet(trace, capsys, monkeypatch):
@@ -452,8 +460,8 @@ def test_cat_into_a_closed_stdout_is_quiet(trace, capsys, monkeypatch):
 
 
 def test_cat_into_a_closed_pipe_is_quiet(trace):
-    process = subprocess.Popen(ccg_command() + ["cat", str(trace["ccg"]), "--format", "jsonl"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(CCG + ["cat", str(trace["ccg"]), "--format", "jsonl"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     first = process.stdout.readline()
     process.stdout.close()  # like `| head -n 1`
     error = process.stderr.read()

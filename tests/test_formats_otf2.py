@@ -25,11 +25,11 @@ from ccgformat.errors import FormatError
 from ccgformat.formats import detect, read
 from ccgformat.model import Communicator, Definitions, Event, EventBatch, EventKind, Location, Metric, Region
 
-from .corpus import corpus_path, require_tool
+from .corpus import corpus_path, require_module, require_tool
 from .traces import traces
 
-otf2 = pytest.importorskip("otf2", reason="the otf2 package is not installed")
-_otf2 = pytest.importorskip("_otf2")
+otf2 = require_module("otf2", "the otf2 package is not installed")
+_otf2 = require_module("_otf2", "the otf2 package is not installed")
 
 from ccgformat.formats.otf2.export import write_events  # noqa: E402
 

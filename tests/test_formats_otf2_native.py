@@ -20,10 +20,10 @@ from ccgformat.errors import FormatError
 from ccgformat.formats import read
 from ccgformat.model import Definitions, Event, EventBatch, EventKind
 
-from .corpus import corpus_path
+from .corpus import corpus_path, require_module
 from .traces import traces
 
-pytest.importorskip("otf2", reason="the otf2 package is not installed")
+require_module("otf2", "the otf2 package is not installed")
 try:
     from ccgformat._native import load
     load()

@@ -20,7 +20,7 @@ from ccgformat.formats import detect, read
 from ccgformat.formats.paje import sniff
 from ccgformat.model import Definitions, EventBatch, EventKind, Location, Metric, Region, SystemTreeNode
 
-from .corpus import corpus_path, require_tool
+from .corpus import corpus_path, optional_tool, require_tool
 from .traces import traces
 
 K = EventKind
@@ -392,7 +392,7 @@ def test_archives_from_elsewhere_export_to_valid_paje(tmp_path_factory, trace):
         metrics = [(e.time + 5000, definitions.metrics[e.ref].name) for e in events if e.kind == K.METRIC]
         assert [(e.time, again.metrics[e.ref].name) for e in got if e.kind == K.METRIC] == metrics
     assert sum(e.kind == K.SEND for events in reread.values() for e in events) == links
-    if shutil.which("pj_dump"):
+    if optional_tool("pj_dump"):
         lines = pj_dump(target)
         states = sum(e.kind == K.ENTER for events in trace.values() for e in events)
         # pj_dump leaves out zero-length states at the very end of the trace

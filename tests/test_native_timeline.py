@@ -8,7 +8,7 @@ import importlib
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccgformat import Params, backends
@@ -35,7 +35,7 @@ def image(graph, start, stop, width, locations, backend):
         return timeline(graph, start, stop, width, locations).exclusive
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None)
 @given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]),
        st.sampled_from([1, module.INDEXED_CHILDREN]), st.data())
 def test_native_timeline_equals_the_reference(trace, params, least, data):

@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccgformat import Params
@@ -47,7 +47,7 @@ def _windows(trace, graph, data):
     return root, begin, start, stop
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None)
 @given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]), st.data())
 def test_native_descent_equals_the_reference(trace, params, data):
     graph = oracle.build(trace, params)
@@ -60,7 +60,7 @@ def test_native_descent_equals_the_reference(trace, params, data):
     assert _sorted(got_seeds) == _sorted(want_seeds)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None)
 @given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]), st.data())
 def test_native_sums_equal_the_reference(trace, params, data):
     graph = oracle.build(trace, params)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ccgformat
 from ccgformat import Event, EventKind as K
@@ -19,13 +20,13 @@ from ccgformat.query.tables import tables_for
 from . import query_oracle as oracle
 from . import traces
 from .corpus import corpus_path
-from .query_support import CORPUS, converted
+from .query_support import CORPUS, converted, event_bounds, windows
 
-def check(source, locations=None):
+def check(source, locations=None, start=None, stop=None):
     chosen = sorted(source.roots) if locations is None else locations
     events = {location: oracle.events_of(source, location) for location in chosen}
-    want, left = oracle.messages(events)
-    result = messages(source, locations=locations)
+    want, left = oracle.messages(events, start, stop)
+    result = messages(source, start, stop, locations=locations)
     got = {(m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["comm"], m["tag"], m["size"])
            for m in result.rows()}
     assert got == want
@@ -34,15 +35,41 @@ def check(source, locations=None):
     return result
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(traces.traces())
-def test_matching_matches_brute_force(trace):
+@settings(max_examples=60, deadline=None)
+@given(traces.traces(), st.data())
+def test_matching_matches_brute_force(trace, data):
     graph = oracle.build(trace)
     check(graph)
     check(graph, sorted(trace)[:1])
+    for start, stop, locations in windows(data, trace, 3, (K.SEND, K.ISEND, K.RECV, K.IRECV)):
+        check(graph, locations, start, stop)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@st.composite
+def message_traces(draw: st.DrawFn) -> dict[int, list[Event]]:
+    """Locations that exchange many messages (most of them matched), each inside one call."""
+    count = draw(st.integers(2, 3))
+    rows: dict[int, list[Event]] = {location: [] for location in range(count)}
+    for _ in range(draw(st.integers(1, 12))):
+        sender, receiver = draw(st.permutations(range(count)))[:2]
+        sent, delay, tag = draw(st.integers(1, 60)), draw(st.integers(0, 30)), draw(st.integers(0, 1))
+        rows[sender].append(Event(sent, draw(st.sampled_from([K.SEND, K.ISEND])), receiver, 0, tag, 0, 8))
+        if draw(st.integers(0, 5)):  # now and then a send nobody receives
+            rows[receiver].append(Event(sent + delay, draw(st.sampled_from([K.RECV, K.IRECV])), sender, 0, tag, 0, 8))
+    return {location: [Event(0, K.ENTER, 0), *sorted(events, key=lambda e: e.time), Event(100, K.LEAVE, 0)]
+            for location, events in rows.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(message_traces(), st.data())
+def test_windows_keep_the_messages_with_an_end_inside(trace, data):
+    """Against brute force, for windows whose bounds are often message times (or one off)."""
+    graph = oracle.build(trace)
+    for start, stop, locations in windows(data, trace, 4, (K.SEND, K.ISEND, K.RECV, K.IRECV)):
+        check(graph, locations, start, stop)
+
+
+@settings(max_examples=40, deadline=None)
 @given(traces.traces())
 def test_selected_events_are_the_events_of_those_kinds(trace):
     """The partial decompression gives exactly the full iteration's events of the kinds."""
@@ -90,6 +117,10 @@ def test_corpus_messages(tmp_path_factory, name):
     archive = converted(tmp_path_factory, name)
     result = check(archive)
     assert all(c.complete for c in result.collectives)
+    times = np.concatenate([result.send_time, result.recv_time, [u.time for u in result.unmatched]]).astype(np.int64)
+    if len(times):  # windows whose bounds are the messages' own times
+        for start, stop in np.sort(np.array(event_bounds(np.random.default_rng(3), times, 8)).reshape(4, 2)):
+            check(archive, None, int(start), int(stop))
     if name == "otf2-stencil":
         assert len(result) == 512 and not result.unmatched
         assert np.array_equal(result.matrix()[0], result.matrix()[0].T)  # halo exchange is symmetric

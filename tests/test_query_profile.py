@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ccgformat
@@ -22,11 +22,11 @@ from ccgformat.query.profile_engine import engine_for
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, converted, windows
+from .query_support import CORPUS, converted, event_bounds, windows
 
 #: the module (the package's ``profile`` is the function of the same name)
 engine_module = importlib.import_module("ccgformat.query.profile_engine")
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=80, deadline=None)
 LOSSY = Params(abs_dev=20, rel_dev=0.3)
 
 
@@ -67,15 +67,16 @@ def check(source, start, stop, locations, **policy):
 @SETTINGS
 @given(traces.traces(), st.sampled_from([Params(), LOSSY]),
        st.sampled_from([(10, 5, 256), (1, 0, 0), (3, 1000, 0), (10, 1, 0)]), st.data())
-def test_graph_profile_matches_brute_force(monkeypatch, trace, params, policy, data):
+def test_graph_profile_matches_brute_force(trace, params, policy, data):
     """Every caching policy, also memoizing the smallest sub-trees inside a pass."""
-    monkeypatch.setattr(engine_module, "MEMO_MIN_EVENTS", policy[2])
-    graph = oracle.build(trace, params)
-    for start, stop, locations in windows(data, trace, 3):
-        check(graph, start, stop, locations, cache_modulus=policy[0], cache_references=policy[1])
+    with pytest.MonkeyPatch.context() as patch:  # undone after each example
+        patch.setattr(engine_module, "MEMO_MIN_EVENTS", policy[2])
+        graph = oracle.build(trace, params)
+        for start, stop, locations in windows(data, trace, 3):
+            check(graph, start, stop, locations, cache_modulus=policy[0], cache_references=policy[1])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None)
 @given(traces.traces(), st.data())
 def test_archive_profile_matches_brute_force(tmp_path_factory, trace, data):
     path = tmp_path_factory.mktemp("profile") / "t.ccg"
@@ -100,7 +101,7 @@ def _checkpoint_windows(data, archive, trace, count):
         yield start, stop, locations
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None)
 @given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.integers(1, 12), st.data())
 def test_summary_index_interior_matches_brute_force_and_the_graph(tmp_path_factory, trace, params, interval, data):
     """With checkpoints every few events the SUMMARY index answers the interior of most
@@ -182,8 +183,10 @@ def test_corpus_profiles(tmp_path_factory, name):
     first, last = archive.time_range
     locations = archive.locations
     check(archive, None, None, locations)
-    for _ in range(4):
-        a, b = sorted(rng.integers(first - 1, last + 2, size=2).tolist())
+    times = np.array([e.time for location in locations for e in oracle.events_of(archive, location)], np.int64)
+    for i in range(6):  # bounds anywhere, then on event times (or one tick off)
+        a, b = sorted(rng.integers(first - 1, last + 2, size=2).tolist() if i < 2 or not len(times)
+                      else event_bounds(rng, times, 2))
         chosen = sorted(rng.choice(locations, size=max(1, len(locations) // 2), replace=False).tolist()) \
             if locations else []
         check(archive, a, b, chosen)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ccgformat
@@ -20,7 +20,7 @@ from ccgformat.query.tables import _from_columns, tables_for
 from . import traces
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None)
 @given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]),
        st.integers(1, 9))
 def test_block_tables_equal_the_node_by_node_reference(tmp_path_factory, trace, params, nodes_per_block):

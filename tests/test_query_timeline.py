@@ -9,7 +9,7 @@ import zlib
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ccgformat
@@ -22,7 +22,7 @@ from ccgformat.query.timeline_walk import _cell_sums, unique_rows
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, converted
+from .query_support import CORPUS, bounds, converted, event_bounds
 
 
 def check(source, start, stop, width, locations, by, color_by="group"):
@@ -44,16 +44,16 @@ def check(source, start, stop, width, locations, by, color_by="group"):
 
 
 def draw_window(trace, data):
-    """A window around the trace's events, a width and some of its locations."""
+    """A window of the trace (its bounds on event times as often as not), a width and some
+    of its locations."""
     times = [e.time for events in trace.values() for e in events]
-    lo, hi = min(times), max(times)
-    start = data.draw(st.integers(lo - 3, hi))
-    stop = data.draw(st.integers(start + 1, hi + 3))
+    start, stop = (data.draw(bounds(times).filter(lambda t: t is not None)) for _ in range(2))
+    start, stop = min(start, stop), max(start + 1, stop)
     locations = data.draw(st.lists(st.sampled_from(sorted(trace)), min_size=1, unique=True))
     return start, stop, data.draw(st.integers(1, 40)), locations
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None)
 @given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3)]), st.data())
 def test_timeline_matches_brute_force(trace, params, data):
     graph = oracle.build(trace, params)
@@ -61,7 +61,7 @@ def test_timeline_matches_brute_force(trace, params, data):
           data.draw(st.sampled_from(["group", "region"])))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None)
 @given(traces.traces(), st.sampled_from([Params(branching=2), Params(abs_dev=20, rel_dev=0.3, branching=3)]),
        st.data())
 def test_running_sums_over_children_match_brute_force(trace, params, data):
@@ -82,6 +82,11 @@ def test_corpus_timelines(tmp_path_factory, name):
     check(archive, first, last + 1, 64, locations, "location")
     middle = (first + last) // 2
     check(archive, middle - (last - first) // 50, middle + (last - first) // 50 + 1, 33, locations[:3], "depth")
+    times = np.array([e.time for location in locations[:3] for e in oracle.events_of(archive, location)], np.int64)
+    rng = np.random.default_rng(5)
+    for by in ("location", "depth") if len(times) else ():  # bounds on event times (or one tick off)
+        start, stop = sorted(event_bounds(rng, times, 2))
+        check(archive, start, max(stop, start + 1), int(rng.integers(1, 40)), locations[:3], by)
 
 
 def test_a_single_group_trace_coloured_by_region(tmp_path_factory):

@@ -21,7 +21,6 @@ times.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from typing import Any
 from bench_builder import LARGE_FACTOR
 from benchkit import (TOOLS, Column, Stat, benchmark, child_task, fmt_float, fmt_int, fmt_stat, peak_rss_mb, rate,
                       run_child, run_repeated)
+from corpus_root import corpus_root
 
 import ccgformat
 from ccgformat.errors import CcgError
@@ -46,10 +46,6 @@ NATIVE_ITERATION_SPEEDUP = 15.0
 SYNTHETIC_JITTER = (0.0, 0.2)
 #: formats of this project's own making, not measured against a corpus
 INTERNAL_FORMATS = ("ccg", "npz")
-
-
-def corpus_root() -> Path:
-    return Path(os.environ.get("CCG_CORPUS", TOOLS.parent.parent / "shared" / "traces"))
 
 
 def _size(path: Path) -> int:

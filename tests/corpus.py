@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from corpus_root import corpus_root  # noqa: E402
 
-__all__ = ["corpus_root", "corpus_path", "corpus_available", "require_tool", "optional_tool", "require_module"]
+__all__ = ["corpus_root", "corpus_path", "corpus_available", "require_tool", "optional_tool", "require_module",
+           "require_installed"]
 
 
 def required() -> bool:
@@ -61,6 +62,14 @@ def optional_tool(name: str) -> str | None:
     if found is None and required():
         _missing(f"reference tool {name!r} is not installed")
     return found
+
+
+def require_installed(path: Path, reason: str) -> Path:
+    """A file or folder that tools/install-reference-tools installs (the npm viewers);
+    skips the test when it is absent."""
+    if not path.exists():
+        _missing(reason)
+    return path
 
 
 def require_module(name: str, reason: str) -> ModuleType:

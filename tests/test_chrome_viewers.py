@@ -27,7 +27,7 @@ from ccgformat.errors import CcgError
 from ccgformat.formats import detect
 from ccgformat.model import EventKind
 
-from .corpus import ROOT, corpus_root, require_tool
+from .corpus import ROOT, corpus_available, corpus_root, require_installed, require_tool
 
 VIEWERS = ROOT / "tools" / "viewers" / "node_modules"
 SPEEDSCOPE = VIEWERS / "speedscope" / "dist" / "release"
@@ -40,7 +40,7 @@ def corpus_traces() -> list[Any]:
     """Every trace file of the corpus (the files a format is detected in), relative to it."""
     root = corpus_root()
     found = []
-    for path in sorted(root.rglob("*")) if root.is_dir() else ():
+    for path in sorted(root.rglob("*")) if corpus_available() else ():
         try:
             if path.is_file() and detect(path) and path.relative_to(root).as_posix() != BROKEN:
                 found.append(path.relative_to(root).as_posix())
@@ -91,8 +91,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     """Chromium, and a folder served over HTTP on 127.0.0.1 (speedscope under /speedscope/)
     and its URL."""
     chromium = require_tool("chromium")
-    if not (SPEEDSCOPE / "index.html").is_file():
-        pytest.skip(f"speedscope is not installed in {VIEWERS} (run tools/install-reference-tools)")
+    require_installed(SPEEDSCOPE / "index.html",
+                      f"speedscope is not installed in {VIEWERS} (run tools/install-reference-tools)")
     folder = tmp_path_factory.mktemp("served")
     (folder / "speedscope").symlink_to(SPEEDSCOPE, target_is_directory=True)
 
@@ -192,8 +192,8 @@ def test_chrome_trace_parser_sees_the_calls_of_every_thread(export, trace):
     """chrome-trace turns each B/E pair into a complete event (it skips events without a
     name) and reports self time per name for every thread that has one."""
     node = require_tool("node")
-    if not (VIEWERS / "chrome-trace").is_dir():
-        pytest.skip(f"chrome-trace is not installed in {VIEWERS} (run tools/install-reference-tools)")
+    require_installed(VIEWERS / "chrome-trace",
+                      f"chrome-trace is not installed in {VIEWERS} (run tools/install-reference-tools)")
     path = export(trace)
     done = subprocess.run([node, "-e", _CHROME_TRACE, str(path)], cwd=VIEWERS.parent, capture_output=True,
                           text=True, timeout=60)

@@ -19,11 +19,11 @@ from ccgformat.errors import FormatError
 from ccgformat.formats import read
 from ccgformat.model import EventBatch
 
-from .corpus import corpus_path
+from .corpus import corpus_path, require_module
 from .test_formats_otf2 import CORPUS_TRACES, _all_records_trace, _printed_events, _truncate, \
     assert_matches_otf2_print
 
-otf2 = pytest.importorskip("otf2", reason="the otf2 package is not installed")
+otf2 = require_module("otf2", "the otf2 package is not installed")
 
 #: The smallest event chunk the OTF2 library accepts: a few thousand events span chunks.
 CHUNK = 256 * 1024

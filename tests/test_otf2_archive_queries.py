@@ -19,9 +19,10 @@ import pytest
 import ccgformat
 from ccgformat.cli import main
 
+from .corpus import require_module
 from .test_query_profile import check
 
-otf2 = pytest.importorskip("otf2", reason="the otf2 package is not installed")
+otf2 = require_module("otf2", "the otf2 package is not installed")
 
 
 def _write(folder: Path, calls: int = 3000) -> Path:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ccgformat import Params
 from ccgformat.errors import CorruptArchiveError
-from ccgformat.model import Event, EventKind
+from ccgformat.model import Definitions, Event, EventKind, Location, Region
 from ccgformat.query.profile_engine import engine_for
 from ccgformat.query.profile_window import NO_START, NO_STOP, descend, native_window_sums, window_sums
 from ccgformat.query.tables import tables_for
@@ -89,8 +89,9 @@ def test_a_root_outside_the_tables_is_refused():
                                              ("duration_start", lambda a: a.__setitem__(-2, a[-1]))])
 def test_offsets_outside_the_tables_are_refused(column, damage):
     """The last node (the root) with its children or durations out of the tables."""
-    graph = oracle.build({0: [Event(1, EventKind.ENTER, 0), Event(2, EventKind.ENTER, 1), Event(3, EventKind.LEAVE, 1),
-                              Event(4, EventKind.LEAVE, 0)]})
+    one_location = Definitions(regions=[Region("a"), Region("b")], locations=[Location("rank 0")])
+    graph = oracle.build_with(one_location, {0: [Event(1, EventKind.ENTER, 0), Event(2, EventKind.ENTER, 1),
+                                                 Event(3, EventKind.LEAVE, 1), Event(4, EventKind.LEAVE, 0)]})
     t = tables_for(graph.pool)
     offsets = getattr(t, column).copy()
     damage(offsets)

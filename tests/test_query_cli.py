@@ -72,7 +72,8 @@ def test_timeline_png_and_json(capsys, archive, tmp_path):
     assert code == 0
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     document = json.loads(out)
-    assert document["width"] == 25 and len(document["exclusive"]) == 2
+    # a row per defined location: ranks 0 and 1, and rank 2, defined without events
+    assert document["width"] == 25 and len(document["exclusive"]) == 3
 
 
 def test_timeline_coloured_by_region(capsys, archive):

@@ -153,7 +153,8 @@ def test_png_is_well_formed(tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     length, tag = struct.unpack(">I4s", data[8:16])
     width, height = struct.unpack(">II", data[16:24])
-    assert (tag, width, height) == (b"IHDR", 7, 6)
+    # 3 rows of 3 pixels: locations 0, 1 and 2 (defined by traces.definitions, without events)
+    assert (tag, width, height) == (b"IHDR", 7, 9)
     idat = data.index(b"IDAT")
     size = struct.unpack(">I", data[idat - 4:idat])[0]
     raw = zlib.decompress(data[idat + 4:idat + 4 + size])

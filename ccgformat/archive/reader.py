@@ -464,14 +464,15 @@ class Archive:
         """Events of all (or the given) locations with ``start <= time < stop`` in global time
         order (ties by location), as batches paired with each event's location."""
         chosen = self.locations if locations is None else locations
-        return merge_by_time(((location, self._window(location, start, stop, batch_size)) for location in chosen),
-                             batch_size)
+        return merge_by_time((self._window(location, start, stop, batch_size) for location in chosen), batch_size)
 
-    def _window(self, location: int, start: int | None, stop: int | None, batch_size: int) -> Iterator[EventBatch]:
+    def _window(self, location: int, start: int | None, stop: int | None,
+                batch_size: int) -> tuple[int, Iterator[EventBatch], int]:
+        """A location's events in ``[start, stop)`` as a stream of `merge_by_time`."""
         walker = self.location(location)
         first = 0 if start is None else walker.find(start)
         last = len(walker) if stop is None else walker.find(stop)
-        return walker.events(first, last, batch_size=batch_size)
+        return location, walker.events(first, last, batch_size=batch_size), max(0, last - first)
 
     # ----------------------------------------------------------------- queries
 

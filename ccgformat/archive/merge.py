@@ -9,7 +9,7 @@ events by their first one (a round takes from those earlier than the horizon, at
 one slice each, sorted together in one numpy call) and the streams that may have more by
 their last buffered time (a round refills those at the horizon). A stream that says how
 many events it holds is known to be finished with its last batch, so locations of a
-single batch never hold the horizon back.
+single batch never hold the horizon back; those are joined into one stream at once.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ _NAMES = ("time", "kind") + COLUMNS
 
 class _Stream:
     """One location's batches with the not yet emitted part (from ``cursor``) of the
-    buffered events ``held``."""
+    buffered events ``held``; ``location`` is the location, or the array of each held
+    event's location for the stream of the locations read whole (`_Whole`)."""
 
     __slots__ = ("location", "batches", "remaining", "held", "cursor")
 
-    def __init__(self, location: int, batches: Iterable[EventBatch], remaining: int | None):
+    def __init__(self, location: int | np.ndarray, batches: Iterable[EventBatch], remaining: int | None):
         self.location = location
         self.batches = iter(batches)
         self.remaining = remaining  #: events still to come, None when not known
@@ -65,6 +66,37 @@ class _Stream:
         self.batches = iter(())
 
 
+class _Whole:
+    """The locations read whole with their first batch (most of them, in a trace of many
+    small locations), joined into one finished stream sorted by (time, location): the
+    merge then holds a few arrays for them instead of a batch and a walk each. Joined
+    every `JOIN` locations, so that their batches are let go of as the reading goes."""
+
+    JOIN = 1024
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[int, EventBatch]] = []
+        self.parts: list[tuple[np.ndarray, EventBatch]] = []
+
+    def add(self, location: int, batch: EventBatch) -> None:
+        self.pending.append((location, batch))
+        if len(self.pending) >= self.JOIN:
+            self._join()
+
+    def _join(self) -> None:
+        if self.pending:
+            self.parts.append(_ordered([(location, batch, 0, len(batch)) for location, batch in self.pending]))
+            self.pending = []
+
+    def stream(self) -> _Stream:
+        self._join()
+        locations, batch = _joined(self.parts)
+        order = np.lexsort((np.arange(len(locations)), locations, batch.time))
+        stream = _Stream(locations[order], (), 0)
+        stream.held = EventBatch(**{name: getattr(batch, name)[order] for name in _NAMES})
+        return stream
+
+
 def merge_by_time(streams: Iterable[tuple[int, Iterable[EventBatch]] | tuple[int, Iterable[EventBatch], int]],
                   batch_size: int) -> Iterator[tuple[np.ndarray, EventBatch]]:
     """Batches of at most ``batch_size`` events of all streams in (time, location, position)
@@ -72,12 +104,19 @@ def merge_by_time(streams: Iterable[tuple[int, Iterable[EventBatch]] | tuple[int
     batches) or (location, batches, the number of events they hold)."""
     ready: list[tuple[int, int, _Stream]] = []    # (first held time, order, stream)
     waiting: list[tuple[int, int, _Stream]] = []  # (last held time, order, stream) of unfinished ones
+    whole = _Whole()
     for order, (location, batches, *count) in enumerate(streams):
         stream = _Stream(location, batches, count[0] if count else None)
-        if stream.refill():
-            ready.append((int(stream.held.time[0]), order, stream))
-            if not stream.finished:
-                waiting.append((int(stream.held.time[-1]), order, stream))
+        if not stream.refill():
+            continue
+        if stream.finished:
+            whole.add(location, stream.held)
+            continue
+        ready.append((int(stream.held.time[0]), order, stream))
+        waiting.append((int(stream.held.time[-1]), order, stream))
+    if whole.parts or whole.pending:
+        stream = whole.stream()
+        ready.append((int(stream.held.time[0]), -1, stream))
     heapq.heapify(ready)
     heapq.heapify(waiting)
     pending: list[tuple[np.ndarray, EventBatch]] = []
@@ -113,11 +152,11 @@ def merge_by_time(streams: Iterable[tuple[int, Iterable[EventBatch]] | tuple[int
         yield _joined(pending)
 
 
-def _ordered(pieces: list[tuple[int, EventBatch, int, int]]) -> tuple[np.ndarray, EventBatch]:
-    """The events ``batch[start:stop]`` of several locations (one piece each), sorted by
+def _ordered(pieces: list[tuple[int | np.ndarray, EventBatch, int, int]]) -> tuple[np.ndarray, EventBatch]:
+    """The events ``batch[start:stop]`` of several streams (one piece each), sorted by
     time, then location, then position."""
-    lengths = np.array([stop - start for _, _, start, stop in pieces], np.int64)
-    locations = np.repeat(np.array([location for location, _, _, _ in pieces], np.int64), lengths)
+    locations = np.concatenate([np.full(stop - start, location, np.int64) if np.ndim(location) == 0
+                                else location[start:stop] for location, _, start, stop in pieces])
     columns = {name: np.concatenate([getattr(batch, name)[start:stop] for _, batch, start, stop in pieces])
                for name in _NAMES}
     order = np.lexsort((np.arange(len(locations)), locations, columns["time"]))

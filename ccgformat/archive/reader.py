@@ -484,10 +484,10 @@ class Archive:
                          cache_references=cache_references, summary_index=summary_index)
 
     def timeline(self, start: int, stop: int, width: int, locations: list[int] | None = None,
-                 by: str = "location", color_by: str = "group") -> Any:
+                 by: str = "location", color_by: str = "group", height: int | None = None) -> Any:
         """Per-pixel exclusive-time shares of the region groups, or of the regions with the
-        most exclusive time (`ccgformat.query.timeline`)."""
-        return run_query("timeline", self, start, stop, width, locations, by, color_by)
+        most exclusive time, in at most ``height`` rows by location (`ccgformat.query.timeline`)."""
+        return run_query("timeline", self, start, stop, width, locations, by, color_by, height)
 
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:

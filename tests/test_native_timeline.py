@@ -66,7 +66,7 @@ def _corrupt_walk(replace_children, root_shift=0):
     names, group_of = region_groups(graph.definitions, max(len(graph.definitions.regions), t.regions))
     root = graph.roots[0]
     module.native_walk(t, group_of, np.arange(0, 31, 10), len(names), np.array([root.root + root_shift]),
-                       np.array([root.start]))
+                       np.array([root.start]), np.zeros(1, np.int64), 1)
 
 
 def test_a_child_that_is_not_an_earlier_node_is_refused():

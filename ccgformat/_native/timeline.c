@@ -224,7 +224,7 @@ static int visit(painter *p, frame f, spanning *out, int64_t *spans) {
 enum { BATCH = 16 };
 
 int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs, const ccg_timeline_canvas *c,
-                       int64_t rows, const int64_t *root, const int64_t *begin, char *error) {
+                       int64_t roots, const int64_t *root, const int64_t *begin, const int64_t *row, char *error) {
     if (c->width < 1 || c->bounds[0] >= c->bounds[c->width])
         return fail(error, CCG_ERR_INPUT, "a timeline needs width >= 1 and start < stop");
     for (int64_t region = 0; region < c->regions; region++)
@@ -236,12 +236,16 @@ int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs,
     if (span < ((uint64_t)1 << 62) / (uint64_t)(c->width + 1))
         p.span = (int64_t)span;
     int code = CCG_OK;
-    for (int64_t i = 0; code == CCG_OK && i < rows; i++) {
+    for (int64_t i = 0; code == CCG_OK && i < roots; i++) {
         if (root[i] < 0 || root[i] >= t->count) {
             code = fail(error, CCG_ERR_INPUT, "root node %lld is not in the tables", (long long)root[i]);
             break;
         }
-        p.row = c->image + i * c->width * c->groups;
+        if (row[i] < 0 || row[i] >= c->rows) {
+            code = fail(error, CCG_ERR_INPUT, "image row %lld is not one of %lld", (long long)row[i], (long long)c->rows);
+            break;
+        }
+        p.row = c->image + row[i] * c->width * c->groups;
         code = room(&p, 1);
         if (code == CCG_OK)
             p.stack[p.depth++] = (frame){root[i], begin[i], -1, 0};

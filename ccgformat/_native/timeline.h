@@ -28,15 +28,17 @@ typedef struct ccg_timeline_canvas {
     int64_t width;
     const int64_t *bounds;     /* width + 1 column bounds: start + i*(stop - start)//width */
     int64_t groups;
+    int64_t rows;
     int64_t *image;            /* (rows, width, groups), added to */
     int64_t regions;
     const int64_t *group_of;   /* per region, its group */
     const int64_t *exclusive;  /* per node, groups + 1 columns: `group_exclusive` of timeline.py */
 } ccg_timeline_canvas;
 
-/* Paint row i from root[i] (starting at begin[i]) for each of `rows` locations. Returns
- * CCG_OK, or an error code with a message in `error` (ERROR_SIZE bytes). */
+/* Paint into image row row[i] from root[i] (starting at begin[i]) for each of `roots`
+ * locations (several may share a row: their times add up). Returns CCG_OK, or an error
+ * code with a message in `error` (ERROR_SIZE bytes). */
 int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs, const ccg_timeline_canvas *c,
-                       int64_t rows, const int64_t *root, const int64_t *begin, char *error);
+                       int64_t roots, const int64_t *root, const int64_t *begin, const int64_t *row, char *error);
 
 #endif

@@ -32,20 +32,23 @@ def _runs(runs: Any) -> Any:
 
 
 def paint(t: Any, group_of: np.ndarray, exclusive: np.ndarray, runs: Any, boundaries: np.ndarray, groups: int,
-          roots: np.ndarray, begins: np.ndarray) -> np.ndarray:
-    """The (rows, width, groups) image of the NodeTables ``t`` with row i painted from
-    ``roots[i]`` (starting at ``begins[i]``), between the column ``boundaries``;
+          roots: np.ndarray, begins: np.ndarray, row: np.ndarray, rows: int) -> np.ndarray:
+    """The (rows, width, groups) image of the NodeTables ``t`` with ``roots[i]`` (starting
+    at ``begins[i]``) painted into row ``row[i]``, between the column ``boundaries``;
     ``exclusive`` is `group_exclusive` and ``runs`` the `ChildRuns` of ``group_of``."""
-    image = np.zeros((len(roots), len(boundaries) - 1, groups), np.int64)
+    image = np.zeros((rows, len(boundaries) - 1, groups), np.int64)
     if exclusive.shape != (len(t), groups + 1) or runs.prefix.shape[1] != groups + 1:
         raise ValueError("the memoized group times do not match the groups")
-    arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (boundaries, group_of, exclusive, roots, begins)]
-    bounds, regions, times, root, begin = (_pointer(a) for a in arrays)
+    if len(row) != len(roots) or len(begins) != len(roots):
+        raise ValueError("every root needs a start time and a row")
+    arrays = [np.ascontiguousarray(a, dtype=np.int64) for a in (boundaries, group_of, exclusive, roots, begins, row)]
+    bounds, regions, times, root, begin, where = (_pointer(a) for a in arrays)
     canvas = ffi.new("ccg_timeline_canvas *", {
-        "width": len(boundaries) - 1, "bounds": bounds, "groups": groups, "image": ffi.from_buffer("int64_t[]", image),
-        "regions": len(group_of), "group_of": regions, "exclusive": times})
+        "width": len(boundaries) - 1, "bounds": bounds, "groups": groups, "rows": rows,
+        "image": ffi.from_buffer("int64_t[]", image), "regions": len(group_of), "group_of": regions,
+        "exclusive": times})
     error = ffi.new("char[]", _ERROR_SIZE)
-    code = lib.ccg_timeline_paint(_tables(t), _runs(runs), canvas, len(roots), root, begin, error)
+    code = lib.ccg_timeline_paint(_tables(t), _runs(runs), canvas, len(roots), root, begin, where, error)
     if code:
         raise failure(code, ffi.string(error).decode("utf-8", "replace"))
     return image

@@ -137,10 +137,10 @@ class _Column:
     """An array interface over part of an `_Owner`'s memory: every array made from it,
     and every slice of those, keeps the owner alive."""
 
-    def __init__(self, owner: _Owner, offset: int, length: int, typestr: str):
+    def __init__(self, owner: _Owner, address: int, length: int, typestr: str):
         self.owner = owner
         self.__array_interface__ = {"version": 3, "shape": (length,), "typestr": typestr,
-                                    "data": (owner.storage.ctypes.data + offset, False)}
+                                    "data": (address, False)}
 
 
 class BatchPool:
@@ -157,9 +157,10 @@ class BatchPool:
     def batch(self, size: int) -> EventBatch:
         storage = self._free.pop() if self._free else np.empty(self.capacity * (8 * len(_INT64_FIELDS) + 1), np.uint8)
         owner = _Owner(storage, self._free)
-        columns = {name: np.asarray(_Column(owner, 8 * position * self.capacity, size, "<i8"))
+        base = storage.__array_interface__["data"][0]  # once: ``storage.ctypes`` costs more than a walk
+        columns = {name: np.asarray(_Column(owner, base + 8 * position * self.capacity, size, "<i8"))
                    for position, name in enumerate(_INT64_FIELDS)}
-        columns["kind"] = np.asarray(_Column(owner, 8 * len(_INT64_FIELDS) * self.capacity, size, "|u1"))
+        columns["kind"] = np.asarray(_Column(owner, base + 8 * len(_INT64_FIELDS) * self.capacity, size, "|u1"))
         return EventBatch(**columns)
 
 

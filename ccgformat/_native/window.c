@@ -122,13 +122,6 @@ static void extremes(int64_t *restrict low, int64_t *restrict high, const int64_
     }
 }
 
-static int any(const int64_t *values, int64_t n) {
-    for (int64_t j = 0; j < n; j++)
-        if (values[j])
-            return 1;
-    return 0;
-}
-
 static int add_cuts(ccg_window *w, const ccg_window_layout *l, const int64_t *cuts, int64_t cut_count, int64_t tags,
                     const int64_t *start, const int64_t *stop, const uint8_t *keep_before, int64_t reach,
                     int64_t *vec, int64_t *low, int64_t *high, int64_t *early) {
@@ -158,11 +151,9 @@ static int add_cuts(ccg_window *w, const ccg_window_layout *l, const int64_t *cu
     return CCG_OK;
 }
 
-/* Each memo row once, times the seeds that use it; messages per tag only from the rows
- * that hold some (uses[] is left all 0 again). */
+/* Each memo row once, times the seeds that use it (uses[] is left all 0 again). */
 static int add_seeds(ccg_window *w, const ccg_window_memo *m, const ccg_window_layout *l, const int64_t *seeds,
-                     int64_t seed_count, int64_t tags, int64_t *vec, int64_t *low, int64_t *high,
-                     int64_t *messages) {
+                     int64_t seed_count, int64_t tags, int64_t *vec, int64_t *low, int64_t *high) {
     const int64_t R = l->regions, zeroed = w->uses_capacity;
     if (!grow((void **)&w->uses, &w->uses_capacity, m->rows, sizeof(int64_t)) ||
         !grow((void **)&w->used, &w->used_capacity, seed_count, sizeof(int64_t)))
@@ -189,23 +180,15 @@ static int add_seeds(ccg_window *w, const ccg_window_memo *m, const ccg_window_l
         int64_t row = w->used[k];
         add_row(vec, m->vec + row * l->size, l->size, (uint64_t)w->uses[row]);
         extremes(low, high, m->lo + row * R, m->hi + row * R, R);
-        /* from here on uses[row] says whether the row holds messages */
-        w->uses[row] = any(m->vec + row * l->size + l->talk, l->talk_width) ? -1 : 0;
+        w->uses[row] = 0;
     }
-    for (int64_t i = 0; i < seed_count; i++) {
-        int64_t row = m->slot[seeds[4 * i]];
-        if (w->uses[row])
-            add_row(messages + seeds[4 * i + 1] * l->talk_width, m->vec + row * l->size + l->talk, l->talk_width, 1);
-    }
-    for (int64_t k = 0; k < used; k++)
-        w->uses[w->used[k]] = 0;
     return CCG_OK;
 }
 
 int ccg_window_sums(ccg_window *w, const ccg_window_memo *m, const ccg_window_layout *l, const int64_t *cuts,
                     int64_t cut_count, const int64_t *seeds, int64_t seed_count, int64_t tags, const int64_t *start,
                     const int64_t *stop, const uint8_t *keep_before, int64_t reach, int64_t *vec, int64_t *low,
-                    int64_t *high, int64_t *early, int64_t *messages) {
+                    int64_t *high, int64_t *early) {
     int code = add_cuts(w, l, cuts, cut_count, tags, start, stop, keep_before, reach, vec, low, high, early);
-    return code != CCG_OK ? code : add_seeds(w, m, l, seeds, seed_count, tags, vec, low, high, messages);
+    return code != CCG_OK ? code : add_seeds(w, m, l, seeds, seed_count, tags, vec, low, high);
 }

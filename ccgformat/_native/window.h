@@ -38,7 +38,6 @@ typedef struct ccg_window_memo {
 typedef struct ccg_window_layout {
     int64_t size, regions;        /* a row's sums; regions */
     int64_t calls, incl, excl;    /* where a region's sums start in a row */
-    int64_t talk, talk_width;     /* the message sums, kept per tag */
 } ccg_window_layout;
 
 typedef struct ccg_window ccg_window;
@@ -55,12 +54,11 @@ int ccg_window_walk(ccg_window *w, const ccg_query_tables *t, int64_t tags, cons
                     const int64_t **cuts, int64_t *cut_count, const int64_t **seeds, int64_t *seed_count);
 /* Sum the rows of a walk (as `window_sums` in profile.py): into vec (a row's layout,
  * summed over the tags), low/high (extremes of the counted calls, measured up to
- * `reach`), early (time of the calls entered before a piece that keeps it) and
- * messages (per tag, the message sums of its sub-trees); all set by the caller. Every
- * sub-tree must have a memo row. */
+ * `reach`) and early (time of the calls entered before a piece that keeps it); all set
+ * by the caller. Every sub-tree must have a memo row. */
 int ccg_window_sums(ccg_window *w, const ccg_window_memo *m, const ccg_window_layout *l, const int64_t *cuts,
                     int64_t cut_count, const int64_t *seeds, int64_t seed_count, int64_t tags, const int64_t *start,
                     const int64_t *stop, const uint8_t *keep_before, int64_t reach, int64_t *vec, int64_t *low,
-                    int64_t *high, int64_t *early, int64_t *messages);
+                    int64_t *high, int64_t *early);
 
 #endif

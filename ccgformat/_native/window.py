@@ -80,11 +80,11 @@ def window_sums(memo: tuple[np.ndarray, ...], layout: tuple[int, ...], cuts: np.
                 reach: int) -> tuple[np.ndarray, ...]:
     """The sums of a walk's rows, as `ccgformat.query.profile_window.window_sums`: ``memo`` is
     (slot, calltime, sums, low, high) of the memoized sub-trees (every seed has a row),
-    ``layout`` (size, regions, calls, inclusive, exclusive, messages, message width) the
-    columns of a row. Returns (sums, low, high, early, messages per tag)."""
+    ``layout`` (size, regions, calls, inclusive, exclusive) the columns of a row. Returns
+    (sums, low, high, early)."""
     walker = _walker()
     slot, calltime, sums, low_rows, high_rows = memo
-    size, regions, talk_width = layout[0], layout[1], layout[6]
+    size, regions = layout[0], layout[1]
     m = ffi.new("ccg_window_memo *")
     m.nodes, m.rows = min(len(slot), len(calltime)), len(sums)
     held = [np.ascontiguousarray(a, dtype=np.int64) for a in (slot, calltime, sums, low_rows, high_rows)]
@@ -98,7 +98,7 @@ def window_sums(memo: tuple[np.ndarray, ...], layout: tuple[int, ...], cuts: np.
     if len(rows[3]) != tags or len(keep) != tags or rows[0].shape[1:] != (5,) or rows[1].shape[1:] != (4,):
         raise ValueError("a walk's rows and bounds do not fit together")
     out = (np.zeros(size, np.int64), np.full(regions, np.iinfo(np.int64).max, np.int64),
-           np.full(regions, -1, np.int64), np.zeros(regions, np.int64), np.zeros((tags, talk_width), np.int64))
+           np.full(regions, -1, np.int64), np.zeros(regions, np.int64))
     code = lib.ccg_window_sums(walker.w, m, l, _pointer(rows[0]), len(rows[0]), _pointer(rows[1]), len(rows[1]),
                                tags, _pointer(rows[2]), _pointer(rows[3]),
                                ffi.cast("const uint8_t *", ffi.from_buffer(keep)), reach,

@@ -257,7 +257,8 @@ class Archive:
             self.close()
             raise
         self.pool = ArchivePool(self, [e for e in self._directory if e.kind == SectionKind.NODES])
-        self._indexes: dict[int, list[Any]] = {}
+        self._indexes: dict[int, dict[Any, dict[str, Any]]] = {}
+        self._index_blocks: dict[SectionKind, tuple[list[int], list[DirectoryEntry]]] = {}
 
     # ----------------------------------------------------------------- opening
 
@@ -437,26 +438,43 @@ class Archive:
 
     def checkpoints(self, kind: SectionKind, location: int) -> list[dict[str, Any]]:
         """The snapshot (SNAPSHOTS) or summary (SUMMARY) checkpoints of a location, oldest
-        first; empty when the archive has no such index."""
-        for entry in self._directory:
-            if entry.kind != kind or entry.first > location:
-                continue
-            for item in self._index_document(entry):
-                if isinstance(item, dict) and item.get("location") == location:
-                    checkpoints = item.get("checkpoints")
-                    if not isinstance(checkpoints, list):
-                        raise CorruptArchiveError(f"{kind.name} section is malformed", path=self.path,
-                                                  offset=entry.offset)
-                    return checkpoints
+        first; empty when the archive has no such index. The blocks whose first location
+        is at most ``location`` are searched nearest first (each block lists locations from
+        its first one on), so a look-up parses about one block, whatever their number."""
+        firsts, entries = self._index_entries(kind)
+        for entry in reversed(entries[:bisect.bisect_right(firsts, location)]):
+            item = self._index_document(entry).get(location)
+            if item is not None:
+                checkpoints = item.get("checkpoints")
+                if not isinstance(checkpoints, list):
+                    raise CorruptArchiveError(f"{kind.name} section is malformed", path=self.path,
+                                              offset=entry.offset)
+                return checkpoints
         return []
 
-    def _index_document(self, entry: DirectoryEntry) -> list[Any]:
+    def _index_entries(self, kind: SectionKind) -> tuple[list[int], list[DirectoryEntry]]:
+        """The blocks of an index section kind sorted by their first location, and those
+        first locations."""
+        found = self._index_blocks.get(kind)
+        if found is None:
+            entries = sorted((entry for entry in self._directory if entry.kind == kind), key=lambda e: e.first)
+            found = self._index_blocks[kind] = ([entry.first for entry in entries], entries)
+        return found
+
+    def _index_document(self, entry: DirectoryEntry) -> dict[Any, dict[str, Any]]:
+        """An index section's items by location (the first of each), parsed once: a
+        look-up per location, not a scan of the section."""
         cached = self._indexes.get(entry.offset)
         if cached is None:
             document = decode_json(self.payload(entry), SectionKind(entry.kind).name, self.path, entry.offset)
             if not isinstance(document, dict) or not isinstance(document.get("locations"), list):
                 raise CorruptArchiveError("index section is malformed", path=self.path, offset=entry.offset)
-            cached = self._indexes[entry.offset] = document["locations"]
+            cached = {}
+            for item in document["locations"]:
+                key = item.get("location") if isinstance(item, dict) else None
+                if isinstance(key, (int, float)):  # no other JSON value equals a location id
+                    cached.setdefault(key, item)
+            self._indexes[entry.offset] = cached
         return cached
 
     def events(self, start: int | None = None, stop: int | None = None, *,
@@ -464,14 +482,15 @@ class Archive:
         """Events of all (or the given) locations with ``start <= time < stop`` in global time
         order (ties by location), as batches paired with each event's location."""
         chosen = self.locations if locations is None else locations
-        return merge_by_time(((location, self._window(location, start, stop, batch_size)) for location in chosen),
-                             batch_size)
+        return merge_by_time((self._window(location, start, stop, batch_size) for location in chosen), batch_size)
 
-    def _window(self, location: int, start: int | None, stop: int | None, batch_size: int) -> Iterator[EventBatch]:
+    def _window(self, location: int, start: int | None, stop: int | None,
+                batch_size: int) -> tuple[int, Iterator[EventBatch], int]:
+        """A location's events in ``[start, stop)`` as a stream of `merge_by_time`."""
         walker = self.location(location)
         first = 0 if start is None else walker.find(start)
         last = len(walker) if stop is None else walker.find(stop)
-        return walker.events(first, last, batch_size=batch_size)
+        return location, walker.events(first, last, batch_size=batch_size), max(0, last - first)
 
     # ----------------------------------------------------------------- queries
 
@@ -483,10 +502,10 @@ class Archive:
                          cache_references=cache_references, summary_index=summary_index)
 
     def timeline(self, start: int, stop: int, width: int, locations: list[int] | None = None,
-                 by: str = "location", color_by: str = "group") -> Any:
+                 by: str = "location", color_by: str = "group", height: int | None = None) -> Any:
         """Per-pixel exclusive-time shares of the region groups, or of the regions with the
-        most exclusive time (`ccgformat.query.timeline`)."""
-        return run_query("timeline", self, start, stop, width, locations, by, color_by)
+        most exclusive time, in at most ``height`` rows by location (`ccgformat.query.timeline`)."""
+        return run_query("timeline", self, start, stop, width, locations, by, color_by, height)
 
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:

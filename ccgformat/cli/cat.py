@@ -8,10 +8,10 @@ import io
 import json
 import os
 import sys
-from typing import Any, Iterable
+from typing import Any
 
 from ..archive import open_archive
-from ..model import COLUMNS, KIND_FIELDS, Event, EventKind
+from ..model import COLUMNS, KIND_FIELDS, EventBatch, EventKind
 from .common import UsageError, bounded_int
 
 CSV_HEADER = ("location", "time", "kind") + COLUMNS
@@ -52,7 +52,7 @@ def cmd_cat(args: argparse.Namespace) -> int:
             out.write(write.header())
             # small batches: several writes, so that a reader going away is noticed early
             for locations, batch in archive.events(args.start, args.stop, locations=chosen, batch_size=1024):
-                out.write(write.rows(locations.tolist(), batch.rows()))
+                out.write(write.rows(locations.tolist(), batch))
             out.flush()
         except BrokenPipeError:
             _silence_stdout()
@@ -69,6 +69,25 @@ def _silence_stdout() -> None:
         pass
 
 
+def _kind(code: int) -> tuple[str, tuple[str, ...]]:
+    """The name of an event kind and the columns it uses (`EventKind` raises for an
+    unknown code)."""
+    found = _KINDS.get(code)
+    if found is None:
+        kind = EventKind(code)
+        found = _KINDS[code] = (kind.name, _USED[kind])
+    return found
+
+
+_KINDS: dict[int, tuple[str, tuple[str, ...]]] = {}
+
+
+def _columns(batch: EventBatch) -> tuple[list[int], list[int], dict[str, list[int]]]:
+    """A batch's times, kinds and other columns as lists: one conversion per batch, not
+    an object per event."""
+    return batch.time.tolist(), batch.kind.tolist(), {name: getattr(batch, name).tolist() for name in COLUMNS}
+
+
 class _TextWriter:
     def __init__(self, regions: list[str]):
         self.regions = regions
@@ -79,15 +98,17 @@ class _TextWriter:
     def region(self, ref: int) -> str:
         return self.regions[ref] if 0 <= ref < len(self.regions) else f"<region {ref}>"
 
-    def rows(self, locations: Iterable[int], events: Iterable[Event]) -> str:
+    def rows(self, locations: list[int], batch: EventBatch) -> str:
+        times, kinds, columns = _columns(batch)
+        refs = columns["ref"]
         lines = []
-        for location, event in zip(locations, events):
-            kind = EventKind(event.kind)
-            if kind in (EventKind.ENTER, EventKind.LEAVE):
-                detail = self.region(event.ref)
+        for i, (location, time, code) in enumerate(zip(locations, times, kinds)):
+            name, used = _kind(code)
+            if code <= EventKind.LEAVE:
+                detail = self.region(refs[i])
             else:
-                detail = " ".join(f"{name}={getattr(event, name)}" for name in _USED[kind])
-            lines.append(f"{location} {event.time} {kind.name} {detail}".rstrip() + "\n")
+                detail = " ".join(f"{field}={columns[field][i]}" for field in used)
+            lines.append(f"{location} {time} {name} {detail}".rstrip() + "\n")
         return "".join(lines)
 
 
@@ -106,12 +127,12 @@ class _CsvWriter:
         self.writer.writerow(CSV_HEADER)
         return self._take()
 
-    def rows(self, locations: Iterable[int], events: Iterable[Event]) -> str:
-        for location, event in zip(locations, events):
-            kind = EventKind(event.kind)
-            used = _USED[kind]
-            self.writer.writerow([location, event.time, kind.name]
-                                 + [getattr(event, name) if name in used else "" for name in COLUMNS])
+    def rows(self, locations: list[int], batch: EventBatch) -> str:
+        times, kinds, columns = _columns(batch)
+        for i, (location, time, code) in enumerate(zip(locations, times, kinds)):
+            name, used = _kind(code)
+            self.writer.writerow([location, time, name]
+                                 + [columns[field][i] if field in used else "" for field in COLUMNS])
         return self._take()
 
 
@@ -119,12 +140,13 @@ class _JsonWriter:
     def header(self) -> str:
         return ""
 
-    def rows(self, locations: Iterable[int], events: Iterable[Event]) -> str:
+    def rows(self, locations: list[int], batch: EventBatch) -> str:
+        times, kinds, columns = _columns(batch)
         lines = []
-        for location, event in zip(locations, events):
-            kind = EventKind(event.kind)
-            record: dict[str, Any] = {"location": location, "time": event.time, "kind": kind.name}
-            for name in _USED[kind]:
-                record[name] = getattr(event, name)
+        for i, (location, time, code) in enumerate(zip(locations, times, kinds)):
+            name, used = _kind(code)
+            record: dict[str, Any] = {"location": location, "time": time, "kind": name}
+            for field in used:
+                record[field] = columns[field][i]
             lines.append(json.dumps(record) + "\n")
         return "".join(lines)

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from ..archive import Archive, open_archive
+from ..query.timeline import HEIGHT
 from .common import UsageError, bounded_int, chosen_locations
 
 
@@ -44,6 +45,9 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--color-by", choices=("group", "region"), default="group",
                    help="colour classes: region groups, or the regions with the most exclusive time "
                         "(default %(default)s)")
+    p.add_argument("--rows", type=bounded_int(1, 100000), default=HEIGHT, metavar="N",
+                   help="by location, at most N rows: with more locations, consecutive ones share a row, "
+                        "their times summed and blended (default %(default)s)")
     p.add_argument("--row-height", type=bounded_int(1, 1000), default=16, metavar="PX",
                    help="pixels per row in the PNG (default %(default)s)")
     p.add_argument("--png", metavar="FILE", help="write the image to FILE")
@@ -123,7 +127,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         if stop <= start:
             raise UsageError(f"the window {start}..{stop} is empty")
         result = archive.timeline(start, stop, args.width, chosen_locations(archive, args.location), args.by,
-                                  args.color_by)
+                                  args.color_by, args.rows)
     if args.png:
         result.save_png(args.png, args.row_height)
     if args.json:

@@ -17,7 +17,8 @@ not match is reported, never dropped. Paje links (SEND/RECV with comm = link typ
 by their value and key, which the importer keeps in the GENERIC ``paje:fields`` event
 right before each end.
 
-Only the events of these kinds are expanded from the graph (`select_events`).
+Only the events of these kinds are expanded from the graph, of all locations at once
+(`select_many`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 
 from ..errors import CorruptArchiveError
 from ..model import EventKind
-from .select import select_events
+from .select import select_many
 from .tables import NodeTables, tables_for
 
 _WANTED = tuple(int(k) for k in (EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV,
@@ -163,17 +164,15 @@ def _selected(source: Any, locations: list[int], kinds: tuple[int, ...], batch_s
     (within the location's selection) and ``seq``, the place in the interleaved traversal
     of 4.5.5: ``batch_size`` events of each location in turn."""
     t = tables_for(source.pool)
-    parts = []
-    for index, location in enumerate(locations):
-        root = source.roots[location]
-        times, nodes = select_events(t, root.root, root.start, kinds)
-        position = np.arange(len(nodes), dtype=np.int64)
-        seq = (position // batch_size * len(locations) + index) * batch_size + position % batch_size
-        parts.append([np.full(len(nodes), location, np.int64), position, seq, *_columns(t, times, nodes)])
+    roots = [source.roots[location] for location in locations]
+    tag, _, times, nodes = select_many(t, np.array([r.root for r in roots], np.int64),
+                                       np.array([r.start for r in roots], np.int64), kinds)
+    first = np.searchsorted(tag, tag)  # the tag's first event: tags come sorted
+    position = np.arange(len(tag), dtype=np.int64) - first
+    seq = (position // batch_size * len(locations) + tag) * batch_size + position % batch_size
     names = ("location", "position", "seq") + _FIELDS
-    if not parts:
-        return {name: np.zeros(0, np.int64) for name in names}
-    return {name: np.concatenate(column) for name, column in zip(names, zip(*parts))}
+    columns = [np.asarray(locations, np.int64)[tag] if len(tag) else tag, position, seq, *_columns(t, times, nodes)]
+    return dict(zip(names, columns))
 
 
 def _link_ids(e: dict[str, np.ndarray], strings: list[str], path: str | None) -> np.ndarray:

@@ -11,6 +11,7 @@ import numpy as np
 from .. import backends
 from ..graph.pool import NodeKind
 from ..model import EventKind
+from .profile_pairs import window_pairs
 from .profile_partial import Layout, Partial, add_features, tag_runs
 from .profile_totals import Totals
 from .profile_window import NO_START, descend, native_descend, native_window_sums, window_sums
@@ -45,7 +46,7 @@ class ProfileEngine:
         self.source = source
         self.definitions = source.definitions
         self.tables = tables_for(source.pool)
-        self.layout = Layout(self.tables, len(self.definitions.regions), len(self.definitions.locations))
+        self.layout = Layout(self.tables, len(self.definitions.regions))
         self.cache_modulus = cache_modulus
         #: the metrics sampled anywhere in the graph
         self.sampled = set(np.unique(self.tables.key0[self.tables.kind == EventKind.METRIC]).tolist())
@@ -144,20 +145,25 @@ class ProfileEngine:
         backend) lists the calls cut by a bound and the sub-trees inside: a cut call adds
         its part inside, is counted when entered inside, and the enclosing call loses it,
         and the calltime of the sub-trees inside, from its exclusive time; a sub-tree
-        inside adds its memoized partial profile."""
+        inside adds its memoized partial profile. The messages per location pair come from
+        the window's message events (`window_pairs`), not from the memo: a row per peer
+        in every memo row would cost a row per pair of locations."""
         lo, hi = np.array(start, dtype=np.int64), np.array(stop, dtype=np.int64)
-        cuts, seeds = self._descend(locations, lo, hi)
+        roots, begins = self._roots(locations)
+        cuts, seeds = self._descend(roots, begins, lo, hi)
         if len(seeds):  # the sub-trees taken whole: few (b per level and bound), all memoized
             self.memoize(seeds[:, 0], seeds[:, 2])
         sums = native_window_sums if backends.native() else window_sums
-        self._add(totals, locations, *sums(self, cuts, seeds, lo, hi, np.array(keep_before, dtype=bool), reach))
+        self._add(totals, *sums(self, cuts, seeds, lo, hi, np.array(keep_before, dtype=bool), reach))
+        totals.add_pairs(*window_pairs(self.tables, np.asarray(locations, np.int64), roots, begins, lo, hi))
 
     def metric_bits(self, locations: list[int], times: list[int]) -> np.ndarray:
         """Per ``locations[i]``, the raw 64 bits of every metric's value before
         ``times[i]``: the wrapping sum of its sample differences (records.md), which are
         all in the sub-trees wholly before that time (seeds of the window from the
         beginning)."""
-        _, seeds = self._descend(locations, np.full(len(locations), NO_START, np.int64), np.array(times, np.int64))
+        _, seeds = self._descend(*self._roots(locations), np.full(len(locations), NO_START, np.int64),
+                                 np.array(times, np.int64))
         node, tag, at, _ = seeds.T
         out = np.zeros((len(locations), self.layout.M), np.int64)
         if len(node):
@@ -167,25 +173,24 @@ class ProfileEngine:
                 out[into] = np.add.reduceat(self._vec[self.slot[node[order]], self.layout.metric:], starts)
         return out
 
-    def _descend(self, locations: list[int], start: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """`descend` (in C with the native backend) from the roots of ``locations``."""
+    def _roots(self, locations: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The root nodes of ``locations`` and their start times."""
         roots = [self.source.roots[location] for location in locations]
-        return (native_descend if backends.native() else descend)(
-            self.tables, np.array([r.root for r in roots], np.int64), np.array([r.start for r in roots], np.int64),
-            start, stop)
+        return np.array([r.root for r in roots], np.int64), np.array([r.start for r in roots], np.int64)
 
-    def _add(self, totals: Totals, locations: list[int], vec: np.ndarray, low: np.ndarray, high: np.ndarray,
-             early: np.ndarray, messages: np.ndarray) -> None:
+    def _descend(self, roots: np.ndarray, begins: np.ndarray, start: np.ndarray,
+                 stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`descend` (in C with the native backend) from ``roots``."""
+        return (native_descend if backends.native() else descend)(self.tables, roots, begins, start, stop)
+
+    def _add(self, totals: Totals, vec: np.ndarray, low: np.ndarray, high: np.ndarray, early: np.ndarray) -> None:
         """Move a window's sums from the vector layout into ``totals``."""
         layout = self.layout
-        R, P = layout.R, layout.P
+        R = layout.R
         regions = slice(0, R)
         totals.add_regions(regions, vec[layout.calls:layout.calls + R], vec[layout.incl:layout.incl + R],
                            vec[layout.excl:layout.excl + R], early)
         totals.extremes(regions, low, high)
-        tag, peer = np.nonzero(messages[:, :P] | messages[:, 2 * P:3 * P])
-        sums = messages.reshape(len(locations), 4, P)[tag, :, peer]  # (sent, bytes, received, bytes) per pair
-        totals.add_pairs(np.asarray(locations, np.int64)[tag], np.where(peer < P - 1, peer, -1), sums)
         for i, op in enumerate(layout.ops.tolist()):
             if vec[layout.coll + i]:
                 totals.add_collective(op, int(vec[layout.coll + i]), int(vec[layout.coll_sent + i]),

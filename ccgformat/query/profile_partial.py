@@ -11,33 +11,23 @@ from ..model import EventKind
 from .profile_totals import NO_SHORTEST
 from .tables import NodeTables
 
-SENDS = (EventKind.SEND, EventKind.ISEND)
-RECEIVES = (EventKind.RECV, EventKind.IRECV)
-
 
 class Layout:
     """Positions of the additive quantities in a partial result's vector."""
 
-    def __init__(self, tables: NodeTables, regions: int, peers: int):
+    def __init__(self, tables: NodeTables, regions: int):
         kind = tables.kind
         calls = tables.key0[kind == NodeKind.CALL]
         self.R = max(regions, int(calls.max()) + 1 if len(calls) else 0)
-        peer_kinds = np.isin(kind, SENDS + RECEIVES)
-        self.P = max(peers, int(tables.key0[peer_kinds].max()) + 1 if peer_kinds.any() else 0) + 1
         self.ops = np.unique(tables.key0[kind == EventKind.COLL_END])
         self.C = len(self.ops)
-        R, P, C = self.R, self.P, self.C
+        R, C = self.R, self.C
         self.calls, self.incl, self.excl = 0, R, 2 * R
-        self.sent, self.sent_bytes, self.recv, self.recv_bytes = 3 * R, 3 * R + P, 3 * R + 2 * P, 3 * R + 3 * P
-        self.coll, self.coll_sent, self.coll_recv = 3 * R + 4 * P, 3 * R + 4 * P + C, 3 * R + 4 * P + 2 * C
+        self.coll, self.coll_sent, self.coll_recv = 3 * R, 3 * R + C, 3 * R + 2 * C
         samples = tables.key0[kind == EventKind.METRIC]
         self.M = int(samples.max()) + 1 if len(samples) else 0
-        self.metric = 3 * R + 4 * P + 3 * C
+        self.metric = 3 * R + 3 * C
         self.size = self.metric + self.M
-
-    def peer(self, values: np.ndarray) -> np.ndarray:
-        """Peer location ids; anything outside the definitions goes to the last slot."""
-        return np.where((values >= 0) & (values < self.P - 1), values, self.P - 1)
 
 
 class Partial:
@@ -66,13 +56,6 @@ def add_features(t: NodeTables, layout: Layout, out: Partial, nodes: np.ndarray,
         np.add.at(vec, (tag, layout.excl + region), m * (total - t.inner[nodes[call]]))
         np.minimum.at(out.lo, (tag, region), total)
         np.maximum.at(out.hi, (tag, region), total)
-    for kinds, number, size in ((SENDS, layout.sent, layout.sent_bytes),
-                                (RECEIVES, layout.recv, layout.recv_bytes)):
-        chosen = np.isin(kind, kinds)
-        if chosen.any():
-            peer, tag = layout.peer(t.key0[nodes[chosen]]), tags[chosen]
-            np.add.at(vec, (tag, number + peer), counts[chosen])
-            np.add.at(vec, (tag, size + peer), counts[chosen] * t.soft0[nodes[chosen]])
     chosen = kind == EventKind.METRIC
     if chosen.any():  # sums of sample differences, wrapping like the format's (records.md)
         np.add.at(vec, (tags[chosen], layout.metric + t.key0[nodes[chosen]]), counts[chosen] * t.soft0[nodes[chosen]])

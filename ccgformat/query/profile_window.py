@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..graph.pool import NodeKind
-from .profile_partial import tag_runs
 from .profile_totals import NO_SHORTEST
 from .tables import NodeTables
 
@@ -66,16 +65,15 @@ def window_sums(engine: ProfileEngine, cuts: np.ndarray, seeds: np.ndarray, lo: 
                 keep_before: np.ndarray, reach: int) -> tuple[np.ndarray, ...]:
     """The sums of a window's descent (`descend`, cut calls and memoized sub-trees) for the
     pieces ``[lo[i], hi[i])``: the additive sums of the layout over all pieces, the
-    extremes of the counted calls (measured up to ``reach``), the time of calls entered
-    before a piece that ``keep_before``, and per piece its message sums (see
-    `ProfileEngine.add_window`)."""
+    extremes of the counted calls (measured up to ``reach``) and the time of calls entered
+    before a piece that ``keep_before`` (see `ProfileEngine.add_window`)."""
     t, layout = engine.tables, engine.layout
     tag, region, outer, enter, leave = cuts.T
     part = np.maximum(0, np.minimum(leave, hi[tag]) - np.maximum(enter, lo[tag]))
     counted = enter >= lo[tag]
-    node, seed_tag, _, seed_outer = seeds.T
+    node, _, _, seed_outer = seeds.T
     has, seed_has = outer >= 0, seed_outer >= 0
-    vec = np.zeros(layout.size, np.int64)  # summed over the pieces; messages per piece below
+    vec = np.zeros(layout.size, np.int64)  # summed over the pieces
     np.add.at(vec, np.concatenate((layout.incl + region, layout.excl + region, layout.excl + outer[has],
                                    layout.calls + region[counted], layout.excl + seed_outer[seed_has])),
               np.concatenate((part, part, -part[has], np.ones(int(counted.sum()), np.int64),
@@ -87,7 +85,6 @@ def window_sums(engine: ProfileEngine, cuts: np.ndarray, seeds: np.ndarray, lo: 
     early = np.zeros(layout.R, np.int64)
     kept = ~counted & keep_before[tag]
     np.add.at(early, region[kept], part[kept])
-    messages = np.zeros((len(lo), 4 * layout.P), np.int64)
     if len(node):
         rows = engine.slot[node]
         sums, shortest, longest = engine.memo_rows()
@@ -96,12 +93,7 @@ def window_sums(engine: ProfileEngine, cuts: np.ndarray, seeds: np.ndarray, lo: 
             vec += memo.sum(axis=0)
         low = np.minimum(low, np.take(shortest, rows, axis=0).min(axis=0))
         high = np.maximum(high, np.take(longest, rows, axis=0).max(axis=0))
-        talking = memo[:, layout.sent:layout.sent + 4 * layout.P]
-        talks = talking.any(axis=1)  # only seeds holding messages are split by location
-        if talks.any():
-            order, starts, into = tag_runs(seed_tag[talks])
-            messages[into] = np.add.reduceat(talking[talks][order], starts)
-    return vec, low, high, early, messages
+    return vec, low, high, early
 
 
 def native_window_sums(engine: ProfileEngine, cuts: np.ndarray, seeds: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -110,5 +102,5 @@ def native_window_sums(engine: ProfileEngine, cuts: np.ndarray, seeds: np.ndarra
     from .._native.window import window_sums as sums_in_c
     layout, rows = engine.layout, engine.memo_rows()
     return sums_in_c((engine.slot, engine.tables.calltime, *rows),
-                     (layout.size, layout.R, layout.calls, layout.incl, layout.excl, layout.sent, 4 * layout.P),
+                     (layout.size, layout.R, layout.calls, layout.incl, layout.excl),
                      cuts, seeds, lo, hi, keep_before, reach)

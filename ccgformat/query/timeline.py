@@ -4,7 +4,12 @@ exclusive time of each region group, and an RGB image blending the groups' colou
 Columns split ``[start, stop)`` into ``width`` integer intervals
 ``S_i = [start + i*span//width, start + (i+1)*span//width)`` (4.27). Rows are locations
 (``by="location"``) or call-stack levels summed over the chosen locations
-(``by="depth"``, level 0 = outermost calls). ``exclusive[row, i, g]`` is formula 4.28: the
+(``by="depth"``, level 0 = outermost calls). A display has a few thousand pixel rows at
+most (3.4.4, 4.5.4: the resolution is "in the order of 10^3 to 10^4 in the vertical and
+horizontal dimensions"), so with more chosen locations than ``height`` the location axis
+is split like the time axis: row ``r`` holds the chosen locations
+``[r*L//height, (r+1)*L//height)`` (L of them, in the order given), their times summed as
+a depth row sums its locations, and blended into one pixel row (`row_starts`). ``exclusive[row, i, g]`` is formula 4.28: the
 time inside ``S_i`` during which the innermost open call is of group ``g`` (and, by
 depth, is at that level). Time outside every call belongs to no group. The walk that
 computes it on the compressed graph is `ccgformat.query.timeline_walk`.
@@ -21,7 +26,7 @@ column sums may exceed ``|S_i|`` (4.30), at most 1; a pixel's colour is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -39,11 +44,18 @@ class Timeline:
     start: int
     stop: int
     by: str
-    rows: list[int]               #: location ids, or call levels 0, 1, ...
+    rows: list[int]               #: location ids (the first of each row), or call levels 0, 1, ...
     groups: list[str]             #: the colour classes: region groups, or regions (``color_by``)
     boundaries: np.ndarray        #: width + 1 column bounds
     exclusive: np.ndarray         #: (rows, width, groups) ticks, formula 4.28
     normaliser: np.ndarray        #: (rows, width) the denominator of the shares
+    #: by location, rows + 1 offsets: row i sums ``locations[row_starts[i]:row_starts[i + 1]]``
+    row_starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    locations: list[int] = field(default_factory=list)  #: the chosen locations, in row order
+
+    def row_locations(self, row: int) -> list[int]:
+        """The locations row ``row`` sums (by location)."""
+        return self.locations[int(self.row_starts[row]):int(self.row_starts[row + 1])]
 
     @property
     def width(self) -> int:
@@ -72,7 +84,8 @@ class Timeline:
     def to_json(self) -> dict[str, Any]:
         return {"start": self.start, "stop": self.stop, "width": self.width, "by": self.by, "rows": self.rows,
                 "groups": self.groups, "boundaries": self.boundaries.tolist(),
-                "exclusive": self.exclusive.tolist()}
+                "exclusive": self.exclusive.tolist(), "row_starts": self.row_starts.tolist(),
+                "locations": self.locations}
 
 
 #: Coloured by region, the regions with the most exclusive time over the whole trace get
@@ -103,17 +116,32 @@ def column_bounds(start: int, stop: int, width: int) -> np.ndarray:
     return np.array([start + i * span // width for i in range(width + 1)], dtype=np.int64)
 
 
+#: The most rows by location unless asked otherwise: more locations share rows.
+HEIGHT = 1000
+
+
+def row_bounds(locations: int, height: int) -> np.ndarray:
+    """The ``rows + 1`` offsets of the rows by location: one location a row when they fit
+    in ``height``, else ``height`` rows of the consecutive locations ``[r*L//height,
+    (r+1)*L//height)`` (the split of the columns, 4.27, on the location axis)."""
+    rows = min(locations, height)
+    return np.arange(rows + 1, dtype=np.int64) * locations // max(rows, 1)
+
+
 def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable[int] | None = None,
-             by: str = "location", color_by: str = "group") -> Timeline:
+             by: str = "location", color_by: str = "group", height: int | None = None) -> Timeline:
     """The timeline of ``[start, stop)`` at ``width`` columns of a `Graph` or `Archive`,
     rows by location or call level (``by``), colour classes by region group or region
-    (``color_by``)."""
+    (``color_by``); by location at most ``height`` rows (default `HEIGHT`, `row_bounds`)."""
+    height = HEIGHT if height is None else height
     if by not in ("location", "depth"):
         raise ValueError(f"by must be 'location' or 'depth', not {by!r}")
     if color_by not in ("group", "region"):
         raise ValueError(f"color_by must be 'group' or 'region', not {color_by!r}")
     if width < 1 or stop <= start:
         raise ValueError("a timeline needs width >= 1 and start < stop")
+    if height < 1:
+        raise ValueError(f"a timeline needs height >= 1, not {height}")
     definitions = source.definitions
     t = tables_for(source.pool)
     regions = max(len(definitions.regions), t.regions)
@@ -123,11 +151,15 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
     chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
     roots = np.array([source.roots[location].root for location in chosen], np.int64)
     begins = np.array([source.roots[location].start for location in chosen], np.int64)
+    starts = row_bounds(len(chosen), height)
+    per_row = np.diff(starts)  # locations a row sums over
+    if by == "depth":
+        per_row = np.full(1, max(len(chosen), 1), np.int64)
     if not names:  # no regions, so no calls: nothing to paint
-        exclusive = np.zeros((len(chosen) if by == "location" else 1, width, 0), np.int64)
+        exclusive = np.zeros((len(per_row) if by == "location" else 1, width, 0), np.int64)
     else:
-        exclusive = exclusive_times(t, group_of, boundaries, len(names), roots, begins, by == "depth")
-    widths = np.diff(boundaries) * (1 if by == "location" else max(len(chosen), 1))
-    normaliser = np.maximum(widths[None, :], exclusive.sum(axis=2))
-    return Timeline(int(start), int(stop), by, chosen if by == "location" else list(range(len(exclusive))), names,
-                    boundaries, exclusive, normaliser)
+        row = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+        exclusive = exclusive_times(t, group_of, boundaries, len(names), roots, begins, by == "depth", row)
+    normaliser = np.maximum(np.diff(boundaries)[None, :] * per_row[:, None], exclusive.sum(axis=2))
+    rows = [chosen[i] for i in starts[:-1].tolist()] if by == "location" else list(range(len(exclusive)))
+    return Timeline(int(start), int(stop), by, rows, names, boundaries, exclusive, normaliser, starts, chosen)

@@ -26,14 +26,18 @@ from .tables import NodeTables
 
 
 def exclusive_times(t: NodeTables, group_of: np.ndarray, boundaries: np.ndarray, groups: int, roots: np.ndarray,
-                    begins: np.ndarray, by_depth: bool) -> np.ndarray:
-    """(rows, columns, groups) ticks: per location (row i = root i) or, ``by_depth``, per
-    call level summed over the roots; in C by location with the native backend."""
+                    begins: np.ndarray, by_depth: bool, row: np.ndarray | None = None) -> np.ndarray:
+    """(rows, columns, groups) ticks: by location, root i in row ``row[i]`` (default i;
+    roots sharing a row add up), or, ``by_depth``, per call level summed over the roots;
+    in C by location with the native backend."""
+    if row is None:
+        row = np.arange(len(roots), dtype=np.int64)
+    rows = int(row.max(initial=-1)) + 1
     if not by_depth and backends.native():
-        return native_walk(t, group_of, boundaries, groups, roots, begins)
+        return native_walk(t, group_of, boundaries, groups, roots, begins, row, rows)
     canvas = _Canvas(boundaries, groups)
-    deepest = _walk(t, canvas, group_of, roots, begins, by_depth)
-    return canvas.image(max(deepest, 1) if by_depth else len(roots))
+    deepest = _walk(t, canvas, group_of, roots, begins, row, by_depth)
+    return canvas.image(max(deepest, 1) if by_depth else rows)
 
 
 def _cell_sums(cells: np.ndarray, ticks: np.ndarray, size: int) -> np.ndarray:
@@ -119,14 +123,14 @@ INDEXED_CHILDREN = 8
 
 
 def _walk(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, roots: np.ndarray, begins: np.ndarray,
-          by_depth: bool) -> int:
-    """Paint every location at once (row i = location i); returns the number of call
-    levels reached."""
+          row: np.ndarray, by_depth: bool) -> int:
+    """Paint every location at once (root i into row ``row[i]``, unless ``by_depth``);
+    returns the number of call levels reached."""
     kind, painted = t.kind, t.painted
     runs = None if by_depth else child_runs(t, group_of, INDEXED_CHILDREN)
     start, stop = int(canvas.b[0]), int(canvas.b[-1])
     nodes, times = roots.astype(np.int64), begins.astype(np.int64)
-    row = np.arange(len(roots), dtype=np.int64)
+    row = np.asarray(row, np.int64)
     enc = np.full(len(roots), -1, np.int64)
     level = np.zeros(len(roots), np.int64)
     gathered: list[tuple[np.ndarray, ...]] = []
@@ -393,10 +397,10 @@ def _gathered(t: NodeTables, canvas: _Canvas, group_of: np.ndarray, gathered: li
 
 
 def native_walk(t: NodeTables, group_of: np.ndarray, boundaries: np.ndarray, groups: int, roots: np.ndarray,
-                begins: np.ndarray) -> np.ndarray:
+                begins: np.ndarray, row: np.ndarray, rows: int) -> np.ndarray:
     """`_walk` by location in C (ccgformat/_native/timeline.c), returning the image: each
     location depth first, with the same memoized group times and running sums over
     children, so the same (wrapping) sums."""
     from .._native.timeline import paint
     return paint(t, group_of, group_exclusive(t, group_of), child_runs(t, group_of, INDEXED_CHILDREN), boundaries,
-                 groups, roots, begins)
+                 groups, roots, begins, row, rows)

@@ -263,3 +263,12 @@ def test_scale_targets_are_the_issues():
     assert _target(entry("100000x100", "convert", 99, 99999)) == "-"
     assert _target({"shape": "20000x50:otf2", "step": "cat", "status": "timeout after 9 s"}) == \
         "FAIL timeout after 9 s"
+
+
+def test_scale_benchmark_reports_a_step_past_its_memory_limit(tmp_path):
+    result = _scale(tmp_path, "--shapes", "3x10", "--ratio-locations", "3", "--memory-limit", "20")
+    entries = result["benchmarks"]["scale"]
+    assert result["meta"]["memory_limit_mb"] == 20
+    assert entries[0]["step"] == "startup" and entries[0]["status"].startswith("failed (exit status")
+    assert entries[1]["step"] == "convert" and entries[1]["status"].startswith("failed (exit status")
+    assert entries[1]["target"] == "-" and "seconds" not in entries[1]

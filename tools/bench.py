@@ -117,6 +117,9 @@ def _parser() -> argparse.ArgumentParser:
                              f"(default {RATIO_LOCATIONS:,})")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
                         help="scale: a step still running after S seconds is killed and reported (default 120)")
+    parser.add_argument("--memory-limit", type=float, default=8192, metavar="MB",
+                        help="scale: address space of every step at most MB (RLIMIT_AS), 0 = no limit "
+                             "(default 8192)")
     parser.add_argument("--locations", type=int, default=LOCATIONS, help=argparse.SUPPRESS)
     parser.add_argument("--json", metavar="FILE", help="also write all results as JSON to FILE")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
@@ -185,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "shapes": args.shapes,
         "ratio_locations": args.ratio_locations,
         "timeout": args.timeout,
+        "memory_limit_mb": args.memory_limit,
         "loadavg": os.getloadavg(),
         "ccgformat_path": str(Path(sys.modules["ccgformat"].__file__).parent),
         "git_head": _git_head(),

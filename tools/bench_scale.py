@@ -11,7 +11,8 @@ the ratios of time and memory per location are the issue's "constant per locatio
 
 Every step runs in a fresh interpreter (`benchkit.run_measured`): peak RSS is the step's
 own (imports included: the ``startup`` row is an interpreter that only imports), and a
-step still running after --timeout seconds is killed and reported, the rest still runs.
+step still running after --timeout seconds is killed and reported, the rest still runs;
+one needing more than --memory-limit MB of address space fails (the machine is shared).
 The seconds are measured inside the child around the step itself (not the interpreter
 start). profile, messages and timeline (1,000 columns, rows by location) open the archive
 and run the whole-trace query (`Archive.profile`, ...) as ``ccg`` does, without printing;
@@ -160,11 +161,12 @@ def _otf2_source(shape: Shape, folder: Path) -> tuple[Path, float | None]:
     return path, time.perf_counter() - t0
 
 
-def _step_entry(shape: Shape, step: str, spec: dict[str, Any], repeat: int, timeout: float) -> dict[str, Any]:
-    """Run one step ``repeat`` times (stopping at the first failure): median seconds, max peak RSS."""
+def _step_entry(shape: Shape, step: str, spec: dict[str, Any], options: argparse.Namespace) -> dict[str, Any]:
+    """Run one step --repeat times (stopping at the first failure): median seconds, max peak RSS."""
     runs = []
-    for _ in range(repeat):
-        run = run_measured("scale_step", {**spec, "step": step}, timeout)
+    for _ in range(options.repeat):
+        run = run_measured("scale_step", {**spec, "step": step}, options.timeout,
+                           memory_limit_mb=options.memory_limit)
         runs.append(run)
         if run.status != "ok":
             break
@@ -181,7 +183,7 @@ def _step_entry(shape: Shape, step: str, spec: dict[str, Any], repeat: int, time
     return entry
 
 
-def run_shape(shape: Shape, folder: Path, repeat: int, timeout: float) -> list[dict[str, Any]]:
+def run_shape(shape: Shape, folder: Path, options: argparse.Namespace) -> list[dict[str, Any]]:
     """Every step of one shape; the steps after a failed convert are reported as skipped."""
     print(f"  scale {shape.name} ({shape.pattern}) ...", file=sys.stderr, flush=True)
     stem = shape.name.replace(":", "-")
@@ -201,7 +203,7 @@ def run_shape(shape: Shape, folder: Path, repeat: int, timeout: float) -> list[d
             entries.append({"shape": shape.name, "step": step, "locations": shape.locations,
                             "status": "skipped: no archive"})
             continue
-        entry = _step_entry(shape, step, spec, repeat, timeout)
+        entry = _step_entry(shape, step, spec, options)
         if step == "convert" and prepared is not None:
             entry["synth_otf2_seconds"] = prepared
         entries.append(entry)
@@ -312,7 +314,7 @@ def run(options: argparse.Namespace) -> list[dict[str, Any]]:
     shapes = [Shape.parse(text) for text in options.shapes]
     folder = CACHE / "scale"
     folder.mkdir(parents=True, exist_ok=True)
-    startup = _step_entry(Shape(1, 2, False), "startup", {"archive": ""}, options.repeat, options.timeout)
+    startup = _step_entry(Shape(1, 2, False), "startup", {"archive": ""}, options)
     startup.update(shape="-", locations=1)
     entries = [startup]
     twins: dict[Shape, Shape] = {}
@@ -320,10 +322,10 @@ def run(options: argparse.Namespace) -> list[dict[str, Any]]:
         twin = shape.twin(options.ratio_locations)
         if twin != shape and twin not in shapes and twin not in twins.values():
             twins[shape] = twin
-            entries += run_shape(twin, folder, options.repeat, options.timeout)
+            entries += run_shape(twin, folder, options)
         elif twin != shape:
             twins[shape] = twin
-        for e in run_shape(shape, folder, options.repeat, options.timeout):
+        for e in run_shape(shape, folder, options):
             entries.append({**e, "twin": twins[shape].name} if shape in twins else e)
     _summarise(entries, startup.get("peak_rss_mb"))
     return entries

@@ -111,19 +111,29 @@ class Measured:
     status: str            #: "ok", "timeout after N s" or "failed (exit status N): last stderr line"
 
 
-def run_measured(task: str, spec: dict[str, Any], timeout: float, backend: str | None = None) -> Measured:
+def run_measured(task: str, spec: dict[str, Any], timeout: float, backend: str | None = None,
+                 memory_limit_mb: float | None = None) -> Measured:
     """Run ``task`` of `CHILD_TASKS` in a fresh interpreter like `run_child`, but never
     raise: a child still running after ``timeout`` seconds is killed (with its process
-    group) and reported as such. Its peak RSS is its own, whatever ran before."""
+    group) and reported as such. Its peak RSS is its own, whatever ran before. With
+    ``memory_limit_mb`` its address space is limited to that (RLIMIT_AS): a child needing
+    more fails instead of taking a shared machine's memory."""
+    import resource
     import signal
     import tempfile
     import time
+
+    def limit() -> None:
+        if memory_limit_mb:
+            size = int(memory_limit_mb * 2**20)
+            resource.setrlimit(resource.RLIMIT_AS, (size, size))
 
     command = [sys.executable, str(BENCH_SCRIPT), "--child", task, json.dumps(spec)]
     env = None if backend is None else dict(os.environ, CCGFORMAT_BACKEND=backend)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env, start_new_session=True)
+        child = subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env, start_new_session=True,
+                                 preexec_fn=limit)
         timed_out = False
         while True:
             pid, wait_status, usage = os.wait4(child.pid, os.WNOHANG)

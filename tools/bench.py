@@ -118,8 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
                         help="scale: a step still running after S seconds is killed and reported (default 120)")
     parser.add_argument("--memory-limit", type=float, default=8192, metavar="MB",
-                        help="scale: address space of every step at most MB (RLIMIT_AS), 0 = no limit "
-                             "(default 8192)")
+                        help="scale: a step whose resident set grows above MB is killed and reported "
+                             "(the machine may be shared), 0 = no limit (default 8192)")
     parser.add_argument("--locations", type=int, default=LOCATIONS, help=argparse.SUPPRESS)
     parser.add_argument("--json", metavar="FILE", help="also write all results as JSON to FILE")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")

@@ -11,8 +11,8 @@ the ratios of time and memory per location are the issue's "constant per locatio
 
 Every step runs in a fresh interpreter (`benchkit.run_measured`): peak RSS is the step's
 own (imports included: the ``startup`` row is an interpreter that only imports), and a
-step still running after --timeout seconds is killed and reported, the rest still runs;
-one needing more than --memory-limit MB of address space fails (the machine is shared).
+step still running after --timeout seconds, or above --memory-limit MB of RSS, is killed
+and reported, and the rest still runs.
 The seconds are measured inside the child around the step itself (not the interpreter
 start). profile, messages and timeline (1,000 columns, rows by location) open the archive
 and run the whole-trace query (`Archive.profile`, ...) as ``ccg`` does, without printing;
@@ -252,7 +252,7 @@ def _target(e: dict[str, Any]) -> str:
     if bound is None and size is None:
         return "-"
     if "seconds" not in e:
-        return "FAIL " + e["status"]
+        return "FAIL"
     fails = []
     if bound is not None:
         seconds, rss, rate = bound

@@ -65,14 +65,19 @@ def rate(count: int, seconds: Stat) -> Stat:
     return seconds.map(lambda s: count / s if s > 0 else float("inf"))
 
 
-def rss_now_mb() -> float | None:
-    """The current resident set size of this process in MiB (Linux), else None."""
+def _rss_mb(pid: int | str) -> float | None:
+    """The resident set size of process ``pid`` (or ``"self"``) in MiB (Linux), else None."""
     try:
-        with open("/proc/self/statm") as f:
+        with open(f"/proc/{pid}/statm") as f:
             pages = int(f.read().split()[1])
         return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, IndexError, AttributeError):
         return None
+
+
+def rss_now_mb() -> float | None:
+    """The current resident set size of this process in MiB (Linux), else None."""
+    return _rss_mb("self")
 
 
 def peak_rss_mb() -> float | None:
@@ -108,39 +113,35 @@ class Measured:
     result: dict[str, Any] | None
     wall_seconds: float
     peak_rss_mb: float | None
-    status: str            #: "ok", "timeout after N s" or "failed (exit status N): last stderr line"
+    status: str  #: "ok", "timeout after N s", "killed above N MB RSS" or "failed (exit status N): last stderr line"
 
 
 def run_measured(task: str, spec: dict[str, Any], timeout: float, backend: str | None = None,
                  memory_limit_mb: float | None = None) -> Measured:
     """Run ``task`` of `CHILD_TASKS` in a fresh interpreter like `run_child`, but never
-    raise: a child still running after ``timeout`` seconds is killed (with its process
-    group) and reported as such. Its peak RSS is its own, whatever ran before. With
-    ``memory_limit_mb`` its address space is limited to that (RLIMIT_AS): a child needing
-    more fails instead of taking a shared machine's memory."""
-    import resource
+    raise: a child still running after ``timeout`` seconds, or (with ``memory_limit_mb``)
+    found with a larger resident set (polled every 10 ms; Linux), is killed with its
+    process group and reported as such. Its peak RSS is its own, whatever ran before.
+    (An address-space limit would not do: native code may reserve far more than it uses.)"""
     import signal
     import tempfile
     import time
-
-    def limit() -> None:
-        if memory_limit_mb:
-            size = int(memory_limit_mb * 2**20)
-            resource.setrlimit(resource.RLIMIT_AS, (size, size))
 
     command = [sys.executable, str(BENCH_SCRIPT), "--child", task, json.dumps(spec)]
     env = None if backend is None else dict(os.environ, CCGFORMAT_BACKEND=backend)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env, start_new_session=True,
-                                 preexec_fn=limit)
-        timed_out = False
+        child = subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env, start_new_session=True)
+        killed = None
         while True:
             pid, wait_status, usage = os.wait4(child.pid, os.WNOHANG)
             if pid:
                 break
             if time.perf_counter() - started > timeout:
-                timed_out = True
+                killed = f"timeout after {timeout:g} s"
+            elif memory_limit_mb and (_rss_mb(child.pid) or 0) > memory_limit_mb:
+                killed = f"killed above {memory_limit_mb:g} MB RSS"
+            if killed:
                 os.killpg(child.pid, signal.SIGKILL)
                 _, wait_status, usage = os.wait4(child.pid, 0)
                 break
@@ -148,8 +149,8 @@ def run_measured(task: str, spec: dict[str, Any], timeout: float, backend: str |
         wall = time.perf_counter() - started
         child.returncode = os.waitstatus_to_exitcode(wait_status)
         peak = usage.ru_maxrss / 2**20 if sys.platform == "darwin" else usage.ru_maxrss / 2**10
-        if timed_out:
-            return Measured(None, wall, peak, f"timeout after {timeout:g} s")
+        if killed:
+            return Measured(None, wall, peak, killed)
         if child.returncode != 0:
             err.seek(0)
             lines = err.read().strip().splitlines()

@@ -163,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("; ".join(problems))
 
     started = time.perf_counter()
+    loadavg = os.getloadavg()
     results: dict[str, list[dict[str, Any]]] = {}
     for name in selected:
         print(f"running {name} ...", file=sys.stderr, flush=True)
@@ -189,15 +190,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ratio_locations": args.ratio_locations,
         "timeout": args.timeout,
         "memory_limit_mb": args.memory_limit,
-        "loadavg": os.getloadavg(),
+        "loadavg": loadavg,
+        "loadavg_end": os.getloadavg(),
         "ccgformat_path": str(Path(sys.modules["ccgformat"].__file__).parent),
         "git_head": _git_head(),
         "elapsed_s": elapsed,
     }
-    print(f"ccgformat {__version__}, Python {meta['python']} on {meta['platform']}; "
-          f"{args.locations} x {args.events_per_location:,} events requested per trace "
-          f"({LARGE_FACTOR}x that in the native-* benchmarks and the archive's large trace); "
-          f"repeat {args.repeat}")
+    sizes = (f"; {args.locations} x {args.events_per_location:,} events requested per trace "
+             f"({LARGE_FACTOR}x that in the native-* benchmarks and the archive's large trace)"
+             if set(selected) - {"scale"} else f"; shapes {' '.join(args.shapes)}")
+    print(f"ccgformat {__version__}, Python {meta['python']} on {meta['platform']}{sizes}; repeat {args.repeat}; "
+          f"load average {' '.join(f'{x:.1f}' for x in meta['loadavg'])} at the start")
     for name in selected:
         for title, columns, *keep in BENCHMARKS[name].tables:
             print()

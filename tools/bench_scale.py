@@ -84,66 +84,83 @@ class Shape:
 
 # --------------------------------------------------------------------------- the steps (children)
 
-def _cli(argv: list[str]) -> None:
-    """Run ``ccg ARGV`` in this process with its output going to /dev/null."""
+def _convert(spec: dict[str, Any]) -> dict[str, Any]:
+    """``ccgformat.convert`` of the OTF2 archive, or `write_trace` of the synthetic stream
+    (whose own time, iterated alone beforehand, is ``input_seconds``)."""
+    import ccgformat
+    if spec["source"] is not None:
+        t0 = time.perf_counter()
+        ccgformat.convert(spec["source"], spec["archive"])
+        return {"seconds": time.perf_counter() - t0}
+    shape = spec["shape"]
+    definitions, events = synth.synthesize(**shape)
+    t0 = time.perf_counter()
+    for location in range(shape["locations"]):
+        for _ in events(location):
+            pass
+    input_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ccgformat.write_trace(spec["archive"], definitions, ((loc, events(loc)) for loc in range(shape["locations"])))
+    return {"seconds": time.perf_counter() - t0, "input_seconds": input_seconds}
+
+
+def _open(spec: dict[str, Any]) -> dict[str, Any]:
+    import ccgformat
+    t0 = time.perf_counter()
+    archive = ccgformat.open(spec["archive"])
+    seconds = time.perf_counter() - t0
+    with archive:
+        return {"seconds": seconds, "events": archive.stats.events, "ccg_bytes": archive.stats.file_bytes,
+                "sections": section_sizes(archive)}
+
+
+def _query(spec: dict[str, Any]) -> dict[str, Any]:
+    """Open and the whole-trace profile, messages or timeline."""
+    import ccgformat
+    t0 = time.perf_counter()
+    with ccgformat.open(spec["archive"]) as archive:
+        if spec["step"] == "timeline":
+            first, last = archive.time_range
+            archive.timeline(first, last + 1, TIMELINE_WIDTH)
+        else:
+            getattr(archive, spec["step"])()
+    return {"seconds": time.perf_counter() - t0}
+
+
+def _cat(spec: dict[str, Any]) -> dict[str, Any]:
+    """``ccg cat ARCHIVE`` in this process, its output going to /dev/null."""
     from ccgformat.cli import main
     saved = sys.stdout
+    t0 = time.perf_counter()
     with open(os.devnull, "w") as sink:
         sys.stdout = sink
         try:
-            status = main(argv)
+            status = main(["cat", spec["archive"]])
         finally:
             sys.stdout = saved
     if status != 0:
-        raise SystemExit(f"ccg {' '.join(argv)} exited with status {status}")
+        raise SystemExit(f"ccg cat exited with status {status}")
+    return {"seconds": time.perf_counter() - t0}
+
+
+def _parquet(spec: dict[str, Any]) -> dict[str, Any]:
+    """The Parquet reference file of the same events (`bench_archive.write_parquet`)."""
+    _, batch, offsets = synth.synthesize_table(**spec["shape"])
+    seconds = write_parquet(Path(spec["parquet"]), batch, offsets)
+    return {"seconds": seconds, "events": len(batch), "parquet_bytes": Path(spec["parquet"]).stat().st_size}
+
+
+_STEP: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "startup": lambda spec: {"seconds": 0.0}, "convert": _convert, "open": _open, "profile": _query,
+    "timeline": _query, "messages": _query, "cat": _cat, "parquet": _parquet}
 
 
 @child_task("scale_step")
 def scale_step_child(spec: dict[str, Any]) -> dict[str, Any]:
-    """One step of the scale benchmark on one shape; returns its seconds and facts."""
-    import ccgformat
-    from ccgformat.cli import main  # noqa: F401  (the command's imports, outside the timing)
-
-    step, path = spec["step"], spec["archive"]
-    if step == "startup":
-        return {"seconds": 0.0}
-    if step == "convert":
-        if spec["source"] is not None:
-            t0 = time.perf_counter()
-            ccgformat.convert(spec["source"], path)
-            return {"seconds": time.perf_counter() - t0}
-        definitions, events = synth.synthesize(**spec["shape"])
-        t0 = time.perf_counter()
-        for location in range(spec["shape"]["locations"]):
-            for _ in events(location):
-                pass
-        input_seconds = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        ccgformat.write_trace(path, definitions, ((loc, events(loc)) for loc in range(spec["shape"]["locations"])))
-        return {"seconds": time.perf_counter() - t0, "input_seconds": input_seconds}
-    if step == "open":
-        t0 = time.perf_counter()
-        archive = ccgformat.open(path)
-        seconds = time.perf_counter() - t0
-        with archive:
-            return {"seconds": seconds, "events": archive.stats.events, "ccg_bytes": archive.stats.file_bytes,
-                    "sections": section_sizes(archive)}
-    if step == "parquet":
-        _, batch, offsets = synth.synthesize_table(**spec["shape"])
-        seconds = write_parquet(Path(spec["parquet"]), batch, offsets)
-        return {"seconds": seconds, "events": len(batch), "parquet_bytes": Path(spec["parquet"]).stat().st_size}
-    if step == "cat":
-        t0 = time.perf_counter()
-        _cli(["cat", path])
-        return {"seconds": time.perf_counter() - t0}
-    t0 = time.perf_counter()
-    with ccgformat.open(path) as archive:
-        if step == "timeline":
-            first, last = archive.time_range
-            archive.timeline(first, last + 1, TIMELINE_WIDTH)
-        else:
-            getattr(archive, step)()
-    return {"seconds": time.perf_counter() - t0}
+    """One step of the scale benchmark on one shape (imports done before it): its seconds and facts."""
+    import ccgformat  # noqa: F401
+    from ccgformat.cli import main  # noqa: F401
+    return _STEP[spec["step"]](spec)
 
 
 # --------------------------------------------------------------------------- the runner
@@ -172,13 +189,12 @@ def _step_entry(shape: Shape, step: str, spec: dict[str, Any], options: argparse
             break
     done = [run for run in runs if run.status == "ok"]
     entry: dict[str, Any] = {"shape": shape.name, "step": step, "locations": shape.locations,
-                             "status": runs[-1].status,
+                             "status": runs[-1].status, "wall_seconds": [run.wall_seconds for run in runs],
                              "peak_rss_mb": max((run.peak_rss_mb or 0 for run in runs), default=None)}
     if done:
         samples = [run.result["seconds"] for run in done]  # type: ignore[index]
         entry["seconds"] = {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
                             "samples": samples}
-        entry["wall_seconds"] = statistics.median(run.wall_seconds for run in done)
         entry.update({k: v for k, v in done[-1].result.items() if k != "seconds"})  # type: ignore[union-attr]
     return entry
 

@@ -74,6 +74,11 @@ class Shape:
     def pattern(self) -> str:
         return "spmd" if self.events_per_location >= 2 + synth.iteration_length("spmd") else "single"
 
+    @property
+    def events(self) -> int:
+        """The events of the whole trace (synth rounds down to whole iterations)."""
+        return self.locations * synth.event_count(self.events_per_location, self.pattern)
+
     def synth_args(self) -> dict[str, Any]:
         return {"locations": self.locations, "events_per_location": self.events_per_location,
                 "pattern": self.pattern}
@@ -239,10 +244,8 @@ def _summarise(entries: list[dict[str, Any]], startup_mb: float | None) -> None:
         if e.get("peak_rss_mb") and startup_mb is not None and e["step"] != "startup":
             e["kb_per_location"] = 1024 * max(0.0, e["peak_rss_mb"] - startup_mb) / n
         if e["step"] == "convert" and "seconds" in e:
-            events = by.get((e["shape"], "open"), {}).get("events")
-            if events:
-                e["events"] = events
-                e["events_per_s"] = events / e["seconds"]["median"]
+            e["events"] = Shape.parse(e["shape"]).events
+            e["events_per_s"] = e["events"] / e["seconds"]["median"]
     for e in entries:
         twin = e.get("twin")
         other = by.get((twin, e["step"])) if twin else None

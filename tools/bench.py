@@ -199,7 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = (f"; {args.locations} x {args.events_per_location:,} events requested per trace "
              f"({LARGE_FACTOR}x that in the native-* benchmarks and the archive's large trace)"
              if set(selected) - {"scale"} else f"; shapes {' '.join(args.shapes)}")
-    print(f"ccgformat {__version__}, Python {meta['python']} on {meta['platform']}{sizes}; repeat {args.repeat}; "
+    print(f"ccgformat {__version__} from {meta['ccgformat_path']} ({meta['git_head'] or 'not a git checkout'}), "
+          f"Python {meta['python']} on {meta['platform']}{sizes}; repeat {args.repeat}; "
           f"load average {' '.join(f'{x:.1f}' for x in meta['loadavg'])} at the start")
     for name in selected:
         for title, columns, *keep in BENCHMARKS[name].tables:

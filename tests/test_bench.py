@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -188,3 +189,86 @@ def test_quick_native_walk_benchmark_walks_the_graph_and_the_archive_both_ways(t
                                 "find": e["find"]["native"]["median"] < 20}
     nodes = {e["trace"]: e["nodes"] for e in entries}
     assert nodes["regular"] < nodes["jittered"]
+
+
+def _scale(tmp_path: Path, *args: str) -> dict:
+    """Run ``bench.py scale ARGS`` with its files under ``tmp_path``; returns the JSON results."""
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, str(BENCH), "scale", "--repeat", "1", *args, "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, CCG_BENCH_OUT=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+@pytest.mark.slow
+def test_quick_scale_benchmark_runs_every_step_of_tiny_shapes_and_their_twins(tmp_path):
+    pytest.importorskip("otf2", reason="the :otf2 shapes are written with the otf2 package")
+    has_pyarrow = importlib.util.find_spec("pyarrow") is not None
+    result = _scale(tmp_path, "--shapes", "12x50:otf2", "40x10", "--ratio-locations", "4", "--timeout", "120")
+    assert result["meta"]["shapes"] == ["12x50:otf2", "40x10"] and result["meta"]["ratio_locations"] == 4
+    entries = result["benchmarks"]["scale"]
+    assert [e["step"] for e in entries[:1]] == ["startup"]
+    by = {(e["shape"], e["step"]): e for e in entries[1:]}
+    steps = ("convert", "open", "profile", "timeline", "messages", "cat", "parquet")
+    shapes = {"4x50:otf2": 4 * 48, "12x50:otf2": 12 * 48, "4x10": 4 * 10, "40x10": 40 * 10}  # synth's counts
+    assert sorted(by) == sorted((shape, step) for shape in shapes for step in steps)
+    for (shape, step), e in by.items():
+        if step == "parquet" and not has_pyarrow:
+            assert e["status"] == "skipped: needs pyarrow"
+            continue
+        assert e["status"] == "ok", (shape, step, e["status"])
+        assert e["seconds"]["median"] >= 0 and e["peak_rss_mb"] > 0 and e["target"] == "-"
+        assert e["us_per_location"] == pytest.approx(1e6 * e["seconds"]["median"] / e["locations"])
+    for shape, events in shapes.items():
+        opened, convert = by[shape, "open"], by[shape, "convert"]
+        assert opened["events"] == convert["events"] == events
+        assert convert["events_per_s"] == pytest.approx(events / convert["seconds"]["median"])
+        assert sum(part["bytes"] for part in opened["sections"].values()) == opened["ccg_bytes"]
+        assert opened["bytes_per_location"] == pytest.approx(opened["ccg_bytes"] / opened["locations"])
+        if has_pyarrow:
+            assert by[shape, "parquet"]["events"] == events
+            assert opened["ccg_per_parquet"] == pytest.approx(opened["ccg_bytes"] / by[shape, "parquet"]["parquet_bytes"])
+    for big, twin in (("12x50:otf2", "4x50:otf2"), ("40x10", "4x10")):
+        for step in ("convert", "cat"):
+            assert by[big, step]["twin"] == twin
+            assert by[big, step]["us_ratio"] == pytest.approx(by[big, step]["us_per_location"]
+                                                              / by[twin, step]["us_per_location"])
+    # the OTF2 inputs stay for the next run, the archives do not
+    assert sorted(p.name for p in (tmp_path / "scale").iterdir()) == ["otf2-12x50-spmd", "otf2-4x50-spmd"]
+
+
+def test_scale_benchmark_reports_a_step_past_its_timeout_and_goes_on(tmp_path):
+    result = _scale(tmp_path, "--shapes", "3x10", "--ratio-locations", "3", "--timeout", "0.01")
+    statuses = [(e["shape"], e["step"], e["status"]) for e in result["benchmarks"]["scale"]]
+    timeout = "timeout after 0.01 s"
+    assert statuses == [("-", "startup", timeout), ("3x10", "convert", timeout)] + [
+        ("3x10", step, "skipped: no archive") for step in ("open", "profile", "timeline", "messages", "cat")] + [
+        ("3x10", "parquet", timeout if importlib.util.find_spec("pyarrow") else "skipped: needs pyarrow")]
+
+
+def test_scale_targets_are_the_issues():
+    sys.path.insert(0, str(ROOT / "tools"))
+    from bench_scale import _target
+
+    def entry(shape: str, step: str, seconds: float, rss: float, **more: float) -> dict:
+        return {"shape": shape, "step": step, "status": "ok", "peak_rss_mb": rss,
+                "seconds": {"median": seconds}, **more}
+
+    assert _target(entry("20000x50:otf2", "convert", 1.9, 900)) == "PASS"
+    assert _target(entry("20000x50:otf2", "convert", 2.1, 1100)) == "FAIL > 2 s, > 1024 MB"
+    assert _target(entry("20000x50:otf2", "cat", 4.0, 9000)) == "PASS"
+    assert _target(entry("1000000x10", "convert", 9.0, 4000, events_per_s=1.9e6)) == "FAIL < 2.00M ev/s"
+    assert _target(entry("1000000x10", "open", 0.09, 10)) == "PASS"
+    assert _target(entry("20000x50:otf2", "open", 0.5, 10, ccg_per_parquet=0.4)) == "FAIL ccg > parquet/3"
+    assert _target(entry("100000x100", "convert", 99, 99999)) == "-"
+    assert _target({"shape": "20000x50:otf2", "step": "cat", "status": "timeout after 9 s"}) == "FAIL"
+
+
+def test_scale_benchmark_reports_a_step_past_its_memory_limit(tmp_path):
+    result = _scale(tmp_path, "--shapes", "3x10", "--ratio-locations", "3", "--memory-limit", "5")
+    entries = result["benchmarks"]["scale"]
+    assert result["meta"]["memory_limit_mb"] == 5
+    assert [(e["step"], e["status"]) for e in entries[:2]] == [("startup", "killed above 5 MB RSS"),
+                                                              ("convert", "killed above 5 MB RSS")]
+    assert entries[1]["target"] == "-" and "seconds" not in entries[1] and entries[1]["peak_rss_mb"] > 5

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -301,6 +301,62 @@ def test_chunking_is_invisible(m, batch_size, seed, pattern, jitter):
     _, ev_small = synth.synthesize(2, m, jitter=jitter, seed=seed, pattern=pattern, batch_size=batch_size)
     _, ev_big = synth.synthesize(2, m, jitter=jitter, seed=seed, pattern=pattern)
     assert whole(ev_small, 1).equals(whole(ev_big, 1))
+
+
+# --------------------------------------------------------------------------- many locations
+
+def generic(locations: int, m: int, location: int, pattern: str = "spmd", depth: int = 3,
+            batch_size: int = 65536) -> EventBatch:
+    """A location's events as the general generator makes them (random streams and all),
+    whatever shortcut `synthesize` takes for traces without randomness."""
+    template = synth._build_template(pattern, depth)
+    total = synth.event_count(m, pattern, depth)
+    return EventBatch.concat(list(synth._location_events(template, location, locations, total, 0.0, 0,
+                                                         batch_size)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(locations=st.integers(1, 9), m=st.integers(0, 400), batch_size=st.integers(1, 500),
+       pattern=st.sampled_from(["spmd", "single"]), depth=st.integers(1, 4), data=st.data())
+def test_regular_locations_are_the_generic_ones(locations, m, batch_size, pattern, depth, data):
+    _, events = synth.synthesize(locations, m, pattern=pattern, depth=depth, batch_size=batch_size)
+    location = data.draw(st.integers(0, locations - 1))
+    batches = list(events(location))
+    assert all(0 < len(b) <= batch_size for b in batches)
+    got = EventBatch.concat(batches)
+    assert got.equals(generic(locations, m, location, pattern, depth, batch_size))
+    # the shared columns cannot be changed through one location's batches
+    if batches:
+        with pytest.raises(ValueError):
+            batches[0].kind[0] = 0
+        batches[0].ref[0] = 99  # the copied ones can, without touching the next location's
+        assert EventBatch.concat(list(events(location))).equals(got)
+
+
+@settings(max_examples=30, deadline=None)
+@example(locations=4, m=100, pattern="spmd", jitter=0.0, seed=0)
+@given(locations=st.integers(1, 7), m=st.integers(0, 200), pattern=st.sampled_from(synth.PATTERNS),
+       jitter=st.sampled_from([0.0, 0.3]), seed=st.integers(0, 5))
+def test_table_is_every_location_in_order(locations, m, pattern, jitter, seed):
+    definitions, table, offsets = synth.synthesize_table(locations, m, pattern=pattern, jitter=jitter, seed=seed)
+    same, events = synth.synthesize(locations, m, pattern=pattern, jitter=jitter, seed=seed)
+    assert definitions == same
+    assert offsets.tolist() == [i * synth.event_count(m, pattern) for i in range(locations + 1)]
+    assert table.equals(EventBatch.concat([whole(events, i) for i in range(locations)]))
+
+
+def test_a_million_locations_are_generated_in_seconds():
+    """10^6 x 10 events, the scale benchmark's largest shape (about 5 s on a loaded machine;
+    a generator walking the locations in Python takes a minute)."""
+    _, table, offsets = synth.synthesize_table(1_000_000, 10, pattern="single")
+    assert len(table) == 10_000_000 and offsets[-1] == len(table)
+    last = table[int(offsets[-2]):]
+    assert last.time[0] == start(999_999) and last.equals(generic(1_000_000, 10, 999_999, "single"))
+    ring = synth.synthesize_table(1000, 50)[1]
+    sends = ring.ref[ring.kind == EventKind.SEND].reshape(1000, -1)
+    receives = ring.ref[ring.kind == EventKind.RECV].reshape(1000, -1)
+    assert sends[:, 0].tolist() == [(i + 1) % 1000 for i in range(1000)]
+    assert receives[:, -1].tolist() == [(i - 1) % 1000 for i in range(1000)]
 
 
 # --------------------------------------------------------------------------- command line

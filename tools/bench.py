@@ -17,6 +17,7 @@ work, repeats the timings itself and prints one JSON line (`benchkit.run_child`)
     python tools/bench.py --quick --repeat 1   # smoke test in seconds
     python tools/bench.py builder --json out.json
     python tools/bench.py native-builder native-convert native-walk   # the native core, 10M events
+    python tools/bench.py scale --repeat 1 --timeout 120              # 20,000 to 1,000,000 locations
 """
 
 from __future__ import annotations
@@ -41,19 +42,25 @@ import bench_archive  # noqa: E402,F401  (registers the archive benchmark)
 import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
+import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
 import bench_walk  # noqa: E402,F401  (registers the native-walk benchmark)
 from bench_builder import EVENTS_FULL, EVENTS_QUICK, LARGE_FACTOR, LOCATIONS  # noqa: E402
+from bench_scale import RATIO_LOCATIONS, SHAPES, Shape  # noqa: E402
 from benchkit import BENCHMARKS, CHILD_TASKS, render_table  # noqa: E402
 import ccgformat  # noqa: E402
 from ccgformat import __version__  # noqa: E402
 
 
-def _needs(benchmarks: Sequence[str]) -> list[str]:
+def _needs(benchmarks: Sequence[str], shapes: Sequence[str]) -> list[str]:
     """Problems that keep the selected benchmarks from running (missing optional packages)."""
     problems = []
     if "import" in benchmarks or "native-convert" in benchmarks:
         if importlib.util.find_spec("otf2") is None:
             problems.append("the import benchmarks read and write OTF2 and need the otf2 package "
+                            "(pip install otf2, or the 'otf2' extra)")
+    if "scale" in benchmarks and any(shape.endswith(":otf2") for shape in shapes):
+        if importlib.util.find_spec("otf2") is None:
+            problems.append("the scale benchmark writes its :otf2 shapes with the otf2 package "
                             "(pip install otf2, or the 'otf2' extra)")
     if "archive" in benchmarks:
         if importlib.util.find_spec("pyarrow") is None:
@@ -102,6 +109,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--baseline-repeat", type=int, default=1, metavar="R",
                         help="native-convert: repetitions of the slow rows, the Python reader and the plain "
                              "otf2 iteration (~100 s per 10M events; default 1)")
+    parser.add_argument("--shapes", nargs="+", default=list(SHAPES), metavar="SHAPE",
+                        help="scale: LOCATIONSxEVENTS[:otf2] shapes, events requested per location, :otf2 "
+                             f"read from an OTF2 archive (default {' '.join(SHAPES)})")
+    parser.add_argument("--ratio-locations", type=int, default=RATIO_LOCATIONS, metavar="N",
+                        help=f"scale: every shape also runs with N locations, for the per-location ratios "
+                             f"(default {RATIO_LOCATIONS:,})")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                        help="scale: a step still running after S seconds is killed and reported (default 120)")
+    parser.add_argument("--memory-limit", type=float, default=8192, metavar="MB",
+                        help="scale: a step whose resident set grows above MB is killed and reported "
+                             "(the machine may be shared), 0 = no limit (default 8192)")
     parser.add_argument("--locations", type=int, default=LOCATIONS, help=argparse.SUPPRESS)
     parser.add_argument("--json", metavar="FILE", help="also write all results as JSON to FILE")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
@@ -131,13 +149,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.events_per_location = EVENTS_QUICK if args.quick else EVENTS_FULL
     if args.events_per_location < 2 or args.locations < 1:
         parser.error("--events-per-location must be >= 2")
+    if args.ratio_locations < 1 or args.timeout <= 0:
+        parser.error("--ratio-locations must be >= 1 and --timeout > 0")
+    for shape in args.shapes:
+        try:
+            Shape.parse(shape)
+        except ValueError as error:
+            parser.error(str(error))
 
     selected = args.benchmarks or list(BENCHMARKS)
-    problems = _needs(selected)
+    problems = _needs(selected, args.shapes)
     if problems:
         parser.error("; ".join(problems))
 
     started = time.perf_counter()
+    loadavg = os.getloadavg()
     results: dict[str, list[dict[str, Any]]] = {}
     for name in selected:
         print(f"running {name} ...", file=sys.stderr, flush=True)
@@ -160,18 +186,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         "locations": args.locations,
         "events_per_location": args.events_per_location,
         "skip_10m": args.skip_10m,
+        "shapes": args.shapes,
+        "ratio_locations": args.ratio_locations,
+        "timeout": args.timeout,
+        "memory_limit_mb": args.memory_limit,
+        "loadavg": loadavg,
+        "loadavg_end": os.getloadavg(),
         "ccgformat_path": str(Path(sys.modules["ccgformat"].__file__).parent),
         "git_head": _git_head(),
         "elapsed_s": elapsed,
     }
-    print(f"ccgformat {__version__}, Python {meta['python']} on {meta['platform']}; "
-          f"{args.locations} x {args.events_per_location:,} events requested per trace "
-          f"({LARGE_FACTOR}x that in the native-* benchmarks and the archive's large trace); "
-          f"repeat {args.repeat}")
+    sizes = (f"; {args.locations} x {args.events_per_location:,} events requested per trace "
+             f"({LARGE_FACTOR}x that in the native-* benchmarks and the archive's large trace)"
+             if set(selected) - {"scale"} else f"; shapes {' '.join(args.shapes)}")
+    print(f"ccgformat {__version__} from {meta['ccgformat_path']} ({meta['git_head'] or 'not a git checkout'}), "
+          f"Python {meta['python']} on {meta['platform']}{sizes}; repeat {args.repeat}; "
+          f"load average {' '.join(f'{x:.1f}' for x in meta['loadavg'])} at the start")
     for name in selected:
-        for title, columns in BENCHMARKS[name].tables:
+        for title, columns, *keep in BENCHMARKS[name].tables:
             print()
-            print(render_table(f"[{name}] {title}", columns, results[name]))
+            print(render_table(f"[{name}] {title}", columns, [e for e in results[name] if all(k(e) for k in keep)]))
     print(f"\ntotal time {elapsed:.1f} s")
     if args.json:
         Path(args.json).write_text(json.dumps({"meta": meta, "benchmarks": results}, indent=2) + "\n")

@@ -69,12 +69,52 @@ def _synthesize(spec: dict[str, Any]):
                             **TRACES[spec["kind"]])
 
 
-def _delta(times: np.ndarray) -> np.ndarray:
-    """Differences to the previous event; the first stays absolute."""
-    out = np.empty_like(times)
-    out[:1] = times[:1]
-    np.subtract(times[1:], times[:-1], out=out[1:])
-    return out
+def write_parquet(path: Path, events: EventBatch, offsets: np.ndarray) -> float:
+    """Write the events of every location (location i: ``offsets[i]:offsets[i + 1]``) as
+    the Parquet reference file (zstd 19; columns location (int32), time delta-coded per
+    location (int64, each location's first time absolute), kind (uint8), the others
+    int64); returns the seconds `pyarrow.parquet.write_table` took."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    counts = np.diff(offsets)
+    times = events.time.astype(np.int64)
+    delta = np.empty_like(times)
+    delta[:1] = times[:1]
+    np.subtract(times[1:], times[:-1], out=delta[1:])
+    starts = offsets[:-1][counts > 0]
+    delta[starts] = times[starts]
+    columns = {
+        "location": pa.array(np.repeat(np.arange(len(counts), dtype=np.int32), counts)),
+        "time": pa.array(delta),
+        "kind": pa.array(events.kind.astype(np.uint8)),
+    }
+    del delta
+    for name in PARQUET_INT64:
+        columns[name] = pa.array(getattr(events, name).astype(np.int64))
+    table = pa.table(columns)
+    del columns
+    t0 = time.perf_counter()
+    pq.write_table(table, path, compression="zstd", compression_level=ARCHIVE_LEVEL)
+    return time.perf_counter() - t0
+
+
+def section_sizes(archive: Any) -> dict[str, dict[str, int]]:
+    """Blocks, bytes on disk and raw bytes of every section kind of an open archive;
+    FOOTER holds the rest of the file (directory, header, trailer)."""
+    from ccgformat.archive.layout import BLOCK_OVERHEAD, SectionKind
+
+    known = {int(k) for k in SectionKind}
+    sections: dict[str, dict[str, int]] = {}
+    for entry in archive._directory:
+        name = SectionKind(entry.kind).name if entry.kind in known else str(entry.kind)
+        part = sections.setdefault(name, {"blocks": 0, "bytes": 0, "raw_bytes": 0})
+        part["blocks"] += 1
+        part["bytes"] += BLOCK_OVERHEAD + entry.length
+        part["raw_bytes"] += entry.raw_length
+    listed = sum(part["bytes"] for part in sections.values())
+    sections["FOOTER"] = {"blocks": 1, "bytes": archive.stats.file_bytes - listed, "raw_bytes": 0}
+    return sections
 
 
 def lossy_floor_bytes(spec: dict[str, Any], rel_dev: float) -> float:
@@ -121,20 +161,9 @@ def archive_reference_child(spec: dict[str, Any]) -> dict[str, Any]:
     generate_seconds = time.perf_counter() - t0
     count = sum(len(batch) for batch in data)
 
-    columns = {
-        "location": pa.array(np.concatenate([np.full(len(b), i, dtype=np.int32) for i, b in enumerate(data)])),
-        "time": pa.array(np.concatenate([_delta(b.time.astype(np.int64)) for b in data])),
-        "kind": pa.array(np.concatenate([b.kind for b in data]).astype(np.uint8)),
-    }
-    for name in PARQUET_INT64:
-        columns[name] = pa.array(np.concatenate([getattr(b, name) for b in data]).astype(np.int64))
-    table = pa.table(columns)
-    del columns
     path = Path(spec["parquet_path"])
-    t0 = time.perf_counter()
-    pq.write_table(table, path, compression="zstd", compression_level=ARCHIVE_LEVEL)
-    parquet_seconds = time.perf_counter() - t0
-    del table
+    offsets = np.cumsum([0] + [len(b) for b in data])
+    parquet_seconds = write_parquet(path, EventBatch.concat(data), offsets)
     rows = pq.ParquetFile(path).metadata.num_rows
     assert rows == count, (rows, count)
 
@@ -227,7 +256,6 @@ class _Probe:
 def archive_read_child(spec: dict[str, Any]) -> dict[str, Any]:
     """Open, random access (warm and cold), sequential iteration and sizes of one archive."""
     import ccgformat
-    from ccgformat.archive.layout import BLOCK_OVERHEAD, SectionKind
 
     path, repeat, location = spec["path"], spec["repeat"], 0
     params = Params(**PARAM_SETS[spec["params"]])
@@ -236,15 +264,7 @@ def archive_read_child(spec: dict[str, Any]) -> dict[str, Any]:
     # sizes
     archive = ccgformat.open(path)
     stats = archive.stats
-    sections: dict[str, dict[str, int]] = {}
-    for entry in archive._directory:
-        name = SectionKind(entry.kind).name if entry.kind in {int(k) for k in SectionKind} else str(entry.kind)
-        part = sections.setdefault(name, {"blocks": 0, "bytes": 0, "raw_bytes": 0})
-        part["blocks"] += 1
-        part["bytes"] += BLOCK_OVERHEAD + entry.length
-        part["raw_bytes"] += entry.raw_length
-    listed = sum(part["bytes"] for part in sections.values())
-    sections["FOOTER"] = {"blocks": 1, "bytes": stats.file_bytes - listed, "raw_bytes": 0}  # + header, trailer
+    sections = section_sizes(archive)
     node_blocks = sections.get("NODES", {}).get("blocks", 0)
     archive.close()
 

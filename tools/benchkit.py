@@ -65,14 +65,19 @@ def rate(count: int, seconds: Stat) -> Stat:
     return seconds.map(lambda s: count / s if s > 0 else float("inf"))
 
 
-def rss_now_mb() -> float | None:
-    """The current resident set size of this process in MiB (Linux), else None."""
+def _rss_mb(pid: int | str) -> float | None:
+    """The resident set size of process ``pid`` (or ``"self"``) in MiB (Linux), else None."""
     try:
-        with open("/proc/self/statm") as f:
+        with open(f"/proc/{pid}/statm") as f:
             pages = int(f.read().split()[1])
         return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, IndexError, AttributeError):
         return None
+
+
+def rss_now_mb() -> float | None:
+    """The current resident set size of this process in MiB (Linux), else None."""
+    return _rss_mb("self")
 
 
 def peak_rss_mb() -> float | None:
@@ -100,6 +105,64 @@ def run_child(task: str, spec: dict[str, Any], timeout: float | None = None,
     return json.loads(lines[-1])
 
 
+@dataclass
+class Measured:
+    """One `run_measured` child: what it printed (None unless it finished), its wall time,
+    its peak RSS (its own and its children's, from ``wait4``) and how it ended."""
+
+    result: dict[str, Any] | None
+    wall_seconds: float
+    peak_rss_mb: float | None
+    status: str  #: "ok", "timeout after N s", "killed above N MB RSS" or "failed (exit status N): last stderr line"
+
+
+def run_measured(task: str, spec: dict[str, Any], timeout: float, backend: str | None = None,
+                 memory_limit_mb: float | None = None) -> Measured:
+    """Run ``task`` of `CHILD_TASKS` in a fresh interpreter like `run_child`, but never
+    raise: a child still running after ``timeout`` seconds, or (with ``memory_limit_mb``)
+    found with a larger resident set (polled every 10 ms; Linux), is killed with its
+    process group and reported as such. Its peak RSS is its own, whatever ran before.
+    (An address-space limit would not do: native code may reserve far more than it uses.)"""
+    import signal
+    import tempfile
+    import time
+
+    command = [sys.executable, str(BENCH_SCRIPT), "--child", task, json.dumps(spec)]
+    env = None if backend is None else dict(os.environ, CCGFORMAT_BACKEND=backend)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env, start_new_session=True)
+        killed = None
+        while True:
+            pid, wait_status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - started > timeout:
+                killed = f"timeout after {timeout:g} s"
+            elif memory_limit_mb and (_rss_mb(child.pid) or 0) > memory_limit_mb:
+                killed = f"killed above {memory_limit_mb:g} MB RSS"
+            if killed:
+                os.killpg(child.pid, signal.SIGKILL)
+                _, wait_status, usage = os.wait4(child.pid, 0)
+                break
+            time.sleep(0.01)
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(wait_status)
+        peak = usage.ru_maxrss / 2**20 if sys.platform == "darwin" else usage.ru_maxrss / 2**10
+        if killed:
+            return Measured(None, wall, peak, killed)
+        if child.returncode != 0:
+            err.seek(0)
+            lines = err.read().strip().splitlines()
+            return Measured(None, wall, peak, f"failed (exit status {child.returncode})"
+                            + (f": {lines[-1][:200]}" if lines else ""))
+        out.seek(0)
+        lines = out.read().strip().splitlines()
+        if not lines:
+            return Measured(None, wall, peak, "failed: printed nothing")
+        return Measured(json.loads(lines[-1]), wall, peak, "ok")
+
+
 # --------------------------------------------------------------------------- registry
 
 
@@ -117,7 +180,8 @@ class Benchmark:
     name: str
     description: str
     run: Callable[[argparse.Namespace], list[dict[str, Any]]]
-    tables: list[tuple[str, list[Column]]] = field(default_factory=list)
+    #: (title, columns[, keep]): a table of the entries ``keep(entry)`` is true for (default all)
+    tables: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 #: Every benchmark by name, in the order they run.
@@ -126,7 +190,7 @@ BENCHMARKS: dict[str, Benchmark] = {}
 CHILD_TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
-def benchmark(name: str, description: str, tables: list[tuple[str, list[Column]]]):
+def benchmark(name: str, description: str, tables: list[tuple[Any, ...]]):
     """Register a benchmark function ``fn(options) -> list of result entries``."""
     def register(fn):
         BENCHMARKS[name] = Benchmark(name, description, fn, tables)

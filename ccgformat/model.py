@@ -10,7 +10,7 @@ to be merged) and which are *soft* (may deviate within a bound) is given by `KIN
 
 from __future__ import annotations
 
-import copy
+import json
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
@@ -254,8 +254,8 @@ class Definitions:
         document["strings"] = list(self.strings)
         document["timer_resolution"], document["clock_offset"] = self.timer_resolution, self.clock_offset
         document["provenance"] = dict(self.provenance)
-        if self.extensions:
-            document["extensions"] = copy.deepcopy(self.extensions)
+        if self.extensions:  # JSON values: copied through JSON (copy.deepcopy takes ~10 times as long)
+            document["extensions"] = json.loads(json.dumps(self.extensions))
         return document
 
     @classmethod

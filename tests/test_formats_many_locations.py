@@ -58,6 +58,11 @@ def _otf2(folder: Path) -> Path:
     return folder / "t"
 
 
+def _ccg(folder: Path) -> Path:
+    ccgformat.write_trace(folder / "t.ccg", _definitions(), ((i, [_batch(i)]) for i in range(LOCATIONS)))
+    return folder / "t.ccg"
+
+
 def _npz(folder: Path) -> Path:
     sys.path.insert(0, str(ROOT / "tools"))
     import synth
@@ -108,7 +113,7 @@ def _epilog(folder: Path) -> Path:
 
 
 WRITERS: dict[str, Callable[[Path], Path]] = {
-    "otf2": _otf2, "npz": _npz, "chrome": _chrome, "paje": _paje, "epilog": _epilog,
+    "otf2": _otf2, "ccg": _ccg, "npz": _npz, "chrome": _chrome, "paje": _paje, "epilog": _epilog,
     "otf1": lambda folder: _otf1(folder, one_stream=True),
     "otf1-streams": lambda folder: _otf1(folder, one_stream=False),
 }

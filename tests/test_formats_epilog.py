@@ -143,6 +143,8 @@ class Run:
         self.regions = regions
         self.metrics = metrics
         self.merged, self.lid_written, self.define_metrics = merged, lid_written, define_metrics
+        #: whether a merged trace defines MPI_COMM_WORLD (a record holds at most 1,960 ranks)
+        self.communicator = merged
         self.call_sites = {2: next(iter(regions))}
         self.cid = 3
         self.records: list[tuple] = []
@@ -178,7 +180,7 @@ class Run:
         if self.define_metrics:
             for m in range(self.metrics):
                 f.record(10, "IIIBBB", 50 + m, ids[f"PAPI_{m}"], ids["hw"], m % 2, 0, 0)
-        if self.merged:
+        if self.merged and self.communicator:
             ranks = len(self.lids)
             bits = bytes(sum(1 << (r % 8) for r in range(ranks) if r // 8 == b) for b in range((ranks + 7) // 8))
             f.record(11, "IBI", self.cid, 0, len(bits), tail=bits)

@@ -158,5 +158,5 @@ class TableView:
         return cache[1], cache[2]
 
     def __len__(self) -> int:
-        arrays, first = self.arrays()
-        return first + len(arrays["kind"])
+        nodes = self._current()
+        return int(nodes.first) + int(nodes.count)

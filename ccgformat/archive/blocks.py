@@ -6,6 +6,8 @@ before decompressing, and the decompressed size against the directory before all
 
 from __future__ import annotations
 
+import functools
+
 import crcmod.predefined
 import zstandard
 
@@ -22,7 +24,14 @@ def frame_block(kind: int, flags: int, payload: bytes) -> bytes:
 
 
 def compress(payload: bytes, level: int) -> bytes:
-    return zstandard.ZstdCompressor(level=level, write_content_size=True).compress(payload)
+    return _compressor(level).compress(payload)
+
+
+@functools.lru_cache(maxsize=None)
+def _compressor(level: int) -> zstandard.ZstdCompressor:
+    """One compressor per level, reused: a new one per block costs more than compressing
+    a small block (the same bytes either way)."""
+    return zstandard.ZstdCompressor(level=level, write_content_size=True)
 
 
 def read_block(data: memoryview | bytes, offset: int, path: str, *, expect_kind: int | None = None

@@ -40,6 +40,8 @@ ROW_WIDTHS = {"stack": 2, "metrics": 2, "regions": 4, "peers": 5, "operations": 
 
 _SENDS = (EventKind.SEND, EventKind.ISEND)
 _RECEIVES = (EventKind.RECV, EventKind.IRECV)
+#: Per kind code, whether it is one of _SENDS / _RECEIVES (a lookup, cheaper than np.isin per batch).
+_IS_SEND, _IS_RECEIVE = (np.isin(np.arange(256), kinds) for kinds in (_SENDS, _RECEIVES))
 
 
 @dataclass
@@ -159,8 +161,8 @@ class SegmentIndex:
     def add(self, batch: EventBatch) -> None:
         kind = batch.kind
         with np.errstate(over="ignore"):
-            for kinds, column in ((_SENDS, 0), (_RECEIVES, 2)):
-                chosen = np.isin(kind, kinds)
+            for kinds, column in ((_IS_SEND, 0), (_IS_RECEIVE, 2)):
+                chosen = kinds[kind]
                 self.peers.add(batch.ref[chosen], [(column, np.ones(int(chosen.sum()), np.int64)),
                                                    (column + 1, batch.size[chosen])])
             chosen = kind == EventKind.COLL_END

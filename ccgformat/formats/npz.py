@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 import zipfile
 import zlib
 from pathlib import Path
@@ -28,6 +29,10 @@ DEFINITIONS_MEMBER = "definitions_json"
 _COLUMN_NAMES = ("time", "kind") + COLUMNS
 _MEMBER = re.compile(r"loc(\d+)_(\w+)")
 _ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+#: An .npy member's fixed start: magic, format version, header length (version 1.0).
+_NPY_PREFIX = struct.Struct("<6sBBH")
+#: A 1.0 header of a C-order 1-D little-endian or byte-wide integer array, as numpy writes it.
+_SIMPLE_HEADER = re.compile(rb"\{'descr': '(<[iu][248]|\|[iu]1)', 'fortran_order': False, 'shape': \((\d{1,18}),\), \} *\n")
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -68,9 +73,34 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
 
 def _member(data: Any, member: str, path: str) -> np.ndarray:
     try:
-        return data[member]
+        simple = _simple_array(data, member)
+        return data[member] if simple is None else simple
     except _ERRORS as error:
         raise FormatError(f"member {member!r} cannot be read: {error}", path=path) from None
+
+
+def _simple_array(data: Any, member: str) -> np.ndarray | None:
+    """The member when it is a 1-D integer array under a version 1.0 header whose data
+    fills the rest of the member (what numpy writes for the event columns), read without
+    numpy's general header parser (a Python literal evaluation: most of the time of a
+    small member); None for anything else, which ``data[member]`` then reads."""
+    name = f"{member}.npy"
+    size = data.zip.getinfo(name).file_size
+    with data.zip.open(name) as handle:
+        head = handle.read(_NPY_PREFIX.size)
+        if len(head) < _NPY_PREFIX.size:
+            return None
+        magic, major, minor, length = _NPY_PREFIX.unpack(head)
+        match = _SIMPLE_HEADER.fullmatch(handle.read(length)) if (magic, major, minor) == (b"\x93NUMPY", 1, 0) else None
+        if match is None:
+            return None
+        dtype, count = np.dtype(match.group(1).decode()), int(match.group(2))
+        if _NPY_PREFIX.size + length + dtype.itemsize * count != size:
+            return None
+        values = np.empty(count, dtype)
+        if count and handle.readinto(memoryview(values).cast("B")) != values.nbytes:
+            raise EOFError(f"the data ends before the {values.nbytes} bytes its header announces")
+    return values
 
 
 def _definitions(data: Any, path: str) -> Definitions:

@@ -16,11 +16,13 @@ import struct
 
 from ...errors import FormatError
 
-__all__ = ["announced_records"]
+__all__ = ["announced_records", "holds_no_records"]
 
 _HEADER = 18
 _CHUNK_HEADER = 3
 _BYTE_ORDERS = {0x42: "<", 0x23: ">"}
+#: What follows the chunk header in a file without records: END_OF_FILE (2), END_OF_BUFFER (1).
+_NO_RECORDS = b"\x02\x01"
 
 
 def announced_records(path: str, chunk_size: int) -> int | None:
@@ -54,3 +56,17 @@ def announced_records(path: str, chunk_size: int) -> int | None:
         raise FormatError(f"the chunk headers announce {last:,} events, more than the file has bytes",
                           path=path, offset=size)
     return last
+
+
+def holds_no_records(path: str) -> bool:
+    """Whether file ``path`` is a single chunk without records (an OTF2 writer's local
+    definition file of a location with nothing to define): reading it through the
+    library, whose readers cost a chunk-sized buffer each, would find nothing. False when
+    it holds anything else or cannot be read (the library then reads it and says why)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_HEADER + len(_NO_RECORDS) + 1)
+    except OSError:
+        return False
+    return (len(data) == _HEADER + len(_NO_RECORDS) and data[0] == _CHUNK_HEADER and data[1] in _BYTE_ORDERS
+            and data[_HEADER:] == _NO_RECORDS)

@@ -2,7 +2,12 @@
 
 Events are read by the native core (`native`) when it is in use, with the records it
 skips read by the Python reference (`callbacks` + `columns`); by the reference otherwise
-and for every location the native reader leaves to it."""
+and for every location the native reader leaves to it.
+
+Whatever the number of locations, at most a location's definition reader and an event
+reader or two (the native reader's second pass) are open at once: each location's local
+definitions are read just before its events, and every reader is closed after its
+location (the library holds a chunk buffer and a file per open reader)."""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from ..common import StringTable, batches
 from .anchor import find_anchor
 from .binding import Binding, load
 from .callbacks import EventReader
-from .chunks import announced_records
+from .chunks import announced_records, holds_no_records
 from .columns import to_columns
 from .definitions import read_definitions
 from .native import PROTOTYPES, LocationBatches, NativeEvents, otf2_reader_address
@@ -46,7 +51,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         handle = tr.handle
         chunk_size = _otf2.Reader_GetChunkSize(handle)[0]
         events_folder = anchor.with_suffix("")
-        _open_event_files(binding, handle, tables.locations, events_folder)
+        local_definitions = _open_files(binding, handle, tables.locations)
         strings = StringTable(definitions.strings)
         reader = EventReader(binding, tables, strings)
     except BaseException as error:
@@ -80,6 +85,8 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
             for index, ref in enumerate(tables.locations):
                 if pending is not None:
                     pending.detach()
+                if local_definitions:
+                    _read_local_definitions(binding, handle, ref, events_folder)
                 event_file = str(events_folder / f"{ref}.evt")
                 records = announced_records(event_file, chunk_size)
                 pending = native.location(ref, event_file, records) if native is not None else None
@@ -96,6 +103,8 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
             for events in [reader, *sparse_readers]:
                 events.close()
             try:
+                if local_definitions:
+                    _otf2.Reader_CloseDefFiles(handle)
                 _otf2.Reader_CloseEvtFiles(handle)
             finally:
                 tr.close()
@@ -103,9 +112,11 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
     return definitions, streams()
 
 
-def _open_event_files(binding: Binding, handle: Any, refs: list[int], folder: Path) -> None:
-    """Select every location, read its local definitions (mappings, clock offsets) and
-    open its event reader, as the OTF2 reading protocol asks."""
+def _open_files(binding: Binding, handle: Any, refs: list[int]) -> bool:
+    """Select every location and open the event files and, when the archive has them,
+    the local definition files (as the OTF2 reading protocol asks); whether it has them.
+    No reader is opened here: `_read_local_definitions` and the event readers open one
+    location's at a time."""
     _otf2 = binding._otf2
     for ref in refs:
         _otf2.Reader_SelectLocation(handle, ref)
@@ -115,17 +126,21 @@ def _open_event_files(binding: Binding, handle: Any, refs: list[int], folder: Pa
     except _otf2.Error:
         local_definitions = False   # an archive without local definition files
     _otf2.Reader_OpenEvtFiles(handle)
-    for ref in refs:
-        if local_definitions:
-            reader = _otf2.Reader_GetDefReader(handle, ref)
-            if reader:
-                try:
-                    _otf2.Reader_ReadAllLocalDefinitions(handle, reader)
-                except _otf2.Error as error:
-                    raise FormatError(f"cannot read the local definitions: {error}",
-                                      path=str(folder / f"{ref}.def")) from None
-                finally:
-                    _otf2.Reader_CloseDefReader(handle, reader)
-        _otf2.Reader_GetEvtReader(handle, ref)
-    if local_definitions:
-        _otf2.Reader_CloseDefFiles(handle)
+    return local_definitions
+
+
+def _read_local_definitions(binding: Binding, handle: Any, ref: int, folder: Path) -> None:
+    """Read location ``ref``'s local definitions (mappings, clock offsets, which the
+    library keeps for the location's event readers) and close its definition reader."""
+    _otf2 = binding._otf2
+    if holds_no_records(str(folder / f"{ref}.def")):
+        return
+    reader = _otf2.Reader_GetDefReader(handle, ref)
+    if not reader:
+        return
+    try:
+        _otf2.Reader_ReadAllLocalDefinitions(handle, reader)
+    except _otf2.Error as error:
+        raise FormatError(f"cannot read the local definitions: {error}", path=str(folder / f"{ref}.def")) from None
+    finally:
+        _otf2.Reader_CloseDefReader(handle, reader)

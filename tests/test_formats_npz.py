@@ -1,0 +1,84 @@
+"""The npz importer reads the event columns numpy writes without numpy's header parser;
+any other member layout is still read by numpy, and damaged members are refused."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ccgformat.errors import FormatError
+from ccgformat.formats import read
+from ccgformat.model import COLUMNS, Definitions, EventKind, Location, Region
+
+NAMES = ("time", "kind") + COLUMNS
+
+
+def _npy(values: np.ndarray, trailing: bytes = b"") -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, values)
+    return buffer.getvalue() + trailing
+
+
+def _write(path: Path, columns: dict[str, bytes]) -> Path:
+    definitions = Definitions(regions=[Region("r")], locations=[Location("p")])
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("definitions_json.npy", _npy(np.array(json.dumps(definitions.to_dict()))))
+        for name, data in columns.items():
+            archive.writestr(f"loc0_{name}.npy", data)
+    return path
+
+
+def _columns(**override: np.ndarray) -> dict[str, np.ndarray]:
+    columns = {name: np.zeros(2, np.int64) for name in NAMES}
+    columns["time"] = np.array([5, 9], np.int64)
+    columns["kind"] = np.array([EventKind.ENTER, EventKind.LEAVE], np.uint8)
+    return {**columns, **override}
+
+
+def _events(path: Path) -> list[tuple]:
+    _, streams = read(path)
+    return [tuple(event) for _, batches in streams for batch in batches for event in batch.rows()]
+
+
+@pytest.mark.parametrize("layout", ["native", "big-endian", "int32", "fortran 2-D"])
+def test_every_integer_layout_reads_the_same(layout: str, tmp_path: Path) -> None:
+    columns = _columns()
+    if layout == "big-endian":
+        columns = {name: values.astype(values.dtype.newbyteorder(">")) for name, values in columns.items()}
+    elif layout == "int32":
+        columns = {name: values.astype(np.int32) for name, values in columns.items()}
+    elif layout == "fortran 2-D":   # refused by the importer's own check, as before
+        columns["ref"] = np.asfortranarray(np.zeros((2, 2), np.int64))
+    path = _write(tmp_path / "t.npz", {name: _npy(values) for name, values in columns.items()})
+    if layout == "fortran 2-D":
+        with pytest.raises(FormatError, match="'loc0_ref' is not a 1-D integer array"):
+            _events(path)
+        return
+    assert [(time, kind) for time, kind, *_ in _events(path)] == [(5, EventKind.ENTER), (9, EventKind.LEAVE)]
+
+
+def test_writable_columns(tmp_path: Path) -> None:
+    """Columns come back as ordinary writable arrays, as numpy's reader gives them."""
+    path = _write(tmp_path / "t.npz", {name: _npy(values) for name, values in _columns().items()})
+    _, streams = read(path)
+    batch = next(iter(next(iter(streams))[1]))
+    assert batch.time.flags.writeable and batch.ref.flags.writeable
+
+
+@pytest.mark.parametrize("damage", ["cut", "trailing"])
+def test_member_data_not_matching_its_header(damage: str, tmp_path: Path) -> None:
+    """Cut data is refused naming the member; trailing bytes are left to numpy, which
+    reads the announced values as it always did."""
+    data = {name: _npy(values) for name, values in _columns().items()}
+    data["ref"] = data["ref"][:-3] if damage == "cut" else data["ref"] + b"\0" * 8
+    path = _write(tmp_path / "t.npz", data)
+    if damage == "cut":
+        with pytest.raises(FormatError, match="member 'loc0_ref' cannot be read"):
+            _events(path)
+    else:
+        assert len(_events(path)) == 2

@@ -1,0 +1,98 @@
+"""OTF2 archives of many locations (issue 14): the importer keeps a bounded number of
+files and readers open, whatever the number of locations."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ccgformat.model import Definitions, EventBatch, EventKind, Location, Region
+
+pytest.importorskip("otf2", reason="the otf2 package is not installed")
+from ccgformat.formats.otf2.export import write_events  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Open files allowed to the converting process: far fewer than the trace has event files.
+FILE_LIMIT = 64
+LOCATIONS = 300
+
+
+def _calls(location: int) -> EventBatch:
+    t = 1000 * location
+    return EventBatch.from_events([(t, EventKind.ENTER, location % 3), (t + 1 + location % 7, EventKind.LEAVE,
+                                                                          location % 3)])
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    definitions = Definitions(regions=[Region(f"r{i}") for i in range(3)],
+                              locations=[Location(f"rank {i}") for i in range(LOCATIONS)])
+    target = tmp_path_factory.mktemp("wide") / "wide.otf2"
+    write_events(definitions, lambda i: [_calls(i)], target)
+    assert len(list((target / "traces").glob("*.evt"))) == LOCATIONS > FILE_LIMIT
+    return target
+
+
+@pytest.mark.parametrize("backend", ["native", "python"])
+def test_more_locations_than_open_files_allowed(wide: Path, tmp_path: Path, backend: str) -> None:
+    """With RLIMIT_NOFILE far below the number of event files, the conversion succeeds
+    and every location keeps its events."""
+    script = textwrap.dedent(f"""
+        import resource, sys
+        resource.setrlimit(resource.RLIMIT_NOFILE, ({FILE_LIMIT}, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        import ccgformat
+        report = ccgformat.convert(sys.argv[1], sys.argv[2])
+        with ccgformat.open(sys.argv[2]) as archive:
+            print(report.locations, report.events,
+                  sum(archive.location(i).event(1).time - archive.location(i).event(0).time
+                      for i in archive.locations))
+    """)
+    done = subprocess.run([sys.executable, "-c", script, str(wide), str(tmp_path / "w.ccg")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env={"CCGFORMAT_BACKEND": backend, "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    durations = sum(1 + i % 7 for i in range(LOCATIONS))
+    assert done.stdout.split() == [str(LOCATIONS), str(2 * LOCATIONS), str(durations)]
+
+
+def test_only_record_free_definition_files_are_skipped(wide: Path, tmp_path: Path) -> None:
+    """The importer skips the library's reading of a local definition file only when it
+    is a chunk header followed by END_OF_FILE and END_OF_BUFFER (the exporter's empty file)."""
+    from ccgformat.formats.otf2.chunks import holds_no_records
+
+    empty = wide / "traces" / "0.def"
+    assert holds_no_records(str(empty))
+    data = empty.read_bytes()
+    for name, damaged in {"longer": data + b"\x00", "cut": data[:-1], "record": data[:18] + b"\x05\x01",
+                          "not a chunk": b"\x04" + data[1:]}.items():
+        (tmp_path / name).write_bytes(damaged)
+        assert not holds_no_records(str(tmp_path / name)), name
+    assert not holds_no_records(str(tmp_path / "missing"))
+
+
+@given(st.lists(st.sampled_from(range(6)), max_size=12), st.integers(0, 6))
+def test_positions_index_as_a_tuple_does(picks: list[int], wanted: int) -> None:
+    """The tuple the importer hands the `otf2` package while it writes communicator groups
+    answers ``index`` as a tuple: the first position, bounds honoured, ValueError if absent."""
+    from ccgformat.formats.otf2.definitions import _Positions
+
+    objects = [object() for _ in range(7)]
+    members = tuple(objects[i] for i in picks)
+    fast = _Positions(members)
+    assert fast == members
+    for bounds in [(), (1,), (1, 5)]:
+        try:
+            expected: int | None = members.index(objects[wanted], *bounds)
+        except ValueError:
+            expected = None
+        if expected is None:
+            with pytest.raises(ValueError):
+                fast.index(objects[wanted], *bounds)
+        else:
+            assert fast.index(objects[wanted], *bounds) == expected

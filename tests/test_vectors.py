@@ -18,7 +18,8 @@ from .test_graph_lossy import check_location
 
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 #: The vectors tools/regen_vectors.py writes; each must exist with its listing.
-EXPECTED = ("minimal", "every_kind", "wide_split", "lossy", "empty_location")
+EXPECTED = tuple(f"{name}{suffix}" for name in ("minimal", "every_kind", "wide_split", "lossy", "empty_location")
+                 for suffix in ("", "_1_3"))
 
 
 def vector_names() -> list[str]:
@@ -141,16 +142,22 @@ def test_every_kind_uses_several_blocks_and_checkpoints():
 
 
 def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
-    """Every vector has SUMMARY blocks (1.2); an archive without locations needs 1.1 for
-    DEFINITIONS extensions and 1.0 without them."""
+    """Every vector of the 1.2 layout has SUMMARY blocks (1.2); an archive without
+    locations needs 1.1 for DEFINITIONS extensions and 1.0 without them; the tables of 1.3
+    make every file 1.3."""
     with ccg.open(VECTORS / "empty_location.ccg") as archive:
         assert archive.version == (1, 2)
         assert archive.definitions.extensions == {"otf2": {"location_ids": [7, 1 << 40], "paradigms": {"mpi": 1}}}
     for name in ("minimal", "every_kind", "wide_split", "lossy"):
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
             assert archive.version == (1, 2) and archive.definitions.extensions == {}
+        with ccg.open(VECTORS / f"{name}_1_3.ccg") as archive:
+            assert archive.version == (1, 3)
     for extensions, minor in (({}, 0), ({"otf2": {"x": 1}}, 1)):
         path = tmp_path / f"{minor}.ccg"
-        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), tables=False)
         with ccg.open(path) as archive:
             assert archive.version == (1, minor)
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
+        with ccg.open(path) as archive:
+            assert archive.version == (1, 3)

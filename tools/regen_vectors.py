@@ -98,6 +98,15 @@ class Vector:
     checkpoint_interval: int = 65536
     nodes_per_block: int = 4096
     notes: list[str] = field(default_factory=list)
+    tables: bool = False               # write the columnar tables of format 1.3
+
+
+def as_1_3(vector: Vector) -> Vector:
+    """The same trace written with the tables of format 1.3, as NAME_1_3.ccg."""
+    return replace(vector, name=f"{vector.name}_1_3", tables=True,
+                   summary=f"`{vector.name}.ccg` written as format 1.3: the same blocks of nodes, with "
+                           f"ROOT_TABLE, LOCATION_TABLE and CHECKPOINT_TABLE instead of ROOTS, the "
+                           f"DEFINITIONS lists of locations and the JSON SNAPSHOTS and SUMMARY blocks.")
 
 
 def minimal() -> Vector:
@@ -290,7 +299,7 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                     ((location, [EventBatch.from_events(events)] if events else [])
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
-                    nodes_per_block=vector.nodes_per_block)
+                    nodes_per_block=vector.nodes_per_block, tables=vector.tables)
     (folder / f"{vector.name}.events.txt").write_text(listing(vector.trace))
     return path.read_bytes()
 
@@ -341,8 +350,11 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
                 f"- sections: {section_summary(blobs[v.name])}"]
         out += [f"- {note}" for note in v.notes]
         out.append("")
-    out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOTS,",
-            "SNAPSHOTS, SUMMARY and the FOOTER) and every event kind; the test checks that too.", ""]
+    out += ["The vectors without a suffix are format 1.2 files (ROOTS, JSON SNAPSHOTS and SUMMARY), kept",
+            "as read tests for readers of every version; those named `_1_3` hold the same traces in",
+            "format 1.3. Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES,",
+            "ROOTS, SNAPSHOTS, SUMMARY, ROOT_TABLE, LOCATION_TABLE, CHECKPOINT_TABLE and the FOOTER) and",
+            "every event kind; the test checks that too.", ""]
     return "\n".join(out)
 
 
@@ -599,7 +611,7 @@ def bad_readme(bads: list[Bad]) -> str:
 # --------------------------------------------------------------------------- main
 
 def generate(vectors_dir: Path, bad_dir: Path) -> None:
-    vectors = [make() for make in VECTOR_BUILDERS]
+    vectors = [vector for make in VECTOR_BUILDERS for vector in (make(),) for vector in (vector, as_1_3(vector))]
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
     bads = bad_archives(blobs["every_kind"])

@@ -15,6 +15,8 @@ MAJOR_VERSION = 1
 EXTENSIONS_MINOR_VERSION = 1
 #: the minor version that introduced the SUMMARY members peers, operations, durations, open
 SUMMARY_MINOR_VERSION = 2
+#: the minor version that introduced ROOT_TABLE, LOCATION_TABLE and CHECKPOINT_TABLE
+TABLES_MINOR_VERSION = 3
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")
@@ -49,6 +51,9 @@ class SectionKind(IntEnum):
     ROOTS = 4
     SNAPSHOTS = 5
     SUMMARY = 6
+    ROOT_TABLE = 7        #: since 1.3, instead of ROOTS
+    LOCATION_TABLE = 8    #: since 1.3, the DEFINITIONS lists that grow with the locations
+    CHECKPOINT_TABLE = 9  #: since 1.3, instead of SNAPSHOTS and SUMMARY
 
 
 RESERVED_AGGREGATION = range(16, 32)

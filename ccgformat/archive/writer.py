@@ -23,22 +23,30 @@ from ..params import Params
 from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
 from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, SUMMARY_MINOR_VERSION,
-                     TRAILER, BlockFlags, SectionKind, largest_raw_length)
+                     TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind, largest_raw_length)
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
+from .tables import encode_checkpoint_table, encode_root_table, split_definitions
 
 DEFAULT_LEVEL = 19
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
+#: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
+CHECKPOINTS_PER_TABLE_BLOCK = 4096
 
 
 class Writer:
-    """Writes one archive. Use as a context manager; `finish` makes the file appear."""
+    """Writes one archive. Use as a context manager; `finish` makes the file appear.
+
+    With ``tables`` (the default) the per-location sections are the columnar tables of
+    format 1.3; without, they are ROOTS, the JSON indexes and definitions of 1.2, which
+    readers of 1.0-1.2 read.
+    """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK):
+                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True):
         if not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if checkpoint_interval < 1 or nodes_per_block < 1:
@@ -47,6 +55,7 @@ class Writer:
         self.level = level
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
+        self.tables = tables
         self._output = AtomicOutput(self.path)
         try:
             self._file = open(self._output.path, "wb")
@@ -58,6 +67,7 @@ class Writer:
         self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
+        self._pending_checkpoints = 0
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
 
@@ -94,36 +104,51 @@ class Writer:
         """Record the snapshot and summary indexes of a finished location; they are written
         in groups of up to LOCATIONS_PER_INDEX_BLOCK locations."""
         self._indexes.append((location, checkpoints(walker, self.checkpoint_interval)))
-        if len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
+        self._pending_checkpoints += len(self._indexes[-1][1])
+        if self._pending_checkpoints >= CHECKPOINTS_PER_TABLE_BLOCK if self.tables else \
+                len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
             self._flush_indexes()
 
     def _flush_indexes(self) -> None:
         if not self._indexes:
             return
-        for kind, part in ((SectionKind.SNAPSHOTS, Checkpoint.snapshot_json),
-                           (SectionKind.SUMMARY, Checkpoint.summary_json)):
+        self._indexes.sort(key=lambda item: item[0])
+        first = self._indexes[0][0]
+        if self.tables:
+            self._block(SectionKind.CHECKPOINT_TABLE, encode_checkpoint_table(self.checkpoint_interval, self._indexes),
+                        must_understand=False, first=first, count=len(self._indexes))
+        for kind, part in () if self.tables else ((SectionKind.SNAPSHOTS, Checkpoint.snapshot_json),
+                                                  (SectionKind.SUMMARY, Checkpoint.summary_json)):
             payload = {"interval": self.checkpoint_interval,
                        "locations": [{"location": location, "checkpoints": [part(p) for p in points]}
                                      for location, points in self._indexes]}
             self._block(kind, encode_json(payload), must_understand=False,
-                        first=min(location for location, _ in self._indexes), count=len(self._indexes))
+                        first=first, count=len(self._indexes))
         self._summaries = True
         self._indexes.clear()
+        self._pending_checkpoints = 0
 
     def finish(self, graph: Graph) -> Path:
         """Write the rest of the graph, the footer and the trailer; publish the file."""
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
-        self._block(SectionKind.DEFINITIONS, encode_json(graph.definitions.to_dict()), must_understand=True)
+        if self.tables:
+            document, table = split_definitions(graph.definitions)
+            self._block(SectionKind.DEFINITIONS, encode_json(document), must_understand=True)
+            self._block(SectionKind.LOCATION_TABLE, table, must_understand=True)
+        else:
+            self._block(SectionKind.DEFINITIONS, encode_json(graph.definitions.to_dict()), must_understand=True)
         self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
-        self._block(SectionKind.ROOTS, encode_roots(graph.roots), must_understand=True,
+        self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
+                    (encode_root_table if self.tables else encode_roots)(graph.roots), must_understand=True,
                     count=len(graph.roots))
         footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND),
                              encode_directory(self._directory))
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = SUMMARY_MINOR_VERSION if self._summaries else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
+        minor = TABLES_MINOR_VERSION if self.tables else SUMMARY_MINOR_VERSION if self._summaries \
+            else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
             self._file.seek(0)
             self._file.write(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, minor, 0))
@@ -154,15 +179,16 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
                 repair: bool = False, level: int = DEFAULT_LEVEL,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Graph:
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True) -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
-    so only the node pool stays in memory. Returns the built graph.
+    so only the node pool stays in memory. ``tables``: as for `Writer`. Returns the built
+    graph.
     """
     builder = make_builder(params, definitions, repair=repair)
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block) as writer:
+                nodes_per_block=nodes_per_block, tables=tables) as writer:
         for location, batches in locations:
             for batch in batches:
                 builder.add(location, batch)

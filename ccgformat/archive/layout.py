@@ -34,11 +34,13 @@ ROOT_ENTRY = struct.Struct("<QQqqQ")
 BLOCK_OVERHEAD = BLOCK_HEADER.size + BLOCK_CRC.size
 
 
-def largest_raw_length(stored_length: int) -> int:
-    """The most a compressed payload may expand to: 1 MiB, or 4096 times its stored size.
-    Writers store a payload that compresses better than that uncompressed; readers refuse
-    a directory entry that claims more, so a damaged file cannot demand a huge allocation."""
-    return max(1 << 20, 4096 * stored_length)
+def largest_raw_length(stored_length: int, minor: int) -> int:
+    """The most a compressed payload may expand to: 1 MiB, or 4096 times its stored size
+    (65536 times from format 1.3 on, above the ~32768 a zstd frame can reach, which the
+    tables of regular locations come close to). Writers store a payload that compresses
+    better than that uncompressed; readers refuse a directory entry that claims more, so
+    a damaged file cannot demand a huge allocation."""
+    return max(1 << 20, (65536 if minor >= TABLES_MINOR_VERSION else 4096) * stored_length)
 
 
 class SectionKind(IntEnum):

@@ -293,7 +293,7 @@ class Archive:
             if entry.flags & ~BlockFlags.known():
                 raise CorruptArchiveError(f"unknown flags {entry.flags:#x} in the directory",
                                           path=self.path, offset=entry.offset)
-            if entry.raw_length > largest_raw_length(entry.length):
+            if entry.raw_length > largest_raw_length(entry.length, minor):
                 raise CorruptArchiveError(f"block at {entry.offset} claims {entry.raw_length} bytes "
                                           f"uncompressed from {entry.length}", path=self.path, offset=entry.offset)
             if entry.kind not in _KNOWN_KINDS and entry.flags & BlockFlags.MUST_UNDERSTAND:

@@ -86,7 +86,7 @@ class Writer:
                count: int = 0) -> None:
         stored = compress(raw, self.level)
         flags = BlockFlags.ZSTD | (BlockFlags.MUST_UNDERSTAND if must_understand else 0)
-        if len(raw) > largest_raw_length(len(stored)):
+        if len(raw) > largest_raw_length(len(stored), TABLES_MINOR_VERSION if self.tables else 0):
             stored, flags = raw, flags & ~BlockFlags.ZSTD
         self._directory.append(DirectoryEntry(kind, int(flags), self._offset, len(stored), len(raw), first, count))
         self._emit(frame_block(kind, int(flags), stored))

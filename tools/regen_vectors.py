@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import zstandard
 
 try:
@@ -49,7 +50,7 @@ except ImportError:  # run as `python tools/regen_vectors.py` from a source chec
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     import ccgformat as ccg
 from ccgformat.archive.blocks import frame_block
-from ccgformat.archive.codec import BLOCK_START, STREAM_HEADER, STREAMS, decode_stream
+from ccgformat.archive.codec import BLOCK_START, STREAM_HEADER, STREAMS, decode_stream, encode_stream
 from ccgformat.archive.layout import (BLOCK_HEADER, END_MAGIC, FILE_HEADER, TRAILER, BlockFlags,
                                       SectionKind)
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory
@@ -583,11 +584,54 @@ def bad_archives(base: bytes) -> list[Bad]:
     return bads
 
 
+def table_bad_archives(base: bytes) -> list[Bad]:
+    """Damaged 1.3 tables of ``base`` (every_kind_1_3.ccg): one stream of a table changed,
+    the block recompressed with a valid CRC and footer."""
+    def damage(kind: SectionKind, change: Callable[[list[np.ndarray]], None]) -> tuple[bytes, int]:
+        q = parse(base)
+        k = index_of(q, kind)
+        raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
+        start = {SectionKind.ROOT_TABLE: 0, SectionKind.CHECKPOINT_TABLE: 8}.get(
+            kind, 4 + struct.unpack_from("<I", raw)[0] if len(raw) >= 4 else 0)
+        streams, position = [], start
+        while position < len(raw):
+            values, position = decode_stream(raw, position)
+            streams.append(values)
+        change(streams)
+        q.stored[k] = zstd_frame(raw[:start] + b"".join(encode_stream(values) for values in streams))
+        q.entries[k] = replace(q.entries[k], raw_length=len(zstandard.ZstdDecompressor().decompress(q.stored[k])))
+        data = build(q)
+        return data, parse(data).entries[k].offset
+
+    def shorten(streams: list[np.ndarray]) -> None:
+        streams[3] = streams[3][:-1]  # the durations
+
+    def text_past_the_list(streams: list[np.ndarray]) -> None:
+        streams[6][0] = 999  # the first location's name prefix
+
+    def rows_past_the_payload(streams: list[np.ndarray]) -> None:
+        streams[4][0] = 1 << 40  # the first checkpoint's stack rows
+
+    bads = []
+    for name, kind, change, how in (
+            ("root_table_short.ccg", SectionKind.ROOT_TABLE, shorten,
+             "the ROOT_TABLE's duration stream one value short"),
+            ("location_table_bad_text.ccg", SectionKind.LOCATION_TABLE, text_past_the_list,
+             "the LOCATION_TABLE's first location name prefix set to text 999, past the text list"),
+            ("checkpoint_table_rows_claim.ccg", SectionKind.CHECKPOINT_TABLE, rows_past_the_payload,
+             "the first CHECKPOINT_TABLE's stack row count of its first checkpoint set to 2**40")):
+        data, offset = damage(kind, change)
+        bads.append(Bad(name, f"every_kind_1_3.ccg with {how} (recompressed; valid CRC and footer)",
+                        "CorruptArchiveError", offset, data))
+    return bads
+
+
 def bad_readme(bads: list[Bad]) -> str:
     out = [
         "# Damaged archives",
         "",
-        "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` (the only writer of",
+        "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` and, for the tables",
+        "of format 1.3, `every_kind_1_3.ccg` (the only writer of",
         "these files; never edit them by hand). `tests/test_bad_archives.py` parses the table",
         "below, so the two cannot drift: reading a file - opening it, the definitions,",
         "parameters and stats, every location's events in full, `event(i)`, `find` and the",
@@ -614,7 +658,7 @@ def generate(vectors_dir: Path, bad_dir: Path) -> None:
     vectors = [vector for make in VECTOR_BUILDERS for vector in (make(),) for vector in (vector, as_1_3(vector))]
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
-    bads = bad_archives(blobs["every_kind"])
+    bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs["every_kind_1_3"])
     for bad in bads:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)

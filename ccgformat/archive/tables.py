@@ -34,25 +34,25 @@ class _Reader:
     def fail(self, reason: str) -> CorruptArchiveError:
         return CorruptArchiveError(f"{self.what}: {reason}", path=self.path, offset=self.offset)
 
-    def unsigned(self, count: int | None = None, name: str = "stream") -> np.ndarray:
+    def _next(self, count: int | None, name: str) -> np.ndarray:
         try:
             values, self.position = decode_stream(self.raw, self.position)
         except ValueError as error:
-            raise self.fail(str(error)) from None
+            raise self.fail(f"{name}: {error}") from None
         if count is not None and len(values) != count:
             raise self.fail(f"{name} holds {len(values)} values, expected {count}")
+        return values
+
+    def unsigned(self, count: int | None = None, name: str = "stream") -> np.ndarray:
+        """The next stream, whose values must lie below 2**63, as int64."""
+        values = self._next(count, name)
         if len(values) and int(values.max()) > _INT64_MAX:
             raise self.fail(f"{name} holds a value of 2**63 or more")
         return values.astype(np.int64)
 
     def signed(self, count: int | None = None, name: str = "stream") -> np.ndarray:
-        try:
-            values, self.position = decode_stream(self.raw, self.position)
-        except ValueError as error:
-            raise self.fail(str(error)) from None
-        if count is not None and len(values) != count:
-            raise self.fail(f"{name} holds {len(values)} values, expected {count}")
-        return unzigzag(values)
+        """The next stream, zigzag-decoded."""
+        return unzigzag(self._next(count, name))
 
     def ids(self, name: str) -> np.ndarray:
         """A delta-coded increasing id list (spec 5.2)."""

@@ -197,8 +197,9 @@ class _Verifier:
             return
         try:
             self.definitions = self.archive.definitions
-        except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+        except CcgError as error:  # in the DEFINITIONS block or its LOCATION_TABLE (1.3)
+            found = next((e for e in self.entries if e.offset == getattr(error, "offset", None)), entry)
+            self.problems.append(_problem_of(error, found.kind, found.offset))
 
     def check_parameters(self, entry: DirectoryEntry) -> None:
         if self.payload(entry) is None:

@@ -143,17 +143,35 @@ def test_many_locations_read_as_in_the_1_2_layout(tmp_path, monkeypatch):
     assert verify(new) == []
 
 
-def test_a_location_costs_a_few_bytes(tmp_path):
-    """Regular locations: the tables stay under 1 byte per location (the 1.2 layout took
-    over 30), whatever the number of locations."""
+PER_LOCATION = {(False, SectionKind.DEFINITIONS), (False, SectionKind.ROOTS), (False, SectionKind.SNAPSHOTS),
+                (False, SectionKind.SUMMARY), (True, SectionKind.DEFINITIONS), (True, SectionKind.LOCATION_TABLE),
+                (True, SectionKind.ROOT_TABLE), (True, SectionKind.CHECKPOINT_TABLE)}
+
+
+@pytest.mark.parametrize("tables, most", [(False, None), (True, 2.0)])
+def test_a_location_costs_a_few_bytes(tmp_path, tables, most):
+    """Regular locations: the sections that grow with the locations (with their block
+    framing and directory entries) take under 2 bytes per location in 1.3, constant or
+    falling from 1,000 to 4,000 locations; the 1.2 layout takes over 20."""
+    costs = []
     for count in (1000, 4000):
         definitions_, batches = synth.synthesize(count, 50, jitter=0.0, seed=0, batch_size=256)
         path = tmp_path / f"{count}.ccg"
-        ccg.write_trace(path, definitions_, ((loc, batches(loc)) for loc in range(count)))
+        ccg.write_trace(path, definitions_, ((loc, batches(loc)) for loc in range(count)), tables=tables)
         with ccg.open(path) as archive:
-            tables = sum(e.length + 16 + 48 for e in archive.directory if e.kind in (
-                SectionKind.ROOT_TABLE, SectionKind.LOCATION_TABLE, SectionKind.CHECKPOINT_TABLE))
-        assert tables / count < 1.0, (count, tables)
+            costs.append(sum(e.length + 16 + 48 for e in archive.directory
+                             if (tables, e.kind) in PER_LOCATION) / count)
+    if most is None:
+        assert min(costs) > 20, costs
+    else:
+        assert max(costs) < most and costs[1] <= costs[0] * 1.1, costs
+
+
+def test_a_location_table_only_where_it_makes_the_file_smaller():
+    vectors = ROOT / "spec" / "vectors"
+    for name, expected in (("minimal_1_3", False), ("every_kind_1_3", False), ("many_locations_1_3", True)):
+        with ccg.open(vectors / f"{name}.ccg") as archive:
+            assert any(e.kind == SectionKind.LOCATION_TABLE for e in archive.directory) == expected, name
 
 
 @pytest.mark.parametrize("tables", [False, True])
@@ -172,7 +190,10 @@ def test_a_table_compressing_past_4096_to_1_stays_compressed(tmp_path, tables):
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory) -> Path:
-    return write(tmp_path_factory.mktemp("tables") / "good.ccg", 5, 60, tables=True, checkpoint_interval=25)
+    """200 locations: enough for a LOCATION_TABLE."""
+    path = write(tmp_path_factory.mktemp("tables") / "good.ccg", 200, 60, tables=True, checkpoint_interval=25)
+    assert entries_of(path, SectionKind.LOCATION_TABLE)
+    return path
 
 
 def streams(raw: bytes, start: int) -> list[list[int]]:

@@ -18,7 +18,8 @@ from .test_graph_lossy import check_location
 
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 #: The vectors tools/regen_vectors.py writes; each must exist with its listing.
-EXPECTED = tuple(f"{name}{suffix}" for name in ("minimal", "every_kind", "wide_split", "lossy", "empty_location")
+EXPECTED = tuple(f"{name}{suffix}" for name in ("minimal", "every_kind", "wide_split", "lossy", "empty_location",
+                                                          "many_locations")
                  for suffix in ("", "_1_3"))
 
 

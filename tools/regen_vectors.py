@@ -106,8 +106,9 @@ def as_1_3(vector: Vector) -> Vector:
     """The same trace written with the tables of format 1.3, as NAME_1_3.ccg."""
     return replace(vector, name=f"{vector.name}_1_3", tables=True,
                    summary=f"`{vector.name}.ccg` written as format 1.3: the same blocks of nodes, with "
-                           f"ROOT_TABLE, LOCATION_TABLE and CHECKPOINT_TABLE instead of ROOTS, the "
-                           f"DEFINITIONS lists of locations and the JSON SNAPSHOTS and SUMMARY blocks.")
+                           f"ROOT_TABLE and CHECKPOINT_TABLE instead of ROOTS and the JSON SNAPSHOTS and "
+                           f"SUMMARY blocks, and a LOCATION_TABLE for the DEFINITIONS lists of locations "
+                           f"when that makes the file smaller.")
 
 
 def minimal() -> Vector:
@@ -291,7 +292,35 @@ def empty_location() -> Vector:
                   definitions, {0: events, 1: []})
 
 
-VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location]
+def many_locations() -> Vector:
+    MAIN_, COMPUTE_ = range(2)
+    count, idle = 300, 150
+    trace: dict[int, list[Event]] = {}
+    for i in range(count):
+        t = Timeline(1000 * i + jitter(i, 50))
+        t.at(0, K.ENTER, ref=MAIN_)
+        t.at(5, K.ENTER, ref=COMPUTE_)
+        t.at(100 + jitter(i, 7), K.LEAVE, ref=COMPUTE_)
+        t.at(2, K.SEND, ref=(i + 1) % count, comm=0, tag=0, size=64)
+        t.at(3 + jitter(i, 5), K.RECV, ref=(i - 1) % count, comm=0, tag=0, size=64)
+        t.at(1, K.LEAVE, ref=MAIN_)
+        trace[i] = [] if i == idle else t.events
+    definitions = Definitions(regions=[Region("main"), Region("compute")],
+                              system_tree=[SystemTreeNode("cluster", "machine")]
+                              + [SystemTreeNode(f"node {j}", "node", 0) for j in range(count // 4)],
+                              locations=[Location(f"rank {i}", "process", 1 + i // 4) for i in range(count)],
+                              communicators=[Communicator("MPI_COMM_WORLD", tuple(range(count))),
+                                             Communicator("evens", tuple(range(0, count, 2)))])
+    return Vector("many_locations", f"{count} locations `rank 0` .. `rank {count - 1}` on 75 system tree nodes "
+                  f"`node 0` .. `node 74` (4 ranks each) under `cluster`, each calling main and compute "
+                  f"and passing a 64-byte message round a ring, with jittered start times and "
+                  f"durations; location {idle} has no events. Communicators MPI_COMM_WORLD (all) and "
+                  f"`evens`. A checkpoint every 4 events gives every location two.",
+                  definitions, trace, checkpoint_interval=4)
+
+
+VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
+                                               many_locations]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -341,8 +370,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         events = sum(len(e) for e in v.trace.values())
         kinds = sorted({EventKind(e.kind).name for es in v.trace.values() for e in es})
         out += [f"### `{v.name}.ccg` ({len(blobs[v.name])} bytes)", "", v.summary, ""]
-        out += [f"- locations: {', '.join(f'{loc} ({len(v.trace[loc])} events)' for loc in sorted(v.trace))};"
-                f" {events} events in all",
+        out += [f"- locations: {locations_line(v.trace)}; {events} events in all",
                 f"- event kinds: {', '.join(kinds)}",
                 f"- parameters: abs_dev={p.abs_dev}, rel_dev={p.rel_dev}, rel_size={p.rel_size}, "
                 f"rel_metric={p.rel_metric}, branching={p.branching}, search_length={p.search_length}",
@@ -357,6 +385,17 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
             "ROOTS, SNAPSHOTS, SUMMARY, ROOT_TABLE, LOCATION_TABLE, CHECKPOINT_TABLE and the FOOTER) and",
             "every event kind; the test checks that too.", ""]
     return "\n".join(out)
+
+
+def locations_line(trace: dict[int, list[Event]]) -> str:
+    """Each location with its event count, or for many, the locations per event count."""
+    if len(trace) <= 8:
+        return ", ".join(f"{loc} ({len(trace[loc])} events)" for loc in sorted(trace))
+    counts: dict[int, list[int]] = {}
+    for location in sorted(trace):
+        counts.setdefault(len(trace[location]), []).append(location)
+    return ", ".join(f"{len(locs)} with {n} events" + (f" ({', '.join(map(str, locs))})" if len(locs) <= 4 else "")
+                     for n, locs in sorted(counts.items()))
 
 
 def section_summary(data: bytes) -> str:
@@ -584,10 +623,10 @@ def bad_archives(base: bytes) -> list[Bad]:
     return bads
 
 
-def table_bad_archives(base: bytes) -> list[Bad]:
-    """Damaged 1.3 tables of ``base`` (every_kind_1_3.ccg): one stream of a table changed,
-    the block recompressed with a valid CRC and footer."""
-    def damage(kind: SectionKind, change: Callable[[list[np.ndarray]], None]) -> tuple[bytes, int]:
+def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
+    """Damaged 1.3 tables of the `_1_3` vectors: one stream of a table changed, the block
+    recompressed with a valid CRC and footer."""
+    def damage(base: bytes, kind: SectionKind, change: Callable[[list[np.ndarray]], None]) -> tuple[bytes, int]:
         q = parse(base)
         k = index_of(q, kind)
         raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
@@ -613,15 +652,16 @@ def table_bad_archives(base: bytes) -> list[Bad]:
         streams[4][0] = 1 << 40  # the first checkpoint's stack rows
 
     bads = []
-    for name, kind, change, how in (
-            ("root_table_short.ccg", SectionKind.ROOT_TABLE, shorten,
+    for name, source, kind, change, how in (
+            ("root_table_short.ccg", "every_kind_1_3", SectionKind.ROOT_TABLE, shorten,
              "the ROOT_TABLE's duration stream one value short"),
-            ("location_table_bad_text.ccg", SectionKind.LOCATION_TABLE, text_past_the_list,
+            ("location_table_bad_text.ccg", "many_locations_1_3", SectionKind.LOCATION_TABLE, text_past_the_list,
              "the LOCATION_TABLE's first location name prefix set to text 999, past the text list"),
-            ("checkpoint_table_rows_claim.ccg", SectionKind.CHECKPOINT_TABLE, rows_past_the_payload,
+            ("checkpoint_table_rows_claim.ccg", "every_kind_1_3", SectionKind.CHECKPOINT_TABLE,
+             rows_past_the_payload,
              "the first CHECKPOINT_TABLE's stack row count of its first checkpoint set to 2**40")):
-        data, offset = damage(kind, change)
-        bads.append(Bad(name, f"every_kind_1_3.ccg with {how} (recompressed; valid CRC and footer)",
+        data, offset = damage(blobs[source], kind, change)
+        bads.append(Bad(name, f"{source}.ccg with {how} (recompressed; valid CRC and footer)",
                         "CorruptArchiveError", offset, data))
     return bads
 
@@ -631,7 +671,7 @@ def bad_readme(bads: list[Bad]) -> str:
         "# Damaged archives",
         "",
         "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` and, for the tables",
-        "of format 1.3, `every_kind_1_3.ccg` (the only writer of",
+        "of format 1.3, `every_kind_1_3.ccg` and `many_locations_1_3.ccg` (the only writer of",
         "these files; never edit them by hand). `tests/test_bad_archives.py` parses the table",
         "below, so the two cannot drift: reading a file - opening it, the definitions,",
         "parameters and stats, every location's events in full, `event(i)`, `find` and the",
@@ -658,7 +698,7 @@ def generate(vectors_dir: Path, bad_dir: Path) -> None:
     vectors = [vector for make in VECTOR_BUILDERS for vector in (make(),) for vector in (vector, as_1_3(vector))]
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
-    bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs["every_kind_1_3"])
+    bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs)
     for bad in bads:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)

@@ -22,8 +22,9 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
-from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, SUMMARY_MINOR_VERSION,
-                     TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind, largest_raw_length)
+from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
+                     MAJOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
+                     largest_raw_length)
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .tables import encode_checkpoint_table, encode_root_table, split_definitions
@@ -82,14 +83,35 @@ class Writer:
         self._file.write(data)
         self._offset += len(data)
 
-    def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
-               count: int = 0) -> None:
+    def _stored(self, raw: bytes) -> tuple[bytes, BlockFlags]:
+        """The payload as a block stores it, and whether compressed."""
         stored = compress(raw, self.level)
-        flags = BlockFlags.ZSTD | (BlockFlags.MUST_UNDERSTAND if must_understand else 0)
         if len(raw) > largest_raw_length(len(stored), TABLES_MINOR_VERSION if self.tables else 0):
-            stored, flags = raw, flags & ~BlockFlags.ZSTD
-        self._directory.append(DirectoryEntry(kind, int(flags), self._offset, len(stored), len(raw), first, count))
-        self._emit(frame_block(kind, int(flags), stored))
+            return raw, BlockFlags(0)
+        return stored, BlockFlags.ZSTD
+
+    def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
+               count: int = 0, stored: tuple[bytes, BlockFlags] | None = None) -> None:
+        payload, flags = stored or self._stored(raw)
+        flags |= BlockFlags.MUST_UNDERSTAND if must_understand else 0
+        self._directory.append(DirectoryEntry(kind, int(flags), self._offset, len(payload), len(raw), first, count))
+        self._emit(frame_block(kind, int(flags), payload))
+
+    def _definitions(self, definitions: Definitions) -> None:
+        """DEFINITIONS, with the lists that grow with the locations in a LOCATION_TABLE
+        when the tables are on and that makes the file smaller (a few locations are
+        smaller in the JSON than the table's block costs)."""
+        document = encode_json(definitions.to_dict())
+        whole = self._stored(document)
+        if self.tables:
+            split, table = split_definitions(definitions)
+            split_json = encode_json(split)
+            parts = self._stored(split_json), self._stored(table)
+            if len(parts[0][0]) + len(parts[1][0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size < len(whole[0]):
+                self._block(SectionKind.DEFINITIONS, split_json, must_understand=True, stored=parts[0])
+                self._block(SectionKind.LOCATION_TABLE, table, must_understand=True, stored=parts[1])
+                return
+        self._block(SectionKind.DEFINITIONS, document, must_understand=True, stored=whole)
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
         """Write the pool's new nodes in full blocks (and, if ``final``, the remainder)."""
@@ -132,12 +154,7 @@ class Writer:
         """Write the rest of the graph, the footer and the trailer; publish the file."""
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
-        if self.tables:
-            document, table = split_definitions(graph.definitions)
-            self._block(SectionKind.DEFINITIONS, encode_json(document), must_understand=True)
-            self._block(SectionKind.LOCATION_TABLE, table, must_understand=True)
-        else:
-            self._block(SectionKind.DEFINITIONS, encode_json(graph.definitions.to_dict()), must_understand=True)
+        self._definitions(graph.definitions)
         self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
                     (encode_root_table if self.tables else encode_roots)(graph.roots), must_understand=True,

@@ -237,7 +237,7 @@ def read_all(path: Path) -> None:
 DAMAGE = {
     "root-count": (SectionKind.ROOT_TABLE, lambda v: v[3].pop()),
     "root-negative": (SectionKind.ROOT_TABLE, lambda v: v[1].__setitem__(0, 1)),  # zigzag 1 = -1
-    "root-end-past-2**63": (SectionKind.ROOT_TABLE, lambda v: v[3].__setitem__(-1, (1 << 63) - 1)),
+    "root-end-before-start": (SectionKind.ROOT_TABLE, lambda v: v[3].__setitem__(-1, v[3][-1] + 2 ** 40 + 1)),
     "root-locations-repeat": (SectionKind.ROOT_TABLE, lambda v: v[0].__setitem__(1, 0)),
     "root-extra-stream": (SectionKind.ROOT_TABLE, lambda v: v.append([1])),
     "location-text-id": (SectionKind.LOCATION_TABLE, lambda v: v[6].__setitem__(0, 999)),

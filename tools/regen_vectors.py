@@ -643,7 +643,7 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
         return data, parse(data).entries[k].offset
 
     def shorten(streams: list[np.ndarray]) -> None:
-        streams[3] = streams[3][:-1]  # the durations
+        streams[3] = streams[3][:-1]  # the ends
 
     def text_past_the_list(streams: list[np.ndarray]) -> None:
         streams[6][0] = 999  # the first location's name prefix
@@ -654,7 +654,7 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     bads = []
     for name, source, kind, change, how in (
             ("root_table_short.ccg", "every_kind_1_3", SectionKind.ROOT_TABLE, shorten,
-             "the ROOT_TABLE's duration stream one value short"),
+             "the ROOT_TABLE's end stream one value short"),
             ("location_table_bad_text.ccg", "many_locations_1_3", SectionKind.LOCATION_TABLE, text_past_the_list,
              "the LOCATION_TABLE's first location name prefix set to text 999, past the text list"),
             ("checkpoint_table_rows_claim.ccg", "every_kind_1_3", SectionKind.CHECKPOINT_TABLE,

@@ -92,14 +92,12 @@ def _sums(steps: np.ndarray, initial: int = 0) -> np.ndarray:
 # --------------------------------------------------------------------------- ROOT_TABLE
 
 def encode_root_table(roots: dict[int, LocationRoot]) -> bytes:
-    """Five streams: locations (delta-coded), root ids and starts as signed steps from the
-    previous location's, durations (end - start) and event counts."""
+    """Five streams: locations (delta-coded), root ids, starts and ends as signed steps
+    from the previous location's (ends often align where starts do not), event counts."""
     locations = sorted(roots)
     rows = [roots[location] for location in locations]
-    root = np.array([r.root for r in rows], np.int64)
-    start = np.array([r.start for r in rows], np.int64)
-    return b"".join((_unsigned(_steps(np.array(locations, np.int64))), _signed(_steps(root)),
-                     _signed(_steps(start)), _unsigned([r.end - r.start for r in rows]),
+    columns = (np.array([getattr(r, name) for r in rows], np.int64) for name in ("root", "start", "end"))
+    return b"".join((_unsigned(_steps(np.array(locations, np.int64))), *(_signed(_steps(c)) for c in columns),
                      _unsigned([r.events for r in rows])))
 
 
@@ -109,13 +107,13 @@ def decode_root_table(raw: bytes, path: str, offset: int) -> dict[int, LocationR
     count = len(locations)
     root = _sums(streams.signed(count, "root"))
     start = _sums(streams.signed(count, "start"))
-    duration = streams.unsigned(count, "duration")
+    end = _sums(streams.signed(count, "end"))
     events = streams.unsigned(count, "events")
     streams.finish()
-    if count and (int(root.min()) < 0 or np.any(duration > _INT64_MAX - np.maximum(start, 0))):
-        raise streams.fail("a root id is negative or an end time passes 2**63")
-    return {location: LocationRoot(r, s, s + d, e) for location, r, s, d, e
-            in zip(locations.tolist(), root.tolist(), start.tolist(), duration.tolist(), events.tolist())}
+    if count and (int(root.min()) < 0 or np.any(end < start)):
+        raise streams.fail("a root id is negative or a location ends before it starts")
+    return {location: LocationRoot(r, s, e, n) for location, r, s, e, n
+            in zip(locations.tolist(), root.tolist(), start.tolist(), end.tolist(), events.tolist())}
 
 
 # --------------------------------------------------------------------------- LOCATION_TABLE

@@ -211,9 +211,9 @@ def _entities(streams: _Reader, texts: list[str], what: str) -> Iterable[tuple[s
 # --------------------------------------------------------------------------- CHECKPOINT_TABLE
 
 #: how a column of a checkpoint row list is stored: as is, as a step from the row before
-#: in the same checkpoint (the first from -1, or for peers from the location), or as a
-#: time before or after the checkpoint's
-RAW, KEY, BEFORE, AFTER = range(4)
+#: in the same checkpoint (the first from -1, or for peers from the location), as a time
+#: before or after the checkpoint's, or as a step from the column before in the row
+RAW, KEY, BEFORE, AFTER, WIDER = range(5)
 #: the row lists of a checkpoint in table order, whether each checkpoint has exactly one
 #: row, and its columns' coding
 MEMBERS: tuple[tuple[str, bool, tuple[int, ...]], ...] = (
@@ -224,7 +224,7 @@ MEMBERS: tuple[tuple[str, bool, tuple[int, ...]], ...] = (
     ("collectives", True, (RAW,) * 3),
     ("peers", False, (KEY, RAW, RAW, RAW, RAW)),
     ("operations", False, (KEY, RAW, RAW, RAW)),
-    ("durations", False, (KEY, RAW, RAW)),
+    ("durations", False, (KEY, RAW, WIDER)),
     ("open", False, (RAW, BEFORE, AFTER)),
 )
 
@@ -265,6 +265,8 @@ def encode_checkpoint_table(interval: int, indexes: list[tuple[int, list[Checkpo
                     values = times - values
                 elif coding == AFTER:
                     values = values - times
+                elif coding == WIDER:
+                    values = values - rows[:, column - 1]
                 out.append(_signed(values))
     return b"".join(out)
 
@@ -307,6 +309,8 @@ def decode_checkpoint_table(raw: bytes, path: str, offset: int) -> tuple[int, li
                     values = times - values
                 elif coding == AFTER:
                     values = values + times
+                elif coding == WIDER:
+                    values = values + columns[-1]
             columns.append(values)
         rows = np.stack(columns, axis=1).tolist() if rows_total else []
         position = 0

@@ -124,7 +124,9 @@ class Writer:
 
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written
-        in groups of up to LOCATIONS_PER_INDEX_BLOCK locations."""
+        in CHECKPOINT_TABLE blocks of whole locations holding CHECKPOINTS_PER_TABLE_BLOCK
+        checkpoints or more (the last fewer), or in the 1.2 layout in groups of up to
+        LOCATIONS_PER_INDEX_BLOCK locations."""
         self._indexes.append((location, checkpoints(walker, self.checkpoint_interval)))
         self._pending_checkpoints += len(self._indexes[-1][1])
         if self._pending_checkpoints >= CHECKPOINTS_PER_TABLE_BLOCK if self.tables else \

@@ -18,9 +18,11 @@ import ccgformat as ccg
 from ccgformat.archive import SectionKind
 from ccgformat.archive.codec import decode_stream, encode_stream
 from ccgformat.archive.indexes import ROW_WIDTHS, Checkpoint
+from ccgformat.archive.layout import BlockFlags
 from ccgformat.archive.tables import (decode_checkpoint_table, decode_root_table, encode_checkpoint_table,
                                       encode_root_table, join_definitions, split_definitions)
 from ccgformat.archive.verify import verify
+from ccgformat.archive.writer import Writer
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.graph.graph import LocationRoot
 from ccgformat.model import Communicator, Definitions, Location, SystemTreeNode
@@ -178,8 +180,6 @@ def test_a_location_table_only_where_it_makes_the_file_smaller():
 def test_a_table_compressing_past_4096_to_1_stays_compressed(tmp_path, tables):
     """8 MiB of a regular table compress ~30,000 to 1; a 1.3 file keeps them compressed
     (a 1.2 file cannot: its readers refuse ratios over 4096)."""
-    from ccgformat.archive.layout import BlockFlags
-    from ccgformat.archive.writer import Writer
     with Writer(tmp_path / "t.ccg", tables=tables) as writer:
         writer._block(SectionKind.LOCATION_TABLE, bytes(8 << 20), must_understand=True)
         assert bool(writer._directory[-1].flags & BlockFlags.ZSTD) == tables
@@ -278,3 +278,11 @@ def test_definitions_with_locations_beside_the_table_are_corrupt(archive, tmp_pa
     with pytest.raises(CorruptArchiveError, match="LOCATION_TABLE"):
         with ccg.open(path) as a:
             a.definitions
+
+
+@pytest.mark.parametrize("kind", [SectionKind.ROOTS, SectionKind.LOCATION_TABLE])
+def test_a_second_roots_or_location_table_is_refused_on_opening(archive, tmp_path, kind):
+    path = rebuild(archive, tmp_path / "two.ccg", extra=[(int(kind), int(BlockFlags.MUST_UNDERSTAND), b"")])
+    names = "ROOTS or ROOT_TABLE" if kind == SectionKind.ROOTS else kind.name
+    with pytest.raises(CorruptArchiveError, match=f"one {names} block"):
+        ccg.open(path)

@@ -307,12 +307,13 @@ class Archive:
                     raise CorruptArchiveError(f"node block at {entry.offset} claims {entry.count} nodes in "
                                               f"{entry.raw_length} bytes", path=self.path, offset=entry.offset)
                 expected_node += entry.count
-        for kinds, needed in (((SectionKind.DEFINITIONS,), 1), ((SectionKind.PARAMETERS,), 1),
-                              ((SectionKind.ROOTS, SectionKind.ROOT_TABLE), 1), ((SectionKind.LOCATION_TABLE,), None)):
+        for kinds, required in (((SectionKind.DEFINITIONS,), True), ((SectionKind.PARAMETERS,), True),
+                                ((SectionKind.ROOTS, SectionKind.ROOT_TABLE), True),
+                                ((SectionKind.LOCATION_TABLE,), False)):
             listed = sum(entry.kind in kinds for entry in directory)
-            if listed > 1 or listed != (needed if needed is not None else listed):
+            if listed > 1 or required and not listed:
                 names = " or ".join(kind.name for kind in kinds)
-                raise CorruptArchiveError(f"the footer must list {'exactly' if needed else 'at most'} one {names} "
+                raise CorruptArchiveError(f"the footer must list {'exactly' if required else 'at most'} one {names} "
                                           f"block", path=self.path, offset=footer_offset)
         return directory
 

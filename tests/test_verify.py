@@ -35,8 +35,9 @@ def synthetic(locations: int = LOCATIONS, events: int = 700, jitter: float = 0.3
 
 
 def write_synthetic(path: Path, **layout) -> Path:
+    """The synthetic trace in the JSON layout (ROOTS, JSON indexes) unless ``tables``."""
     definitions, events = synthetic()
-    layout = {"nodes_per_block": 300, "checkpoint_interval": 100, "level": 3, **layout}
+    layout = {"nodes_per_block": 300, "checkpoint_interval": 100, "level": 3, "tables": False, **layout}
     ccg.write_trace(path, definitions, ((loc, events(loc)) for loc in range(LOCATIONS)), **layout)
     return path
 

@@ -46,7 +46,8 @@ def roots(draw) -> dict[int, LocationRoot]:
     result = {}
     for location in locations:
         start = draw(st.integers(-(1 << 62), 1 << 62))
-        result[location] = LocationRoot(draw(U63), start, start + draw(st.integers(0, 1 << 62)), draw(U63))
+        # start + duration stays an i64 (spec 4.3): at most 2**62 + 2**62 - 1
+        result[location] = LocationRoot(draw(U63), start, start + draw(st.integers(0, (1 << 62) - 1)), draw(U63))
     return result
 
 

@@ -126,7 +126,7 @@ class Writer:
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written
         in CHECKPOINT_TABLE blocks of whole locations holding CHECKPOINTS_PER_TABLE_BLOCK
-        checkpoints or more (the last fewer), or in the 1.2 layout in groups of up to
+        checkpoints or more (the last fewer), or in the JSON layout in groups of up to
         LOCATIONS_PER_INDEX_BLOCK locations."""
         self._indexes.append((location, checkpoints(walker, self.checkpoint_interval)))
         self._pending_checkpoints += len(self._indexes[-1][1])

@@ -164,12 +164,18 @@ def test_many_locations_overflow_the_pending_stack(tmp_path, monkeypatch):
         assert replays  # the block past the limit was decoded by the replay
 
 
-def test_index_blocks_find_locations_written_in_any_order(tmp_path):
+@pytest.mark.parametrize("tables", [False, True])
+def test_index_blocks_find_locations_written_in_any_order(tmp_path, monkeypatch, tables):
+    from ccgformat.archive import writer
+    monkeypatch.setattr(writer, "LOCATIONS_PER_INDEX_BLOCK", 1)  # one location per index block
+    monkeypatch.setattr(writer, "CHECKPOINTS_PER_TABLE_BLOCK", 1)
     trace = {loc: [ccg.Event(10 * loc + 1, EventKind.SEND, 0, 0, 0, 0, loc)] for loc in (2, 0, 1)}
     path = tmp_path / "order.ccg"
-    ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()))
+    ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()),
+                    tables=tables)
     with ccg.open(path) as archive:
         assert archive.version == (1, 3)
+        assert sum(e.kind in (SectionKind.SUMMARY, SectionKind.CHECKPOINT_TABLE) for e in archive.directory) == 3
         for loc in trace:
             assert archive.checkpoints(SectionKind.SUMMARY, loc)[-1]["messages"] == [1, loc, 0, 0]
 

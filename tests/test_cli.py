@@ -264,7 +264,7 @@ def test_info_json_describes_the_archive(trace, capsys):
     assert document["sections"]["NODES"] == {"blocks": len(nodes), "stored_bytes": sum(e.length for e in nodes),
                                              "raw_bytes": sum(e.raw_length for e in nodes)}
     assert len(nodes) > 1
-    assert set(document["sections"]) == {"NODES", "SNAPSHOTS", "SUMMARY", "DEFINITIONS", "PARAMETERS", "ROOTS"}
+    assert set(document["sections"]) == {"NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE"}
 
 
 def test_info_text(trace, capsys):
@@ -272,7 +272,7 @@ def test_info_text(trace, capsys):
     assert code == 0
     for words in ("format version    1.3", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
                   "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 zstd=3 checkpoint_interval=200",
-                  "generator=tools/synth.py", "NODES", "ROOTS"):
+                  "generator=tools/synth.py", "NODES", "ROOT_TABLE"):
         assert words in out, words
 
 

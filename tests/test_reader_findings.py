@@ -11,10 +11,11 @@ import ccgformat as ccg
 from ccgformat.archive.layout import ROOT_ENTRY, SectionKind
 from ccgformat.errors import CorruptArchiveError
 
-from .test_vectors import describe, parse_listing
+from .test_vectors import VECTORS, describe, parse_listing
 from .test_verify import rebuild
 
-EVERY_KIND = Path(__file__).resolve().parent.parent / "spec" / "vectors" / "every_kind.ccg"
+#: a vector with a ROOTS section (the 1.3 vectors hold a ROOT_TABLE instead)
+EVERY_KIND = "1.2/every_kind"
 
 
 def with_roots(tmp_path: Path, change) -> Path:
@@ -24,7 +25,10 @@ def with_roots(tmp_path: Path, change) -> Path:
         rows = [list(row) for row in ROOT_ENTRY.iter_unpack(raw)]
         change(rows)
         return b"".join(ROOT_ENTRY.pack(*row) for row in rows)
-    return rebuild(EVERY_KIND, tmp_path / "roots.ccg", payload)
+    path = rebuild(VECTORS / f"{EVERY_KIND}.ccg", tmp_path / "roots.ccg", payload)
+    with ccg.open(path) as archive:
+        assert any(entry.kind == SectionKind.ROOTS for entry in archive.directory)
+    return path
 
 
 def read_events(path: Path) -> list[str]:
@@ -37,7 +41,7 @@ def read_events(path: Path) -> list[str]:
 def test_the_vector_with_its_roots_rewritten_unchanged_reads_as_listed(tmp_path):
     """The rewritten vector gives the events of its listing (written by
     tools/regen_vectors.py), merged in time order with ties by location."""
-    locations, events, _ = parse_listing("every_kind")
+    locations, events, _ = parse_listing(EVERY_KIND)
     merged = sorted(((e.time, location, i, e) for location in locations for i, e in enumerate(events[location])),
                     key=lambda row: row[:3])
     assert read_events(with_roots(tmp_path, lambda rows: None)) == [describe(loc, e) for _, loc, _, e in merged]

@@ -23,7 +23,7 @@ from .test_graph_lossy import check_location
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 #: The vectors of format 1.3 tools/regen_vectors.py writes; each must exist with its listing.
 EXPECTED = ("minimal", "every_kind", "wide_split", "lossy", "empty_location", "pending_limit",
-            "four_byte_widths", "uint64_metric", "unknown_optional")
+            "four_byte_widths", "uint64_metric", "unknown_optional", "many_locations", "many_locations_json")
 #: Vectors a reader must refuse (no listing): the error and the block its offset names.
 REFUSED = {"unknown_must_understand": UnsupportedVersionError}
 #: The vectors of format 1.2, kept byte for byte in spec/vectors/1.2.
@@ -156,23 +156,26 @@ def test_every_kind_uses_several_blocks_and_checkpoints():
 
 
 def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
-    """Archives whose definitions define a location are 1.3 (the roots list every defined
-    location); without locations an archive needs 1.1 for DEFINITIONS extensions and 1.0
-    without them. The format 1.2 vectors keep their header."""
+    """Archives written with the tables (the default) or whose definitions define a
+    location are 1.3; without either an archive needs 1.1 for DEFINITIONS extensions and
+    1.0 without them. The format 1.2 vectors keep their header."""
     with ccg.open(VECTORS / "empty_location.ccg") as archive:
         assert archive.version == (1, 3)
         assert archive.definitions.extensions == {"otf2": {"location_ids": [7, 1 << 40], "paradigms": {"mpi": 1}}}
-    for name in ("minimal", "every_kind", "wide_split", "lossy"):
-        with ccg.open(VECTORS / f"{name}.ccg") as archive:
+    for name in ("minimal", "every_kind", "wide_split", "lossy", "many_locations_json"):
+        with ccg.open(VECTORS / f"{name}.ccg") as archive:  # the last without tables
             assert archive.version == (1, 3) and archive.definitions.extensions == {}
     for name in FORMAT_1_2:
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
             assert archive.version == (1, 2)
     for extensions, minor in (({}, 0), ({"otf2": {"x": 1}}, 1)):
         path = tmp_path / f"{minor}.ccg"
-        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), tables=False)
         with ccg.open(path) as archive:
             assert archive.version == (1, minor)
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
+        with ccg.open(path) as archive:
+            assert archive.version == (1, 3)
 
 
 def test_roots_list_every_defined_location_since_1_3():

@@ -18,6 +18,7 @@ from ccgformat.archive.blocks import compress, frame_block
 from ccgformat.archive.layout import (BLOCK_HEADER, END_MAGIC, FILE_HEADER, MAGIC, ROOT_ENTRY, TRAILER,
                                       BlockFlags)
 from ccgformat.archive.sections import DirectoryEntry, encode_directory
+from ccgformat.archive.tables import decode_root_table, encode_root_table
 from ccgformat.archive.verify import Problem, verify
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.model import Definitions, EventKind
@@ -35,8 +36,9 @@ def synthetic(locations: int = LOCATIONS, events: int = 700, jitter: float = 0.3
 
 
 def write_synthetic(path: Path, **layout) -> Path:
+    """The synthetic trace in the JSON layout (ROOTS, JSON indexes) unless ``tables``."""
     definitions, events = synthetic()
-    layout = {"nodes_per_block": 300, "checkpoint_interval": 100, "level": 3, **layout}
+    layout = {"nodes_per_block": 300, "checkpoint_interval": 100, "level": 3, "tables": False, **layout}
     ccg.write_trace(path, definitions, ((loc, events(loc)) for loc in range(LOCATIONS)), **layout)
     return path
 
@@ -242,6 +244,28 @@ def test_since_1_3_the_roots_list_every_defined_location_and_only_those(archive,
         problems = verify(with_minor(path, minor))
         reasons = [p.reason for p in problems if (p.kind, p.offset) == (SectionKind.ROOTS, roots.offset)]
         assert any(words in reason for reason in reasons) == found, (minor, problems)
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda roots: roots.pop(1), "locations 1 have no root"),
+    (lambda roots: roots.__setitem__(7, roots.pop(2)), "locations 2 have no root"),
+])
+def test_the_root_table_lists_every_defined_location_too(tmp_path, damage, words):
+    """Spec 4.6: ROOT_TABLE obeys the rule of 4.3 (1.3 files only have it)."""
+    def change(e: DirectoryEntry, raw: bytes) -> bytes:
+        if e.kind != SectionKind.ROOT_TABLE:
+            return raw
+        roots = decode_root_table(raw, "x", 0)
+        damage(roots)
+        return encode_root_table(dict(sorted(roots.items())))
+    source = write_synthetic(tmp_path / "tables.ccg", tables=True)
+    path = with_minor(rebuild(source, tmp_path / "roots.ccg", change,
+                              lambda e: dataclasses.replace(e, count=2 if "1 have" in words else 3)
+                              if e.kind == SectionKind.ROOT_TABLE else e), 3)
+    table = entries_of(path, SectionKind.ROOT_TABLE)[0]
+    reasons = [p.reason for p in verify(path) if (p.kind, p.offset) == (SectionKind.ROOT_TABLE, table.offset)]
+    assert any(words in reason for reason in reasons), reasons
+    assert any("not defined" in reason for reason in reasons) == ("2 have" in words), reasons
 
 
 def test_node_keys_must_be_defined(archive, tmp_path):

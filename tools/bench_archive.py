@@ -467,6 +467,9 @@ def _breakdown(key: str, field_: str, digits: int = 2) -> Callable[[dict[str, An
             Column("DEFINITIONS", _section_bytes("DEFINITIONS")),
             Column("PARAMETERS", _section_bytes("PARAMETERS")),
             Column("ROOTS", _section_bytes("ROOTS")),
+            Column("ROOT_TABLE", _section_bytes("ROOT_TABLE")),
+            Column("LOCATION_TABLE", _section_bytes("LOCATION_TABLE")),
+            Column("CHECKPOINT_TABLE", _section_bytes("CHECKPOINT_TABLE")),
             Column("FOOTER", _section_bytes("FOOTER")),
         ]),
         (f"Access on location 0 (open: median of {OPEN_SAMPLES} fresh opens per repeat; warm: median us "

@@ -25,7 +25,7 @@ spec/format.md
     only the text between the markers GENERATED_START and GENERATED_END: sections 5.5
     and 5.6 show minimal.ccg's NODES block and sizes as this script writes them.
 tests/data/bad/NAME.ccg
-    damaged archives derived from spec/vectors/every_kind.ccg, each with a row in
+    damaged archives derived from spec/vectors/every_kind.ccg (and many_locations.ccg), each with a row in
     tests/data/bad/README.md naming how it was made, the exception it must raise and the
     byte offset the error names.
 """
@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import zstandard
 
 # the package of this checkout, never an installed one (another checkout's editable install
@@ -56,7 +57,7 @@ import zstandard
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ccgformat as ccg  # noqa: E402
 from ccgformat.archive.blocks import frame_block
-from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream
+from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream
 from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, FILE_HEADER, TRAILER,
                                       BlockFlags, SectionKind)
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory
@@ -110,6 +111,8 @@ class Vector:
     unknown_block: tuple[int, int] | None = None
     #: the exception a reader must refuse the file with (then the vector has no listing)
     refused: str | None = None
+    #: the columnar tables of format 1.3 (the writer's default); False: the JSON-index layout
+    tables: bool = True
 
     @property
     def locations(self) -> list[int]:
@@ -226,7 +229,7 @@ def every_kind() -> Vector:
         "attached to it, two communicators, three metrics, strings, a timer resolution of 1 MHz, a "
         "clock offset and provenance. The compute and allreduce sub-trees repeat across ranks, "
         "so compression shares nodes between locations; four nodes per block give several NODES "
-        "blocks (with import tables), and a checkpoint every 16 events several SNAPSHOTS/SUMMARY "
+        "blocks (with import tables), and a checkpoint every 16 events several "
         "checkpoints per location.",
         every_kind_definitions(), every_kind_trace(), ccg.Params(branching=4),
         checkpoint_interval=16, nodes_per_block=4)
@@ -370,7 +373,7 @@ def uint64_metric() -> Vector:
                   f"cancel (its metric sum is 0 and still listed in `metric_sums` and the import "
                   f"table, spec 5.4) and a difference of 0. Two nodes per block, so the calls and "
                   f"the root import their children with these sums; a checkpoint every 3 events "
-                  f"puts values at and above 2**63 into the SNAPSHOTS `metrics`.",
+                  f"puts values at and above 2**63 into the checkpoints' `metrics` (CHECKPOINT_TABLE).",
                   definitions, {0: t.events}, nodes_per_block=2, checkpoint_interval=3)
 
 
@@ -401,9 +404,45 @@ def unknown_must_understand() -> Vector:
 PENDING_LIMIT = 4096            # spec 5.3, step 4
 PENDING_NODES_PER_BLOCK = 1024
 
+def many_locations() -> Vector:
+    MAIN_, COMPUTE_ = range(2)
+    count, idle = 300, 150
+    trace: dict[int, list[Event]] = {}
+    for i in range(count):
+        t = Timeline(1000 * i + jitter(i, 50))
+        t.at(0, K.ENTER, ref=MAIN_)
+        t.at(5, K.ENTER, ref=COMPUTE_)
+        t.at(100 + jitter(i, 7), K.LEAVE, ref=COMPUTE_)
+        t.at(2, K.SEND, ref=(i + 1) % count, comm=0, tag=0, size=64)
+        t.at(3 + jitter(i, 5), K.RECV, ref=(i - 1) % count, comm=0, tag=0, size=64)
+        t.at(1, K.LEAVE, ref=MAIN_)
+        trace[i] = [] if i == idle else t.events
+    definitions = Definitions(regions=[Region("main"), Region("compute")],
+                              system_tree=[SystemTreeNode("cluster", "machine")]
+                              + [SystemTreeNode(f"node {j}", "node", 0) for j in range(count // 4)],
+                              locations=[Location(f"rank {i}", "process", 1 + i // 4) for i in range(count)],
+                              communicators=[Communicator("MPI_COMM_WORLD", tuple(range(count))),
+                                             Communicator("evens", tuple(range(0, count, 2)))])
+    return Vector("many_locations", f"{count} locations `rank 0` .. `rank {count - 1}` on 75 system tree nodes "
+                  f"`node 0` .. `node 74` (4 ranks each) under `cluster`, each calling main and compute "
+                  f"and passing a 64-byte message round a ring, with jittered start times and "
+                  f"durations; location {idle} has no events. Communicators MPI_COMM_WORLD (all) and "
+                  f"`evens`. A checkpoint every 4 events gives every location two.",
+                  definitions, trace, checkpoint_interval=4)
+
+
+def many_locations_json() -> Vector:
+    vector = many_locations()
+    return replace(vector, name="many_locations_json", tables=False, summary=(
+        "`many_locations.ccg` written with `tables=False`: the layout of format 1.3 without the "
+        "columnar tables - ROOTS (every defined location), the JSON SNAPSHOTS and SUMMARY blocks "
+        "and the whole DEFINITIONS in JSON, as in format 1.2."))
+
+
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
                                                pending_limit, four_byte_widths, uint64_metric,
-                                               unknown_optional, unknown_must_understand]
+                                               unknown_optional, unknown_must_understand, many_locations,
+                                               many_locations_json]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -414,7 +453,7 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                     ((location, [EventBatch.from_events(events)] if events else [])
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
-                    nodes_per_block=vector.nodes_per_block)
+                    nodes_per_block=vector.nodes_per_block, tables=vector.tables)
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
         parsed = parse(path.read_bytes())
@@ -452,10 +491,10 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         "",
         "UTF-8 text, lines ending in LF (the last one too), produced from the events the script",
         "*fed to the writer* (never read back from the archive). The first line is a comment,",
-        "`# locations: 0 1 ...`, naming every location of the archive's ROOTS section, ascending,",
-        "separated by single spaces (since format 1.3 every defined location, also those without",
-        "events). Then per location, locations ascending, one line per event in the location's",
-        "order, words separated by single spaces:",
+        "`# locations: 0 1 ...`, naming every location of the archive's ROOT_TABLE or ROOTS,",
+        "ascending, separated by single spaces (since format 1.3 every defined location, also",
+        "those without events). Then per location, locations ascending, one line per event in",
+        "the location's order, words separated by single spaces:",
         "",
         "    location time KIND field=value ...",
         "",
@@ -489,8 +528,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         p = v.params
         events = sum(len(e) for e in v.trace.values())
         kinds = sorted({EventKind(e.kind).name for es in v.trace.values() for e in es})
-        out += [f"- locations: {', '.join(f'{loc} ({len(v.events(loc))} events)' for loc in v.locations)};"
-                f" {events} events in all",
+        out += [f"- locations: {locations_line(v)}; {events} events in all",
                 f"- event kinds: {', '.join(kinds)}",
                 f"- parameters: abs_dev={p.abs_dev}, rel_dev={p.rel_dev}, rel_size={p.rel_size}, "
                 f"rel_metric={p.rel_metric}, branching={p.branching}, search_length={p.search_length}",
@@ -499,8 +537,9 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
                 f"- sections: {section_summary(blobs[v.name])}"]
         out += [f"- {note}" for note in v.notes]
         out.append("")
-    out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOTS,",
-            "SNAPSHOTS, SUMMARY and the FOOTER) and every event kind; the test checks that too.", "",
+    out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOT_TABLE,",
+            "LOCATION_TABLE, CHECKPOINT_TABLE, and in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
+            "SUMMARY, and the FOOTER) and every event kind; the test checks that too.", "",
             "## Format 1.2 (`1.2/`)",
             "",
             "`minimal`, `every_kind`, `wide_split`, `lossy` and `empty_location` as this script wrote",
@@ -510,6 +549,17 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
             "`minimal.ccg` and `lossy.ccg` define two locations but list only location 0, and their",
             "listings' first line names only it. A reader must read them as listed.", ""]
     return "\n".join(out)
+
+
+def locations_line(vector: Vector) -> str:
+    """Each location with its event count, or for many, the locations per event count."""
+    if len(vector.locations) <= 8:
+        return ", ".join(f"{loc} ({len(vector.events(loc))} events)" for loc in vector.locations)
+    counts: dict[int, list[int]] = {}
+    for location in vector.locations:
+        counts.setdefault(len(vector.events(location)), []).append(location)
+    return ", ".join(f"{len(locs)} with {n} events" + (f" ({', '.join(map(str, locs))})" if len(locs) <= 4 else "")
+                     for n, locs in sorted(counts.items()))
 
 
 def section_summary(data: bytes) -> str:
@@ -832,12 +882,56 @@ def bad_archives(base: bytes) -> list[Bad]:
     return bads
 
 
+def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
+    """Damaged 1.3 tables of the vectors: one stream of a table changed, the block
+    recompressed with a valid CRC and footer."""
+    def damage(base: bytes, kind: SectionKind, change: Callable[[list[np.ndarray]], None]) -> tuple[bytes, int]:
+        q = parse(base)
+        k = index_of(q, kind)
+        raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
+        start = {SectionKind.ROOT_TABLE: 0, SectionKind.CHECKPOINT_TABLE: 8}.get(
+            kind, 4 + struct.unpack_from("<I", raw)[0] if len(raw) >= 4 else 0)
+        streams, position = [], start
+        while position < len(raw):
+            values, position = decode_stream(raw, position)
+            streams.append(values)
+        change(streams)
+        q.stored[k] = zstd_frame(raw[:start] + b"".join(encode_stream(values) for values in streams))
+        q.entries[k] = replace(q.entries[k], raw_length=len(zstandard.ZstdDecompressor().decompress(q.stored[k])))
+        data = build(q)
+        return data, parse(data).entries[k].offset
+
+    def shorten(streams: list[np.ndarray]) -> None:
+        streams[3] = streams[3][:-1]  # the ends
+
+    def text_past_the_list(streams: list[np.ndarray]) -> None:
+        streams[6][0] = 999  # the first location's name prefix
+
+    def rows_past_the_payload(streams: list[np.ndarray]) -> None:
+        streams[4][0] = 1 << 40  # the first checkpoint's stack rows
+
+    bads = []
+    for name, source, kind, change, how in (
+            ("root_table_short.ccg", "every_kind", SectionKind.ROOT_TABLE, shorten,
+             "the ROOT_TABLE's end stream one value short"),
+            ("location_table_bad_text.ccg", "many_locations", SectionKind.LOCATION_TABLE, text_past_the_list,
+             "the LOCATION_TABLE's first location name prefix set to text 999, past the text list"),
+            ("checkpoint_table_rows_claim.ccg", "every_kind", SectionKind.CHECKPOINT_TABLE,
+             rows_past_the_payload,
+             "the first CHECKPOINT_TABLE's stack row count of its first checkpoint set to 2**40")):
+        data, offset = damage(blobs[source], kind, change)
+        bads.append(Bad(name, f"{source}.ccg with {how} (recompressed; valid CRC and footer)",
+                        "CorruptArchiveError", offset, data))
+    return bads
+
+
 def bad_readme(bads: list[Bad]) -> str:
     out = [
         "# Damaged archives",
         "",
-        "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` (the only writer of",
-        "these files; never edit them by hand). `tests/test_bad_archives.py` parses the table",
+        "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` and, for the",
+        "LOCATION_TABLE, `many_locations.ccg` (the only writer of these files; never edit them",
+        "by hand). `tests/test_bad_archives.py` parses the table",
         "below, so the two cannot drift: reading a file - opening it, the definitions,",
         "parameters and stats, every location's events in full, `event(i)`, `find` and the",
         "checkpoints - must raise exactly the exception named (not a subclass), and when an",
@@ -865,7 +959,7 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
     vectors = [make() for make in VECTOR_BUILDERS]
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
-    bads = bad_archives(blobs["every_kind"])
+    bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs)
     for bad in bads:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)

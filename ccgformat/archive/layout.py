@@ -17,6 +17,8 @@ EXTENSIONS_MINOR_VERSION = 1
 SUMMARY_MINOR_VERSION = 2
 #: the minor version since which ROOTS lists every location the definitions define
 ROOTS_COMPLETE_MINOR_VERSION = 3
+#: the minor version that introduced ROOT_TABLE, LOCATION_TABLE and CHECKPOINT_TABLE
+TABLES_MINOR_VERSION = 3
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")
@@ -34,11 +36,13 @@ ROOT_ENTRY = struct.Struct("<QQqqQ")
 BLOCK_OVERHEAD = BLOCK_HEADER.size + BLOCK_CRC.size
 
 
-def largest_raw_length(stored_length: int) -> int:
-    """The most a compressed payload may expand to: 1 MiB, or 4096 times its stored size.
-    Writers store a payload that compresses better than that uncompressed; readers refuse
-    a directory entry that claims more, so a damaged file cannot demand a huge allocation."""
-    return max(1 << 20, 4096 * stored_length)
+def largest_raw_length(stored_length: int, minor: int) -> int:
+    """The most a compressed payload may expand to: 1 MiB, or 4096 times its stored size
+    (65536 times from format 1.3 on, above the ~32768 a zstd frame can reach, which the
+    tables of regular locations come close to). Writers store a payload that compresses
+    better than that uncompressed; readers refuse a directory entry that claims more, so
+    a damaged file cannot demand a huge allocation."""
+    return max(1 << 20, (65536 if minor >= TABLES_MINOR_VERSION else 4096) * stored_length)
 
 
 class SectionKind(IntEnum):
@@ -51,6 +55,9 @@ class SectionKind(IntEnum):
     ROOTS = 4
     SNAPSHOTS = 5
     SUMMARY = 6
+    ROOT_TABLE = 7        #: since 1.3, instead of ROOTS
+    LOCATION_TABLE = 8    #: since 1.3, the DEFINITIONS lists that grow with the locations
+    CHECKPOINT_TABLE = 9  #: since 1.3, instead of SNAPSHOTS and SUMMARY
 
 
 RESERVED_AGGREGATION = range(16, 32)

@@ -37,6 +37,7 @@ from .queries import run_query
 from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags,
                      SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
+from .tables import decode_checkpoint_table, decode_root_table, join_definitions
 
 #: The decoded node blocks an archive keeps, in estimated bytes (`_decoded_bytes`): a
 #: 10M-event trace's blocks fit, so that the walks of many locations through shared
@@ -257,7 +258,7 @@ class Archive:
             self.close()
             raise
         self.pool = ArchivePool(self, [e for e in self._directory if e.kind == SectionKind.NODES])
-        self._indexes: dict[int, dict[Any, dict[str, Any]]] = {}
+        self._indexes: dict[int, dict[Any, Any]] = {}  # decoded index blocks by offset
         self._index_blocks: dict[SectionKind, tuple[list[int], list[DirectoryEntry]]] = {}
 
     # ----------------------------------------------------------------- opening
@@ -293,7 +294,7 @@ class Archive:
             if entry.flags & ~BlockFlags.known():
                 raise CorruptArchiveError(f"unknown flags {entry.flags:#x} in the directory",
                                           path=self.path, offset=entry.offset)
-            if entry.raw_length > largest_raw_length(entry.length):
+            if entry.raw_length > largest_raw_length(entry.length, minor):
                 raise CorruptArchiveError(f"block at {entry.offset} claims {entry.raw_length} bytes "
                                           f"uncompressed from {entry.length}", path=self.path, offset=entry.offset)
             if entry.kind not in _KNOWN_KINDS and entry.flags & BlockFlags.MUST_UNDERSTAND:
@@ -307,10 +308,14 @@ class Archive:
                     raise CorruptArchiveError(f"node block at {entry.offset} claims {entry.count} nodes in "
                                               f"{entry.raw_length} bytes", path=self.path, offset=entry.offset)
                 expected_node += entry.count
-        for kind in (SectionKind.DEFINITIONS, SectionKind.PARAMETERS, SectionKind.ROOTS):
-            if sum(entry.kind == kind for entry in directory) != 1:
-                raise CorruptArchiveError(f"the footer must list exactly one {kind.name} block",
-                                          path=self.path, offset=footer_offset)
+        for kinds, required in (((SectionKind.DEFINITIONS,), True), ((SectionKind.PARAMETERS,), True),
+                                ((SectionKind.ROOTS, SectionKind.ROOT_TABLE), True),
+                                ((SectionKind.LOCATION_TABLE,), False)):
+            listed = sum(entry.kind in kinds for entry in directory)
+            if listed > 1 or required and not listed:
+                names = " or ".join(kind.name for kind in kinds)
+                raise CorruptArchiveError(f"the footer must list {'exactly' if required else 'at most'} one {names} "
+                                          f"block", path=self.path, offset=footer_offset)
         return directory
 
     @property
@@ -335,6 +340,9 @@ class Archive:
 
     def _section(self, kind: SectionKind) -> DirectoryEntry:
         return next(entry for entry in self._directory if entry.kind == kind)
+
+    def _optional_section(self, kind: SectionKind) -> DirectoryEntry | None:
+        return next((entry for entry in self._directory if entry.kind == kind), None)
 
     def _json(self, kind: SectionKind) -> Any:
         entry = self._section(kind)
@@ -362,9 +370,16 @@ class Archive:
         entry = self._section(SectionKind.DEFINITIONS)
         document = self._json(SectionKind.DEFINITIONS)
         try:
-            return Definitions.from_dict(document)
+            definitions = Definitions.from_dict(document)
         except (TypeError, KeyError, ValueError, AttributeError) as error:
             raise CorruptArchiveError(f"definitions section: {error}", path=self.path, offset=entry.offset) from None
+        table = self._optional_section(SectionKind.LOCATION_TABLE)
+        if table is None:
+            return definitions
+        if definitions.system_tree or definitions.locations or any(c.members for c in definitions.communicators):
+            raise CorruptArchiveError("definitions section lists locations beside a LOCATION_TABLE block",
+                                      path=self.path, offset=entry.offset)
+        return join_definitions(definitions, self.payload(table), self.path, table.offset)
 
     @cached_property
     def parameters(self) -> dict[str, Any]:
@@ -387,13 +402,19 @@ class Archive:
 
     @cached_property
     def roots(self) -> dict[int, LocationRoot]:
-        entry = self._section(SectionKind.ROOTS)
-        roots = decode_roots(self.payload(entry), self.path, entry.offset)
+        entry = self._roots_entry
+        decode = decode_root_table if entry.kind == SectionKind.ROOT_TABLE else decode_roots
+        roots = decode(self.payload(entry), self.path, entry.offset)
         for location, root in roots.items():
             if not 0 <= root.root < len(self.pool):
                 raise CorruptArchiveError(f"location {location} has root node {root.root} outside the "
                                           f"{len(self.pool)} nodes", path=self.path, offset=entry.offset)
         return roots
+
+    @property
+    def _roots_entry(self) -> DirectoryEntry:
+        """The ROOT_TABLE block (1.3) or the ROOTS block (1.0-1.2)."""
+        return self._optional_section(SectionKind.ROOT_TABLE) or self._section(SectionKind.ROOTS)
 
     @property
     def timer_resolution(self) -> int:
@@ -433,14 +454,22 @@ class Archive:
         if (pool.kind[root.root] > NodeKind.ARTIFICIAL or pool.events[root.root] != root.events
                 or pool.total[root.root] != root.end - root.start):
             raise CorruptArchiveError(f"location {location}: root node {root.root} does not match the roots "
-                                      f"section", path=self.path, offset=self._section(SectionKind.ROOTS).offset)
+                                      f"section", path=self.path, offset=self._roots_entry.offset)
         return walker(self.pool, root.root, root.start, location, path=self.path)
 
     def checkpoints(self, kind: SectionKind, location: int) -> list[dict[str, Any]]:
         """The snapshot (SNAPSHOTS) or summary (SUMMARY) checkpoints of a location, oldest
-        first; empty when the archive has no such index. The blocks whose first location
-        is at most ``location`` are searched nearest first (each block lists locations from
-        its first one on), so a look-up parses about one block, whatever their number."""
+        first; empty when the archive has no such index. The checkpoints of a 1.3 file's
+        CHECKPOINT_TABLE hold the members of both. The blocks whose first location is at
+        most ``location`` are searched nearest first (each block lists locations from its
+        first one on), so a look-up parses about one block, whatever their number."""
+        firsts, tables = self._index_entries(SectionKind.CHECKPOINT_TABLE)
+        if tables:
+            for entry in reversed(tables[:bisect.bisect_right(firsts, location)]):
+                found = self._checkpoint_table(entry).get(location)
+                if found is not None:
+                    return found
+            return []
         firsts, entries = self._index_entries(kind)
         for entry in reversed(entries[:bisect.bisect_right(firsts, location)]):
             item = self._index_document(entry).get(location)
@@ -460,6 +489,14 @@ class Archive:
             entries = sorted((entry for entry in self._directory if entry.kind == kind), key=lambda e: e.first)
             found = self._index_blocks[kind] = ([entry.first for entry in entries], entries)
         return found
+
+    def _checkpoint_table(self, entry: DirectoryEntry) -> dict[int, list[dict[str, Any]]]:
+        """A CHECKPOINT_TABLE block's checkpoints by location, decoded once."""
+        cached = self._indexes.get(entry.offset)
+        if cached is None:
+            _, locations = decode_checkpoint_table(self.payload(entry), self.path, entry.offset)
+            cached = self._indexes[entry.offset] = dict(locations)
+        return cached
 
     def _index_document(self, entry: DirectoryEntry) -> dict[Any, dict[str, Any]]:
         """An index section's items by location (the first of each), parsed once: a

@@ -29,6 +29,7 @@ from .layout import (BLOCK_OVERHEAD, FILE_HEADER, MAJOR_VERSION, RESERVED_AGGREG
 from .native import decode_block
 from .reader import Archive
 from .sections import DirectoryEntry, decode_json, decode_roots
+from .tables import decode_checkpoint_table, decode_root_table
 
 __all__ = ["Problem", "verify"]
 
@@ -142,18 +143,21 @@ class _Verifier:
         by_kind: dict[int, list[DirectoryEntry]] = {}
         for entry in self.entries:
             by_kind.setdefault(entry.kind, []).append(entry)
-        one = {kind: by_kind[kind][0] for kind in (SectionKind.DEFINITIONS, SectionKind.PARAMETERS,
-                                                     SectionKind.ROOTS)}  # opening checked there is one
+        # opening checked there is one of each, and one ROOTS or ROOT_TABLE
+        one = {kind: by_kind[kind][0] for kind in (SectionKind.DEFINITIONS, SectionKind.PARAMETERS)}
+        roots = (by_kind.get(SectionKind.ROOT_TABLE) or by_kind[SectionKind.ROOTS])[0]
         self.check_definitions(one[SectionKind.DEFINITIONS])
-        self.check_roots_section(one[SectionKind.ROOTS])
+        self.check_roots_section(roots)
         for entry in sorted(by_kind.get(SectionKind.NODES, []), key=lambda e: e.first):
             self.check_nodes(entry)
         self.check_parameters(one[SectionKind.PARAMETERS])
-        self.check_roots(one[SectionKind.ROOTS])
+        self.check_roots(roots)
         self.check_stats(one[SectionKind.PARAMETERS])
         listed: dict[int, set[int]] = {}
         readable = True
-        for kind in (SectionKind.SNAPSHOTS, SectionKind.SUMMARY):
+        # a 1.3 file's CHECKPOINT_TABLE holds both indexes; readers then ignore the others
+        for kind in ((SectionKind.CHECKPOINT_TABLE,) if SectionKind.CHECKPOINT_TABLE in by_kind
+                     else (SectionKind.SNAPSHOTS, SectionKind.SUMMARY)):
             seen = listed[kind] = set()
             for entry in by_kind.get(kind, []):
                 readable = self.check_index(entry, seen) and readable
@@ -194,8 +198,9 @@ class _Verifier:
             return
         try:
             self.definitions = self.archive.definitions
-        except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+        except CcgError as error:  # in the DEFINITIONS block or its LOCATION_TABLE (1.3)
+            found = next((e for e in self.entries if e.offset == getattr(error, "offset", None)), entry)
+            self.problems.append(_problem_of(error, found.kind, found.offset))
 
     def check_parameters(self, entry: DirectoryEntry) -> None:
         if self.payload(entry) is None:
@@ -225,7 +230,8 @@ class _Verifier:
 
     def check_stats(self, entry: DirectoryEntry) -> None:
         """`Archive.stats` works once the parameters and roots are sound."""
-        if self.roots is None or any(p.kind in (SectionKind.PARAMETERS, SectionKind.ROOTS) for p in self.problems):
+        if self.roots is None or any(p.kind in (SectionKind.PARAMETERS, SectionKind.ROOTS, SectionKind.ROOT_TABLE)
+                                     for p in self.problems):
             return
         try:
             self.archive.stats
@@ -237,7 +243,8 @@ class _Verifier:
         if raw is None:
             return
         try:
-            self.roots = decode_roots(raw, self.path, entry.offset)
+            decode = decode_root_table if entry.kind == SectionKind.ROOT_TABLE else decode_roots
+            self.roots = decode(raw, self.path, entry.offset)
         except CcgError as error:
             self.problems.append(_problem_of(error, entry.kind, entry.offset))
             return
@@ -361,15 +368,23 @@ class _Verifier:
     # ------------------------------------------------------------------ indexes
 
     def check_index(self, entry: DirectoryEntry, seen: set[int]) -> bool:
-        """A SNAPSHOTS or SUMMARY block: per location, checkpoints every `interval`
-        events with increasing indexes in [1, events], the last one at the end; False
-        when the block cannot be read as such at all."""
+        """A SNAPSHOTS, SUMMARY or CHECKPOINT_TABLE block: per location, checkpoints every
+        `interval` events with increasing indexes in [1, events], the last one at the end;
+        False when the block cannot be read as such at all."""
         raw = self.payload(entry)
         if raw is None:
             return False
         name = kind_name(entry.kind)
         try:
-            document = decode_json(raw, name, self.path, entry.offset)
+            if entry.kind == SectionKind.CHECKPOINT_TABLE:
+                interval, table = decode_checkpoint_table(raw, self.path, entry.offset)
+                document = {"interval": interval,
+                            "locations": [{"location": location, "checkpoints": points} for location, points in table]}
+                if table and table[0][0] != entry.first:
+                    self.add(entry, f"the footer says the block starts at location {entry.first}, it starts at "
+                                    f"{table[0][0]}")
+            else:
+                document = decode_json(raw, name, self.path, entry.offset)
         except CcgError as error:
             self.problems.append(_problem_of(error, entry.kind, entry.offset))
             return False
@@ -457,7 +472,7 @@ class _Verifier:
                 defined = self.defined(member)
                 if defined is not None and any(not 0 <= row[0] < defined[1] for row in rows):
                     return f"checkpoint {k}: '{member}' names a {defined[0]} that is not defined"
-            if kind == SectionKind.SUMMARY:
+            if kind != SectionKind.SNAPSHOTS:
                 present = [member in point for member in _SUMMARY_1_2]
                 if any(present) != all(present) or self.summary_members not in (None, all(present)):
                     return (f"checkpoint {k} {'has' if any(present) else 'lacks'} members of format 1.2 "

@@ -22,24 +22,33 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
-from .layout import (END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION,
-                     ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
+from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
+                     MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
+                     TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
+from .tables import encode_checkpoint_table, encode_root_table, split_definitions
 
 DEFAULT_LEVEL = 19
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
+#: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
+CHECKPOINTS_PER_TABLE_BLOCK = 4096
 
 
 class Writer:
-    """Writes one archive. Use as a context manager; `finish` makes the file appear."""
+    """Writes one archive. Use as a context manager; `finish` makes the file appear.
+
+    With ``tables`` (the default) the per-location sections are the columnar tables of
+    format 1.3; without, they are ROOTS, the JSON SNAPSHOTS and SUMMARY and the whole
+    DEFINITIONS in JSON, which readers of 1.0-1.2 read too.
+    """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK):
+                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True):
         if not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if checkpoint_interval < 1 or nodes_per_block < 1:
@@ -48,6 +57,7 @@ class Writer:
         self.level = level
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
+        self.tables = tables
         self._output = AtomicOutput(self.path)
         try:
             self._file = open(self._output.path, "wb")
@@ -59,6 +69,7 @@ class Writer:
         self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
+        self._pending_checkpoints = 0
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
 
@@ -73,14 +84,35 @@ class Writer:
         self._file.write(data)
         self._offset += len(data)
 
-    def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
-               count: int = 0) -> None:
+    def _stored(self, raw: bytes) -> tuple[bytes, BlockFlags]:
+        """The payload as a block stores it, and whether compressed."""
         stored = compress(raw, self.level)
-        flags = BlockFlags.ZSTD | (BlockFlags.MUST_UNDERSTAND if must_understand else 0)
-        if len(raw) > largest_raw_length(len(stored)):
-            stored, flags = raw, flags & ~BlockFlags.ZSTD
-        self._directory.append(DirectoryEntry(kind, int(flags), self._offset, len(stored), len(raw), first, count))
-        self._emit(frame_block(kind, int(flags), stored))
+        if len(raw) > largest_raw_length(len(stored), TABLES_MINOR_VERSION if self.tables else 0):
+            return raw, BlockFlags(0)
+        return stored, BlockFlags.ZSTD
+
+    def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
+               count: int = 0, stored: tuple[bytes, BlockFlags] | None = None) -> None:
+        payload, flags = stored or self._stored(raw)
+        flags |= BlockFlags.MUST_UNDERSTAND if must_understand else 0
+        self._directory.append(DirectoryEntry(kind, int(flags), self._offset, len(payload), len(raw), first, count))
+        self._emit(frame_block(kind, int(flags), payload))
+
+    def _definitions(self, definitions: Definitions) -> None:
+        """DEFINITIONS, with the lists that grow with the locations in a LOCATION_TABLE
+        when the tables are on and that makes the file smaller (a few locations are
+        smaller in the JSON than the table's block costs)."""
+        document = encode_json(definitions.to_dict())
+        whole = self._stored(document)
+        if self.tables:
+            split, table = split_definitions(definitions)
+            split_json = encode_json(split)
+            parts = self._stored(split_json), self._stored(table)
+            if len(parts[0][0]) + len(parts[1][0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size < len(whole[0]):
+                self._block(SectionKind.DEFINITIONS, split_json, must_understand=True, stored=parts[0])
+                self._block(SectionKind.LOCATION_TABLE, table, must_understand=True, stored=parts[1])
+                return
+        self._block(SectionKind.DEFINITIONS, document, must_understand=True, stored=whole)
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
         """Write the pool's new nodes in full blocks (and, if ``final``, the remainder)."""
@@ -93,23 +125,33 @@ class Writer:
 
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written
-        in groups of up to LOCATIONS_PER_INDEX_BLOCK locations."""
+        in CHECKPOINT_TABLE blocks of whole locations holding CHECKPOINTS_PER_TABLE_BLOCK
+        checkpoints or more (the last fewer), or in the JSON layout in groups of up to
+        LOCATIONS_PER_INDEX_BLOCK locations."""
         self._indexes.append((location, checkpoints(walker, self.checkpoint_interval)))
-        if len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
+        self._pending_checkpoints += len(self._indexes[-1][1])
+        if self._pending_checkpoints >= CHECKPOINTS_PER_TABLE_BLOCK if self.tables else \
+                len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
             self._flush_indexes()
 
     def _flush_indexes(self) -> None:
         if not self._indexes:
             return
-        for kind, part in ((SectionKind.SNAPSHOTS, Checkpoint.snapshot_json),
-                           (SectionKind.SUMMARY, Checkpoint.summary_json)):
+        self._indexes.sort(key=lambda item: item[0])
+        first = self._indexes[0][0]
+        if self.tables:
+            self._block(SectionKind.CHECKPOINT_TABLE, encode_checkpoint_table(self.checkpoint_interval, self._indexes),
+                        must_understand=False, first=first, count=len(self._indexes))
+        for kind, part in () if self.tables else ((SectionKind.SNAPSHOTS, Checkpoint.snapshot_json),
+                                                  (SectionKind.SUMMARY, Checkpoint.summary_json)):
             payload = {"interval": self.checkpoint_interval,
                        "locations": [{"location": location, "checkpoints": [part(p) for p in points]}
                                      for location, points in self._indexes]}
             self._block(kind, encode_json(payload), must_understand=False,
-                        first=min(location for location, _ in self._indexes), count=len(self._indexes))
+                        first=first, count=len(self._indexes))
         self._summaries = True
         self._indexes.clear()
+        self._pending_checkpoints = 0
 
     def finish(self, graph: Graph) -> Path:
         """Write the rest of the graph, the footer and the trailer; publish the file.
@@ -120,17 +162,19 @@ class Writer:
             raise ValueError(f"defined locations without a root: {missing[:10]}")
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
-        self._block(SectionKind.DEFINITIONS, encode_json(graph.definitions.to_dict()), must_understand=True)
+        self._definitions(graph.definitions)
         self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
-        self._block(SectionKind.ROOTS, encode_roots(graph.roots), must_understand=True,
+        self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
+                    (encode_root_table if self.tables else encode_roots)(graph.roots), must_understand=True,
                     count=len(graph.roots))
         footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND),
                              encode_directory(self._directory))
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = (ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION
-                 if self._summaries else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0)
+        minor = TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION \
+            if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
+            else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
             self._file.seek(0)
             self._file.write(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, minor, 0))
@@ -161,16 +205,16 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
                 repair: bool = False, level: int = DEFAULT_LEVEL,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Graph:
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True) -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
-    out are written without events. Returns the built graph.
+    out are written without events. ``tables``: as for `Writer`. Returns the built graph.
     """
     builder = make_builder(params, definitions, repair=repair)
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block) as writer:
+                nodes_per_block=nodes_per_block, tables=tables) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
             for batch in batches:

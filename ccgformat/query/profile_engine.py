@@ -11,7 +11,7 @@ import numpy as np
 from .. import backends
 from ..graph.pool import NodeKind
 from ..model import EventKind
-from .profile_pairs import window_pairs
+from .profile_pairs import PairMemo
 from .profile_partial import Layout, Partial, add_features, tag_runs
 from .profile_totals import Totals
 from .profile_window import NO_START, descend, native_descend, native_window_sums, window_sums
@@ -57,6 +57,8 @@ class ProfileEngine:
         self._vec = np.zeros((16, self.layout.size), dtype=np.int64)
         self._lo = np.zeros((16, self.layout.R), dtype=np.int64)
         self._hi = np.zeros((16, self.layout.R), dtype=np.int64)
+        #: the message sums by peer of sub-trees, memoized sparsely
+        self.pairs = PairMemo(self.tables)
 
     # ------------------------------------------------------------------ sub-trees
 
@@ -146,8 +148,8 @@ class ProfileEngine:
         its part inside, is counted when entered inside, and the enclosing call loses it,
         and the calltime of the sub-trees inside, from its exclusive time; a sub-tree
         inside adds its memoized partial profile. The messages per location pair come from
-        the window's message events (`window_pairs`), not from the memo: a row per peer
-        in every memo row would cost a row per pair of locations."""
+        the seeds' sparse memo (`PairMemo`), not from the memo rows: a column per peer in
+        every memo row would cost a row per pair of locations."""
         lo, hi = np.array(start, dtype=np.int64), np.array(stop, dtype=np.int64)
         roots, begins = self._roots(locations)
         cuts, seeds = self._descend(roots, begins, lo, hi)
@@ -155,7 +157,7 @@ class ProfileEngine:
             self.memoize(seeds[:, 0], seeds[:, 2])
         sums = native_window_sums if backends.native() else window_sums
         self._add(totals, *sums(self, cuts, seeds, lo, hi, np.array(keep_before, dtype=bool), reach))
-        totals.add_pairs(*window_pairs(self.tables, np.asarray(locations, np.int64), roots, begins, lo, hi))
+        totals.add_pairs(*self.pairs.window(np.asarray(locations, np.int64), seeds))
 
     def metric_bits(self, locations: list[int], times: list[int]) -> np.ndarray:
         """Per ``locations[i]``, the raw 64 bits of every metric's value before

@@ -203,7 +203,7 @@ def _scale(tmp_path: Path, *args: str) -> dict:
 
 @pytest.mark.slow
 def test_quick_scale_benchmark_runs_every_step_of_tiny_shapes_and_their_twins(tmp_path):
-    pytest.importorskip("otf2", reason="the :otf2 shapes are written with the otf2 package")
+    require_module("otf2", "the :otf2 shapes are written with the otf2 package")
     has_pyarrow = importlib.util.find_spec("pyarrow") is not None
     result = _scale(tmp_path, "--shapes", "12x50:otf2", "40x10", "--ratio-locations", "4", "--timeout", "120")
     assert result["meta"]["shapes"] == ["12x50:otf2", "40x10"] and result["meta"]["ratio_locations"] == 4

@@ -16,6 +16,7 @@ import ccgformat
 from ccgformat.formats import detect, read
 from ccgformat.model import Definitions, EventBatch, EventKind, Location, Region, SystemTreeNode
 
+from .corpus import require_module
 from .test_formats_epilog import Run
 from .test_formats_otf1 import write_trace as write_otf1
 from .test_formats_paje import HEADER as PAJE_HEADER
@@ -45,7 +46,7 @@ def _batch(i: int) -> EventBatch:
 def _otf2(folder: Path) -> Path:
     """With the `otf2` package's writer and small chunks (our exporter's writes are durable:
     a few milliseconds per location)."""
-    otf2 = pytest.importorskip("otf2", reason="the otf2 package is not installed")
+    otf2 = require_module("otf2", "the otf2 package is not installed")
     with otf2.writer.open(str(folder / "t"), timer_resolution=1_000_000, chunk_size_events=256 * 1024,
                           chunk_size_definitions=256 * 1024) as trace:
         group = trace.definitions.location_group("process", system_tree_parent=trace.definitions.system_tree_node("m"))

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from ccgformat.model import Definitions, EventBatch, EventKind, Location, Region
 
-pytest.importorskip("otf2", reason="the otf2 package is not installed")
+from .corpus import require_module
+
+require_module("otf2", "the otf2 package is not installed")
 from ccgformat.formats.otf2.export import write_events  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

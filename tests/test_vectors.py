@@ -28,13 +28,15 @@ EXPECTED = ("minimal", "every_kind", "wide_split", "lossy", "empty_location", "p
 REFUSED = {"unknown_must_understand": UnsupportedVersionError}
 #: The vectors of format 1.2, kept byte for byte in spec/vectors/1.2.
 FORMAT_1_2 = tuple(f"1.2/{name}" for name in ("minimal", "every_kind", "wide_split", "lossy", "empty_location"))
+#: The vectors of format 1.3, kept byte for byte in spec/vectors/1.3.
+FORMAT_1_3 = tuple(f"1.3/{name}" for name in EXPECTED)
 UNKNOWN_KIND = 65535  # the kind no version assigns (spec 2.4)
 
 
 def vector_names() -> list[str]:
     """Every listed vector, as a path below spec/vectors without the suffix."""
     found = sorted(path.stem for path in VECTORS.glob("*.ccg")) if VECTORS.is_dir() else []
-    return sorted((set(found) | set(EXPECTED)) - set(REFUSED)) + list(FORMAT_1_2)
+    return sorted((set(found) | set(EXPECTED)) - set(REFUSED)) + list(FORMAT_1_2) + list(FORMAT_1_3)
 
 
 def describe(location: int, event: Event) -> str:
@@ -168,6 +170,9 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
     for name in FORMAT_1_2:
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
             assert archive.version == (1, 2)
+    for name in FORMAT_1_3:
+        with ccg.open(VECTORS / f"{name}.ccg") as archive:
+            assert archive.version == (1, 3)
     for extensions, minor in (({}, 0), ({"otf2": {"x": 1}}, 1)):
         path = tmp_path / f"{minor}.ccg"
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), tables=False)

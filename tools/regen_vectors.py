@@ -19,8 +19,9 @@ spec/vectors/NAME.ccg
     location in time order, locations ascending. The first line is a comment
     ``# locations: 0 1 ...`` listing every location of the archive, including those
     without events. README.md describes each vector.
-spec/vectors/1.2/
-    the vectors of format 1.2, never rewritten; the files must match FROZEN_SHA256.
+spec/vectors/1.2/, spec/vectors/1.3/
+    the vectors of earlier format versions, never rewritten; the files must match
+    FROZEN_SHA256.
 spec/format.md
     only the text between the markers GENERATED_START and GENERATED_END: sections 5.5
     and 5.6 show minimal.ccg's NODES block and sizes as this script writes them.
@@ -547,7 +548,12 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
             "rewrites them, and `--check` fails when one differs from the SHA-256 it records. They",
             "follow the rule of 1.2, under which ROOTS lists the locations the writer was given:",
             "`minimal.ccg` and `lossy.ccg` define two locations but list only location 0, and their",
-            "listings' first line names only it. A reader must read them as listed.", ""]
+            "listings' first line names only it. A reader must read them as listed.", "",
+            "## Format 1.3 (`1.3/`)",
+            "",
+            "Every vector above except `unknown_must_understand` as this script wrote it for format",
+            "1.3 (header minor version 3), kept byte for byte under the same rule. A reader must",
+            "read them as listed.", ""]
     return "\n".join(out)
 
 
@@ -640,30 +646,60 @@ def generated_spec(spec: str, minimal_ccg: bytes) -> str:
     return spec
 
 
-# --------------------------------------------------------------------------- format 1.2 vectors
+# --------------------------------------------------------------------------- earlier formats' vectors
 
-FROZEN = VECTORS / "1.2"
-#: the files of FROZEN and their SHA-256: written by this script for format 1.2, never rewritten
+#: the files of spec/vectors/<version>/ and their SHA-256: written by this script for that
+#: format version, never rewritten (old vectors stay as read tests)
 FROZEN_SHA256 = {
-    "empty_location.ccg": "8e5e1e9f4dcf54bcf278674a2d4e60ed53b7fb561984e57b6eda7712659fdefa",
-    "empty_location.events.txt": "7161604c23b830f0fd6e09b560d4595f2359b5a446cf5c0a473c61384ea36ad4",
-    "every_kind.ccg": "ff08add0546c69ced9bf4a99faedb56dde1a644338db5f7474570c07042eb983",
-    "every_kind.events.txt": "3cc7c52e76b1b6a3151c5bd8bf142f650ff7c7af15e39f99cee944796541c5a1",
-    "lossy.ccg": "141f01ab8b1eb6a3b9c21807e24bad63695ccbe59fb4b99a105fa88e003d6f56",
-    "lossy.events.txt": "97560034ab315e41b586ee4bb740c1dfad785f0f0f6536e128d74068e0ad8bb9",
-    "minimal.ccg": "bc57574f430c0ab4eaa086c325dd8841808e765e2f72c4bec8c68573c715017e",
-    "minimal.events.txt": "e50d30dcbf5e6b15a854535594c7d0321a9c762210a782d519e5b8273103f412",
-    "wide_split.ccg": "b32231c6ef57dddbf86b8606cadc6cc87753acbf47d97eb8a34b7f742661056b",
-    "wide_split.events.txt": "b33d098631e03c9fec658a5618b848e57a5d2ed0313622f4f0c2bf02b41de081",
+    "1.2": {
+        "empty_location.ccg": "8e5e1e9f4dcf54bcf278674a2d4e60ed53b7fb561984e57b6eda7712659fdefa",
+        "empty_location.events.txt": "7161604c23b830f0fd6e09b560d4595f2359b5a446cf5c0a473c61384ea36ad4",
+        "every_kind.ccg": "ff08add0546c69ced9bf4a99faedb56dde1a644338db5f7474570c07042eb983",
+        "every_kind.events.txt": "3cc7c52e76b1b6a3151c5bd8bf142f650ff7c7af15e39f99cee944796541c5a1",
+        "lossy.ccg": "141f01ab8b1eb6a3b9c21807e24bad63695ccbe59fb4b99a105fa88e003d6f56",
+        "lossy.events.txt": "97560034ab315e41b586ee4bb740c1dfad785f0f0f6536e128d74068e0ad8bb9",
+        "minimal.ccg": "bc57574f430c0ab4eaa086c325dd8841808e765e2f72c4bec8c68573c715017e",
+        "minimal.events.txt": "e50d30dcbf5e6b15a854535594c7d0321a9c762210a782d519e5b8273103f412",
+        "wide_split.ccg": "b32231c6ef57dddbf86b8606cadc6cc87753acbf47d97eb8a34b7f742661056b",
+        "wide_split.events.txt": "b33d098631e03c9fec658a5618b848e57a5d2ed0313622f4f0c2bf02b41de081",
+    },
+    "1.3": {
+        "empty_location.ccg": "e57c9d2cface5e6e191094c6e1e8e1e7f6220e60138ca1b4c02a10b925f33170",
+        "empty_location.events.txt": "7161604c23b830f0fd6e09b560d4595f2359b5a446cf5c0a473c61384ea36ad4",
+        "every_kind.ccg": "eb09b08b134fd7f9d59f6fd37061e8c222597208be55859e80df77e0506167d5",
+        "every_kind.events.txt": "3cc7c52e76b1b6a3151c5bd8bf142f650ff7c7af15e39f99cee944796541c5a1",
+        "four_byte_widths.ccg": "e18239934fd544ac260bdaa4e321222238d23dc3a38c1543ac46cb3cd72b5f0c",
+        "four_byte_widths.events.txt": "7ce3899a912a055f625f80f3a64a504240f79f63653fc16252e48c6bf97d70b3",
+        "lossy.ccg": "f7516546dc3663953e9b1846f747e163bd84479e9d79b3f38123d2c13a3af17d",
+        "lossy.events.txt": "841aa9a4d7637544e2a0a72a99517c7cf9548556840c54575383e65eefa98b71",
+        "many_locations.ccg": "46907892769a86779cd6afafcdfd2d6fd40838648ef939cbd0feee2f3725ec61",
+        "many_locations.events.txt": "62102539e4c32f99b9af0969e4fe8bd36c93ac704270154efa474a7de29ea578",
+        "many_locations_json.ccg": "a4641742be32d0669ca2bd7cb2a53eff1aba948b4e5e9e8fdfd15936078d4c5f",
+        "many_locations_json.events.txt": "62102539e4c32f99b9af0969e4fe8bd36c93ac704270154efa474a7de29ea578",
+        "minimal.ccg": "8fead01129be7fcbf024c4e1e71de4da87b55ca1f97d7889da671d07d2ad9780",
+        "minimal.events.txt": "a591052f65a60e8903449a4e1eaa10dc2e4b8476172c66a8b37e0ca739345c80",
+        "pending_limit.ccg": "af26a0ad86cf83f91c2de400bd1ee49dc63b55c3f058b354a6a838a207ec82e5",
+        "pending_limit.events.txt": "163c47033e21c3a488a99ddf0de601ff24fb98afceef021799a1f46012ff49a0",
+        "uint64_metric.ccg": "a97057c635753a716a5a1fe74d46011d2a30718985c354ffbe70d0f93e1985fb",
+        "uint64_metric.events.txt": "e4bfd5da09352f7145b3b26e36dd36bbdb0f4d5485b8fa578c7f93789e22e62b",
+        "unknown_optional.ccg": "09387f2873a37768a0940bf9d76689a79e80d1b1ba81d81f5ded253801f96c4c",
+        "unknown_optional.events.txt": "a591052f65a60e8903449a4e1eaa10dc2e4b8476172c66a8b37e0ca739345c80",
+        "wide_split.ccg": "029f11387fb8624d539688fb07f5e70b5559c60c3298b18470a35d3e7c275671",
+        "wide_split.events.txt": "b33d098631e03c9fec658a5618b848e57a5d2ed0313622f4f0c2bf02b41de081",
+    },
 }
 
 
-def frozen_differences() -> list[str]:
-    """The format 1.2 files that are missing, changed or not recorded."""
-    on_disk = {path.name for path in FROZEN.glob("*")} if FROZEN.is_dir() else set()
-    return [name for name in sorted(on_disk | set(FROZEN_SHA256))
-            if name not in FROZEN_SHA256 or name not in on_disk
-            or hashlib.sha256((FROZEN / name).read_bytes()).hexdigest() != FROZEN_SHA256[name]]
+def frozen_differences() -> list[Path]:
+    """The frozen vector files that are missing, changed or not recorded."""
+    differences = []
+    for version, recorded in FROZEN_SHA256.items():
+        folder = VECTORS / version
+        on_disk = {path.name for path in folder.glob("*")} if folder.is_dir() else set()
+        differences += [folder / name for name in sorted(on_disk | set(recorded))
+                        if name not in recorded or name not in on_disk
+                        or hashlib.sha256((folder / name).read_bytes()).hexdigest() != recorded[name]]
+    return differences
 
 
 # --------------------------------------------------------------------------- archive surgery
@@ -998,8 +1034,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="compare with the files on disk instead of writing; exit 1 on a difference")
     args = parser.parse_args(argv)
     status = 0
-    for name in frozen_differences():
-        print(f"differs from its recorded SHA-256 (or is missing or unrecorded): {FROZEN.relative_to(ROOT) / name}")
+    for path in frozen_differences():
+        print(f"differs from its recorded SHA-256 (or is missing or unrecorded): {path.relative_to(ROOT)}")
         status = 1
     with tempfile.TemporaryDirectory() as scratch:
         vectors_tmp, bad_tmp = Path(scratch, "vectors"), Path(scratch, "bad")

@@ -1,0 +1,95 @@
+"""The microscopic model of a trace (paper 000, section III; paper 002): resources, taken
+as the leaves of a resource hierarchy, times time slices times states, each cell the
+exclusive time a state holds on a resource within a slice.
+
+`Hierarchy` is the tree over the archive's locations; `AggregateModel` is what
+`Archive.aggregate` answers and what the overview's aggregation (papers 000 and 002)
+reads. Both are plain arrays so that a million resources cost arrays, not objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+__all__ = ["AggregateModel", "Hierarchy"]
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A tree whose leaves are archive locations, nodes numbered in preorder (node 0 is
+    the root). Each node covers the contiguous run of leaf positions
+    ``first_leaf[n] .. stop_leaf[n] - 1``, so a hierarchy-consistent part of an overview
+    is a node and an interval of slices. Every node covers at least one leaf; a node
+    without children is a leaf and covers exactly one.
+
+    ``leaf_locations[i]`` is the archive location index (the index in
+    ``Definitions.locations``) of leaf position ``i``.
+    """
+
+    names: tuple[str, ...]
+    kinds: tuple[str, ...]
+    parents: np.ndarray
+    first_leaf: np.ndarray
+    stop_leaf: np.ndarray
+    leaf_locations: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def leaves(self) -> int:
+        """How many leaves (locations) the tree has."""
+        return len(self.leaf_locations)
+
+    @cached_property
+    def _child_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """Children of every node as a CSR pair (offsets per node, children in preorder)."""
+        parents = np.asarray(self.parents, dtype=np.int64)
+        children = np.flatnonzero(parents >= 0)
+        order = np.argsort(parents[children], kind="stable")
+        children = children[order]
+        counts = np.bincount(parents[children], minlength=len(parents))
+        offsets = np.zeros(len(parents) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return offsets, children
+
+    def children(self, node: int) -> np.ndarray:
+        """The children of ``node`` in preorder (empty for a leaf)."""
+        offsets, children = self._child_index
+        return children[offsets[node]:offsets[node + 1]]
+
+    def path(self, node: int) -> str:
+        """The node's names from the root, joined by "/"."""
+        names = []
+        while node >= 0:
+            names.append(self.names[node])
+            node = int(self.parents[node])
+        return "/".join(reversed(names))
+
+
+@dataclass(frozen=True, eq=False)
+class AggregateModel:
+    """The microscopic model over a window (paper 000, section III.A).
+
+    - ``bounds``: int64, ``T + 1`` ticks; slice ``t`` is ``[bounds[t], bounds[t + 1])``.
+    - ``states``: the state names (regions, or the timeline's groups).
+    - ``locations``: int64, the archive location index of each row of ``values``, ascending.
+    - ``values``: int64 ``[len(locations), T, len(states)]``: ``values[r, t, x]`` is the
+      exclusive time in ticks that state ``x`` is the innermost open region on location
+      ``locations[r]`` within slice ``t``.
+    - ``hierarchy``: the resource hierarchy over exactly these locations.
+    """
+
+    bounds: np.ndarray
+    states: tuple[str, ...]
+    locations: np.ndarray
+    values: np.ndarray
+    hierarchy: Hierarchy
+
+    def values_by_leaf(self) -> np.ndarray:
+        """``values`` with its rows in the hierarchy's leaf order."""
+        rows = np.searchsorted(self.locations, self.hierarchy.leaf_locations)
+        return self.values[rows]

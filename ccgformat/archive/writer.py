@@ -22,7 +22,7 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block
 from .compression import CompressionQueue, default_threads
-from .indexes import Checkpoint, checkpoints
+from .indexes import Checkpoint, checkpoints, recorder
 from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
                      MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
                      TRAILER, BlockFlags, SectionKind,
@@ -153,8 +153,12 @@ class Writer:
         in CHECKPOINT_TABLE blocks of whole locations holding CHECKPOINTS_PER_TABLE_BLOCK
         checkpoints or more (the last fewer), or in the JSON layout in groups of up to
         LOCATIONS_PER_INDEX_BLOCK locations."""
-        self._indexes.append((location, checkpoints(walker, self.checkpoint_interval)))
-        self._pending_checkpoints += len(self._indexes[-1][1])
+        self.add_checkpoints(location, checkpoints(walker, self.checkpoint_interval))
+
+    def add_checkpoints(self, location: int, points: list[Checkpoint]) -> None:
+        """`add_location` with the location's checkpoints already made."""
+        self._indexes.append((location, points))
+        self._pending_checkpoints += len(points)
         if self._pending_checkpoints >= CHECKPOINTS_PER_TABLE_BLOCK if self.tables else \
                 len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
             self._flush_indexes()
@@ -241,18 +245,28 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``: as for `Writer`.
     Returns the built graph.
+
+    A lossless graph gives back its input, so without ``repair`` the indexes are made from
+    the input batches as they pass instead of from a walk of the built location.
     """
     builder = make_builder(params, definitions, repair=repair)
+    from_input = params.lossless and not repair
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                 nodes_per_block=nodes_per_block, tables=tables, threads=threads) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
+            record = recorder(writer.checkpoint_interval) if from_input else None
             for batch in batches:
                 builder.add(location, batch)
+                if record is not None:
+                    record.add(batch)
                 writer.add_nodes(builder.pool)
             root = builder.end_location(location)
             writer.add_nodes(builder.pool)
-            writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
+            if record is not None:
+                writer.add_checkpoints(location, record.finish(root.start))
+            else:
+                writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
             indexed.add(location)
         graph = builder.finish()
         for location in sorted(graph.roots.keys() - indexed):  # defined locations never fed (spec 4.3)

@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 import bench_archive  # noqa: E402,F401  (registers the archive benchmark)
 import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
+import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
 import bench_walk  # noqa: E402,F401  (registers the native-walk benchmark)

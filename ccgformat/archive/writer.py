@@ -31,12 +31,13 @@ from .native import builder as make_builder, node_encoder, walker as location_wa
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .tables import encode_checkpoint_table, encode_root_table, split_definitions
 
-#: zstd level of every block but NODES by default: once per file, small, and a long window
-#: pays off on large definitions (a Chrome trace's names: 26% smaller than at level 15)
+#: zstd level of every block but NODES by default: once per file, small, and the strongest
+#: levels pay off on large definitions (a Chrome trace's names: 22% smaller than at 16)
 DEFAULT_LEVEL = 19
-#: zstd level of the NODES blocks by default: within 2% of level 19's file size on every
-#: trace measured, at a quarter of its time (docs/compression.md)
-DEFAULT_NODES_LEVEL = 15
+#: zstd level of the NODES blocks by default: the lowest level that keeps every trace
+#: measured within 2% of its file size at level 19, at under half its time
+#: (docs/compression.md, `tools/bench.py levels`)
+DEFAULT_NODES_LEVEL = 16
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64

@@ -40,14 +40,23 @@ def archive_convert_child(spec: dict[str, Any]) -> dict[str, Any]:
     write_events(definitions, events, source)
     params = ccgformat.Params(**PARAM_SETS[spec["params"]])
     seconds: dict[str, list[float]] = {"default": [], "19": []}
+    cpu: dict[str, list[float]] = {"default": [], "19": [], "iterate": []}
     reports: dict[str, Any] = {}
     ccgformat.convert(source, folder / "convert-default.ccg", params)
     for _ in range(spec["repeat"]):
         for name, level in (("default", None), ("19", REFERENCE_LEVEL)):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             reports[name] = ccgformat.convert(source, folder / f"convert-{name}.ccg", params, level=level)
             seconds[name].append(time.perf_counter() - t0)
-    iterate = run_repeated(lambda: _iterate_otf2(source), spec["baseline_repeat"])
+            cpu[name].append(time.process_time() - c0)
+
+    def iterate_once() -> float:
+        c0 = time.process_time()
+        wall = _iterate_otf2(source)
+        cpu["iterate"].append(time.process_time() - c0)
+        return wall
+
+    iterate = run_repeated(iterate_once, spec["baseline_repeat"])
     shutil.rmtree(source)
     for name in seconds:
         (folder / f"convert-{name}.ccg").unlink()
@@ -60,6 +69,9 @@ def archive_convert_child(spec: dict[str, Any]) -> dict[str, Any]:
         "speedup": iterate.median / default.median, "speedup_worst": iterate.median / default.max,
         "speedup_19": iterate.median / reference.median,
         "size_vs_19": reports["default"].file_bytes / reports["19"].file_bytes,
+        # CPU seconds of the process (every thread): what a loaded machine changes least
+        **{f"cpu_{name}_seconds": Stat(values).as_dict() for name, values in cpu.items()},
+        "cpu_speedup": Stat(cpu["iterate"]).median / Stat(cpu["default"]).median,
     }
 
 
@@ -75,7 +87,8 @@ def _status(e: dict[str, Any]) -> str:
 CONVERT_TABLE = (
     f"OTF2 -> .ccg conversion (seconds: median (min-max) of the runs, default levels and level {REFERENCE_LEVEL} "
     "alternating; iterate: the plain otf2 Python iteration of the same file in the same process; x iterate = "
-    "iterate median / convert median, worst = / convert max; targets: default >= "
+    "iterate median / convert median, worst = / convert max; CPU: process CPU seconds, all threads, medians; "
+    "targets: default >= "
     f"{SPEEDUP_TARGET:g}x iterate and <= {SIZE_TARGET:g} x the level {REFERENCE_LEVEL} bytes)", [
         Column("trace/params", lambda e: f"{e['trace']}/{e['params']}", "<"),
         Column("events", lambda e: fmt_int(e["convert_events"])),
@@ -88,6 +101,9 @@ CONVERT_TABLE = (
         Column("default bytes", lambda e: fmt_int(e["convert_default_bytes"])),
         Column(f"level {REFERENCE_LEVEL} bytes", lambda e: fmt_int(e["convert_19_bytes"])),
         Column("size vs 19", lambda e: f"{e['size_vs_19']:.4f}"),
+        Column("CPU s default", lambda e: f"{e['cpu_default_seconds']['median']:.3f}"),
+        Column("CPU s 19", lambda e: f"{e['cpu_19_seconds']['median']:.3f}"),
+        Column("CPU x iterate", lambda e: fmt_float(e["cpu_speedup"], 1)),
         Column("target", _status),
     ],
     lambda e: "convert_default_seconds" in e)

@@ -1,10 +1,11 @@
 """The zstd size/speed curve the default levels were chosen from (issue 17).
 
 Every trace (the synthetic families and each corpus trace) is written once at level 19;
-its blocks' raw payloads are then compressed again at every level of `LEVELS`. Per level
-the table gives the NODES bytes and compression seconds (one thread, median of the
-repeats), and the file size with the NODES blocks at that level and the other blocks at
-19 (the default's split), relative to the file at level 19 throughout.
+its blocks' raw payloads are then compressed again at every level of `LEVELS` and as the
+writer's default does (``default``: DEFAULT_NODES_LEVEL, the most compressible blocks at
+19 too). Per level the table gives the NODES bytes and compression seconds (one thread,
+median of the repeats), and the file size with the NODES blocks at that level and the
+other blocks at 19 (the default's split), relative to the file at level 19 throughout.
 """
 
 from __future__ import annotations
@@ -14,17 +15,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
-
-import zstandard
+from typing import Any, Callable
 
 import synth
 from benchkit import Column, benchmark, fmt_float, fmt_int, run_repeated
 from corpus_root import corpus_root
 
 import ccgformat
-from ccgformat.archive import DEFAULT_NODES_LEVEL, SectionKind
+from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_LEVEL, SectionKind
 from ccgformat.archive.blocks import read_block, unpack_payload
+from ccgformat.archive.compression import STRONG_RATIO, Level
 from ccgformat.archive.layout import BLOCK_OVERHEAD
 from ccgformat.errors import CcgError
 
@@ -56,10 +56,10 @@ def _curve(name: str, path: Path, repeat: int) -> list[dict[str, Any]]:
     nodes = [raw for kind, raw, _ in blocks if kind == SectionKind.NODES]
     nodes_19 = sum(size for kind, _, size in blocks if kind == SectionKind.NODES)
     rows = []
-    for level in LEVELS:
-        compressor = zstandard.ZstdCompressor(level=level, write_content_size=True)
-        stored = [compressor.compress(raw) for raw in nodes]
-        seconds = run_repeated(lambda: _timed(compressor, nodes), repeat)
+    for level in (*LEVELS, "default"):
+        compress = (Level(DEFAULT_NODES_LEVEL, DEFAULT_LEVEL) if level == "default" else Level(level)).compress
+        stored = [compress(raw) for raw in nodes]
+        seconds = run_repeated(lambda: _timed(compress, nodes), repeat)
         nodes_bytes = sum(BLOCK_OVERHEAD + len(s) for s in stored)
         rows.append({"trace": name, "level": level, "raw_nodes_bytes": sum(map(len, nodes)),
                      "nodes_bytes": nodes_bytes, "nodes_seconds": seconds.as_dict(),
@@ -68,10 +68,10 @@ def _curve(name: str, path: Path, repeat: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _timed(compressor: zstandard.ZstdCompressor, payloads: list[bytes]) -> float:
+def _timed(compress: Callable[[bytes], bytes], payloads: list[bytes]) -> float:
     t0 = time.perf_counter()
     for raw in payloads:
-        compressor.compress(raw)
+        compress(raw)
     return time.perf_counter() - t0
 
 
@@ -97,7 +97,8 @@ def _corpus_traces() -> list[tuple[str, Path]]:
     "zstd size/speed curve: NODES bytes and seconds per level, file size with NODES at that level vs level 19",
     [
         (f"zstd levels (NODES s: one thread, median (min-max); file: NODES at the level, the rest at 19, / the "
-         f"file at 19; the default compresses NODES at {DEFAULT_NODES_LEVEL})", [
+         f"file at 19; default: NODES at {DEFAULT_NODES_LEVEL}, those it shrinks more than "
+         f"{STRONG_RATIO} times at {DEFAULT_LEVEL} if smaller)", [
             Column("trace", lambda e: e["trace"], "<"),
             Column("level", lambda e: str(e["level"])),
             Column("raw NODES", lambda e: fmt_int(e["raw_nodes_bytes"])),

@@ -11,11 +11,34 @@ from __future__ import annotations
 import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Generic, Iterator, TypeVar
 
 from .blocks import compress
 
 Tag = TypeVar("Tag")
+
+#: a payload that `Level.level` shrinks more than this many times is compressed at
+#: `Level.strong` too: so regular a payload costs little even at the strongest levels,
+#: which still find more in it (the regular ring trace: 2.4% smaller at 19 than at 15)
+STRONG_RATIO = 16
+
+
+@dataclass(frozen=True)
+class Level:
+    """How a block is compressed: at ``level``, and when that shrinks it more than
+    STRONG_RATIO times also at ``strong`` (if given), keeping the smaller frame."""
+
+    level: int
+    strong: int | None = None
+
+    def compress(self, raw: bytes) -> bytes:
+        stored = compress(raw, self.level)
+        if self.strong is not None and len(stored) * STRONG_RATIO < len(raw):
+            again = compress(raw, self.strong)
+            if len(again) < len(stored):
+                return again
+        return stored
 
 
 def default_threads() -> int:
@@ -37,10 +60,10 @@ class CompressionQueue(Generic[Tag]):
         self._limit = 2 * threads
         self._pending: deque[tuple[Tag, bytes, Future[bytes] | bytes]] = deque()
 
-    def put(self, tag: Tag, raw: bytes, level: int, stored: bytes | None = None) -> None:
+    def put(self, tag: Tag, raw: bytes, level: Level, stored: bytes | None = None) -> None:
         """Queue ``raw`` for compression at ``level`` (or with its ``stored`` bytes given)."""
         if stored is None:
-            stored = compress(raw, level) if self._pool is None else self._pool.submit(compress, raw, level)
+            stored = level.compress(raw) if self._pool is None else self._pool.submit(level.compress, raw)
         self._pending.append((tag, raw, stored))
 
     def ready(self, *, wait: bool = False) -> Iterator[tuple[Tag, bytes, bytes]]:

@@ -20,8 +20,8 @@ from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
 from ..model import Definitions, EventBatch
 from ..params import Params
-from .blocks import compress, frame_block
-from .compression import CompressionQueue, default_threads
+from .blocks import frame_block
+from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
                      MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
@@ -34,10 +34,11 @@ from .tables import encode_checkpoint_table, encode_root_table, split_definition
 #: zstd level of every block but NODES by default: once per file, small, and the strongest
 #: levels pay off on large definitions (a Chrome trace's names: 22% smaller than at 16)
 DEFAULT_LEVEL = 19
-#: zstd level of the NODES blocks by default: the lowest level that keeps every trace
-#: measured within 2% of its file size at level 19, at under half its time
-#: (docs/compression.md, `tools/bench.py levels`)
-DEFAULT_NODES_LEVEL = 16
+#: zstd level of the NODES blocks by default, those it shrinks more than
+#: `compression.STRONG_RATIO` times compressed at DEFAULT_LEVEL if that is smaller: every
+#: trace measured stays within 2% of its file size at level 19 (at most +1.1%), at a
+#: quarter of its time (docs/compression.md, `tools/bench.py levels`)
+DEFAULT_NODES_LEVEL = 15
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
@@ -53,7 +54,8 @@ class Writer:
     DEFINITIONS in JSON, which readers of 1.0-1.2 read too.
 
     ``level``: the zstd level of every block; None (the default) compresses the NODES
-    blocks at DEFAULT_NODES_LEVEL and the rest at DEFAULT_LEVEL. ``threads``: how many
+    blocks at DEFAULT_NODES_LEVEL (the most compressible of them at DEFAULT_LEVEL, see
+    `compression.Level`) and the rest at DEFAULT_LEVEL. ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
     """
 
@@ -66,9 +68,10 @@ class Writer:
         if checkpoint_interval < 1 or nodes_per_block < 1:
             raise ValueError("checkpoint_interval and nodes_per_block must be positive")
         self.path = Path(path)
-        #: the level of the NODES blocks, as PARAMETERS records it, and of the other blocks
+        #: the level of the NODES blocks, as PARAMETERS records it
         self.level = DEFAULT_NODES_LEVEL if level is None else level
-        self.section_level = DEFAULT_LEVEL if level is None else level
+        self._nodes_level = Level(DEFAULT_NODES_LEVEL, DEFAULT_LEVEL) if level is None else Level(level)
+        self._other_level = Level(DEFAULT_LEVEL if level is None else level)
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
         self.tables = tables
@@ -110,7 +113,7 @@ class Writer:
     def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
                count: int = 0, compressed: bytes | None = None) -> None:
         """Queue a block; it is written once it and the blocks before it are compressed."""
-        level = self.level if kind == SectionKind.NODES else self.section_level
+        level = self._nodes_level if kind == SectionKind.NODES else self._other_level
         self._queue.put((kind, must_understand, first, count), raw, level, compressed)
         self._write_ready()
 
@@ -127,11 +130,11 @@ class Writer:
         when the tables are on and that makes the file smaller (a few locations are
         smaller in the JSON than the table's block costs)."""
         document = encode_json(definitions.to_dict())
-        whole = compress(document, self.section_level)
+        whole = self._other_level.compress(document)
         if self.tables:
             split, table = split_definitions(definitions)
             split_json = encode_json(split)
-            parts = compress(split_json, self.section_level), compress(table, self.section_level)
+            parts = self._other_level.compress(split_json), self._other_level.compress(table)
             stored = [len(self._stored(raw, packed)[0]) for raw, packed in ((split_json, parts[0]), (table, parts[1]),
                                                                             (document, whole))]
             if stored[0] + stored[1] + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size < stored[2]:

@@ -45,8 +45,8 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                    help="S-list search length L (default %(default)s)")
     p.add_argument("--level", type=bounded_int(1, 22), default=None, metavar="Z",
                    help=f"zstd level 1..22 of every block (default: {DEFAULT_NODES_LEVEL} for the node blocks, "
-                        f"{DEFAULT_LEVEL} for the rest: within 2%% of {DEFAULT_LEVEL} everywhere, several "
-                        "times faster)")
+                        f"{DEFAULT_LEVEL} for the most compressible of them and the rest: within 2%% of "
+                        f"{DEFAULT_LEVEL} everywhere, several times faster)")
     p.add_argument("--checkpoint-interval", type=bounded_int(1), default=DEFAULT_CHECKPOINT_INTERVAL,
                    metavar="K", help="snapshot/summary checkpoint every K events (default %(default)s)")
     p.add_argument("--repair", action="store_true",

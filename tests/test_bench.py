@@ -272,3 +272,24 @@ def test_scale_benchmark_reports_a_step_past_its_memory_limit(tmp_path):
     assert [(e["step"], e["status"]) for e in entries[:2]] == [("startup", "killed above 5 MB RSS"),
                                                               ("convert", "killed above 5 MB RSS")]
     assert entries[1]["target"] == "-" and "seconds" not in entries[1] and entries[1]["peak_rss_mb"] > 5
+
+
+def test_the_archive_convert_child_times_both_levels_next_to_the_otf2_iteration(tmp_path):
+    require_module("otf2", "the archive benchmark converts its traces from OTF2 through the otf2 package")
+    spec = {"trace": "jittered", "kind": "jittered", "locations": 2, "events_per_location": 3000, "params": "lossless",
+            "repeat": 2, "baseline_repeat": 1, "otf2_path": str(tmp_path / "j.otf2")}
+    done = subprocess.run([sys.executable, str(BENCH), "--child", "archive_convert", json.dumps(spec)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    e = json.loads(done.stdout.strip().splitlines()[-1])
+    assert e["convert_events"] > 2 * 2900
+    for key in ("convert_default_seconds", "convert_19_seconds"):
+        assert len(e[key]["samples"]) == 2 and e[key]["min"] > 0
+    assert len(e["iterate_seconds"]["samples"]) == 1
+    assert e["speedup"] == pytest.approx(e["iterate_seconds"]["median"] / e["convert_default_seconds"]["median"])
+    assert e["speedup_worst"] <= e["speedup"]
+    assert e["size_vs_19"] == pytest.approx(e["convert_default_bytes"] / e["convert_19_bytes"])
+    assert e["convert_default_bytes"] <= 1.02 * e["convert_19_bytes"]
+    assert [len(e[f"cpu_{name}_seconds"]["samples"]) for name in ("default", "19", "iterate")] == [2, 2, 1]
+    assert e["cpu_speedup"] == pytest.approx(e["cpu_iterate_seconds"]["median"] / e["cpu_default_seconds"]["median"])
+    assert list(tmp_path.iterdir()) == []  # the OTF2 folder and the archives are removed

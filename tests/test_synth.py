@@ -20,6 +20,7 @@ import synth  # noqa: E402
 from ccgformat.errors import TraceError  # noqa: E402
 from ccgformat.model import Definitions, EventBatch, EventKind  # noqa: E402
 
+from .corpus import require_module  # noqa: E402
 from .traces import validate  # noqa: E402
 
 SYNTH = ROOT / "tools" / "synth.py"
@@ -426,3 +427,84 @@ def test_cli_writes_an_archive_for_a_ccg_name(tmp_path):
         assert archive.params.lossless
         for loc in range(2):
             assert whole(events, loc).equals(EventBatch.concat(list(archive.location(loc).events())))
+
+
+# --------------------------------------------------------------------------- ring family (issue 17)
+
+RING_ITERATIONS = 10_416          # 8 x 125,000 events in the issue: 2 + 12 * 10,416 per rank
+
+
+def ring_rows(batch: EventBatch) -> np.ndarray:
+    """The gaps before each event of every whole iteration, one row per iteration."""
+    gaps = np.diff(batch.time[:-1])
+    return gaps.reshape(-1, 12)
+
+
+def test_ring_shape_is_the_issue_trace():
+    assert synth.event_count(125_000, "ring") == 2 + 12 * RING_ITERATIONS
+    defs, ev = synth.synthesize(8, 125_000, pattern="ring", jitter=1.0, seed=2)
+    names = [r.name for r in defs.regions]
+    batch = whole(ev, 5)
+    assert len(batch) == 2 + 12 * RING_ITERATIONS and validate(5, [batch], defs) == []
+    calls = [names[r] for r in batch.ref[batch.kind == EventKind.ENTER][1:]]
+    kernels = calls[2::5]
+    assert calls[0::5] == ["solve"] * RING_ITERATIONS and calls[1::5] == ["compute"] * RING_ITERATIONS
+    assert calls[3::5] == ["MPI_Send"] * RING_ITERATIONS and calls[4::5] == ["MPI_Recv"] * RING_ITERATIONS
+    assert [i for i, k in enumerate(kernels) if k == "kernel_b"] == list(range(2, RING_ITERATIONS, 3))
+    # nesting: main > solve > compute > kernel; the messages sit in MPI_Send / MPI_Recv
+    depth = np.cumsum(np.where(batch.kind == EventKind.ENTER, 1, np.where(batch.kind == EventKind.LEAVE, -1, 0)))
+    assert depth.max() == 4 and depth[-1] == 0
+    for kind, peer, region in ((EventKind.SEND, 6, "MPI_Send"), (EventKind.RECV, 4, "MPI_Recv")):
+        at = np.flatnonzero(batch.kind == kind)
+        assert len(at) == RING_ITERATIONS
+        assert np.all(batch.ref[at] == peer) and np.all(batch.size[at] == 1024)
+        assert batch.tag[at].tolist() == [i % 64 for i in range(RING_ITERATIONS)]
+        assert np.all(batch.ref[at - 1] == names.index(region)) and np.all(batch.kind[at - 1] == EventKind.ENTER)
+    assert defs.timer_resolution == 1_000_000_000
+
+
+def test_ring_regular_variant_has_period_192():
+    _, ev = synth.synthesize(3, 2 + 12 * 800, pattern="ring")
+    first = whole(ev, 0)
+    rows = ring_rows(first)
+    assert np.array_equal(rows[:-192], rows[192:])
+    tags = first.tag[first.kind == EventKind.SEND]
+    kernels = first.ref[(first.kind == EventKind.ENTER)][1:][2::5]
+    signature = list(zip(tags.tolist(), kernels.tolist()))
+    assert min(p for p in range(1, 400) if signature[p:] == signature[:-p]) == 192
+    assert np.all(np.isin(rows[:, 0], [225]))  # the idle time alone before solve
+    for location in (1, 2):
+        assert np.array_equal(whole(ev, location).time - start(location), first.time - start(0))
+
+
+def test_ring_jitter_is_uniform_idle_plus_log_normal_work():
+    _, ev = synth.synthesize(1, 125_000, pattern="ring", jitter=1.0, seed=8)
+    rows = ring_rows(whole(ev, 0))
+    idle = rows[:, [0, 1, 4, 5, 6, 8, 9, 11]].ravel()     # gaps with no work of their own
+    assert idle.min() == 50 and idle.max() == 400
+    counts = np.bincount(idle - 50, minlength=351)
+    assert counts.min() > 0.6 * counts.mean() and abs(idle.mean() - 225) < 2
+    kernel = rows[:, 3] - np.where(np.arange(len(rows)) % 3 == 2, 8000, 5000)
+    assert kernel.min() >= 50 and kernel.max() <= 400   # kernels are not jittered
+    for column, base, sigma in ((2, 20_000, 0.25), (7, 1_500, 0.5), (10, 4_000, 0.8)):
+        work = np.log(np.maximum(rows[:, column] - 225, 1))
+        spread = (np.percentile(work, 75) - np.percentile(work, 25)) / 1.349
+        assert abs(spread - sigma) < 0.1 * sigma + 0.02, (column, spread)
+        assert abs(np.median(work) - np.log(base)) < 0.05
+
+
+def test_ring_otf2_round_trip(tmp_path):
+    require_module("otf2", "the otf2 package is not installed")
+    from ccgformat.formats import otf2
+
+    out = tmp_path / "ring.otf2"
+    proc = run_cli(str(out), "--otf2", "--locations", "3", "--events-per-location", "2000",
+                   "--pattern", "ring", "--jitter", "1", "--seed", "5")
+    assert proc.returncode == 0, proc.stderr
+    definitions, streams = otf2.read(out)
+    _, ev = synth.synthesize(3, 2000, pattern="ring", jitter=1.0, seed=5)
+    assert [r.name for r in definitions.regions] == synth.region_names("ring")
+    read = {loc: EventBatch.concat(list(batches)) for loc, batches in streams}
+    assert sorted(read) == [0, 1, 2]
+    for loc in range(3):
+        assert read[loc].equals(whole(ev, loc))

@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 import bench_archive  # noqa: E402,F401  (registers the archive benchmark)
 import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
+import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
 import bench_walk  # noqa: E402,F401  (registers the native-walk benchmark)
@@ -66,6 +67,9 @@ def _needs(benchmarks: Sequence[str], shapes: Sequence[str]) -> list[str]:
         if importlib.util.find_spec("pyarrow") is None:
             problems.append("the archive benchmark needs pyarrow (pip install pyarrow, or the 'bench' extra); "
                             "name the other benchmarks to run them without it")
+        if importlib.util.find_spec("otf2") is None:
+            problems.append("the archive benchmark converts its traces from OTF2 and needs the otf2 package "
+                            "(pip install otf2, or the 'otf2' extra)")
     return problems
 
 
@@ -107,8 +111,8 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"archive benchmark: leave out the large trace ({LARGE_FACTOR}x the events "
                              f"per location: {LOCATIONS} x {LARGE_FACTOR * EVENTS_FULL:,} = 10M events)")
     parser.add_argument("--baseline-repeat", type=int, default=1, metavar="R",
-                        help="native-convert: repetitions of the slow rows, the Python reader and the plain "
-                             "otf2 iteration (~100 s per 10M events; default 1)")
+                        help="native-convert and archive: repetitions of the slow rows, the Python reader and "
+                             "the plain otf2 iteration (~100 s per 10M events; default 1)")
     parser.add_argument("--shapes", nargs="+", default=list(SHAPES), metavar="SHAPE",
                         help="scale: LOCATIONSxEVENTS[:otf2] shapes, events requested per location, :otf2 "
                              f"read from an OTF2 archive (default {' '.join(SHAPES)})")

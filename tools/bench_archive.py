@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 import synth
+from bench_convert import CONVERT_TABLE
 from benchkit import (Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, fmt_stat, peak_rss_mb,
                       rate, rss_now_mb, run_child, run_repeated)
 from ccgformat import Params
@@ -514,6 +515,7 @@ def _breakdown(key: str, field_: str, digits: int = 2) -> Callable[[dict[str, An
             Column("parquet s", lambda e: fmt_float(e["parquet_seconds"], 1)),
             Column("zstd raw s", lambda e: fmt_float(e["zstd_raw_seconds"], 1)),
         ]),
+        CONVERT_TABLE,
     ])
 def archive_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
     """Per trace one reference child (Parquet, raw zstd); per (trace, params) one write
@@ -552,6 +554,10 @@ def archive_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
                     entry["floor_ratio"] = reference["parquet_bytes"] / entry["floor_bytes"] \
                         if entry["floor_bytes"] else None
                 entry["targets"] = _archive_targets(entry)
+                if trace["events_per_location"] == options.events_per_location:  # not the large trace
+                    entry.update(run_child("archive_convert", {
+                        **spec, "baseline_repeat": options.baseline_repeat,
+                        "otf2_path": str(Path(folder) / f"{trace['trace']}-{params}.otf2")}))
                 entries.append(entry)
                 failed = [name for name, target in entry["targets"].items() if not target["pass"]]
                 print(f"  archive {trace['trace']}/{params}: {entry['ccg_bytes']:,} bytes, "

@@ -15,10 +15,19 @@ streams one location's events as `EventBatch` chunks. Three patterns exist:
 ``random``
     ``main`` calls functions chosen uniformly at random among ``f0`` .. ``f9``, all with
     the same timing (dissertation 5.1.4).
+``ring``
+    The independent family of issue 17: per iteration ``solve`` -> ``compute`` ->
+    ``kernel_a`` (``kernel_b`` every third iteration), then ``MPI_Send`` to the next rank
+    and ``MPI_Recv`` from the previous one, message tags cycling mod 64. With
+    ``jitter`` > 0 every gap is an idle time drawn uniformly from 50..400 ticks plus the
+    region's work, and the work of compute, send and receive is log-normal with sigma
+    ``0.25 * jitter``, ``0.5 * jitter`` and ``0.8 * jitter`` (``jitter = 1`` is the issue's
+    trace); with ``jitter == 0`` the idle time is 225 ticks and the trace is periodic
+    with period lcm(3, 64) = 192 iterations.
 
 Timestamps are integer nanosecond ticks. Every gap between two consecutive events has a
 base value depending on the region and position; ``jitter`` > 0 multiplies each one by
-``exp(N(0, jitter))``. The random numbers come from ``numpy.random.default_rng`` seeded
+``exp(N(0, jitter * sigma))``, sigma 1 but for the ring pattern. The random numbers come from ``numpy.random.default_rng`` seeded
 with ``(seed, location, stream, block)`` for fixed-size blocks of the event (or
 iteration) index, so a location's events do not depend on ``batch_size`` or on which
 other locations are generated.
@@ -55,7 +64,7 @@ except ImportError:  # run as `python tools/synth.py` from a source checkout
 __all__ = ["PATTERNS", "synthesize", "synthesize_table", "iteration_length", "event_count", "region_names",
            "load_npz", "write_npz", "main"]
 
-PATTERNS: tuple[str, ...] = ("spmd", "single", "random")
+PATTERNS: tuple[str, ...] = ("spmd", "single", "random", "ring")
 
 #: Ticks per second (nanoseconds).
 TIMER_RESOLUTION = 1_000_000_000
@@ -64,8 +73,9 @@ MAX_GAP = 1_000_000_000
 #: Random numbers are drawn in blocks of this many indices (event or iteration).
 _BLOCK = 16384
 #: Random streams: one standard normal per event (time jitter), one per iteration
-#: (metric increment jitter), one integer in [0, 10) per iteration (random pattern).
-_STREAM_GAP, _STREAM_METRIC, _STREAM_CHOICE = 0, 1, 2
+#: (metric increment jitter), one integer in [0, 10) per iteration (random pattern), one
+#: idle time per event (ring pattern).
+_STREAM_GAP, _STREAM_METRIC, _STREAM_CHOICE, _STREAM_IDLE = 0, 1, 2, 3
 
 #: Metric 0: floating-point operations, sampled once per spmd iteration.
 METRIC_FP_OPS = 0
@@ -90,6 +100,15 @@ _GAP_SEND = 60
 _GAP_RECV = 1500
 _GAP_COLL_BEGIN = 25
 _GAP_COLL_END = 2500
+# The ring pattern: idle ticks before every event (uniform when jittered, else the mean),
+# the work of each step and the log-normal sigma (times jitter) of the jittered ones.
+RING_IDLE = (50, 400)
+RING_TAGS = 64
+RING_ALTERNATE = 3             #: kernel_b runs in every third iteration
+_RING_COMPUTE = (20_000, 0.25)
+_RING_SEND = (1_500, 0.5)
+_RING_RECV = (4_000, 0.8)
+_RING_KERNEL_A, _RING_KERNEL_B = 5_000, 8_000
 
 
 def _kernel_gaps(level: int) -> tuple[int, int]:
@@ -105,6 +124,8 @@ def region_names(pattern: str = "spmd", depth: int = 3) -> list[str]:
     if pattern == "spmd":
         return (["main", "iteration", "compute", "axpy", "MPI_Send", "MPI_Recv", "MPI_Allreduce"]
                 + [f"kernel_{level}" for level in range(1, depth)])
+    if pattern == "ring":
+        return ["main", "solve", "compute", "kernel_a", "kernel_b", "MPI_Send", "MPI_Recv"]
     if pattern == "single":
         return ["main", "compute"]
     return ["main"] + [f"f{k}" for k in range(RANDOM_FUNCTIONS)]
@@ -133,9 +154,14 @@ class _Template:
     size: np.ndarray
     recv_size: np.ndarray
     gap: np.ndarray        #: base gap before the event, float64
+    sigma: np.ndarray      #: its log-normal sigma per unit of jitter, float64
     choice: np.ndarray     #: bool: ref gets the iteration's random choice added
     send: np.ndarray       #: bool: ref is the next rank
     recv: np.ndarray       #: bool: ref is the previous rank
+    alt_ref: np.ndarray    #: bool: ref + 1 in every RING_ALTERNATE-th iteration
+    alt_gap: np.ndarray    #: extra base gap in those iterations, float64
+    cycled: np.ndarray     #: bool: tag is the iteration mod RING_TAGS
+    idle: np.ndarray       #: bool: an idle time (RING_IDLE) precedes the event
 
     @property
     def length(self) -> int:
@@ -146,8 +172,8 @@ def _build_template(pattern: str, depth: int) -> _Template:
     ids = {name: i for i, name in enumerate(region_names(pattern, depth))}
     rows: list[dict[str, int | float | bool]] = []
 
-    def event(kind: EventKind, gap: float, **cols: int | bool) -> None:
-        rows.append({"kind": int(kind), "gap": float(gap), **cols})
+    def event(kind: EventKind, gap: float, **cols: int | float | bool) -> None:
+        rows.append({"kind": int(kind), "gap": float(gap), "sigma": 1.0, **cols})
 
     def call(name: str, gaps: tuple[int, int], body: Callable[[], None] | None = None) -> None:
         event(EventKind.ENTER, gaps[0], ref=ids[name])
@@ -182,13 +208,30 @@ def _build_template(pattern: str, depth: int) -> _Template:
             call("MPI_Allreduce", _ALLREDUCE_GAPS, allreduce)
 
         call("iteration", _ITERATION_GAPS, iteration)
+    elif pattern == "ring":
+        def ring_call(name: str, inner: Callable[[], None]) -> None:
+            event(EventKind.ENTER, 0, ref=ids[name], idle=True)
+            inner()
+            event(EventKind.LEAVE, 0, ref=ids[name], idle=True)
+
+        def kernel() -> None:
+            event(EventKind.ENTER, _RING_COMPUTE[0], sigma=_RING_COMPUTE[1], ref=ids["kernel_a"],
+                  alt_ref=True, idle=True)
+            event(EventKind.LEAVE, _RING_KERNEL_A, sigma=0.0, ref=ids["kernel_a"], alt_ref=True,
+                  alt_gap=float(_RING_KERNEL_B - _RING_KERNEL_A), idle=True)
+
+        ring_call("solve", lambda: ring_call("compute", kernel))
+        ring_call("MPI_Send", lambda: event(EventKind.SEND, _RING_SEND[0], sigma=_RING_SEND[1], send=True,
+                                            cycled=True, size=MESSAGE_SIZE, idle=True))
+        ring_call("MPI_Recv", lambda: event(EventKind.RECV, _RING_RECV[0], sigma=_RING_RECV[1], recv=True,
+                                            cycled=True, size=MESSAGE_SIZE, idle=True))
     elif pattern == "single":
         call("compute", _CALL_GAPS)
     else:
         event(EventKind.ENTER, _CALL_GAPS[0], ref=ids["f0"], choice=True)
         event(EventKind.LEAVE, _CALL_GAPS[1], ref=ids["f0"], choice=True)
     event(EventKind.ENTER, _MAIN_GAPS[0], ref=ids["main"])
-    event(EventKind.LEAVE, _MAIN_GAPS[1], ref=ids["main"])
+    event(EventKind.LEAVE, _MAIN_GAPS[1], ref=ids["main"], idle=pattern == "ring")
 
     def column(name: str, dtype: type) -> np.ndarray:
         return np.array([row.get(name, 0) for row in rows], dtype=dtype)
@@ -196,14 +239,17 @@ def _build_template(pattern: str, depth: int) -> _Template:
     return _Template(kind=column("kind", np.uint8), ref=column("ref", np.int64),
                      comm=column("comm", np.int64), tag=column("tag", np.int64),
                      size=column("size", np.int64), recv_size=column("recv_size", np.int64),
-                     gap=column("gap", np.float64), choice=column("choice", bool),
-                     send=column("send", bool), recv=column("recv", bool))
+                     gap=column("gap", np.float64), sigma=column("sigma", np.float64),
+                     choice=column("choice", bool), send=column("send", bool), recv=column("recv", bool),
+                     alt_ref=column("alt_ref", bool), alt_gap=column("alt_gap", np.float64),
+                     cycled=column("cycled", bool),
+                     idle=column("idle", bool))
 
 
 def iteration_length(pattern: str = "spmd", depth: int = 3) -> int:
-    """Events per iteration: ``4 * depth + 11`` for spmd, 2 for single and random."""
+    """Events per iteration: ``4 * depth + 11`` for spmd, 12 for ring, 2 for single and random."""
     _check_pattern(pattern, depth)
-    return 4 * depth + 11 if pattern == "spmd" else 2
+    return {"spmd": 4 * depth + 11, "ring": 12}.get(pattern, 2)
 
 
 def event_count(events_per_location: int, pattern: str = "spmd", depth: int = 3) -> int:
@@ -270,6 +316,10 @@ def _choices(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.integers(0, RANDOM_FUNCTIONS, size=n, dtype=np.int64)
 
 
+def _idles(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.integers(RING_IDLE[0], RING_IDLE[1] + 1, size=n, dtype=np.int64)
+
+
 def _lognormal_factor(z: np.ndarray, jitter: float) -> np.ndarray:
     # The exponent is capped so exp() cannot overflow; MAX_GAP bounds the result anyway.
     return np.exp(np.minimum(jitter * z, 50.0))
@@ -290,8 +340,11 @@ def _positions(t_len: int, a: int, b: int, total: int) -> tuple[np.ndarray, np.n
 
 def base_gaps(events_per_location: int, pattern: str = "spmd", depth: int = 3) -> np.ndarray:
     """The gap before each event of a location without jitter (every location has the
-    same); with jitter each is multiplied by its own ``exp(N(0, jitter))`` draw."""
+    same); with jitter each is multiplied by its own ``exp(N(0, jitter))`` draw. Not for
+    the ring pattern, whose gaps also depend on the iteration and on idle draws."""
     _check_pattern(pattern, depth)
+    if pattern == "ring":
+        raise ValueError("base_gaps does not describe the ring pattern")
     template = _build_template(pattern, depth)
     total = event_count(events_per_location, pattern, depth)
     return template.gap[_positions(template.length, 0, total, total)[1]]
@@ -306,6 +359,8 @@ def _location_events(template: _Template, location: int, locations: int, total: 
     gaps = _BlockStream(seed, location, _STREAM_GAP, _normals) if jitter > 0 else None
     metric_z = _BlockStream(seed, location, _STREAM_METRIC, _normals) if jitter > 0 else None
     choices = _BlockStream(seed, location, _STREAM_CHOICE, _choices) if template.choice.any() else None
+    idles = _BlockStream(seed, location, _STREAM_IDLE, _idles) if jitter > 0 and template.idle.any() else None
+    idle_mean = (RING_IDLE[0] + RING_IDLE[1]) // 2
     time = 1_000_000 * location + 1000       # main's ENTER, whose gap is 0
     counter = 0
     for a in range(0, total, batch_size):
@@ -314,9 +369,17 @@ def _location_events(template: _Template, location: int, locations: int, total: 
         kind = template.kind[pos]
         ref = ref_t[pos]
         gap = template.gap[pos]
+        alternating = template.alt_ref[pos] & (it % RING_ALTERNATE == RING_ALTERNATE - 1)
+        if alternating.any():
+            ref = ref.copy()
+            ref[alternating] += 1
+            gap = gap + np.where(alternating, template.alt_gap[pos], 0.0)
         if gaps is not None:
-            gap = gap * _lognormal_factor(gaps.take(a, b), jitter)
+            gap = gap * _lognormal_factor(gaps.take(a, b) * template.sigma[pos], jitter)
         gap_ticks = np.minimum(np.rint(gap), MAX_GAP).astype(np.int64)
+        idle = template.idle[pos]
+        if idle.any():
+            gap_ticks += np.where(idle, idles.take(a, b) if idles is not None else idle_mean, 0)
         times = time + np.cumsum(gap_ticks)
         time = int(times[-1])
         it_lo = max(0, int(it[0]))
@@ -337,8 +400,8 @@ def _location_events(template: _Template, location: int, locations: int, total: 
                     np.rint(FP_OPS_PER_ITERATION * _lognormal_factor(z, jitter)), 1).astype(np.int64)
             value[sampled] = counter + np.cumsum(increments)
             counter = int(value[sampled][-1])
-        yield EventBatch(time=times, kind=kind, ref=ref, comm=template.comm[pos],
-                         tag=template.tag[pos], request=np.zeros(b - a, dtype=np.int64),
+        tag = np.where(template.cycled[pos], it % RING_TAGS, template.tag[pos])
+        yield EventBatch(time=times, kind=kind, ref=ref, comm=template.comm[pos], tag=tag, request=np.zeros(b - a, dtype=np.int64),
                          size=template.size[pos], recv_size=template.recv_size[pos], value=value)
 
 

@@ -6,7 +6,7 @@ before decompressing, and the decompressed size against the directory before all
 
 from __future__ import annotations
 
-import functools
+import threading
 
 import crcmod.predefined
 import zstandard
@@ -24,14 +24,21 @@ def frame_block(kind: int, flags: int, payload: bytes) -> bytes:
 
 
 def compress(payload: bytes, level: int) -> bytes:
+    """One zstd frame holding ``payload`` and its size; safe to call from any thread."""
     return _compressor(level).compress(payload)
 
 
-@functools.lru_cache(maxsize=None)
+_local = threading.local()
+
+
 def _compressor(level: int) -> zstandard.ZstdCompressor:
-    """One compressor per level, reused: a new one per block costs more than compressing
-    a small block (the same bytes either way)."""
-    return zstandard.ZstdCompressor(level=level, write_content_size=True)
+    """One compressor per level and thread, reused: a new one per block costs more than
+    compressing a small block (the same bytes either way), and a compressor must not be
+    used by two threads at once."""
+    cache: dict[int, zstandard.ZstdCompressor] = _local.__dict__.setdefault("compressors", {})
+    if level not in cache:
+        cache[level] = zstandard.ZstdCompressor(level=level, write_content_size=True)
+    return cache[level]
 
 
 def read_block(data: memoryview | bytes, offset: int, path: str, *, expect_kind: int | None = None

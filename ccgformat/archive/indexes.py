@@ -225,7 +225,7 @@ class SegmentIndex:
 
 def reference_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
     """The reference: the running state through `_Accumulator`, one Python call per event."""
-    return _checkpoints(walker.events(), walker.start, interval, _Accumulator())
+    return Recorder(interval, _Accumulator()).record(walker.events()).finish(walker.start)
 
 
 def native_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
@@ -233,7 +233,7 @@ def native_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
     walker has one (`ccgformat._native.walk.native_walker`), a C accumulator over its
     batches in any case."""
     from .._native.walk import Checkpointer, native_walker
-    return _checkpoints(native_walker(walker).events(), walker.start, interval, Checkpointer())
+    return Recorder(interval, Checkpointer()).record(native_walker(walker).events()).finish(walker.start)
 
 
 def checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
@@ -244,26 +244,48 @@ def checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
     return reference_checkpoints(walker, interval)
 
 
-def _checkpoints(batches: Iterable[EventBatch], start: int, interval: int, accumulator: Any) -> list[Checkpoint]:
-    segments = SegmentIndex()
-    result: list[Checkpoint] = []
-    index, end_time = 0, start
+def recorder(interval: int) -> Recorder:
+    """A `Recorder` with the accumulator of the active backend."""
+    if backends.native():
+        from .._native.walk import Checkpointer
+        return Recorder(interval, Checkpointer())
+    return Recorder(interval, _Accumulator())
 
-    def checkpoint(time: int) -> Checkpoint:
-        return Checkpoint(index, time, *accumulator.snapshot(time), *segments.checkpoint())
 
-    for batch in batches:
-        position, size = 0, len(batch)
+class Recorder:
+    """The checkpoints of one location, from its events fed in batches of any size."""
+
+    def __init__(self, interval: int, accumulator: Any) -> None:
+        self.interval = interval
+        self.accumulator = accumulator
+        self.segments = SegmentIndex()
+        self.result: list[Checkpoint] = []
+        self.index = 0
+        self.end_time: int | None = None
+
+    def _checkpoint(self, time: int) -> Checkpoint:
+        return Checkpoint(self.index, time, *self.accumulator.snapshot(time), *self.segments.checkpoint())
+
+    def add(self, batch: EventBatch) -> None:
+        interval, position, size = self.interval, 0, len(batch)
         while position < size:
-            if index and index % interval == 0:
-                result.append(checkpoint(int(batch.time[position])))
-            take = min(size - position, interval - index % interval)
+            if self.index and self.index % interval == 0:
+                self.result.append(self._checkpoint(int(batch.time[position])))
+            take = min(size - position, interval - self.index % interval)
             part = batch[position:position + take]
-            accumulator.add(part)
-            segments.add(part)
+            self.accumulator.add(part)
+            self.segments.add(part)
             position += take
-            index += take
+            self.index += take
         if size:
-            end_time = int(batch.time[-1])
-    result.append(checkpoint(end_time))
-    return result
+            self.end_time = int(batch.time[-1])
+
+    def record(self, batches: Iterable[EventBatch]) -> Recorder:
+        for batch in batches:
+            self.add(batch)
+        return self
+
+    def finish(self, start: int) -> list[Checkpoint]:
+        """Every checkpoint, the last at the end (``start`` for a location without events)."""
+        self.result.append(self._checkpoint(start if self.end_time is None else self.end_time))
+        return self.result

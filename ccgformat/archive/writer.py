@@ -20,8 +20,9 @@ from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
 from ..model import Definitions, EventBatch
 from ..params import Params
-from .blocks import compress, frame_block
-from .indexes import Checkpoint, checkpoints
+from .blocks import frame_block
+from .compression import CompressionQueue, Level, default_threads
+from .indexes import Checkpoint, checkpoints, recorder
 from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
                      MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
                      TRAILER, BlockFlags, SectionKind,
@@ -30,7 +31,14 @@ from .native import builder as make_builder, node_encoder, walker as location_wa
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .tables import encode_checkpoint_table, encode_root_table, split_definitions
 
+#: zstd level of every block but NODES by default: once per file, small, and the strongest
+#: levels pay off on large definitions (a Chrome trace's file: 26% larger all at 15)
 DEFAULT_LEVEL = 19
+#: zstd level of the NODES blocks by default, those it shrinks more than
+#: `compression.STRONG_RATIO` times compressed at DEFAULT_LEVEL if that is smaller: every
+#: trace measured stays within 2% of its file size at level 19 (at most +1.1%), at a
+#: quarter of its time (docs/compression.md, `tools/bench.py levels`)
+DEFAULT_NODES_LEVEL = 15
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
@@ -44,25 +52,37 @@ class Writer:
     With ``tables`` (the default) the per-location sections are the columnar tables of
     format 1.3; without, they are ROOTS, the JSON SNAPSHOTS and SUMMARY and the whole
     DEFINITIONS in JSON, which readers of 1.0-1.2 read too.
+
+    ``level``: the zstd level of every block; None (the default) compresses the NODES
+    blocks at DEFAULT_NODES_LEVEL (the most compressible of them at DEFAULT_LEVEL, see
+    `compression.Level`) and the rest at DEFAULT_LEVEL. ``threads``: how many
+    threads compress blocks (default: the cores available); the file is the same for any.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
+    def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True):
-        if not 1 <= level <= 22:
+                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
+                 threads: int | None = None):
+        if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if checkpoint_interval < 1 or nodes_per_block < 1:
             raise ValueError("checkpoint_interval and nodes_per_block must be positive")
         self.path = Path(path)
-        self.level = level
+        #: the level of the NODES blocks, as PARAMETERS records it
+        self.level = DEFAULT_NODES_LEVEL if level is None else level
+        self._nodes_level = Level(DEFAULT_NODES_LEVEL, DEFAULT_LEVEL) if level is None else Level(level)
+        self._other_level = Level(DEFAULT_LEVEL if level is None else level)
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
         self.tables = tables
+        self._queue: CompressionQueue[tuple[SectionKind, bool, int, int]] = \
+            CompressionQueue(default_threads() if threads is None else threads)
         self._output = AtomicOutput(self.path)
         try:
             self._file = open(self._output.path, "wb")
         except BaseException:
             self._output.discard()
+            self._queue.close()
             raise
         self._directory: list[DirectoryEntry] = []
         self._nodes_written = 0
@@ -84,35 +104,44 @@ class Writer:
         self._file.write(data)
         self._offset += len(data)
 
-    def _stored(self, raw: bytes) -> tuple[bytes, BlockFlags]:
+    def _stored(self, raw: bytes, compressed: bytes) -> tuple[bytes, BlockFlags]:
         """The payload as a block stores it, and whether compressed."""
-        stored = compress(raw, self.level)
-        if len(raw) > largest_raw_length(len(stored), TABLES_MINOR_VERSION if self.tables else 0):
+        if len(raw) > largest_raw_length(len(compressed), TABLES_MINOR_VERSION if self.tables else 0):
             return raw, BlockFlags(0)
-        return stored, BlockFlags.ZSTD
+        return compressed, BlockFlags.ZSTD
 
     def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
-               count: int = 0, stored: tuple[bytes, BlockFlags] | None = None) -> None:
-        payload, flags = stored or self._stored(raw)
-        flags |= BlockFlags.MUST_UNDERSTAND if must_understand else 0
-        self._directory.append(DirectoryEntry(kind, int(flags), self._offset, len(payload), len(raw), first, count))
-        self._emit(frame_block(kind, int(flags), payload))
+               count: int = 0, compressed: bytes | None = None) -> None:
+        """Queue a block; it is written once it and the blocks before it are compressed."""
+        level = self._nodes_level if kind == SectionKind.NODES else self._other_level
+        self._queue.put((kind, must_understand, first, count), raw, level, compressed)
+        self._write_ready()
+
+    def _write_ready(self, *, wait: bool = False) -> None:
+        for (kind, must_understand, first, count), raw, compressed in self._queue.ready(wait=wait):
+            payload, flags = self._stored(raw, compressed)
+            flags |= BlockFlags.MUST_UNDERSTAND if must_understand else 0
+            self._directory.append(DirectoryEntry(kind, int(flags), self._offset, len(payload), len(raw),
+                                                  first, count))
+            self._emit(frame_block(kind, int(flags), payload))
 
     def _definitions(self, definitions: Definitions) -> None:
         """DEFINITIONS, with the lists that grow with the locations in a LOCATION_TABLE
         when the tables are on and that makes the file smaller (a few locations are
         smaller in the JSON than the table's block costs)."""
         document = encode_json(definitions.to_dict())
-        whole = self._stored(document)
+        whole = self._other_level.compress(document)
         if self.tables:
             split, table = split_definitions(definitions)
             split_json = encode_json(split)
-            parts = self._stored(split_json), self._stored(table)
-            if len(parts[0][0]) + len(parts[1][0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size < len(whole[0]):
-                self._block(SectionKind.DEFINITIONS, split_json, must_understand=True, stored=parts[0])
-                self._block(SectionKind.LOCATION_TABLE, table, must_understand=True, stored=parts[1])
+            parts = self._other_level.compress(split_json), self._other_level.compress(table)
+            stored = [len(self._stored(raw, packed)[0]) for raw, packed in ((split_json, parts[0]), (table, parts[1]),
+                                                                            (document, whole))]
+            if stored[0] + stored[1] + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size < stored[2]:
+                self._block(SectionKind.DEFINITIONS, split_json, must_understand=True, compressed=parts[0])
+                self._block(SectionKind.LOCATION_TABLE, table, must_understand=True, compressed=parts[1])
                 return
-        self._block(SectionKind.DEFINITIONS, document, must_understand=True, stored=whole)
+        self._block(SectionKind.DEFINITIONS, document, must_understand=True, compressed=whole)
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
         """Write the pool's new nodes in full blocks (and, if ``final``, the remainder)."""
@@ -128,8 +157,12 @@ class Writer:
         in CHECKPOINT_TABLE blocks of whole locations holding CHECKPOINTS_PER_TABLE_BLOCK
         checkpoints or more (the last fewer), or in the JSON layout in groups of up to
         LOCATIONS_PER_INDEX_BLOCK locations."""
-        self._indexes.append((location, checkpoints(walker, self.checkpoint_interval)))
-        self._pending_checkpoints += len(self._indexes[-1][1])
+        self.add_checkpoints(location, checkpoints(walker, self.checkpoint_interval))
+
+    def add_checkpoints(self, location: int, points: list[Checkpoint]) -> None:
+        """`add_location` with the location's checkpoints already made."""
+        self._indexes.append((location, points))
+        self._pending_checkpoints += len(points)
         if self._pending_checkpoints >= CHECKPOINTS_PER_TABLE_BLOCK if self.tables else \
                 len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
             self._flush_indexes()
@@ -167,6 +200,8 @@ class Writer:
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
                     (encode_root_table if self.tables else encode_roots)(graph.roots), must_understand=True,
                     count=len(graph.roots))
+        self._write_ready(wait=True)
+        self._queue.close()
         footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND),
                              encode_directory(self._directory))
         self._emit(footer)
@@ -185,6 +220,7 @@ class Writer:
 
     def abort(self) -> None:
         """Drop the temporary file; nothing appears under the target name."""
+        self._queue.close()
         self._file.close()
         self._output.discard()
 
@@ -203,26 +239,38 @@ class Writer:
 
 def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
-                repair: bool = False, level: int = DEFAULT_LEVEL,
+                repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True) -> Graph:
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
+                threads: int | None = None) -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
-    out are written without events. ``tables``: as for `Writer`. Returns the built graph.
+    out are written without events. ``level``, ``tables``, ``threads``: as for `Writer`.
+    Returns the built graph.
+
+    A lossless graph gives back its input, so without ``repair`` the indexes are made from
+    the input batches as they pass instead of from a walk of the built location.
     """
     builder = make_builder(params, definitions, repair=repair)
+    from_input = params.lossless and not repair
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, tables=tables) as writer:
+                nodes_per_block=nodes_per_block, tables=tables, threads=threads) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
+            record = recorder(writer.checkpoint_interval) if from_input else None
             for batch in batches:
                 builder.add(location, batch)
+                if record is not None:
+                    record.add(batch)
                 writer.add_nodes(builder.pool)
             root = builder.end_location(location)
             writer.add_nodes(builder.pool)
-            writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
+            if record is not None:
+                writer.add_checkpoints(location, record.finish(root.start))
+            else:
+                writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
             indexed.add(location)
         graph = builder.finish()
         for location in sorted(graph.roots.keys() - indexed):  # defined locations never fed (spec 4.3)
@@ -232,7 +280,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 
 
 
-def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
+def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Path:
     """Write an already built graph as an archive."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK, MAGIC as CCG_MAGIC,
+from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK, MAGIC as CCG_MAGIC,
                        open_archive, register_exporter, write_trace)
 from ..errors import FormatError, InputTraceError, TraceError
 from ..model import Definitions, EventBatch, Repair
@@ -157,7 +157,7 @@ Progress = Callable[[ConvertProgress], None]
 
 
 def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], params: Params | None = None, *,
-            fmt: str | None = None, repair: bool = False, level: int = DEFAULT_LEVEL,
+            fmt: str | None = None, repair: bool = False, level: int | None = None,
             checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
             nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, progress: Progress | None = None,
             **bounds: float) -> ConvertReport:

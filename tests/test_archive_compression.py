@@ -1,0 +1,138 @@
+"""Block compression: the threads never change the bytes, the default levels per section,
+and the default file within 2% of level 19's size (corpus and synthetic traces)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ccgformat as ccg
+from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_LEVEL, SectionKind, Writer
+from ccgformat.archive import compression
+from ccgformat.archive.blocks import read_block
+from ccgformat.archive.layout import BlockFlags
+
+from .corpus import corpus_path
+from .traces import batches, definitions, traces
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import synth  # noqa: E402
+
+#: corpus traces of every format, among them those where the level matters most: the Chrome
+#: trace's 625 KB of names (all at level 15: +26%) and the OTF trace of 96 processes
+CORPUS = [
+    ("chrome-json", "otf2_cli_chrome_trace_converter", "tests", "data", "memcpy-host-device.rocprofiler.json.gz"),
+    ("otf", "otf-vis", "otf_traces", "out", "out.otf"),
+    ("otf", "otf-vis", "otf_traces", "philosophers", "philosophers.otf"),
+    ("otf2", "TraceR", "examples", "stencil4d-otf", "traces-32"),
+    ("otf2", "pipit", "pipit", "tests", "data", "ping-pong-otf2-papi"),
+    ("paje", "pajeng", "traces", "native_sample.trace"),
+    ("paje", "paje", "Traces", "JavaTest.trace"),
+    ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_merged_le.elg"),
+]
+
+
+def write(path: Path, trace, *, threads: int | None, level: int | None = None, nodes_per_block: int = 4096) -> bytes:
+    ccg.write_trace(path, definitions(), ((loc, batches(events)) for loc, events in trace.items()),
+                    ccg.Params(branching=3), level=level, nodes_per_block=nodes_per_block, threads=threads)
+    return path.read_bytes()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(traces(), st.sampled_from([1, 2, 7, 4096]), st.sampled_from([None, 1, 19]))
+def test_the_number_of_threads_never_changes_the_archive(tmp_path_factory, trace, nodes_per_block, level):
+    folder = tmp_path_factory.mktemp("threads")
+    written = {threads: write(folder / f"{threads}.ccg", trace, threads=threads, level=level,
+                              nodes_per_block=nodes_per_block) for threads in (1, 2, 5)}
+    assert written[2] == written[1] and written[5] == written[1]
+
+
+def stored_blocks(path: Path) -> list[tuple[SectionKind, bytes, bytes]]:
+    """(kind, raw payload, stored zstd frame) of every block."""
+    data = path.read_bytes()
+    blocks = []
+    with ccg.open(path) as archive:
+        for entry in archive.directory:
+            _, flags, stored = read_block(data, entry.offset, str(path))
+            assert flags & BlockFlags.ZSTD
+            blocks.append((SectionKind(entry.kind), zstandard.ZstdDecompressor().decompress(bytes(stored)),
+                           bytes(stored)))
+    return blocks
+
+
+def zstd(raw: bytes, level: int) -> bytes:
+    return zstandard.ZstdCompressor(level=level, write_content_size=True).compress(raw)
+
+
+def synthetic(path: Path, level: int | None, jitter: float = 0.2, events: int = 6000, pattern: str = "spmd") -> int:
+    defs, events_of = synth.synthesize(3, events, jitter=jitter, seed=3, pattern=pattern)
+    ccg.write_trace(path, defs, ((loc, events_of(loc)) for loc in range(3)), level=level)
+    return path.stat().st_size
+
+
+@pytest.mark.parametrize("pattern, jitter", [("ring", 0.0), ("spmd", 0.2)])
+def test_the_default_compresses_nodes_at_the_nodes_level_the_most_compressible_and_the_rest_at_19(tmp_path, pattern,
+                                                                                                  jitter):
+    synthetic(tmp_path / "a.ccg", None, jitter, 60_000, pattern)
+    blocks = stored_blocks(tmp_path / "a.ccg")
+    assert {kind for kind, _, _ in blocks} > {SectionKind.NODES}
+    for kind, raw, stored in blocks:
+        if kind != SectionKind.NODES:
+            assert stored == zstd(raw, DEFAULT_LEVEL), kind
+            continue
+        fast = zstd(raw, DEFAULT_NODES_LEVEL)
+        strong = zstd(raw, DEFAULT_LEVEL) if len(fast) * compression.STRONG_RATIO < len(raw) else fast
+        assert stored == min(fast, strong, key=len)
+    # the regular trace has blocks of both kinds
+    assert jitter or any(stored != zstd(raw, DEFAULT_NODES_LEVEL) for kind, raw, stored in blocks
+                         if kind == SectionKind.NODES)
+    with ccg.open(tmp_path / "a.ccg") as archive:
+        assert archive.parameters["zstd_level"] == DEFAULT_NODES_LEVEL
+
+
+def test_an_explicit_level_compresses_every_block_at_it(tmp_path):
+    synthetic(tmp_path / "a.ccg", 4, 0.0)  # regular: the default would compress blocks at 19
+    assert all(stored == zstd(raw, 4) for _, raw, stored in stored_blocks(tmp_path / "a.ccg"))
+    with ccg.open(tmp_path / "a.ccg") as archive:
+        assert archive.parameters["zstd_level"] == 4
+
+
+@pytest.mark.parametrize("pattern, jitter", [("spmd", 0.0), ("spmd", 0.2), ("ring", 0.0), ("ring", 1.0)])
+def test_the_default_is_within_2_percent_of_level_19_on_synthetic_traces(tmp_path, pattern, jitter):
+    default = synthetic(tmp_path / "default.ccg", None, jitter, 60_000, pattern)
+    assert default <= 1.02 * synthetic(tmp_path / "19.ccg", 19, jitter, 60_000, pattern)
+
+
+@pytest.mark.parametrize("parts", CORPUS, ids=lambda parts: parts[-1])
+def test_the_default_is_within_2_percent_of_level_19_on_the_corpus(tmp_path, parts):
+    source = corpus_path(*parts)
+    default = ccg.convert(source, tmp_path / "default.ccg").file_bytes
+    assert default <= 1.02 * ccg.convert(source, tmp_path / "19.ccg", level=19).file_bytes
+
+
+def test_a_failing_worker_fails_the_write_and_leaves_no_file(tmp_path, monkeypatch):
+    real = compression.compress
+
+    def failing(raw: bytes, level: int) -> bytes:
+        if level == DEFAULT_NODES_LEVEL:
+            raise MemoryError("compressing a NODES block")
+        return real(raw, level)
+
+    monkeypatch.setattr(compression, "compress", failing)
+    defs, events_of = synth.synthesize(2, 3000, jitter=0.2, seed=1)
+    with pytest.raises(MemoryError, match="NODES"):
+        ccg.write_trace(tmp_path / "x.ccg", defs, ((loc, events_of(loc)) for loc in range(2)),
+                        nodes_per_block=16, threads=2)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("threads", [0, -1])
+def test_threads_must_be_positive(tmp_path, threads):
+    with pytest.raises(ValueError, match="threads"):
+        Writer(tmp_path / "x.ccg", threads=threads)
+    assert list(tmp_path.iterdir()) == []

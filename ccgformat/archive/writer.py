@@ -23,9 +23,10 @@ from ..params import Params
 from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
 from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
-                     MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
-                     TRAILER, BlockFlags, SectionKind,
+                     MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION,
+                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
+from .codec import stream_bytes
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .tables import encode_checkpoint_table, encode_root_table, split_definitions
@@ -34,6 +35,10 @@ DEFAULT_LEVEL = 19
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
+#: How node blocks store the children that are not fresh (spec 5.7): "ids" (NODES
+#: blocks), "predicted" (PREDICTED_NODES blocks) or "auto" (per block the one whose
+#: child reference stream compresses smaller; NODES on a tie).
+REFERENCE_CODINGS = ("auto", "ids", "predicted")
 #: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
 
@@ -43,14 +48,18 @@ class Writer:
 
     With ``tables`` (the default) the per-location sections are the columnar tables of
     format 1.3; without, they are ROOTS, the JSON SNAPSHOTS and SUMMARY and the whole
-    DEFINITIONS in JSON, which readers of 1.0-1.2 read too.
+    DEFINITIONS in JSON, which readers of 1.0-1.2 read too. ``references``: one of
+    `REFERENCE_CODINGS`.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True):
+                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
+                 references: str = "auto"):
         if not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
+        if references not in REFERENCE_CODINGS:
+            raise ValueError(f"references must be one of {', '.join(REFERENCE_CODINGS)}, got {references!r}")
         if checkpoint_interval < 1 or nodes_per_block < 1:
             raise ValueError("checkpoint_interval and nodes_per_block must be positive")
         self.path = Path(path)
@@ -58,6 +67,8 @@ class Writer:
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
         self.tables = tables
+        self.references = references
+        self._predicted = False  # whether a PREDICTED_NODES block was written
         self._output = AtomicOutput(self.path)
         try:
             self._file = open(self._output.path, "wb")
@@ -119,9 +130,22 @@ class Writer:
         while len(pool) - self._nodes_written >= (1 if final else self.nodes_per_block):
             first = self._nodes_written
             stop = min(len(pool), first + self.nodes_per_block)
-            self._block(SectionKind.NODES, self._encoder.encode(pool, first, stop), must_understand=True,
-                        first=first, count=stop - first)
+            ids, predicted = self._encoder.encode_both(pool, first, stop)
+            if self._prefer_predicted(ids, predicted):
+                self._predicted = True
+                self._block(SectionKind.PREDICTED_NODES, predicted, must_understand=True, first=first,
+                            count=stop - first)
+            else:
+                self._block(SectionKind.NODES, ids, must_understand=True, first=first, count=stop - first)
             self._nodes_written = stop
+
+    def _prefer_predicted(self, ids: bytes, predicted: bytes) -> bool:
+        """Whether to store a node range as PREDICTED_NODES: the two payloads differ only
+        in their child reference stream, so that stream alone decides."""
+        if self.references != "auto":
+            return self.references == "predicted"
+        a, b = stream_bytes(ids, "child_id"), stream_bytes(predicted, "child_id")
+        return a != b and len(compress(b, self.level)) < len(compress(a, self.level))
 
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written
@@ -172,8 +196,8 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION \
-            if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
+        minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else TABLES_MINOR_VERSION if self.tables \
+            else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
             self._file.seek(0)
@@ -234,10 +258,10 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Path:
-    """Write an already built graph as an archive."""
+               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto") -> Path:
+    """Write an already built graph as an archive (``references`` as for `Writer`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block) as writer:
+                nodes_per_block=nodes_per_block, references=references) as writer:
         writer.add_nodes(graph.pool, final=True)
         for location in graph.roots:
             writer.add_location(location, graph.location(location))

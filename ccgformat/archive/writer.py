@@ -37,7 +37,8 @@ DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
 #: How node blocks store the children that are not fresh (spec 5.7): "ids" (NODES
 #: blocks), "predicted" (PREDICTED_NODES blocks) or "auto" (per block the one whose
-#: child reference stream compresses smaller; NODES on a tie).
+#: child reference stream compresses smaller, NODES on a tie; without the tables, the
+#: layout for older readers, always NODES).
 REFERENCE_CODINGS = ("auto", "ids", "predicted")
 #: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
@@ -142,7 +143,7 @@ class Writer:
     def _prefer_predicted(self, ids: bytes, predicted: bytes) -> bool:
         """Whether to store a node range as PREDICTED_NODES: the two payloads differ only
         in their child reference stream, so that stream alone decides."""
-        if self.references != "auto":
+        if self.references != "auto" or not self.tables:
             return self.references == "predicted"
         a, b = stream_bytes(ids, "child_id"), stream_bytes(predicted, "child_id")
         return a != b and len(compress(b, self.level)) < len(compress(a, self.level))
@@ -229,16 +230,18 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
                 repair: bool = False, level: int = DEFAULT_LEVEL,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True) -> Graph:
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
+                references: str = "auto") -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
-    out are written without events. ``tables``: as for `Writer`. Returns the built graph.
+    out are written without events. ``tables``, ``references``: as for `Writer`. Returns
+    the built graph.
     """
     builder = make_builder(params, definitions, repair=repair)
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, tables=tables) as writer:
+                nodes_per_block=nodes_per_block, tables=tables, references=references) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
             for batch in batches:

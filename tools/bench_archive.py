@@ -309,7 +309,7 @@ def archive_read_child(spec: dict[str, Any]) -> dict[str, Any]:
     archive = ccgformat.open(path)
     stats = archive.stats
     sections = section_sizes(archive)
-    node_blocks = sections.get("NODES", {}).get("blocks", 0)
+    node_blocks = sum(sections.get(kind, {}).get("blocks", 0) for kind in ("NODES", "PREDICTED_NODES"))
     archive.close()
 
     # open: every sample is the median of OPEN_SAMPLES opens of a fresh Archive
@@ -505,6 +505,7 @@ def _breakdown(key: str, field_: str, digits: int = 2) -> Callable[[dict[str, An
         ("Sections of the .ccg (bytes incl. block framing; FOOTER includes file header and trailer)", [
             Column("trace/params", config_name, "<"),
             Column("NODES", _section_bytes("NODES")),
+            Column("PREDICTED_NODES", _section_bytes("PREDICTED_NODES")),
             Column("blocks", lambda e: fmt_int(e["node_blocks"])),
             Column("SNAPSHOTS", _section_bytes("SNAPSHOTS")),
             Column("SUMMARY", _section_bytes("SUMMARY")),

@@ -19,7 +19,7 @@ from ccgformat.errors import CorruptArchiveError
 from ccgformat.graph.pool import NodeKind, NodePool
 from ccgformat.model import EventBatch, EventKind
 
-from .test_native_codec import build, same_verdict
+from .test_native_codec import build
 from .traces import batches, definitions, traces
 
 native = pytest.importorskip("ccgformat._native.codec", reason="the native core is not built")

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Differential fuzzing of the node block decoder: the C decoder (ccgformat._native.codec)
-against the Python reference (ccgformat.archive.codec) on raw NODES payloads.
+against the Python reference (ccgformat.archive.codec) on raw node block payloads, each
+read as a NODES and as a PREDICTED_NODES payload (spec 5.7).
 
 Both must refuse an input with CorruptArchiveError, or both must decode it to the same
 values; anything else (a disagreement, another exception, a crash) is a finding.
-``--seeds DIR`` writes every NODES payload of spec/vectors as seeds.
+``--seeds DIR`` writes every NODES and PREDICTED_NODES payload of spec/vectors as seeds.
 
     python fuzz/fuzz_codec.py --seeds /tmp/ccg-nodes
     python fuzz/fuzz_codec.py /tmp/ccg-nodes -max_total_time=600 -use_value_profile=1
@@ -22,11 +23,17 @@ sys.path.insert(0, str(ROOT))
 def write_seeds(target: Path) -> None:
     from ccgformat.archive.layout import SectionKind
     from ccgformat.archive.reader import Archive
+    from ccgformat.errors import UnsupportedVersionError
 
     target.mkdir(parents=True, exist_ok=True)
     for path in sorted((ROOT / "spec" / "vectors").glob("*.ccg")):
-        with Archive(path) as archive:
-            for k, entry in enumerate(e for e in archive.directory if e.kind == SectionKind.NODES):
+        try:
+            archive = Archive(path)
+        except UnsupportedVersionError:  # unknown_must_understand: refused, no payloads to seed
+            continue
+        with archive:
+            for k, entry in enumerate(e for e in archive.directory
+                                      if e.kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES)):
                 (target / f"{path.stem}_{k}").write_bytes(archive.payload(entry))
     print(f"{len(list(target.iterdir()))} seeds in {target}")
 
@@ -61,17 +68,18 @@ def main() -> None:
     from ccgformat.errors import CorruptArchiveError
 
     def one_input(data: bytes) -> None:
-        try:
-            python = decode_nodes(data, "x", 0)
-        except CorruptArchiveError:
-            python = None
-        try:
-            native = decode_native(data, "x", 0)
-        except CorruptArchiveError:
-            native = None
-        assert (python is None) == (native is None), ("verdicts differ", python is None)
-        if python is not None:
-            compare(python, native)
+        for predicted in (False, True):
+            try:
+                python = decode_nodes(data, "x", 0, predicted=predicted)
+            except CorruptArchiveError:
+                python = None
+            try:
+                native = decode_native(data, "x", 0, predicted=predicted)
+            except CorruptArchiveError:
+                native = None
+            assert (python is None) == (native is None), ("verdicts differ", predicted, python is None)
+            if python is not None:
+                compare(python, native)
 
     atheris.Setup(sys.argv, one_input)
     atheris.Fuzz()

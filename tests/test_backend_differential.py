@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import ccgformat as ccg
 from ccgformat import backends
+from ccgformat.archive.writer import REFERENCE_CODINGS
 from ccgformat.params import Params
 
 from .traces import batches, definitions, traces
@@ -47,9 +48,11 @@ def backend(name: str):
         backends.ACTIVE = saved
 
 
-def write(path: Path, trace, params: Params, nodes_per_block: int, interval: int) -> ccg.Graph:
+def write(path: Path, trace, params: Params, nodes_per_block: int, interval: int,
+          references: str = "auto") -> ccg.Graph:
     return ccg.write_trace(path, definitions(), ((loc, batches(events)) for loc, events in trace.items()),
-                           params, level=1, nodes_per_block=nodes_per_block, checkpoint_interval=interval)
+                           params, level=1, nodes_per_block=nodes_per_block, checkpoint_interval=interval,
+                           references=references)
 
 
 def reading(path: Path, times: list[int], indexes: list[int]):
@@ -72,14 +75,15 @@ def reading(path: Path, times: list[int], indexes: list[int]):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(traces(), params_strategy, st.sampled_from([1, 3, 50, 4096]), st.sampled_from([2, 5, 65536]),
-       st.lists(st.integers(-5, 400), max_size=6), st.lists(st.integers(0, 10**6), max_size=6))
+       st.lists(st.integers(-5, 400), max_size=6), st.lists(st.integers(0, 10**6), max_size=6),
+       st.sampled_from(REFERENCE_CODINGS))
 def test_both_backends_write_the_same_archive_and_read_it_alike(tmp_path_factory, trace, params, nodes_per_block,
-                                                                interval, times, indexes):
+                                                                interval, times, indexes, references):
     folder = tmp_path_factory.mktemp("backends")
     written = {}
     for name in BACKENDS:
         with backend(name):
-            graph = write(folder / f"{name}.ccg", trace, params, nodes_per_block, interval)
+            graph = write(folder / f"{name}.ccg", trace, params, nodes_per_block, interval, references)
             written[name] = ((folder / f"{name}.ccg").read_bytes(), graph.metrics, graph.roots)
     assert written["native"] == written["python"]
     answers = {}

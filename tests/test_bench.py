@@ -27,7 +27,8 @@ def test_quick_benchmark_writes_one_sane_entry_per_configuration(tmp_path):
     entries = json.loads(out.read_text())["benchmarks"]["builder"]
     configurations = [(e["trace"], e["params"]) for e in entries]
     assert sorted(configurations) == sorted(
-        (trace, params) for trace in ("regular", "jittered") for params in ("lossless", "lossy"))
+        (trace, params) for trace in ("regular", "jittered", "ring-regular", "ring-jittered")
+        for params in ("lossless", "lossy"))
     by_config = dict(zip(configurations, entries))
     for e in entries:
         assert e["builder_class"] == "ccgformat.graph.builder.Builder"  # the reference, whatever the backend
@@ -48,7 +49,7 @@ def test_quick_archive_benchmark_reports_sizes_and_access_times(tmp_path):
         pytest.skip("the archive benchmark compares with Parquet and needs pyarrow (pip install pyarrow)")
     out = tmp_path / "bench.json"
     done = subprocess.run([sys.executable, str(BENCH), "archive", "--quick", "--skip-10m", "--repeat", "1",
-                           "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                           "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "parquet bytes" in done.stdout and "open ms" in done.stdout
     result = json.loads(out.read_text())
@@ -56,7 +57,8 @@ def test_quick_archive_benchmark_reports_sizes_and_access_times(tmp_path):
     entries = result["benchmarks"]["archive"]
     configurations = [(e["trace"], e["params"]) for e in entries]
     assert sorted(configurations) == sorted(
-        (trace, params) for trace in ("regular", "jittered") for params in ("lossless", "lossy"))
+        (trace, params) for trace in ("regular", "jittered", "ring-regular", "ring-jittered")
+        for params in ("lossless", "lossy"))
     by_config = dict(zip(configurations, entries))
     for e in entries:
         assert e["events"] > 0 and e["events"] == e["write_events"]
@@ -64,7 +66,10 @@ def test_quick_archive_benchmark_reports_sizes_and_access_times(tmp_path):
         assert e["ccg_bytes_per_event"] == pytest.approx(e["ccg_bytes"] / e["events"])
         assert e["ratio"] == pytest.approx(e["parquet_bytes"] / e["ccg_bytes"])
         assert sum(part["bytes"] for part in e["sections"].values()) == e["ccg_bytes"]
-        assert e["sections"]["NODES"]["bytes"] > 0 and e["node_blocks"] >= 1
+        node_sections = [e["sections"][k] for k in ("NODES", "PREDICTED_NODES") if k in e["sections"]]
+        assert sum(part["bytes"] for part in node_sections) > 0
+        assert e["node_blocks"] == sum(part["blocks"] for part in node_sections) >= 1
+        assert e["floor_bytes"] == 0 if "regular" in e["trace"] else e["floor_bytes"] > 0
         for key in ("open_ms", "event_us", "find_us", "event_cold_ms", "find_cold_ms", "walk_events_per_s"):
             assert e[key]["median"] > 0, key
         assert e["write_seconds"] > 0

@@ -19,7 +19,7 @@ import pytest
 import ccgformat as ccg
 from ccgformat import formats
 from ccgformat.archive import SectionKind
-from ccgformat.archive.layout import BLOCK_HEADER
+from ccgformat.archive.layout import BLOCK_HEADER, NODE_KINDS
 from ccgformat.cli import main
 from ccgformat.errors import FormatError
 from ccgformat.model import COLUMNS, KIND_FIELDS, EventKind
@@ -245,7 +245,8 @@ def test_info_json_describes_the_archive(trace, capsys):
     document = json.loads(out)
     with ccg.open(trace["ccg"]) as ar:
         stats = ar.stats
-        assert document["format_version"] == "1.3"
+        node_kinds = {e.kind for e in ar._directory if e.kind in NODE_KINDS}
+        assert document["format_version"] == ("1.4" if SectionKind.PREDICTED_NODES in node_kinds else "1.3")
         assert document["locations"] == LOCATIONS
         assert document["events"] == stats.events == sum(map(len, trace["events"].values()))
         assert document["time_range"] == list(ar.time_range)
@@ -255,22 +256,27 @@ def test_info_json_describes_the_archive(trace, capsys):
         assert document["R_memory"] == pytest.approx(stats.r_memory)
         assert document["file_bytes"] == os.path.getsize(trace["ccg"])
         assert document["bytes_per_event"] == pytest.approx(stats.file_bytes / stats.events)
-        nodes = [e for e in ar._directory if e.kind == SectionKind.NODES]
+        nodes = [e for e in ar._directory if e.kind in NODE_KINDS]
     assert document["parameters"] == {"abs_dev": 0, "rel_dev": 0.0, "rel_size": 0.0, "rel_metric": 0.0,
                                       "branching": 20, "search_length": 1000, "zstd_level": 3,
                                       "checkpoint_interval": 200, "nodes_per_block": 400}
     assert document["provenance"]["source_format"] == "synthetic"
     assert document["converter"].startswith("ccgformat ")
-    assert document["sections"]["NODES"] == {"blocks": len(nodes), "stored_bytes": sum(e.length for e in nodes),
-                                             "raw_bytes": sum(e.raw_length for e in nodes)}
+    names = {SectionKind(kind).name for kind in node_kinds}
+    for name in names:
+        listed = [e for e in nodes if SectionKind(e.kind).name == name]
+        assert document["sections"][name] == {"blocks": len(listed), "stored_bytes": sum(e.length for e in listed),
+                                              "raw_bytes": sum(e.raw_length for e in listed)}
     assert len(nodes) > 1
-    assert set(document["sections"]) == {"NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE"}
+    assert set(document["sections"]) == names | {"CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE"}
 
 
 def test_info_text(trace, capsys):
     code, out, _ = run(capsys, "info", trace["ccg"])
     assert code == 0
-    for words in ("format version    1.3", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
+    with ccg.open(trace["ccg"]) as ar:
+        version = "%d.%d" % ar.version
+    for words in (f"format version    {version}", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
                   "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 zstd=3 checkpoint_interval=200",
                   "generator=tools/synth.py", "NODES", "ROOT_TABLE"):
         assert words in out, words
@@ -280,7 +286,7 @@ def test_info_text(trace, capsys):
 
 def nodes_blocks(path):
     with ccg.open(path) as ar:
-        return sorted((e for e in ar._directory if e.kind == SectionKind.NODES), key=lambda e: e.offset)
+        return sorted((e for e in ar._directory if e.kind in NODE_KINDS), key=lambda e: e.offset)
 
 
 def test_verify_a_sound_archive(trace, capsys):
@@ -299,11 +305,12 @@ def test_verify_names_the_block_with_a_flipped_byte(trace, tmp_path, capsys):
     code, out, _ = run(capsys, "verify", damaged)
     assert code == 1
     first = out.splitlines()[0]
-    assert first.startswith("FAILED: ") and f"NODES block at byte {block.offset}" in first and "1 problem" in first
+    name = SectionKind(block.kind).name
+    assert first.startswith("FAILED: ") and f"{name} block at byte {block.offset}" in first and "1 problem" in first
     code, out, _ = run(capsys, "verify", damaged, "--json")
     document = json.loads(out)
     assert code == 1 and document["ok"] is False
-    assert document["problems"][0]["offset"] == block.offset and document["problems"][0]["kind"] == "NODES"
+    assert document["problems"][0]["offset"] == block.offset and document["problems"][0]["kind"] == name
     # reading through the damage elsewhere is a clean exit 1 as well
     code, out, err = run(capsys, "cat", damaged)
     assert code == 1 and err.startswith("ccg: ") and f"at byte {block.offset}" in err and "Traceback" not in err

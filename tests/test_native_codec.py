@@ -105,11 +105,12 @@ def test_many_roots_overflow_the_pending_stack_identically():
 @pytest.mark.parametrize("path", VECTORS, ids=lambda p: p.name)
 def test_every_vector_block_decodes_identically(path):
     archive = Archive(path)
-    nodes = [entry for entry in archive.directory if entry.kind == SectionKind.NODES]
+    nodes = [entry for entry in archive.directory if entry.kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES)]
     assert nodes
     for entry in nodes:
-        raw = archive.payload(entry)
-        assert_same_block(codec.decode_nodes(raw, str(path), entry.offset), decode_native(raw, str(path), entry.offset))
+        raw, predicted = archive.payload(entry), entry.kind == SectionKind.PREDICTED_NODES
+        assert_same_block(codec.decode_nodes(raw, str(path), entry.offset, predicted=predicted),
+                          decode_native(raw, str(path), entry.offset, predicted=predicted))
 
 
 # --------------------------------------------------------------------------- damaged payloads

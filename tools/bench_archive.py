@@ -32,10 +32,19 @@ ARCHIVE_LEVEL = 19
 OPEN_SAMPLES = 25
 #: Random event(i) / find(t) calls on a fresh Archive each, per repeat.
 COLD_CALLS = 30
-#: Size targets: (SPMD trace kind, parameter set) -> minimum parquet_bytes / ccg_bytes.
+#: The traces of the archive benchmark: the SPMD kinds of `TRACES` and tools/synth.py's
+#: ring family of issue 17 -> synthesize() arguments.
+ARCHIVE_TRACES: dict[str, dict[str, Any]] = {
+    **{kind: {"pattern": "spmd", **args} for kind, args in TRACES.items()},
+    "ring-regular": {"pattern": "ring", "jitter": 0.0, "seed": 1},
+    "ring-jittered": {"pattern": "ring", "jitter": 1.0, "seed": 1},
+}
+#: Size targets: (trace kind, parameter set) -> minimum parquet_bytes / ccg_bytes.
 SIZE_TARGETS: dict[tuple[str, str], float] = {
     ("regular", "lossless"): 10.0,
-    ("jittered", "lossless"): 1.0,
+    ("ring-regular", "lossless"): 10.0,
+    ("jittered", "lossless"): 1.25,
+    ("ring-jittered", "lossless"): 1.25,
     ("jittered", "lossy"): 10.0,
 }
 OPEN_TARGET_MS = 10.0
@@ -54,10 +63,10 @@ def _short_count(n: int) -> str:
 
 
 def _archive_traces(options: argparse.Namespace) -> list[dict[str, Any]]:
-    """The traces of the archive benchmark: name, SPMD kind (a `TRACES` key) and size."""
+    """The traces of the archive benchmark: name, kind (an `ARCHIVE_TRACES` key) and size."""
     small = options.events_per_location
     traces = [{"trace": kind, "kind": kind, "locations": options.locations, "events_per_location": small}
-              for kind in ("regular", "jittered")]
+              for kind in ARCHIVE_TRACES]
     if not options.skip_10m:
         large = LARGE_FACTOR * small
         traces.append({"trace": f"jittered-{_short_count(options.locations * large)}", "kind": "jittered",
@@ -66,8 +75,7 @@ def _archive_traces(options: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _synthesize(spec: dict[str, Any]):
-    return synth.synthesize(spec["locations"], spec["events_per_location"], pattern="spmd",
-                            **TRACES[spec["kind"]])
+    return synth.synthesize(spec["locations"], spec["events_per_location"], **ARCHIVE_TRACES[spec["kind"]])
 
 
 def write_parquet(path: Path, events: EventBatch, offsets: np.ndarray) -> float:
@@ -118,32 +126,68 @@ def section_sizes(archive: Any) -> dict[str, dict[str, int]]:
     return sections
 
 
-def lossy_floor_bytes(spec: dict[str, Any], rel_dev: float) -> float:
+def _lognormal_pmf(base: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """The integer values of ``rint(base * exp(sigma * Z))`` and their probabilities."""
+    from math import erf, sqrt
+    g = np.arange(max(1, int(base * np.exp(-8 * sigma))), int(base * np.exp(8 * sigma)) + 2)
+    edges = np.append(g - 0.5, g[-1] + 0.5)
+    cdf = np.array([0.5 * (1 + erf(np.log(x / base) / (sigma * sqrt(2)))) if x > 0 else 0.0 for x in edges])
+    p = np.diff(cdf)
+    return g[p > 0], p[p > 0] / p.sum()
+
+
+def _gap_bits(g: np.ndarray, p: np.ndarray, rel_dev: float) -> float:
+    """The bits a gap of values ``g`` with probabilities ``p`` needs at least when it may be
+    rebuilt within ``rel_dev``: ``H(X) - E[log2 floor(2 rel X / (1 - rel)) + 1]`` (0 for
+    rel_dev = 0: the entropy)."""
+    cover = np.log2(np.floor(2 * rel_dev * g / (1 - rel_dev)) + 1)
+    nonzero = p > 0
+    return max(0.0, float(-(p[nonzero] * np.log2(p[nonzero])).sum() - (p * cover).sum()))
+
+
+def _with_idle(g: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distribution of a gap plus the ring pattern's uniform idle time."""
+    low, high = synth.RING_IDLE
+    span = np.full(high - low + 1, 1.0 / (high - low + 1))
+    values = np.arange(int(g[0]), int(g[-1]) + 1)
+    dense = np.zeros(len(values))
+    dense[g - g[0]] = p
+    return np.arange(int(g[0]) + low, int(g[-1]) + high + 1), np.convolve(dense, span)
+
+
+def floor_bytes(spec: dict[str, Any], rel_dev: float) -> float:
     """A lower bound on the size of ANY encoding of the synthetic trace whose timestamps
-    keep every gap within ``rel_dev`` of the original (dissertation 3.6) and whose metric
-    samples are exact (rel_metric = 0): the information its jitter adds. Each gap is
-    ``rint(base * exp(jitter * Z))`` drawn independently, so with X that gap and X' its
-    reconstruction, H(X) <= H(X') + H(X | X'), and given X' the gap is one of at most
-    ``floor(2 rel X / (1 - rel)) + 1`` integers: at least ``H(X) - E[log2 of that]`` bits
-    per gap, H(X) computed exactly from the log-normal over integer bins. Each iteration's
-    exact counter increment adds ``h(FP_OPS * exp(jitter * Z))`` bits. Structure,
-    message sizes and everything else the trace repeats count as free."""
-    from math import erf, log2, pi, e, sqrt
-    jitter = TRACES[spec["kind"]]["jitter"]
+    keep every gap within ``rel_dev`` of the original (dissertation 3.6; 0: lossless) and
+    whose metric samples are exact (rel_metric = 0): the information its randomness adds.
+    Each gap is drawn independently, so with X that gap and X' its reconstruction,
+    H(X) <= H(X') + H(X | X'), and given X' the gap is one of at most
+    ``floor(2 rel X / (1 - rel)) + 1`` integers (`_gap_bits`), H(X) computed exactly over
+    integer bins: spmd gaps are ``rint(base * exp(jitter * Z))``, each iteration's exact
+    counter increment adds ``h(FP_OPS * exp(jitter * Z))`` bits; ring gaps are a uniform
+    idle time plus ``rint(work * exp(sigma * jitter * Z))`` for compute, send and receive
+    (a fixed work for the kernels). Structure, message sizes and everything else the
+    trace repeats count as free."""
+    from math import e, log2, pi
+    args = ARCHIVE_TRACES[spec["kind"]]
+    jitter = args["jitter"]
     if not jitter:
         return 0.0
-    base = synth.base_gaps(spec["events_per_location"])
+    iterations = (spec["events_per_location"] - 2) // synth.iteration_length(args["pattern"])
     bits = 0.0
-    for value, count in zip(*np.unique(base[base > 0], return_counts=True)):
-        g = np.arange(max(1, int(value * np.exp(-8 * jitter))), int(value * np.exp(8 * jitter)) + 2)
-        cdf = np.array([0.5 * (1 + erf(np.log(x / value) / (jitter * sqrt(2)))) for x in np.append(g - 0.5, g[-1] + 0.5)])
-        p = np.diff(cdf)
-        p = p[p > 0] / p.sum()
-        g = g[np.diff(cdf) > 0]
-        cover = np.log2(np.floor(2 * rel_dev * g / (1 - rel_dev)) + 1)
-        bits += count * max(0.0, float(-(p * np.log2(p)).sum() - (p * cover).sum()))
-    iterations = (spec["events_per_location"] - 2) // synth.iteration_length()
-    bits += iterations * (log2(synth.FP_OPS_PER_ITERATION) + 0.5 * log2(2 * pi * e * jitter ** 2))
+    if args["pattern"] == "ring":
+        idle = np.arange(synth.RING_IDLE[0], synth.RING_IDLE[1] + 1)
+        uniform = np.full(len(idle), 1.0 / len(idle))
+        kernel_a = _gap_bits(*_with_idle(np.array([synth._RING_KERNEL_A]), np.ones(1)), rel_dev)
+        kernel_b = _gap_bits(*_with_idle(np.array([synth._RING_KERNEL_B]), np.ones(1)), rel_dev)
+        per_iteration = 8 * _gap_bits(idle, uniform, rel_dev) + (2 * kernel_a + kernel_b) / 3
+        for work, sigma in (synth._RING_COMPUTE, synth._RING_SEND, synth._RING_RECV):
+            per_iteration += _gap_bits(*_with_idle(*_lognormal_pmf(work, sigma * jitter)), rel_dev)
+        bits = iterations * per_iteration
+    else:
+        base = synth.base_gaps(spec["events_per_location"])
+        for value, count in zip(*np.unique(base[base > 0], return_counts=True)):
+            bits += count * _gap_bits(*_lognormal_pmf(value, jitter), rel_dev)
+        bits += iterations * (log2(synth.FP_OPS_PER_ITERATION) + 0.5 * log2(2 * pi * e * jitter ** 2))
     return spec["locations"] * bits / 8
 
 
@@ -266,7 +310,7 @@ def archive_read_child(spec: dict[str, Any]) -> dict[str, Any]:
     archive = ccgformat.open(path)
     stats = archive.stats
     sections = section_sizes(archive)
-    node_blocks = sections.get("NODES", {}).get("blocks", 0)
+    node_blocks = sum(sections.get(kind, {}).get("blocks", 0) for kind in ("NODES", "PREDICTED_NODES"))
     archive.close()
 
     # open: every sample is the median of OPEN_SAMPLES opens of a fresh Archive
@@ -442,7 +486,7 @@ def _breakdown(key: str, field_: str, digits: int = 2) -> Callable[[dict[str, An
     "archive",
     ".ccg archives vs Parquet: size, open, random and sequential access, writer time and memory",
     [
-        ("Size (bytes; ratio = parquet/ccg; targets: regular lossless >= 10x, jittered lossless >= 1x, "
+        ("Size (bytes; ratio = parquet/ccg; targets: regular lossless >= 10x, jittered lossless >= 1.25x, "
          "jittered lossy >= 10x; floor = the information the jitter adds within the bounds, a lower bound "
          "for any encoding; best ratio = parquet/floor)", [
             Column("trace/params", config_name, "<"),
@@ -462,6 +506,7 @@ def _breakdown(key: str, field_: str, digits: int = 2) -> Callable[[dict[str, An
         ("Sections of the .ccg (bytes incl. block framing; FOOTER includes file header and trailer)", [
             Column("trace/params", config_name, "<"),
             Column("NODES", _section_bytes("NODES")),
+            Column("PREDICTED_NODES", _section_bytes("PREDICTED_NODES")),
             Column("blocks", lambda e: fmt_int(e["node_blocks"])),
             Column("SNAPSHOTS", _section_bytes("SNAPSHOTS")),
             Column("SUMMARY", _section_bytes("SUMMARY")),
@@ -540,7 +585,7 @@ def archive_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
                     read["events"], reference["events"], written["write_events"])
                 entry = {
                     "trace": trace["trace"], "kind": trace["kind"], "params": params,
-                    "trace_args": TRACES[trace["kind"]], "params_args": PARAM_SETS[params],
+                    "trace_args": ARCHIVE_TRACES[trace["kind"]], "params_args": PARAM_SETS[params],
                     "zstd_level": ARCHIVE_LEVEL, "locations": trace["locations"],
                     "events_per_location_requested": trace["events_per_location"], "repeat": options.repeat,
                     **reference, **written, **read,
@@ -548,11 +593,10 @@ def archive_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
                     "ratio": reference["parquet_bytes"] / read["ccg_bytes"],
                     "zstd_raw_ratio": reference["zstd_raw_bytes"] / read["ccg_bytes"],
                 }
-                rel_dev = PARAM_SETS[params].get("rel_dev", 0.0)
-                if rel_dev:  # the smallest any encoding within the bounds can be, and the ratio it would give
-                    entry["floor_bytes"] = lossy_floor_bytes(trace, rel_dev)
-                    entry["floor_ratio"] = reference["parquet_bytes"] / entry["floor_bytes"] \
-                        if entry["floor_bytes"] else None
+                # the smallest any encoding within the bounds can be, and the ratio it would give
+                entry["floor_bytes"] = floor_bytes(trace, PARAM_SETS[params].get("rel_dev", 0.0))
+                entry["floor_ratio"] = reference["parquet_bytes"] / entry["floor_bytes"] \
+                    if entry["floor_bytes"] else None
                 entry["targets"] = _archive_targets(entry)
                 if trace["events_per_location"] == options.events_per_location:  # not the large trace
                     entry.update(run_child("archive_convert", {

@@ -114,6 +114,8 @@ class Vector:
     refused: str | None = None
     #: the columnar tables of format 1.3 (the writer's default); False: the JSON-index layout
     tables: bool = True
+    #: how node blocks store child references (writer.REFERENCE_CODINGS)
+    references: str = "auto"
 
     @property
     def locations(self) -> list[int]:
@@ -440,10 +442,41 @@ def many_locations_json() -> Vector:
         "and the whole DEFINITIONS in JSON, as in format 1.2."))
 
 
+def predicted_references() -> Vector:
+    """PREDICTED_NODES blocks (spec 5.7) with all three kinds of reference code."""
+    MAIN_, LOOP, F, MPI_SEND_ = range(4)
+    t = Timeline(1_000)
+    t.at(0, K.ENTER, ref=MAIN_)
+    for i in range(48):
+        t.at(10, K.ENTER, ref=LOOP)
+        for _ in range(2):
+            t.at(5, K.ENTER, ref=F)
+            t.at(100 + 10 * (i % 3), K.LEAVE, ref=F)
+        t.at(3, K.ENTER, ref=MPI_SEND_)
+        t.at(1, K.SEND, ref=1, comm=0, tag=i % 4, size=64)
+        t.at(20, K.LEAVE, ref=MPI_SEND_)
+        t.at(2, K.LEAVE, ref=LOOP)
+    t.at(10, K.LEAVE, ref=MAIN_)
+    definitions = Definitions(regions=[Region("main"), Region("loop"), Region("f"),
+                                       Region("MPI_Send", paradigm="mpi", group="MPI")],
+                              locations=[Location("rank 0"), Location("rank 1")],
+                              communicators=[Communicator("MPI_COMM_WORLD", (0, 1))])
+    return Vector("predicted_references", "One location running a loop of 48 iterations, each calling "
+                  "f twice with the same duration (100, 110 or 120 ticks, cycling) and sending a "
+                  "message with tag 0, 1, 2, 3 in turn. Its node blocks (12 nodes each, branching 8) "
+                  "are PREDICTED_NODES blocks, a feature of format 1.4: the children that are not "
+                  "fresh are stored as reference codes (spec 5.7) - move-to-front ranks for the "
+                  "leaves met before in the same context, import table rows for the first "
+                  "reference of a block to an earlier block's node, and distances below the parent "
+                  "for the first f of an iteration whose second f made the node.",
+                  definitions, {0: t.events}, ccg.Params(branching=8), nodes_per_block=12,
+                  references="predicted")
+
+
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
-                                               many_locations_json]
+                                               many_locations_json, predicted_references]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -454,7 +487,7 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                     ((location, [EventBatch.from_events(events)] if events else [])
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
-                    nodes_per_block=vector.nodes_per_block, tables=vector.tables)
+                    nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references)
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
         parsed = parse(path.read_bytes())
@@ -539,8 +572,9 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         out += [f"- {note}" for note in v.notes]
         out.append("")
     out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOT_TABLE,",
-            "LOCATION_TABLE, CHECKPOINT_TABLE, and in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
-            "SUMMARY, and the FOOTER) and every event kind; the test checks that too.", "",
+            "LOCATION_TABLE, CHECKPOINT_TABLE, in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
+            "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, and the",
+            "FOOTER) and every event kind; the test checks that too.", "",
             "## Format 1.2 (`1.2/`)",
             "",
             "`minimal`, `every_kind`, `wide_split`, `lossy` and `empty_location` as this script wrote",

@@ -153,6 +153,62 @@ static int compare_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* The move-to-front lists of predicted references (spec 5.7), one per context (parent
+ * kind, region or -1, child count, child position), found through an open-addressing
+ * table sized for ``references`` contexts at most. */
+typedef struct {
+    int64_t key[4], length;
+    int64_t item[CCG_REFERENCE_LIST_LIMIT];
+} reference_list;
+
+typedef struct {
+    reference_list *list;
+    int64_t count, *slot;
+    size_t slots;
+} reference_lists;
+
+static int reference_lists_init(reference_lists *t, int64_t references) {
+    t->slots = 2;
+    while (t->slots < 2 * (size_t)references + 2) t->slots *= 2;
+    t->count = 0;
+    t->list = alloc((size_t)references, sizeof *t->list);
+    t->slot = malloc(t->slots * sizeof *t->slot);
+    if (!t->list || !t->slot) return 0;
+    memset(t->slot, 0xFF, t->slots * sizeof *t->slot);
+    return 1;
+}
+
+static void reference_lists_free(reference_lists *t) {
+    free(t->list);
+    free(t->slot);
+}
+
+/* The list of a context, made empty on first use (at most ``references`` of them). */
+static reference_list *reference_list_of(reference_lists *t, const int64_t key[4]) {
+    uint64_t h = 0x9E3779B97F4A7C15u;
+    for (int k = 0; k < 4; k++) h = (h ^ (uint64_t)key[k]) * 0xFF51AFD7ED558CCDu;
+    size_t slot = (size_t)(h ^ (h >> 29)) & (t->slots - 1);
+    int64_t at;
+    while ((at = t->slot[slot]) >= 0 && memcmp(t->list[at].key, key, sizeof t->list[at].key))
+        slot = (slot + 1) & (t->slots - 1);
+    if (at >= 0) return &t->list[at];
+    reference_list *list = &t->list[t->slot[slot] = t->count++];
+    memcpy(list->key, key, sizeof list->key);
+    list->length = 0;
+    return list;
+}
+
+/* Moves ``child`` to the front of ``list``: from index ``at``, or, when it is new
+ * (``at`` = -1), dropping the last entry of a full list. */
+static void move_to_front(reference_list *list, int64_t at, int64_t child) {
+    if (at < 0) {
+        if (list->length == CCG_REFERENCE_LIST_LIMIT) list->length--;
+        at = list->length++;
+    }
+    memmove(list->item + 1, list->item, (size_t)at * sizeof *list->item);
+    list->item[0] = child;
+}
+
 /* ------------------------------------------------------------------ encoding */
 
 struct ccg_encoder {
@@ -237,7 +293,7 @@ typedef struct {
     shape *shapes;
     int64_t inner;
     int64_t *imports;
-    int64_t imported;
+    int64_t imported;           /* after encode_imports: the distinct ones, sorted */
 } block_encoding;
 
 static void encoding_free(block_encoding *e) {
@@ -360,6 +416,7 @@ static int encode_imports(block_encoding *e, const ccg_imports *earlier) {
     int64_t unique = 0;
     for (int64_t k = 0; k < e->imported; k++)
         if (k == 0 || imports[k] != imports[unique - 1]) imports[unique++] = imports[k];
+    e->imported = unique;
     if (!push_deltas(&c[S_IMPORT_ID], imports, (size_t)unique)) return CCG_ERR_MEMORY;
     for (int64_t k = 0; k < unique; k++) {
         import_values v;
@@ -404,12 +461,48 @@ static int write_payload(const block_encoding *e, uint8_t **out, size_t *out_len
     return CCG_OK;
 }
 
+/* The child_id stream of a PREDICTED_NODES block (spec 5.7): per child that is not fresh,
+ * its index in its context's move-to-front list, else the list's length plus its import
+ * row, else plus the import count plus its distance below the parent minus one. */
+static int encode_predicted(const block_encoding *e, int64_t references, column *codes) {
+    const ccg_nodes *nodes = e->nodes;
+    const uint64_t *fresh = e->c[S_CHILD_FRESH].value;
+    reference_lists t;
+    int ok = reference_lists_init(&t, references);
+    size_t edge = 0;
+    for (int64_t node = e->first; ok && node < e->stop; node++) {
+        int64_t i = node - nodes->first;
+        if (nodes->kind[i] > CCG_ARTIFICIAL) continue;
+        int64_t a = nodes->child_start[i], n = nodes->child_start[i + 1] - a;
+        int64_t region = nodes->kind[i] == CCG_CALL ? nodes->key[nodes->key_start[i]] : -1;
+        for (int64_t j = 0; ok && j < n; j++) {
+            if (fresh[edge + (size_t)j]) continue;
+            int64_t child = nodes->children[a + j], key[4] = {nodes->kind[i], region, n, j}, at = -1;
+            reference_list *list = reference_list_of(&t, key);
+            for (int64_t k = 0; k < list->length && at < 0; k++)
+                if (list->item[k] == child) at = k;
+            uint64_t code = at >= 0 ? (uint64_t)at
+                : (uint64_t)list->length + (uint64_t)(child < e->first ? rank_of(e->imports, e->imported, child)
+                                                                       : e->imported + node - 1 - child);
+            move_to_front(list, at, child);
+            ok = column_push(codes, code);
+        }
+        edge += (size_t)n;
+    }
+    reference_lists_free(&t);
+    return ok ? CCG_OK : CCG_ERR_MEMORY;
+}
+
 int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imports *earlier,
                      int64_t first, int64_t stop, uint8_t **out, size_t *out_length,
-                     char *message, size_t message_size) {
+                     uint8_t **predicted, size_t *predicted_length, char *message, size_t message_size) {
     report r = {message, message_size};
     *out = NULL;
     *out_length = 0;
+    if (predicted) {
+        *predicted = NULL;
+        *predicted_length = 0;
+    }
     if (first < nodes->first || stop < first || stop - nodes->first > nodes->count || stop - first >= (int64_t)LIMIT32)
         return fail(&r, "nodes %lld..%lld are not all in the table of %lld nodes from %lld", (long long)first,
                     (long long)stop - 1, (long long)nodes->count, (long long)nodes->first);
@@ -419,6 +512,19 @@ int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imp
     if (status == CCG_OK) status = encode_gaps(&e);
     if (status == CCG_OK) status = encode_imports(&e, earlier);
     if (status == CCG_OK) status = write_payload(&e, out, out_length);
+    if (status == CCG_OK && predicted) {
+        column ids = e.c[S_CHILD_ID];
+        e.c[S_CHILD_ID] = (column){0};
+        status = encode_predicted(&e, (int64_t)ids.count, &e.c[S_CHILD_ID]);
+        if (status == CCG_OK) status = write_payload(&e, predicted, predicted_length);
+        free(e.c[S_CHILD_ID].value);
+        e.c[S_CHILD_ID] = ids;
+        if (status != CCG_OK) {
+            free(*out);
+            *out = NULL;
+            *out_length = 0;
+        }
+    }
     if (status == CCG_OK) encoder->stack = *e.stack;  /* the block is made: its stack carries on */
     if (status == CCG_ERR_MEMORY) out_of_memory(&r);
     encoding_free(&e);
@@ -533,6 +639,7 @@ typedef struct {
     uint64_t first;
     int64_t count, inner, edges, pairs, distinct;
     int64_t *pending;
+    int64_t *import_ids;        /* predicted blocks: the import ids, read before the children */
     int64_t *row;               /* per child reference: its import table row, or -1 inside the block */
     int64_t *id_slots;          /* import rows by hashed id */
     shape *shapes;              /* the call and artificial nodes, for the gaps */
@@ -543,7 +650,7 @@ typedef struct {
 } scratch;
 
 static void scratch_free(scratch *w) {
-    void *arrays[] = {w->pending, w->row, w->id_slots, w->shapes, w->offset, w->stride, w->metrics, w->pair_rank, w->import_rank,
+    void *arrays[] = {w->pending, w->import_ids, w->row, w->id_slots, w->shapes, w->offset, w->stride, w->metrics, w->pair_rank, w->import_rank,
                       w->stamp, w->touched, w->acc};
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) free(arrays[k]);
 }
@@ -610,30 +717,73 @@ static int read_nodes(const uint8_t *raw, size_t length, ccg_nodes *n, scratch *
     return undelta(&s[S_PENDING], (int64_t)first, w->pending, "pending", r);
 }
 
-/* Child ids by replaying the pending stack node by node (spec 5.3). */
-static int replay_children(ccg_nodes *n, scratch *w, report *r) {
+/* The child of reference code ``code`` of node ``node`` in a PREDICTED_NODES block
+ * (spec 5.7), moved to the front of its context's list; -1 when the code points nowhere. */
+static int64_t predicted_child(reference_lists *t, const int64_t key[4], uint64_t code, int64_t node,
+                               const scratch *w) {
+    reference_list *list = reference_list_of(t, key);
+    int64_t child, at = -1;
+    uint64_t imported = (uint64_t)w->s[S_IMPORT_ID].count;
+    if (code < (uint64_t)list->length) {
+        child = list->item[at = (int64_t)code];
+    } else {
+        code -= (uint64_t)list->length;
+        if (code < imported) {
+            child = w->import_ids[code];
+        } else {
+            code -= imported;
+            if (code >= (uint64_t)(node - (int64_t)w->first)) return -1;
+            child = node - 1 - (int64_t)code;
+        }
+    }
+    move_to_front(list, at, child);
+    return child;
+}
+
+/* Child ids by replaying the pending stack node by node (spec 5.3); in a predicted block
+ * the others from their reference codes (spec 5.7). */
+static int replay_children(ccg_nodes *n, scratch *w, int predicted, report *r) {
     const stream *fresh = &w->s[S_CHILD_FRESH], *explicit = &w->s[S_CHILD_ID];
     NEED(n->children = alloc((size_t)w->edges, sizeof(int64_t)));
+    reference_lists t = {0};
+    if (predicted) {
+        NEED(w->import_ids = alloc((size_t)w->s[S_IMPORT_ID].count, sizeof(int64_t)));
+        int status = undelta(&w->s[S_IMPORT_ID], (int64_t)w->first, w->import_ids, "import", r);
+        if (status != CCG_OK) return status;
+        if (!reference_lists_init(&t, explicit->count)) {
+            reference_lists_free(&t);
+            return out_of_memory(r);
+        }
+    }
+    int status = CCG_OK;
     pending_stack stack;
     stack.start = stack.depth = 0;
     for (int64_t k = 0; k < w->s[S_PENDING].count; k++) stack_push(&stack, w->pending[k]);
     int64_t next = 0;
-    for (int64_t i = 0; i < w->count; i++) {
+    for (int64_t i = 0; status == CCG_OK && i < w->count; i++) {
         int64_t a = n->child_start[i], b = n->child_start[i + 1], node = (int64_t)w->first + i;
-        for (int64_t e = b - 1; e >= a; e--) {
+        for (int64_t e = b - 1; status == CCG_OK && e >= a; e--) {
             if (!get(fresh, e)) continue;
-            if (!stack.depth) return fail(r, "a node pops an empty pending stack");
-            n->children[e] = stack_top(&stack);
-            stack.depth--;
+            if (!stack.depth) status = fail(r, "a node pops an empty pending stack");
+            else n->children[e] = stack_top(&stack), stack.depth--;
         }
-        for (int64_t e = a; e < b; e++) {
+        int64_t region = n->kind[i] == CCG_CALL ? n->key[n->key_start[i]] : -1;
+        for (int64_t e = a; status == CCG_OK && e < b; e++) {
             if (get(fresh, e)) continue;
-            n->children[e] = (int64_t)get(explicit, next++);
-            if (n->children[e] >= node) return fail(r, "a child reference does not point to an earlier node");
+            if (predicted) {
+                int64_t key[4] = {n->kind[i], region, b - a, e - a};
+                n->children[e] = predicted_child(&t, key, get(explicit, next++), node, w);
+                if (n->children[e] < 0) status = fail(r, "a child reference code points outside the block");
+            } else {
+                n->children[e] = (int64_t)get(explicit, next++);
+            }
+            if (status == CCG_OK && n->children[e] >= node)
+                status = fail(r, "a child reference does not point to an earlier node");
         }
         stack_push(&stack, node);
     }
-    return CCG_OK;
+    reference_lists_free(&t);
+    return status;
 }
 
 /* The import table (streams 9-14), and the row of every child in an earlier block. */
@@ -803,7 +953,8 @@ static int sum_up(ccg_nodes *n, const ccg_imports *m, scratch *w, report *r) {
     return CCG_OK;
 }
 
-int ccg_decode_nodes(const uint8_t *raw, size_t length, ccg_block **out, char *message, size_t message_size) {
+int ccg_decode_nodes(const uint8_t *raw, size_t length, int predicted, ccg_block **out, char *message,
+                     size_t message_size) {
     report r = {message, message_size};
     *out = NULL;
     ccg_block *block = calloc(1, sizeof *block);
@@ -811,7 +962,7 @@ int ccg_decode_nodes(const uint8_t *raw, size_t length, ccg_block **out, char *m
     scratch w;
     memset(&w, 0, sizeof w);
     int status = read_nodes(raw, length, &block->nodes, &w, &r);
-    if (status == CCG_OK) status = replay_children(&block->nodes, &w, &r);
+    if (status == CCG_OK) status = replay_children(&block->nodes, &w, predicted, &r);
     if (status == CCG_OK) status = read_imports(&block->nodes, &block->imports, &w, &r);
     if (status == CCG_OK) status = place_durations(&block->nodes, &w, &r);
     if (status == CCG_OK) status = collect_metrics(&block->nodes, &block->imports, &w, &r);

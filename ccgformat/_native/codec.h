@@ -18,6 +18,10 @@
  * cells: the reader's bound on the memory of the metric sums (codec.METRIC_CELL_LIMIT). */
 #define CCG_METRIC_CELL_LIMIT ((int64_t)1 << 24)
 
+/* Predicted references (PREDICTED_NODES, spec 5.7): each move-to-front list of children
+ * keeps at most this many (codec.REFERENCE_LIST_LIMIT). */
+#define CCG_REFERENCE_LIST_LIMIT 64
+
 /* The writer's side: the pending stack carried from one block to the next (NULL when out
  * of memory). */
 typedef struct ccg_encoder ccg_encoder;
@@ -25,19 +29,23 @@ typedef struct ccg_encoder ccg_encoder;
 ccg_encoder *ccg_encoder_new(void);
 void ccg_encoder_free(ccg_encoder *encoder);
 
-/* The payload of the block of nodes first .. stop-1, which ``nodes`` must hold, in a new
- * buffer (*out, *out_length; release it with ccg_bytes_free). The event counts, totals
- * and metric sums of the children in earlier blocks come from ``nodes`` when it holds
- * them, else from ``earlier`` (sorted by id; may be NULL). On error the encoder's stack
- * is unchanged and the message says why. */
+/* The payload of the NODES block of nodes first .. stop-1, which ``nodes`` must hold, in
+ * a new buffer (*out, *out_length; release it with ccg_bytes_free), and unless
+ * ``predicted`` is NULL the payload of the same nodes as a PREDICTED_NODES block
+ * (*predicted, *predicted_length). The event counts, totals and metric sums of the
+ * children in earlier blocks come from ``nodes`` when it holds them, else from
+ * ``earlier`` (sorted by id; may be NULL). On error the encoder's stack is unchanged and
+ * the message says why. */
 int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imports *earlier,
                      int64_t first, int64_t stop, uint8_t **out, size_t *out_length,
-                     char *message, size_t message_size);
+                     uint8_t **predicted, size_t *predicted_length, char *message, size_t message_size);
 void ccg_bytes_free(uint8_t *bytes);
 
-/* Decode and check one raw payload into a new block (*out; release it with
- * ccg_block_free). CCG_ERR_INPUT names the damage in ``message``. */
-int ccg_decode_nodes(const uint8_t *raw, size_t length, ccg_block **out, char *message, size_t message_size);
+/* Decode and check one raw payload (of a PREDICTED_NODES block when ``predicted`` is
+ * non-zero) into a new block (*out; release it with ccg_block_free). CCG_ERR_INPUT names
+ * the damage in ``message``. */
+int ccg_decode_nodes(const uint8_t *raw, size_t length, int predicted, ccg_block **out, char *message,
+                     size_t message_size);
 void ccg_block_free(ccg_block *block);
 
 #endif

@@ -48,7 +48,17 @@ class NativeNodeEncoder:
             raise MemoryError("cannot allocate the node encoder")
 
     def encode(self, nodes_or_pool: Any, first: int, stop: int) -> bytes:
-        """The raw payload of a node block holding ids ``first <= id < stop``.
+        """The raw payload of a NODES block holding ids ``first <= id < stop``."""
+        return self._encode(nodes_or_pool, first, stop, False)[0]
+
+    def encode_both(self, nodes_or_pool: Any, first: int, stop: int) -> tuple[bytes, bytes]:
+        """The raw payloads of the node range as a NODES and as a PREDICTED_NODES block."""
+        ids, predicted = self._encode(nodes_or_pool, first, stop, True)
+        assert predicted is not None
+        return ids, predicted
+
+    def _encode(self, nodes_or_pool: Any, first: int, stop: int, both: bool) -> tuple[bytes, bytes | None]:
+        """The NODES payload, and with ``both`` the PREDICTED_NODES one.
 
         ``nodes_or_pool`` is a `NodeTable`, a ``ccg_nodes *`` or an object whose
         ``native_nodes()`` returns one, holding those ids and the earlier children they
@@ -66,17 +76,21 @@ class NativeNodeEncoder:
             earlier, arrays = _earlier(nodes_or_pool, first, stop)
             nodes = table.struct
             keep += [table, arrays]
-        out = ffi.new("uint8_t **")
-        length = ffi.new("size_t *")
+        out, length = ffi.new("uint8_t **"), ffi.new("size_t *")
+        predicted, predicted_length = (ffi.new("uint8_t **"), ffi.new("size_t *")) if both else (ffi.NULL, ffi.NULL)
         message = ffi.new("char[]", MESSAGE_SIZE)
-        status = lib.ccg_encode_nodes(self._encoder, nodes, earlier, first, stop, out, length, message, MESSAGE_SIZE)
+        status = lib.ccg_encode_nodes(self._encoder, nodes, earlier, first, stop, out, length, predicted,
+                                      predicted_length, message, MESSAGE_SIZE)
         if status != CCG_OK:
             text = ffi.string(message).decode("utf-8", "replace")
             raise MemoryError(text) if status == CCG_ERR_MEMORY else ValueError(text)
         try:
-            return bytes(ffi.buffer(out[0], length[0]))
+            return (bytes(ffi.buffer(out[0], length[0])),
+                    bytes(ffi.buffer(predicted[0], predicted_length[0])) if both else None)
         finally:
             lib.ccg_bytes_free(out[0])
+            if both:
+                lib.ccg_bytes_free(predicted[0])
 
 
 def _earlier(pool: Any, first: int, stop: int) -> tuple[Any, list[np.ndarray]]:
@@ -97,11 +111,12 @@ def _earlier(pool: Any, first: int, stop: int) -> tuple[Any, list[np.ndarray]]:
     return imports, arrays
 
 
-def decode_native(raw: bytes, path: str | None, offset: int | None) -> NativeNodeBlock:
-    """`decode_nodes` in C: decode and check a node block payload."""
+def decode_native(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False) -> NativeNodeBlock:
+    """`decode_nodes` in C: decode and check a node block payload (``predicted``: of a
+    PREDICTED_NODES block)."""
     out = ffi.new("ccg_block **")
     message = ffi.new("char[]", MESSAGE_SIZE)
-    status = lib.ccg_decode_nodes(ffi.from_buffer(raw), len(raw), out, message, MESSAGE_SIZE)
+    status = lib.ccg_decode_nodes(ffi.from_buffer(raw), len(raw), int(predicted), out, message, MESSAGE_SIZE)
     if status != CCG_OK:
         text = ffi.string(message).decode("utf-8", "replace")
         if status == CCG_ERR_MEMORY:

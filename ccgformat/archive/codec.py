@@ -18,6 +18,10 @@ Only what cannot be derived is stored (spec/format.md, "Node blocks"):
 * Totals, event counts and metric sums of sub-trees are recomputed while decoding, from
   the block's own nodes and an *import table* that carries them for the children the
   block references in earlier blocks. A block therefore decodes on its own.
+* Predicted references (PREDICTED_NODES blocks, format 1.4): the children that are not
+  fresh are stored not by id but by what the decoder can predict - their place in a
+  move-to-front list of the children met at the same position of the same parent shape,
+  else their import table row, else their distance below the parent (`reference_codes`).
 
 Decoding is vectorised: the pending stack is replayed as a matching of pushes and pops
 by stack depth, and the bottom-up sums are iterated to their fixpoint, one numpy pass per
@@ -49,6 +53,8 @@ STREAMS = ("pending", "kind", "child_count", "child_fresh", "child_id", "gaps", 
            "import_id", "import_total", "import_events", "import_metric_count", "import_metric_id",
            "import_metric_sum")
 SIGNED = frozenset({"key", "soft", "import_metric_sum"})
+#: Predicted references: each move-to-front list keeps at most this many children.
+REFERENCE_LIST_LIMIT = 64
 
 _HARD_COUNT = np.zeros(256, dtype=np.int64)
 _SOFT_COUNT = np.zeros(256, dtype=np.int64)
@@ -78,6 +84,18 @@ def encode_stream(values: np.ndarray) -> bytes:
     width = next(w for w in WIDTHS if w == 8 or top < 1 << (8 * w))
     planes = v.astype(f"<u{width}").view(np.uint8).reshape(len(v), width).T
     return STREAM_HEADER.pack(width, len(v)) + planes.tobytes()
+
+
+def stream_bytes(raw: bytes, name: str) -> bytes:
+    """The stored bytes (header included) of the stream ``name`` of a node block payload."""
+    position = BLOCK_START.size
+    for current in STREAMS:
+        width, count = STREAM_HEADER.unpack_from(raw, position)
+        end = position + STREAM_HEADER.size + width * count
+        if current == name:
+            return raw[position:end]
+        position = end
+    raise KeyError(name)
 
 
 def decode_stream(raw: bytes, position: int) -> tuple[np.ndarray, int]:
@@ -116,13 +134,19 @@ class NodeEncoder:
         self.pending: list[int] = []  # nodes made but not yet referenced, newest last
 
     def encode(self, pool: NodePool, first: int, stop: int) -> bytes:
-        """The raw payload of a node block holding ids ``first <= id < stop``."""
+        """The raw payload of a NODES block holding ids ``first <= id < stop``."""
+        return self.encode_both(pool, first, stop)[0]
+
+    def encode_both(self, pool: NodePool, first: int, stop: int) -> tuple[bytes, bytes]:
+        """The raw payloads of the same node range as a NODES block (child ids) and as a
+        PREDICTED_NODES block (reference codes); the pending stack moves on once."""
         columns: dict[str, list[int]] = {name: [] for name in STREAMS}
         columns["pending"] = _deltas(self.pending)
         columns["kind"] = pool.kind[first:stop]
         imported: set[int] = set()
         stack = self.pending
         shapes: dict[tuple, list[tuple[int, ...]]] = {}  # node shape -> gap rows, first seen first
+        references: list[tuple[int, tuple[int, int, int, int], int]] = []  # (parent, context, child)
         for node in range(first, stop):
             if pool.kind[node] <= NodeKind.ARTIFICIAL:
                 children = pool.children[node]
@@ -134,6 +158,9 @@ class NodeEncoder:
                 columns["child_count"].append(len(children))
                 columns["child_fresh"].extend(fresh)
                 columns["child_id"].extend(c for c, is_fresh in zip(children, fresh) if not is_fresh)
+                region = pool.key[node][0] if pool.kind[node] == NodeKind.CALL else -1
+                references.extend((node, (pool.kind[node], region, len(children), j), c)
+                                  for j, (c, is_fresh) in enumerate(zip(children, fresh)) if not is_fresh)
                 shape = (pool.kind[node], pool.key[node], len(children))
                 shapes.setdefault(shape, []).append(pool.durations[node][0::2])
                 imported.update(c for c in children if c < first)
@@ -152,11 +179,62 @@ class NodeEncoder:
             for metric, total in pool.metric_sums[node]:
                 columns["import_metric_id"].append(metric)
                 columns["import_metric_sum"].append(total)
-        parts = [BLOCK_START.pack(first, stop - first)]
+        streams = [BLOCK_START.pack(first, stop - first)]
         for name in STREAMS:
             values = np.array(columns[name], dtype=np.int64 if name in SIGNED else np.uint64)
-            parts.append(encode_stream(zigzag(values) if name in SIGNED else values))
-        return b"".join(parts)
+            streams.append(encode_stream(zigzag(values) if name in SIGNED else values))
+        ids = b"".join(streams)
+        streams[1 + STREAMS.index("child_id")] = encode_stream(
+            np.array(reference_codes(references, first, sorted(imported)), dtype=np.uint64))
+        return ids, b"".join(streams)
+
+
+def reference_codes(references: list[tuple[int, tuple[int, int, int, int], int]], first: int,
+                    imports: list[int]) -> list[int]:
+    """The `child_id` values of a PREDICTED_NODES block (spec 5.7): for each child that is
+    not fresh, as (parent id, context, child id) in stream order, its index in the
+    context's move-to-front list if there, else the list's length plus its import row,
+    else plus the import count plus ``parent - 1 - child``."""
+    row = {node: k for k, node in enumerate(imports)}
+    lists: dict[tuple[int, int, int, int], list[int]] = {}
+    codes = []
+    for parent, context, child in references:
+        recent = lists.setdefault(context, [])
+        if child in recent:
+            codes.append(recent.index(child))
+            recent.remove(child)
+        else:
+            codes.append(len(recent) + (row[child] if child < first else len(imports) + parent - 1 - child))
+            if len(recent) == REFERENCE_LIST_LIMIT:
+                recent.pop()
+        recent.insert(0, child)
+    return codes
+
+
+def predicted_children(codes: np.ndarray, first: int, parent: np.ndarray, context: np.ndarray,
+                       imports: np.ndarray) -> np.ndarray:
+    """The child ids of `reference_codes` back, for references of the parents ``first +
+    parent`` and the contexts (rows of 4 integers) given; ValueError on a code that
+    points nowhere."""
+    lists: dict[tuple[int, ...], list[int]] = {}
+    children = np.empty(len(codes), dtype=np.int64)
+    count = len(imports)
+    for k, (code, p, key) in enumerate(zip(codes.tolist(), (parent + first).tolist(), map(tuple, context.tolist()))):
+        recent = lists.setdefault(key, [])
+        if code < len(recent):
+            child = recent.pop(code)
+        else:
+            code -= len(recent)
+            if code < count:
+                child = int(imports[code])
+            else:
+                _check(code - count < p - first, "a child reference code points outside the block")
+                child = p - 1 - (code - count)
+            if len(recent) == REFERENCE_LIST_LIMIT:
+                recent.pop()
+        recent.insert(0, child)
+        children[k] = child
+    return children
 
 
 @dataclass
@@ -197,10 +275,11 @@ class NodeBlock:
                      for c in children)
 
 
-def decode_nodes(raw: bytes, path: str, offset: int) -> NodeBlock:
-    """Decode and check a node block payload (every count and reference is validated)."""
+def decode_nodes(raw: bytes, path: str, offset: int, *, predicted: bool = False) -> NodeBlock:
+    """Decode and check a node block payload (every count and reference is validated);
+    ``predicted``: a PREDICTED_NODES payload (reference codes instead of child ids)."""
     try:
-        return _decode(raw)
+        return _decode(raw, predicted)
     except (ValueError, IndexError, KeyError, OverflowError) as error:
         raise CorruptArchiveError(f"node block: {error}", path=path, offset=offset) from None
 
@@ -217,13 +296,16 @@ def _segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return (running[..., starts[1:]] - running[..., starts[:-1]]).view(np.int64)
 
 
-def _decode(raw: bytes) -> NodeBlock:
+def _decode(raw: bytes, predicted: bool = False) -> NodeBlock:
     """`decode_nodes` without the wrapping of its errors: every check raises ValueError."""
     first, count, s = _read_streams(raw)
     kind = _node_kinds(s, first, count)
     inner = kind <= NodeKind.ARTIFICIAL
     child_count, child_start, fresh, gap_count = _edge_counts(s, inner)
     key_start, key, soft_start, soft = _properties(s, kind)
+    if predicted:
+        s["child_id"] = _predicted_ids(s["child_id"], first, kind, key, key_start, child_count, fresh,
+                                       np.array(_undeltas(s["import_id"], "import"), dtype=np.int64))
     children, parent = _children(s, first, child_count, fresh)
 
     imports = ImportTable(s, first)
@@ -287,6 +369,21 @@ def _edge_counts(s: dict[str, np.ndarray], inner: np.ndarray) -> tuple[np.ndarra
     _check(len(s["gaps"]) == int(gap_count.sum()), "gap count does not match the child counts")
     _check(len(s["gaps"]) == 0 or int(s["gaps"].max()) < 1 << 62, "implausible gap")
     return child_count, child_start, fresh, gap_count
+
+
+def _predicted_ids(codes: np.ndarray, first: int, kind: np.ndarray, key: np.ndarray, key_start: np.ndarray,
+                   child_count: np.ndarray, fresh: np.ndarray, imports: np.ndarray) -> np.ndarray:
+    """The ids of the children that are not fresh from their reference codes: each
+    one's parent and context (parent kind, region or -1, child count, position)."""
+    parent = np.repeat(np.arange(len(kind), dtype=np.int64), child_count)
+    position = np.arange(len(parent)) - np.repeat(np.cumsum(child_count) - child_count, child_count)
+    region = np.full(len(kind), -1, dtype=np.int64)
+    calls = kind == NodeKind.CALL
+    region[calls] = key[key_start[:-1][calls]]
+    explicit = ~fresh
+    p = parent[explicit]
+    context = np.stack((kind[p].astype(np.int64), region[p], child_count[p], position[explicit]), axis=1)
+    return predicted_children(codes, first, p, context, imports).astype(np.uint64)
 
 
 def _properties(s: dict[str, np.ndarray], kind: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -30,13 +30,13 @@ def node_encoder() -> Any:
     return NodeEncoder()
 
 
-def decode_block(raw: bytes, path: str | None, offset: int | None) -> Any:
+def decode_block(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False) -> Any:
     """`decode_nodes`, or its C twin `decode_native` (same checks, same values), whose
-    `NativeNodeBlock` reads like a `NodeBlock`."""
+    `NativeNodeBlock` reads like a `NodeBlock`; ``predicted`` for PREDICTED_NODES."""
     if native():
         from .._native.codec import decode_native
-        return decode_native(raw, path, offset)
-    return decode_nodes(raw, path, offset)
+        return decode_native(raw, path, offset, predicted=predicted)
+    return decode_nodes(raw, path, offset, predicted=predicted)
 
 
 def walker(pool: Any, root: int, start: int, location: int, *, path: str | None = None) -> Any:

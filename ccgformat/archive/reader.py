@@ -36,8 +36,8 @@ from .export import exporter_for
 from .merge import merge_by_time
 from .native import decode_block, walker
 from .queries import run_query
-from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags,
-                     SectionKind, largest_raw_length)
+from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, NODE_KINDS, TRAILER,
+                     BlockFlags, SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
 from .tables import decode_checkpoint_table, decode_root_table, join_definitions
 
@@ -147,7 +147,8 @@ class ArchivePool:
         """Block ``index``, decoded and checked; with ``claims`` its import claims are
         checked (or kept until the blocks they speak of are decoded)."""
         entry = self._entries[index]
-        block = decode_block(self._archive.payload(entry), self._archive.path, entry.offset)
+        block = decode_block(self._archive.payload(entry), self._archive.path, entry.offset,
+                             predicted=entry.kind == SectionKind.PREDICTED_NODES)
         if block.first != entry.first or len(block) != entry.count:
             raise CorruptArchiveError("node block does not hold the ids the footer lists",
                                       path=self._archive.path, offset=entry.offset)
@@ -259,7 +260,7 @@ class Archive:
         except BaseException:
             self.close()
             raise
-        self.pool = ArchivePool(self, [e for e in self._directory if e.kind == SectionKind.NODES])
+        self.pool = ArchivePool(self, [e for e in self._directory if e.kind in NODE_KINDS])
         self._indexes: dict[int, dict[Any, Any]] = {}  # decoded index blocks by offset
         self._index_blocks: dict[SectionKind, tuple[list[int], list[DirectoryEntry]]] = {}
 
@@ -302,7 +303,7 @@ class Archive:
             if entry.kind not in _KNOWN_KINDS and entry.flags & BlockFlags.MUST_UNDERSTAND:
                 raise UnsupportedVersionError(f"section kind {entry.kind} must be understood but is "
                                               f"unknown to this reader", path=self.path, offset=entry.offset)
-            if entry.kind == SectionKind.NODES:
+            if entry.kind in NODE_KINDS:
                 if entry.first != expected_node or entry.count == 0:
                     raise CorruptArchiveError("node blocks do not cover consecutive ids", path=self.path,
                                               offset=entry.offset)

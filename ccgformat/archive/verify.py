@@ -24,8 +24,8 @@ from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
 from .codec import NodeBlock
 from .indexes import ROW_WIDTHS
-from .layout import (BLOCK_OVERHEAD, FILE_HEADER, MAJOR_VERSION, RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION,
-                     TRAILER, SectionKind)
+from .layout import (BLOCK_OVERHEAD, FILE_HEADER, MAJOR_VERSION, NODE_KINDS, RESERVED_AGGREGATION,
+                     ROOTS_COMPLETE_MINOR_VERSION, TRAILER, SectionKind)
 from .native import decode_block
 from .reader import Archive
 from .sections import DirectoryEntry, decode_json, decode_roots
@@ -148,7 +148,7 @@ class _Verifier:
         roots = (by_kind.get(SectionKind.ROOT_TABLE) or by_kind[SectionKind.ROOTS])[0]
         self.check_definitions(one[SectionKind.DEFINITIONS])
         self.check_roots_section(roots)
-        for entry in sorted(by_kind.get(SectionKind.NODES, []), key=lambda e: e.first):
+        for entry in sorted((e for kind in NODE_KINDS for e in by_kind.get(kind, [])), key=lambda e: e.first):
             self.check_nodes(entry)
         self.check_parameters(one[SectionKind.PARAMETERS])
         self.check_roots(roots)
@@ -297,7 +297,7 @@ class _Verifier:
         if raw is None:
             return
         try:
-            block = decode_block(raw, self.path, entry.offset)
+            block = decode_block(raw, self.path, entry.offset, predicted=entry.kind == SectionKind.PREDICTED_NODES)
         except CcgError as error:
             self.problems.append(_problem_of(error, entry.kind, entry.offset))
             return

@@ -20,13 +20,14 @@ from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
 from ..model import Definitions, EventBatch
 from ..params import Params
-from .blocks import frame_block
+from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
-                     MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
-                     TRAILER, BlockFlags, SectionKind,
+                     MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION,
+                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
+from .codec import stream_bytes
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .tables import encode_checkpoint_table, encode_root_table, split_definitions
@@ -42,6 +43,14 @@ DEFAULT_NODES_LEVEL = 15
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
+#: How node blocks store the children that are not fresh (spec 5.7): "ids" (NODES
+#: blocks), "predicted" (PREDICTED_NODES blocks) or "auto" (per block the one whose
+#: child reference stream compresses smaller, NODES on a tie; without the tables, the
+#: layout for older readers, always NODES).
+REFERENCE_CODINGS = ("auto", "ids", "predicted")
+#: "auto" compares the two child reference streams compressed at this zstd level (or
+#: the writer's, if lower): nearly the same choice as at level 19, at a fraction of its time.
+CHOICE_LEVEL = 3
 #: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
 
@@ -57,14 +66,17 @@ class Writer:
     blocks at DEFAULT_NODES_LEVEL (the most compressible of them at DEFAULT_LEVEL, see
     `compression.Level`) and the rest at DEFAULT_LEVEL. ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
+    ``references``: one of `REFERENCE_CODINGS`.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                 threads: int | None = None):
+                 threads: int | None = None, references: str = "auto"):
         if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
+        if references not in REFERENCE_CODINGS:
+            raise ValueError(f"references must be one of {', '.join(REFERENCE_CODINGS)}, got {references!r}")
         if checkpoint_interval < 1 or nodes_per_block < 1:
             raise ValueError("checkpoint_interval and nodes_per_block must be positive")
         self.path = Path(path)
@@ -77,6 +89,8 @@ class Writer:
         self.tables = tables
         self._queue: CompressionQueue[tuple[SectionKind, bool, int, int]] = \
             CompressionQueue(default_threads() if threads is None else threads)
+        self.references = references
+        self._predicted = False  # whether a PREDICTED_NODES block was written
         self._output = AtomicOutput(self.path)
         try:
             self._file = open(self._output.path, "wb")
@@ -113,7 +127,7 @@ class Writer:
     def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
                count: int = 0, compressed: bytes | None = None) -> None:
         """Queue a block; it is written once it and the blocks before it are compressed."""
-        level = self._nodes_level if kind == SectionKind.NODES else self._other_level
+        level = self._nodes_level if kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES) else self._other_level
         self._queue.put((kind, must_understand, first, count), raw, level, compressed)
         self._write_ready()
 
@@ -148,9 +162,23 @@ class Writer:
         while len(pool) - self._nodes_written >= (1 if final else self.nodes_per_block):
             first = self._nodes_written
             stop = min(len(pool), first + self.nodes_per_block)
-            self._block(SectionKind.NODES, self._encoder.encode(pool, first, stop), must_understand=True,
-                        first=first, count=stop - first)
+            ids, predicted = self._encoder.encode_both(pool, first, stop)
+            if self._prefer_predicted(ids, predicted):
+                self._predicted = True
+                self._block(SectionKind.PREDICTED_NODES, predicted, must_understand=True, first=first,
+                            count=stop - first)
+            else:
+                self._block(SectionKind.NODES, ids, must_understand=True, first=first, count=stop - first)
             self._nodes_written = stop
+
+    def _prefer_predicted(self, ids: bytes, predicted: bytes) -> bool:
+        """Whether to store a node range as PREDICTED_NODES: the two payloads differ only
+        in their child reference stream, so that stream alone decides."""
+        if self.references != "auto" or not self.tables:
+            return self.references == "predicted"
+        a, b = stream_bytes(ids, "child_id"), stream_bytes(predicted, "child_id")
+        level = min(self.level, CHOICE_LEVEL)
+        return a != b and len(compress(b, level)) < len(compress(a, level))
 
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written
@@ -207,8 +235,8 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION \
-            if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
+        minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else TABLES_MINOR_VERSION if self.tables \
+            else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
             self._file.seek(0)
@@ -242,12 +270,13 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                threads: int | None = None) -> Graph:
+                threads: int | None = None, references: str = "auto") -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
-    out are written without events. ``level``, ``tables``, ``threads``: as for `Writer`.
+    out are written without events. ``level``, ``tables``, ``threads``,
+    ``references``: as for `Writer`.
     Returns the built graph.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
@@ -256,7 +285,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     builder = make_builder(params, definitions, repair=repair)
     from_input = params.lossless and not repair
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, tables=tables, threads=threads) as writer:
+                nodes_per_block=nodes_per_block, tables=tables, threads=threads,
+                references=references) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
             record = recorder(writer.checkpoint_interval) if from_input else None
@@ -282,10 +312,10 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Path:
-    """Write an already built graph as an archive."""
+               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto") -> Path:
+    """Write an already built graph as an archive (``references`` as for `Writer`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block) as writer:
+                nodes_per_block=nodes_per_block, references=references) as writer:
         writer.add_nodes(graph.pool, final=True)
         for location in graph.roots:
             writer.add_location(location, graph.location(location))

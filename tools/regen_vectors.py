@@ -440,10 +440,24 @@ def many_locations_json() -> Vector:
         "and the whole DEFINITIONS in JSON, as in format 1.2."))
 
 
+def extension_records() -> Vector:
+    vector = many_locations()
+    count = len(vector.definitions.locations)
+    records = [["String", [i, f"rank {i}"]] for i in range(count)] + \
+        [["Location", [i, i, 1, len(vector.trace[i]), i // 4]] for i in range(count)]
+    definitions = replace(vector.definitions, extensions={"demo": {"records": records, "version": 1,
+                                                                   "ratio": 0.25, "ids": [-1, (1 << 64) - 1]}})
+    return replace(vector, name="extension_records", definitions=definitions, summary=(
+        "`many_locations.ccg` whose definitions carry `extensions.demo`: per location a "
+        "`String` and a `Location` record, as the OTF2 importer keeps them, a float and the "
+        "integers -1 and 2**64 - 1. The writer stores the definitions as a DEFINITION_TABLE "
+        "(format 1.4), which is smaller than their JSON."))
+
+
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
-                                               many_locations_json]
+                                               many_locations_json, extension_records]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -946,8 +960,23 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     def rows_past_the_payload(streams: list[np.ndarray]) -> None:
         streams[4][0] = 1 << 40  # the first checkpoint's stack rows
 
+    def unknown_value_kind(streams: list[np.ndarray]) -> None:
+        streams[0][0] = 9  # the document's value kind
+
+    def integers_short(streams: list[np.ndarray]) -> None:
+        streams[3] = streams[3][:-1]
+
+    def members_past_the_payload(streams: list[np.ndarray]) -> None:
+        streams[1][0] = 1 << 40  # the document's member count
+
     bads = []
     for name, source, kind, change, how in (
+            ("definition_table_bad_kind.ccg", "extension_records", SectionKind.DEFINITION_TABLE, unknown_value_kind,
+             "the DEFINITION_TABLE's first value kind set to 9, which is not defined"),
+            ("definition_table_short.ccg", "extension_records", SectionKind.DEFINITION_TABLE, integers_short,
+             "the DEFINITION_TABLE's integer stream one value short"),
+            ("definition_table_members_claim.ccg", "extension_records", SectionKind.DEFINITION_TABLE,
+             members_past_the_payload, "the DEFINITION_TABLE's member count of the document set to 2**40"),
             ("root_table_short.ccg", "every_kind", SectionKind.ROOT_TABLE, shorten,
              "the ROOT_TABLE's end stream one value short"),
             ("location_table_bad_text.ccg", "many_locations", SectionKind.LOCATION_TABLE, text_past_the_list,

@@ -22,8 +22,9 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
-from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
-                     MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
+from .jsontable import encode_json_table
+from .layout import (BLOCK_OVERHEAD, COMPACT_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION,
+                     FILE_HEADER, MAGIC, MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
                      TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
 from .native import builder as make_builder, node_encoder, walker as location_walker
@@ -36,6 +37,8 @@ DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
 #: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
+#: DEFINITIONS in JSON of this size or more are written as tables without trying JSON
+JSON_TRIAL_BYTES = 1 << 20
 
 
 class Writer:
@@ -69,6 +72,7 @@ class Writer:
         self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
+        self._compact = False  # whether a feature of 1.4 (a DEFINITION_TABLE) was written
         self._pending_checkpoints = 0
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
@@ -99,20 +103,26 @@ class Writer:
         self._emit(frame_block(kind, int(flags), payload))
 
     def _definitions(self, definitions: Definitions) -> None:
-        """DEFINITIONS, with the lists that grow with the locations in a LOCATION_TABLE
-        when the tables are on and that makes the file smaller (a few locations are
-        smaller in the JSON than the table's block costs)."""
-        document = encode_json(definitions.to_dict())
-        whole = self._stored(document)
+        """DEFINITIONS, in JSON or (with the tables) as a DEFINITION_TABLE, with or without
+        the lists that grow with the locations in a LOCATION_TABLE: whichever layout makes
+        the file smallest (a few locations are smaller in JSON than a table's block costs).
+        JSON is tried only below `JSON_TRIAL_BYTES`, where it can win."""
+        document = definitions.to_dict()
+        whole = encode_json(document)
+        choices = [[(SectionKind.DEFINITIONS, whole)]]
         if self.tables:
             split, table = split_definitions(definitions)
-            split_json = encode_json(split)
-            parts = self._stored(split_json), self._stored(table)
-            if len(parts[0][0]) + len(parts[1][0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size < len(whole[0]):
-                self._block(SectionKind.DEFINITIONS, split_json, must_understand=True, stored=parts[0])
-                self._block(SectionKind.LOCATION_TABLE, table, must_understand=True, stored=parts[1])
-                return
-        self._block(SectionKind.DEFINITIONS, document, must_understand=True, stored=whole)
+            choices = choices if len(whole) < JSON_TRIAL_BYTES else []
+            choices += [[(SectionKind.DEFINITION_TABLE, encode_json_table(document))],
+                        [(SectionKind.DEFINITION_TABLE, encode_json_table(split)), (SectionKind.LOCATION_TABLE, table)]]
+            if len(whole) < JSON_TRIAL_BYTES:
+                choices.append([(SectionKind.DEFINITIONS, encode_json(split)), (SectionKind.LOCATION_TABLE, table)])
+        stored = [[(kind, raw, self._stored(raw)) for kind, raw in blocks] for blocks in choices]
+        best = min(stored, key=lambda blocks: sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(payload)
+                                                  for _, _, (payload, _) in blocks))
+        for kind, raw, payload in best:
+            self._block(kind, raw, must_understand=True, stored=payload)
+            self._compact |= kind == SectionKind.DEFINITION_TABLE
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
         """Write the pool's new nodes in full blocks (and, if ``final``, the remainder)."""
@@ -172,8 +182,8 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION \
-            if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
+        minor = COMPACT_MINOR_VERSION if self._compact else TABLES_MINOR_VERSION if self.tables \
+            else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
             self._file.seek(0)

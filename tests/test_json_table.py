@@ -1,9 +1,10 @@
-"""DEFINITION_TABLE (spec 4.9): any JSON document round-trips through its columns, damage
+"""EXTENSION_TABLE (spec 4.9): any JSON value round-trips through its columns, damage
 raises CorruptArchiveError, and per-location records cost steps, not text (issue 14)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -16,6 +17,8 @@ from ccgformat.archive.verify import verify
 from ccgformat.archive.writer import write_trace
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.model import Definitions, EventBatch, EventKind as K, Location, Region
+
+from .test_verify import json_payload, rebuild
 
 _digits = st.text(alphabet="ab 0123456789", max_size=12)
 _json = st.recursive(
@@ -46,7 +49,7 @@ def test_damage_raises_corrupt_archive_error_or_reads(document, data):
         decode_json_table(bytes(raw), "t.ccg", 7)
     except CorruptArchiveError as error:
         assert error.offset == 7
-        assert "definition table" in str(error)
+        assert "extension table" in str(error)
 
 
 def _records(locations: int) -> list:
@@ -72,9 +75,10 @@ def test_the_writer_stores_per_location_records_as_a_table(tmp_path):
     write_trace(path, definitions, ((i, [events]) for i in range(count)))
     with ccgformat.open(path) as archive:
         assert archive.version == (1, 4)
+        assert isinstance(archive.definitions.extensions, dict)
         kinds = {entry.kind: entry for entry in archive.directory}
-        assert SectionKind.DEFINITIONS not in kinds
-        assert kinds[SectionKind.DEFINITION_TABLE].length < count * 0.5
+        assert "extensions" not in json.loads(archive.payload(kinds[SectionKind.DEFINITIONS]))
+        assert kinds[SectionKind.EXTENSION_TABLE].length < count * 0.5
         assert archive.definitions.to_dict() == definitions.to_dict()
     assert verify(path) == []
 
@@ -89,3 +93,20 @@ def test_small_definitions_stay_json(tmp_path, count):
     with ccgformat.open(path) as archive:
         assert archive.version == (1, 3)
         assert SectionKind.DEFINITIONS in {entry.kind for entry in archive.directory}
+
+
+def test_extensions_are_decoded_when_first_used():
+    """Queries read the definitions without the extension records; only their use decodes them."""
+    damaged = Path(__file__).parent / "data" / "bad" / "extension_table_bad_kind.ccg"
+    with ccgformat.open(damaged) as archive:
+        definitions = archive.definitions
+        assert len(definitions.locations) == 300 and definitions.regions[0].name == "main"
+        with pytest.raises(CorruptArchiveError, match="extension table: value kind 9"):
+            definitions.extensions
+
+
+def test_extensions_beside_an_extension_table_are_corrupt(tmp_path):
+    source = Path(__file__).parent.parent / "spec" / "vectors" / "extension_records.ccg"
+    path = rebuild(source, tmp_path / "both.ccg", json_payload(SectionKind.DEFINITIONS, lambda d: d.update(extensions={})))
+    with ccgformat.open(path) as archive, pytest.raises(CorruptArchiveError, match="beside an EXTENSION_TABLE"):
+        archive.definitions

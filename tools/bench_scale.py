@@ -324,7 +324,7 @@ def _section(kind: str) -> Callable[[dict[str, Any]], str]:
         Column("events", _cell("events", fmt_int)),
         Column("ccg bytes", _cell("ccg_bytes", fmt_int)),
         Column("B/loc", _cell("bytes_per_location", lambda x: fmt_float(x, 1))),
-        *[Column(kind, _section(kind)) for kind in ("NODES", "DEFINITIONS", "DEFINITION_TABLE", "LOCATION_TABLE", "ROOT_TABLE",
+        *[Column(kind, _section(kind)) for kind in ("NODES", "DEFINITIONS", "EXTENSION_TABLE", "LOCATION_TABLE", "ROOT_TABLE",
                                                     "CHECKPOINT_TABLE", "ROOTS", "SNAPSHOTS", "SUMMARY")],
         Column("parquet bytes", _cell("parquet_bytes", fmt_int)),
         Column("ccg/parquet", _cell("ccg_per_parquet", lambda x: f"{x:.3f}")),

@@ -450,7 +450,7 @@ def extension_records() -> Vector:
     return replace(vector, name="extension_records", definitions=definitions, summary=(
         "`many_locations.ccg` whose definitions carry `extensions.demo`: per location a "
         "`String` and a `Location` record, as the OTF2 importer keeps them, a float and the "
-        "integers -1 and 2**64 - 1. The writer stores the definitions as a DEFINITION_TABLE "
+        "integers -1 and 2**64 - 1. The writer stores the extensions in an EXTENSION_TABLE "
         "(format 1.4), which is smaller than their JSON."))
 
 
@@ -532,7 +532,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         "events lie within the bounds recorded in the archive's PARAMETERS section (see below).",
         "A vector a reader must refuse has no listing; its description names the error.",
         "",
-        "## Vectors (format 1.3)",
+        "## Vectors (format 1.3; `extension_records` 1.4)",
         "",
     ]
     for v in vectors:
@@ -553,7 +553,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         out += [f"- {note}" for note in v.notes]
         out.append("")
     out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOT_TABLE,",
-            "LOCATION_TABLE, CHECKPOINT_TABLE, and in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
+            "LOCATION_TABLE, CHECKPOINT_TABLE, EXTENSION_TABLE, and in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
             "SUMMARY, and the FOOTER) and every event kind; the test checks that too.", "",
             "## Format 1.2 (`1.2/`)",
             "",
@@ -961,22 +961,22 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
         streams[4][0] = 1 << 40  # the first checkpoint's stack rows
 
     def unknown_value_kind(streams: list[np.ndarray]) -> None:
-        streams[0][0] = 9  # the document's value kind
+        streams[0][0] = 9  # the kind of the table's value
 
     def integers_short(streams: list[np.ndarray]) -> None:
         streams[3] = streams[3][:-1]
 
     def members_past_the_payload(streams: list[np.ndarray]) -> None:
-        streams[1][0] = 1 << 40  # the document's member count
+        streams[1][0] = 1 << 40  # the member count of the table's value
 
     bads = []
     for name, source, kind, change, how in (
-            ("definition_table_bad_kind.ccg", "extension_records", SectionKind.DEFINITION_TABLE, unknown_value_kind,
-             "the DEFINITION_TABLE's first value kind set to 9, which is not defined"),
-            ("definition_table_short.ccg", "extension_records", SectionKind.DEFINITION_TABLE, integers_short,
-             "the DEFINITION_TABLE's integer stream one value short"),
-            ("definition_table_members_claim.ccg", "extension_records", SectionKind.DEFINITION_TABLE,
-             members_past_the_payload, "the DEFINITION_TABLE's member count of the document set to 2**40"),
+            ("extension_table_bad_kind.ccg", "extension_records", SectionKind.EXTENSION_TABLE, unknown_value_kind,
+             "the EXTENSION_TABLE's first value kind set to 9, which is not defined"),
+            ("extension_table_short.ccg", "extension_records", SectionKind.EXTENSION_TABLE, integers_short,
+             "the EXTENSION_TABLE's integer stream one value short"),
+            ("extension_table_members_claim.ccg", "extension_records", SectionKind.EXTENSION_TABLE,
+             members_past_the_payload, "the EXTENSION_TABLE's member count of its value set to 2**40"),
             ("root_table_short.ccg", "every_kind", SectionKind.ROOT_TABLE, shorten,
              "the ROOT_TABLE's end stream one value short"),
             ("location_table_bad_text.ccg", "many_locations", SectionKind.LOCATION_TABLE, text_past_the_list,
@@ -1034,7 +1034,7 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
 
 def read_all(path: Path) -> None:
     with ccg.open(path) as archive:
-        archive.definitions, archive.params, archive.stats
+        archive.definitions.extensions, archive.params, archive.stats
         for location in archive.locations:
             for _ in archive.location(location).events():
                 pass

@@ -1,6 +1,6 @@
-"""DEFINITION_TABLE (spec 4.9, since 1.4): any JSON document as columns, so that the
-records that repeat per location (the importers' ``extensions``: OTF2 definition
-records, Paje containers) cost their steps, not their text.
+"""EXTENSION_TABLE (spec 4.9, since 1.4): a JSON value (the definitions' ``extensions``)
+as columns, so that the records that repeat per location (OTF2 definition records, Paje
+containers) cost their steps, not their text.
 
 Values are listed in pre-order by kind; integers and the numbers inside strings are
 stored as steps from the previous one at the same *path* (object keys and array positions
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..errors import CorruptArchiveError
+from ..model import Definitions
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
 from .tables import _NUMBERED
 
@@ -40,31 +41,39 @@ class _Encoder:
     def __init__(self) -> None:
         self.texts: dict[str, int] = {}
         self.columns: dict[str, list[int]] = {name: [] for name in _STREAMS}
-        self.last_integer: dict[tuple[Any, ...], int] = {}
-        self.last_number: dict[tuple[Any, ...], int] = {}
+        self.paths = _Paths()
+        self.last_integer: list[int] = [0]
+        self.last_number: list[int] = [-1]
 
     def text(self, value: str) -> int:
         return self.texts.setdefault(value, len(self.texts))
 
-    def string(self, value: str, path: tuple[Any, ...]) -> None:
-        prefix, number, suffix = _split(value)
+    def child(self, path: int, step: Any) -> int:
+        child = self.paths.child(path, step)
+        if child == len(self.last_integer):
+            self.last_integer.append(0)
+            self.last_number.append(-1)
+        return child
+
+    def string(self, value: str, path: int) -> None:
+        match = _NUMBERED.fullmatch(value)
         c = self.columns
-        c["prefix"].append(self.text(prefix))
-        c["suffix"].append(self.text(suffix))
-        c["numbered"].append(0 if number is None else 1)
-        if number is not None:
-            c["number"].append(number - self.last_number.get(path, -1) - 1)
+        c["prefix"].append(self.text(match[1] if match else value))
+        c["suffix"].append(self.text(match[3] if match else ""))
+        c["numbered"].append(1 if match else 0)
+        if match:
+            number = int(match[2])
+            c["number"].append(number - self.last_number[path] - 1)
             self.last_number[path] = number
 
-    def value(self, value: Any, path: tuple[Any, ...]) -> None:
+    def value(self, value: Any, path: int) -> None:
         c = self.columns
         if value is None or isinstance(value, bool):
             c["shape"].append(NULL if value is None else TRUE if value else FALSE)
         elif isinstance(value, int) and -_I64 <= value < _U64:
             c["shape"].append(INTEGER if value < _I64 else HIGH_INTEGER)
             stored = value - _U64 if value >= _I64 else value
-            step = stored - self.last_integer.get(path, 0)
-            c["integer"].append((step + _I64) % _U64 - _I64)
+            c["integer"].append((stored - self.last_integer[path] + _I64) % _U64 - _I64)
             self.last_integer[path] = stored
         elif isinstance(value, (int, float)):
             c["shape"].append(NUMBER)
@@ -75,22 +84,37 @@ class _Encoder:
         elif isinstance(value, (list, tuple)):
             c["shape"].append(ARRAY)
             c["length"].append(len(value))
+            children = [self.child(path, position) for position in range(min(len(value), POSITIONS + 1))]
             for position, item in enumerate(value):
-                self.value(item, path + (min(position, POSITIONS),))
+                self.value(item, children[min(position, POSITIONS)])
         elif isinstance(value, dict):
             c["shape"].append(OBJECT)
             c["length"].append(len(value))
             for key in sorted(value):
                 c["key"].append(self.text(key))
-                self.value(value[key], path + (key,))
+                self.value(value[key], self.child(path, key))
         else:
             raise TypeError(f"not a JSON value: {value!r}")
+
+
+class _Paths:
+    """Path ids: 0 for the root, then one per (parent path, key or capped position)."""
+
+    def __init__(self) -> None:
+        self.children: list[dict[Any, int]] = [{}]
+
+    def child(self, path: int, step: Any) -> int:
+        found = self.children[path].get(step)
+        if found is None:
+            found = self.children[path][step] = len(self.children)
+            self.children.append({})
+        return found
 
 
 def encode_json_table(document: Any) -> bytes:
     """The document's columns: the text list, then the eight streams of spec 4.9."""
     encoder = _Encoder()
-    encoder.value(document, ())
+    encoder.value(document, 0)
     c = encoder.columns
     texts = json.dumps(list(encoder.texts), ensure_ascii=False, separators=(",", ":")).encode()
     streams = [encode_stream(np.array(c[name], np.uint64)) for name in ("shape", "length", "key")]
@@ -100,105 +124,129 @@ def encode_json_table(document: Any) -> bytes:
     return _TEXTS_LENGTH.pack(len(texts)) + texts + b"".join(streams)
 
 
-class _Decoder:
-    def __init__(self, raw: bytes, path: str, offset: int):
-        self.path, self.offset = path, offset
-        if len(raw) < _TEXTS_LENGTH.size:
-            raise self.fail("too short for its text list")
-        (length,) = _TEXTS_LENGTH.unpack_from(raw)
-        position = _TEXTS_LENGTH.size + length
+def _streams(raw: bytes, fail: Callable[[str], CorruptArchiveError]) -> tuple[list[str], dict[str, list[int]]]:
+    """The text list and the eight streams, each checked against the payload."""
+    if len(raw) < _TEXTS_LENGTH.size:
+        raise fail("too short for its text list")
+    (length,) = _TEXTS_LENGTH.unpack_from(raw)
+    position = _TEXTS_LENGTH.size + length
+    try:
+        texts = json.loads(raw[_TEXTS_LENGTH.size:position].decode()) if position <= len(raw) else None
+    except (ValueError, RecursionError) as error:
+        raise fail(f"the text list is not valid JSON: {error}") from None
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise fail("the text list is not a JSON array of strings")
+    streams: dict[str, list[int]] = {}
+    for name in _STREAMS:
         try:
-            self.texts = json.loads(raw[_TEXTS_LENGTH.size:position].decode()) if position <= len(raw) else None
-        except (ValueError, RecursionError) as error:
-            raise self.fail(f"the text list is not valid JSON: {error}") from None
-        if not isinstance(self.texts, list) or not all(isinstance(t, str) for t in self.texts):
-            raise self.fail("the text list is not a JSON array of strings")
-        self.streams: dict[str, list[int]] = {}
-        for name in _STREAMS:
-            try:
-                values, position = decode_stream(raw, position)
-            except ValueError as error:
-                raise self.fail(f"{name}: {error}") from None
-            self.streams[name] = (unzigzag(values) if name in ("integer", "number") else values).tolist()
-        if position != len(raw):
-            raise self.fail(f"{len(raw) - position} bytes follow the last stream")
-        self.next = dict.fromkeys(_STREAMS, 0)
-        self.last_integer: dict[tuple[Any, ...], int] = {}
-        self.last_number: dict[tuple[Any, ...], int] = {}
+            values, position = decode_stream(raw, position)
+        except ValueError as error:
+            raise fail(f"{name}: {error}") from None
+        streams[name] = (unzigzag(values) if name in ("integer", "number") else values).tolist()
+    if position != len(raw):
+        raise fail(f"{len(raw) - position} bytes follow the last stream")
+    return texts, streams
 
-    def fail(self, reason: str) -> CorruptArchiveError:
-        return CorruptArchiveError(f"definition table: {reason}", path=self.path, offset=self.offset)
 
-    def take(self, name: str) -> int:
-        position = self.next[name]
-        if position >= len(self.streams[name]):
-            raise self.fail(f"the {name} stream ends early")
-        self.next[name] = position + 1
-        return self.streams[name][position]
+def decode_json_table(raw: bytes, path: str, offset: int) -> Any:
+    """The value of an EXTENSION_TABLE payload; every stream must be used up exactly."""
+    def fail(reason: str) -> CorruptArchiveError:
+        return CorruptArchiveError(f"extension table: {reason}", path=path, offset=offset)
 
-    def text(self, name: str) -> str:
-        index = self.take(name)
-        if index >= len(self.texts):
-            raise self.fail(f"{name} text id {index} is not in the text list")
-        return self.texts[index]
+    texts, streams = _streams(raw, fail)
+    shapes, lengths, keys, integers, prefixes, suffixes, flags, numbers = (iter(streams[n]) for n in _STREAMS)
+    values = len(streams["shape"])
+    paths = _Paths()
+    last_integer, last_number = [0], [-1]
 
-    def string(self, path: tuple[Any, ...]) -> str:
-        prefix, suffix, numbered = self.text("prefix"), self.text("suffix"), self.take("numbered")
-        if numbered > 1:
-            raise self.fail("a numbered flag is not 0 or 1")
-        if not numbered:
+    def child(parent: int, step: Any) -> int:
+        found = paths.child(parent, step)
+        if found == len(last_integer):
+            last_integer.append(0)
+            last_number.append(-1)
+        return found
+
+    def string(at: int) -> str:
+        prefix, suffix, flag = texts[next(prefixes)], texts[next(suffixes)], next(flags)
+        if not flag:
             return prefix + suffix
-        number = self.last_number.get(path, -1) + 1 + self.take("number")
+        if flag != 1:
+            raise fail("a numbered flag is not 0 or 1")
+        number = last_number[at] + 1 + next(numbers)
         if number < 0:
-            raise self.fail("a number inside a string is negative")
-        self.last_number[path] = number
+            raise fail("a number inside a string is negative")
+        last_number[at] = number
         return f"{prefix}{number}{suffix}"
 
-    def value(self, path: tuple[Any, ...], depth: int) -> Any:
-        if depth > MAX_DEPTH:
-            raise self.fail(f"values nest deeper than {MAX_DEPTH} levels")
-        shape = self.take("shape")
-        if shape in (NULL, FALSE, TRUE):
-            return None if shape == NULL else shape == TRUE
-        if shape in (INTEGER, HIGH_INTEGER):
-            stored = (self.last_integer.get(path, 0) + self.take("integer") + _I64) % _U64 - _I64
-            self.last_integer[path] = stored
-            if shape == HIGH_INTEGER and stored >= 0:
-                raise self.fail("a high integer is below 2**63")
-            return stored + _U64 if shape == HIGH_INTEGER else stored
+    def value(at: int, depth: int) -> Any:
+        shape = next(shapes)
+        if shape == INTEGER or shape == HIGH_INTEGER:
+            stored = last_integer[at] + next(integers)
+            if not -_I64 <= stored < _I64:
+                stored = (stored + _I64) % _U64 - _I64
+            last_integer[at] = stored
+            if shape == INTEGER:
+                return stored
+            if stored >= 0:
+                raise fail("a high integer is below 2**63")
+            return stored + _U64
         if shape == STRING:
-            return self.string(path)
+            return string(at)
+        if shape <= TRUE:
+            return None if shape == NULL else shape == TRUE
         if shape == NUMBER:
-            text = self.string(path)
+            text = string(at)
             try:
                 number = json.loads(text)
             except ValueError:
                 number = None
             if not isinstance(number, (int, float)) or isinstance(number, bool):
-                raise self.fail(f"number {text[:40]!r} is not a JSON number")
+                raise fail(f"number {text[:40]!r} is not a JSON number")
             return number
-        if shape not in (ARRAY, OBJECT):
-            raise self.fail(f"value kind {shape} is unknown")
-        length = self.take("length")
-        if length > len(self.streams["shape"]):
-            raise self.fail(f"{length} members claimed, more than the table has values")
+        if shape != ARRAY and shape != OBJECT:
+            raise fail(f"value kind {shape} is unknown")
+        if depth >= MAX_DEPTH:
+            raise fail(f"values nest deeper than {MAX_DEPTH} levels")
+        length = next(lengths)
+        if length > values:
+            raise fail(f"{length} members claimed, more than the table has values")
         if shape == ARRAY:
-            return [self.value(path + (min(position, POSITIONS),), depth + 1) for position in range(length)]
+            children = [child(at, position) for position in range(min(length, POSITIONS + 1))]
+            return [value(children[min(position, POSITIONS)], depth + 1) for position in range(length)]
         members: dict[str, Any] = {}
         for _ in range(length):
-            key = self.text("key")
+            key = texts[next(keys)]
             if key in members:
-                raise self.fail(f"an object repeats the key {key[:40]!r}")
-            members[key] = self.value(path + (key,), depth + 1)
+                raise fail(f"an object repeats the key {key[:40]!r}")
+            members[key] = value(child(at, key), depth + 1)
         return members
 
-
-def decode_json_table(raw: bytes, path: str, offset: int) -> Any:
-    """The document of a DEFINITION_TABLE payload; every stream must be used up exactly."""
-    decoder = _Decoder(raw, path, offset)
-    document = decoder.value((), 0)
-    for name in _STREAMS:
-        if decoder.next[name] != len(decoder.streams[name]):
-            raise decoder.fail(f"{len(decoder.streams[name]) - decoder.next[name]} values of the {name} "
-                               f"stream are not used")
+    try:
+        document = value(0, 0)
+    except StopIteration:
+        raise fail("a stream ends before the values that need it") from None
+    except IndexError:
+        raise fail("a text id is not in the text list") from None
+    for name, rest in zip(_STREAMS, (shapes, lengths, keys, integers, prefixes, suffixes, flags, numbers)):
+        if next(rest, None) is not None:
+            raise fail(f"values of the {name} stream are left over")
     return document
+
+
+class StoredDefinitions(Definitions):
+    """Definitions whose `extensions` an EXTENSION_TABLE holds: ``load`` decodes them when
+    they are first used (queries never need them; an exporter to the source format does),
+    so that opening the definitions of 10^6 locations does not walk their records."""
+
+    load: Callable[[], dict[str, Any]] | None = None
+
+    @property  # type: ignore[override]
+    def extensions(self) -> dict[str, Any]:
+        if self.load is not None:
+            self._extensions = self.load()
+            self.load = None
+        return self._extensions
+
+    @extensions.setter
+    def extensions(self, value: dict[str, Any]) -> None:
+        self._extensions = value

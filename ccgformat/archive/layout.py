@@ -19,7 +19,7 @@ SUMMARY_MINOR_VERSION = 2
 ROOTS_COMPLETE_MINOR_VERSION = 3
 #: the minor version that introduced ROOT_TABLE, LOCATION_TABLE and CHECKPOINT_TABLE
 TABLES_MINOR_VERSION = 3
-#: the minor version that introduced DEFINITION_TABLE and the compressed footer
+#: the minor version that introduced EXTENSION_TABLE
 COMPACT_MINOR_VERSION = 4
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
@@ -60,7 +60,7 @@ class SectionKind(IntEnum):
     ROOT_TABLE = 7        #: since 1.3, instead of ROOTS
     LOCATION_TABLE = 8    #: since 1.3, the DEFINITIONS lists that grow with the locations
     CHECKPOINT_TABLE = 9  #: since 1.3, instead of SNAPSHOTS and SUMMARY
-    DEFINITION_TABLE = 10  #: since 1.4, the DEFINITIONS document as columns, instead of DEFINITIONS
+    EXTENSION_TABLE = 10  #: since 1.4, the DEFINITIONS member `extensions` as columns
 
 
 RESERVED_AGGREGATION = range(16, 32)

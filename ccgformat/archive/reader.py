@@ -37,7 +37,7 @@ from .queries import run_query
 from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, TRAILER, BlockFlags,
                      SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
-from .jsontable import decode_json_table
+from .jsontable import StoredDefinitions, decode_json_table
 from .tables import decode_checkpoint_table, decode_root_table, join_definitions
 
 #: The decoded node blocks an archive keeps, in estimated bytes (`_decoded_bytes`): a
@@ -309,7 +309,7 @@ class Archive:
                     raise CorruptArchiveError(f"node block at {entry.offset} claims {entry.count} nodes in "
                                               f"{entry.raw_length} bytes", path=self.path, offset=entry.offset)
                 expected_node += entry.count
-        for kinds, required in (((SectionKind.DEFINITIONS, SectionKind.DEFINITION_TABLE), True), ((SectionKind.PARAMETERS,), True),
+        for kinds, required in (((SectionKind.DEFINITIONS,), True), ((SectionKind.EXTENSION_TABLE,), False), ((SectionKind.PARAMETERS,), True),
                                 ((SectionKind.ROOTS, SectionKind.ROOT_TABLE), True),
                                 ((SectionKind.LOCATION_TABLE,), False)):
             listed = sum(entry.kind in kinds for entry in directory)
@@ -368,13 +368,18 @@ class Archive:
 
     @cached_property
     def definitions(self) -> Definitions:
-        entry = self._definitions_entry
-        document = (decode_json_table(self.payload(entry), self.path, entry.offset)
-                    if entry.kind == SectionKind.DEFINITION_TABLE else self._json(SectionKind.DEFINITIONS))
+        entry = self._section(SectionKind.DEFINITIONS)
+        document = self._json(SectionKind.DEFINITIONS)
+        extensions = self._optional_section(SectionKind.EXTENSION_TABLE)
+        if extensions is not None and isinstance(document, dict) and "extensions" in document:
+            raise CorruptArchiveError("definitions section has extensions beside an EXTENSION_TABLE block",
+                                      path=self.path, offset=entry.offset)
         try:
-            definitions = Definitions.from_dict(document)
+            definitions = (Definitions if extensions is None else StoredDefinitions).from_dict(document)
         except (TypeError, KeyError, ValueError, AttributeError) as error:
             raise CorruptArchiveError(f"definitions section: {error}", path=self.path, offset=entry.offset) from None
+        if extensions is not None:
+            definitions.load = lambda: self._extensions(extensions)
         table = self._optional_section(SectionKind.LOCATION_TABLE)
         if table is None:
             return definitions
@@ -383,10 +388,13 @@ class Archive:
                                       path=self.path, offset=entry.offset)
         return join_definitions(definitions, self.payload(table), self.path, table.offset)
 
-    @property
-    def _definitions_entry(self) -> DirectoryEntry:
-        """The DEFINITIONS or the DEFINITION_TABLE block (a file has one of them)."""
-        return next(e for e in self._directory if e.kind in (SectionKind.DEFINITIONS, SectionKind.DEFINITION_TABLE))
+    def _extensions(self, entry: DirectoryEntry) -> dict[str, Any]:
+        """The `extensions` an EXTENSION_TABLE block holds."""
+        value = decode_json_table(self.payload(entry), self.path, entry.offset)
+        if not isinstance(value, dict):
+            raise CorruptArchiveError("extension table: the value is not an object", path=self.path,
+                                      offset=entry.offset)
+        return value
 
     @cached_property
     def parameters(self) -> dict[str, Any]:

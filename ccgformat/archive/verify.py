@@ -146,7 +146,7 @@ class _Verifier:
         # opening checked there is one of each, and one ROOTS or ROOT_TABLE
         parameters = by_kind[SectionKind.PARAMETERS][0]
         roots = (by_kind.get(SectionKind.ROOT_TABLE) or by_kind[SectionKind.ROOTS])[0]
-        self.check_definitions(self.archive._definitions_entry)
+        self.check_definitions(by_kind[SectionKind.DEFINITIONS][0])
         self.check_roots_section(roots)
         for entry in sorted(by_kind.get(SectionKind.NODES, []), key=lambda e: e.first):
             self.check_nodes(entry)
@@ -198,7 +198,8 @@ class _Verifier:
             return
         try:
             self.definitions = self.archive.definitions
-        except CcgError as error:  # in the DEFINITIONS block or its LOCATION_TABLE (1.3)
+            self.definitions.extensions  # an EXTENSION_TABLE is decoded when first used
+        except CcgError as error:  # in DEFINITIONS, its LOCATION_TABLE (1.3) or EXTENSION_TABLE (1.4)
             found = next((e for e in self.entries if e.offset == getattr(error, "offset", None)), entry)
             self.problems.append(_problem_of(error, found.kind, found.offset))
 

@@ -37,7 +37,7 @@ DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
 #: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
-#: DEFINITIONS in JSON of this size or more are written as tables without trying JSON
+#: `extensions` whose JSON has this size or more are written as a table without trying JSON
 JSON_TRIAL_BYTES = 1 << 20
 
 
@@ -72,7 +72,7 @@ class Writer:
         self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
-        self._compact = False  # whether a feature of 1.4 (a DEFINITION_TABLE) was written
+        self._compact = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
         self._pending_checkpoints = 0
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
@@ -103,26 +103,33 @@ class Writer:
         self._emit(frame_block(kind, int(flags), payload))
 
     def _definitions(self, definitions: Definitions) -> None:
-        """DEFINITIONS, in JSON or (with the tables) as a DEFINITION_TABLE, with or without
-        the lists that grow with the locations in a LOCATION_TABLE: whichever layout makes
-        the file smallest (a few locations are smaller in JSON than a table's block costs).
-        JSON is tried only below `JSON_TRIAL_BYTES`, where it can win."""
+        """DEFINITIONS in JSON, with (when the tables are on) the lists that grow with the
+        locations in a LOCATION_TABLE and the `extensions` in an EXTENSION_TABLE, each when
+        that makes the file smaller (a few locations are smaller in JSON than a table's
+        block costs). JSON `extensions` are tried only below `JSON_TRIAL_BYTES`."""
         document = definitions.to_dict()
-        whole = encode_json(document)
-        choices = [[(SectionKind.DEFINITIONS, whole)]]
-        if self.tables:
-            split, table = split_definitions(definitions)
-            choices = choices if len(whole) < JSON_TRIAL_BYTES else []
-            choices += [[(SectionKind.DEFINITION_TABLE, encode_json_table(document))],
-                        [(SectionKind.DEFINITION_TABLE, encode_json_table(split)), (SectionKind.LOCATION_TABLE, table)]]
-            if len(whole) < JSON_TRIAL_BYTES:
-                choices.append([(SectionKind.DEFINITIONS, encode_json(split)), (SectionKind.LOCATION_TABLE, table)])
+        if not self.tables:
+            self._block(SectionKind.DEFINITIONS, encode_json(document), must_understand=True)
+            return
+        split, table = split_definitions(definitions)
+        extensions = document.pop("extensions", None)
+        split.pop("extensions", None)
+        columns = encode_json_table(extensions) if extensions else None
+        in_json = not extensions or len(encode_json(extensions)) < JSON_TRIAL_BYTES
+        choices = []
+        for base, rest in ((document, []), (split, [(SectionKind.LOCATION_TABLE, table)])):
+            if columns is not None:
+                choices.append([(SectionKind.DEFINITIONS, encode_json(base)), *rest,
+                                (SectionKind.EXTENSION_TABLE, columns)])
+            if in_json:
+                whole = {**base, "extensions": extensions} if extensions else base
+                choices.append([(SectionKind.DEFINITIONS, encode_json(whole)), *rest])
         stored = [[(kind, raw, self._stored(raw)) for kind, raw in blocks] for blocks in choices]
         best = min(stored, key=lambda blocks: sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(payload)
                                                   for _, _, (payload, _) in blocks))
         for kind, raw, payload in best:
             self._block(kind, raw, must_understand=True, stored=payload)
-            self._compact |= kind == SectionKind.DEFINITION_TABLE
+            self._compact |= kind == SectionKind.EXTENSION_TABLE
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
         """Write the pool's new nodes in full blocks (and, if ``final``, the remainder)."""

@@ -68,25 +68,30 @@ class _Encoder:
 
     def value(self, value: Any, path: int) -> None:
         c = self.columns
-        if value is None or isinstance(value, bool):
+        kind = type(value)
+        if kind is int and -_I64 <= value < _I64:
+            c["shape"].append(INTEGER)
+            step = value - self.last_integer[path]
+            c["integer"].append(step if -_I64 <= step < _I64 else (step + _I64) % _U64 - _I64)
+            self.last_integer[path] = value
+        elif kind is list or kind is tuple:
+            c["shape"].append(ARRAY)
+            c["length"].append(len(value))
+            children = self.paths.positions(path, len(value), self.child)
+            for position, item in enumerate(value):
+                self.value(item, children[position] if position < POSITIONS else children[POSITIONS])
+        elif kind is str:
+            c["shape"].append(STRING)
+            self.string(value, path)
+        elif value is None or kind is bool:
             c["shape"].append(NULL if value is None else TRUE if value else FALSE)
-        elif isinstance(value, int) and -_I64 <= value < _U64:
-            c["shape"].append(INTEGER if value < _I64 else HIGH_INTEGER)
-            stored = value - _U64 if value >= _I64 else value
-            c["integer"].append((stored - self.last_integer[path] + _I64) % _U64 - _I64)
-            self.last_integer[path] = stored
+        elif isinstance(value, int) and _I64 <= value < _U64:
+            c["shape"].append(HIGH_INTEGER)
+            c["integer"].append((value - _U64 - self.last_integer[path] + _I64) % _U64 - _I64)
+            self.last_integer[path] = value - _U64
         elif isinstance(value, (int, float)):
             c["shape"].append(NUMBER)
             self.string(json.dumps(value), path)
-        elif isinstance(value, str):
-            c["shape"].append(STRING)
-            self.string(value, path)
-        elif isinstance(value, (list, tuple)):
-            c["shape"].append(ARRAY)
-            c["length"].append(len(value))
-            children = [self.child(path, position) for position in range(min(len(value), POSITIONS + 1))]
-            for position, item in enumerate(value):
-                self.value(item, children[min(position, POSITIONS)])
         elif isinstance(value, dict):
             c["shape"].append(OBJECT)
             c["length"].append(len(value))
@@ -102,6 +107,7 @@ class _Paths:
 
     def __init__(self) -> None:
         self.children: list[dict[Any, int]] = [{}]
+        self.elements: dict[int, list[int]] = {}  # per path, its elements' paths so far
 
     def child(self, path: int, step: Any) -> int:
         found = self.children[path].get(step)
@@ -109,6 +115,13 @@ class _Paths:
             found = self.children[path][step] = len(self.children)
             self.children.append({})
         return found
+
+    def positions(self, path: int, length: int, child: Callable[[int, Any], int]) -> list[int]:
+        """The paths of an array's first `POSITIONS` + 1 elements (``child`` makes new ones)."""
+        known = self.elements.setdefault(path, [])
+        while len(known) < min(length, POSITIONS + 1):
+            known.append(child(path, len(known)))
+        return known
 
 
 def encode_json_table(document: Any) -> bytes:
@@ -211,8 +224,12 @@ def decode_json_table(raw: bytes, path: str, offset: int) -> Any:
         if length > values:
             raise fail(f"{length} members claimed, more than the table has values")
         if shape == ARRAY:
-            children = [child(at, position) for position in range(min(length, POSITIONS + 1))]
-            return [value(children[min(position, POSITIONS)], depth + 1) for position in range(length)]
+            children = paths.positions(at, length, child)
+            if length <= POSITIONS:
+                return [value(children[position], depth + 1) for position in range(length)]
+            tail = children[POSITIONS]
+            return [value(children[position] if position < POSITIONS else tail, depth + 1)
+                    for position in range(length)]
         members: dict[str, Any] = {}
         for _ in range(length):
             key = texts[next(keys)]

@@ -10,6 +10,7 @@ temporary name in the target's folder, flushed to disk and renamed at the end
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
@@ -37,7 +38,7 @@ DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
 #: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
-#: `extensions` whose JSON has this size or more are written as a table without trying JSON
+#: JSON (or a raw extension table) of this size or more is not tried as DEFINITIONS
 JSON_TRIAL_BYTES = 1 << 20
 
 
@@ -106,29 +107,35 @@ class Writer:
         """DEFINITIONS in JSON, with (when the tables are on) the lists that grow with the
         locations in a LOCATION_TABLE and the `extensions` in an EXTENSION_TABLE, each when
         that makes the file smaller (a few locations are smaller in JSON than a table's
-        block costs). JSON `extensions` are tried only below `JSON_TRIAL_BYTES`."""
-        document = definitions.to_dict()
+        block costs). Layouts with JSON of `JSON_TRIAL_BYTES` or more (the lists of every
+        location, or the raw extension table) are not tried: they do not win there."""
         if not self.tables:
-            self._block(SectionKind.DEFINITIONS, encode_json(document), must_understand=True)
+            self._block(SectionKind.DEFINITIONS, encode_json(definitions.to_dict()), must_understand=True)
             return
-        split, table = split_definitions(definitions)
-        extensions = document.pop("extensions", None)
-        split.pop("extensions", None)
+        extensions = definitions.extensions  # read, never copied
+        plain = replace(definitions, extensions={})
+        document = plain.to_dict()
+        split, table = split_definitions(plain)
         columns = encode_json_table(extensions) if extensions else None
-        in_json = not extensions or len(encode_json(extensions)) < JSON_TRIAL_BYTES
+        in_json = columns is None or len(columns) < JSON_TRIAL_BYTES
         choices = []
         for base, rest in ((document, []), (split, [(SectionKind.LOCATION_TABLE, table)])):
-            if columns is not None:
-                choices.append([(SectionKind.DEFINITIONS, encode_json(base)), *rest,
-                                (SectionKind.EXTENSION_TABLE, columns)])
-            if in_json:
-                whole = {**base, "extensions": extensions} if extensions else base
-                choices.append([(SectionKind.DEFINITIONS, encode_json(whole)), *rest])
-        stored = [[(kind, raw, self._stored(raw)) for kind, raw in blocks] for blocks in choices]
-        best = min(stored, key=lambda blocks: sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(payload)
-                                                  for _, _, (payload, _) in blocks))
-        for kind, raw, payload in best:
-            self._block(kind, raw, must_understand=True, stored=payload)
+            text = encode_json(base)
+            if rest or len(text) < JSON_TRIAL_BYTES:
+                if columns is not None:
+                    choices.append([(SectionKind.DEFINITIONS, text), *rest, (SectionKind.EXTENSION_TABLE, columns)])
+                if in_json:
+                    choices.append([(SectionKind.DEFINITIONS, encode_json({**base, "extensions": extensions})
+                                     if extensions else text), *rest])
+        stored: dict[int, tuple[bytes, BlockFlags]] = {}  # per raw payload, compressed once
+        for blocks in choices:
+            for _, raw in blocks:
+                if id(raw) not in stored:
+                    stored[id(raw)] = self._stored(raw)
+        best = min(choices, key=lambda blocks: sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(stored[id(raw)][0])
+                                                   for _, raw in blocks))
+        for kind, raw in best:
+            self._block(kind, raw, must_understand=True, stored=stored[id(raw)])
             self._compact |= kind == SectionKind.EXTENSION_TABLE
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:

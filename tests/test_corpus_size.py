@@ -35,3 +35,28 @@ def test_original_files_of_a_multi_file_trace():
     names = {f.name for f in files}
     assert {"traces.otf2", "traces.def", "0.evt", "1.evt", "0.def", "1.def"} <= names
     assert "MANIFEST.md" not in names and "scorep.cfg" not in names
+
+
+def test_a_paje_trace_of_thousands_of_containers_is_no_larger_than_xz(tmp_path):
+    """The issue's SimGrid case: the Paje importer keeps every container record in
+    ``extensions["paje"]``; as JSON (format 1.3) they made this archive 1.7x xz -9e of the
+    Paje text, in an EXTENSION_TABLE 0.34x."""
+    import subprocess
+
+    import ccgformat
+    from ccgformat.archive.writer import write_trace
+    from ccgformat.model import Definitions, EventBatch, EventKind as K, Location, Region, SystemTreeNode
+
+    require_tool("xz")
+    count = 3000
+    definitions = Definitions(regions=[Region("compute")],
+                              system_tree=[SystemTreeNode("platform", "machine")]
+                              + [SystemTreeNode(f"node {j}", "node", 0) for j in range(count // 4)],
+                              locations=[Location(f"rank {i}", "process", 1 + i // 4) for i in range(count)])
+    events = [EventBatch.from_events([(10 + i, K.ENTER, 0), (50 + i, K.LEAVE, 0)]) for i in range(count)]
+    write_trace(tmp_path / "synth.ccg", definitions, ((i, [events[i]]) for i in range(count)))
+    with ccgformat.open(tmp_path / "synth.ccg") as archive:
+        archive.export(tmp_path / "hosts.trace", to="paje")
+    ccgformat.convert(tmp_path / "hosts.trace", tmp_path / "hosts.ccg")
+    xz = subprocess.run(["xz", "-9e", "-c", str(tmp_path / "hosts.trace")], stdout=subprocess.PIPE, check=True).stdout
+    assert (tmp_path / "hosts.ccg").stat().st_size <= len(xz)

@@ -68,7 +68,8 @@ def test_records_per_location_cost_under_a_byte():
 
 def test_the_writer_stores_per_location_records_as_a_table(tmp_path):
     count = 2_000
-    definitions = Definitions(regions=[Region("main")], locations=[Location(f"rank {i}", "process") for i in range(count)],
+    definitions = Definitions(regions=[Region("main")],
+                              locations=[Location(f"rank {i}", "process") for i in range(count)],
                               extensions={"otf2": {"definitions": _records(count)}})
     events = EventBatch.from_events([(10, K.ENTER, 0), (20, K.LEAVE, 0)])
     path = tmp_path / "records.ccg"
@@ -86,7 +87,8 @@ def test_the_writer_stores_per_location_records_as_a_table(tmp_path):
 @pytest.mark.parametrize("count", [1, 3])
 def test_small_definitions_stay_json(tmp_path, count):
     """A few locations are smaller in JSON: the file stays readable by 1.3 readers."""
-    definitions = Definitions(regions=[Region("main")], locations=[Location(f"rank {i}", "process") for i in range(count)])
+    definitions = Definitions(regions=[Region("main")],
+                              locations=[Location(f"rank {i}", "process") for i in range(count)])
     events = EventBatch.from_events([(10, K.ENTER, 0), (20, K.LEAVE, 0)])
     path = tmp_path / "small.ccg"
     write_trace(path, definitions, ((i, [events]) for i in range(count)))
@@ -107,6 +109,7 @@ def test_extensions_are_decoded_when_first_used():
 
 def test_extensions_beside_an_extension_table_are_corrupt(tmp_path):
     source = Path(__file__).parent.parent / "spec" / "vectors" / "extension_records.ccg"
-    path = rebuild(source, tmp_path / "both.ccg", json_payload(SectionKind.DEFINITIONS, lambda d: d.update(extensions={})))
+    path = rebuild(source, tmp_path / "both.ccg",
+                   json_payload(SectionKind.DEFINITIONS, lambda d: d.update(extensions={})))
     with ccgformat.open(path) as archive, pytest.raises(CorruptArchiveError, match="beside an EXTENSION_TABLE"):
         archive.definitions

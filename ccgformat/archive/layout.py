@@ -20,7 +20,7 @@ ROOTS_COMPLETE_MINOR_VERSION = 3
 #: the minor version that introduced ROOT_TABLE, LOCATION_TABLE and CHECKPOINT_TABLE
 TABLES_MINOR_VERSION = 3
 #: the minor version that introduced EXTENSION_TABLE
-COMPACT_MINOR_VERSION = 4
+EXTENSION_TABLE_MINOR_VERSION = 4
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")

@@ -309,7 +309,8 @@ class Archive:
                     raise CorruptArchiveError(f"node block at {entry.offset} claims {entry.count} nodes in "
                                               f"{entry.raw_length} bytes", path=self.path, offset=entry.offset)
                 expected_node += entry.count
-        for kinds, required in (((SectionKind.DEFINITIONS,), True), ((SectionKind.EXTENSION_TABLE,), False), ((SectionKind.PARAMETERS,), True),
+        for kinds, required in (((SectionKind.DEFINITIONS,), True), ((SectionKind.EXTENSION_TABLE,), False),
+                                ((SectionKind.PARAMETERS,), True),
                                 ((SectionKind.ROOTS, SectionKind.ROOT_TABLE), True),
                                 ((SectionKind.LOCATION_TABLE,), False)):
             listed = sum(entry.kind in kinds for entry in directory)

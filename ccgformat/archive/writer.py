@@ -24,9 +24,9 @@ from ..params import Params
 from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
 from .jsontable import encode_json_table
-from .layout import (BLOCK_OVERHEAD, COMPACT_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION,
-                     FILE_HEADER, MAGIC, MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
-                     TRAILER, BlockFlags, SectionKind,
+from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
+                     EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION,
+                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
@@ -73,7 +73,7 @@ class Writer:
         self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
-        self._compact = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
+        self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
         self._pending_checkpoints = 0
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
@@ -136,7 +136,7 @@ class Writer:
                                                    for _, raw in blocks))
         for kind, raw in best:
             self._block(kind, raw, must_understand=True, stored=stored[id(raw)])
-            self._compact |= kind == SectionKind.EXTENSION_TABLE
+            self._extension_table |= kind == SectionKind.EXTENSION_TABLE
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
         """Write the pool's new nodes in full blocks (and, if ``final``, the remainder)."""
@@ -196,8 +196,9 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = COMPACT_MINOR_VERSION if self._compact else TABLES_MINOR_VERSION if self.tables \
-            else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
+        minor = EXTENSION_TABLE_MINOR_VERSION if self._extension_table else TABLES_MINOR_VERSION if self.tables \
+            else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations \
+            else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
             self._file.seek(0)

@@ -113,3 +113,11 @@ def test_extensions_beside_an_extension_table_are_corrupt(tmp_path):
                    json_payload(SectionKind.DEFINITIONS, lambda d: d.update(extensions={})))
     with ccgformat.open(path) as archive, pytest.raises(CorruptArchiveError, match="beside an EXTENSION_TABLE"):
         archive.definitions
+
+
+def test_extensions_decode_after_the_archive_is_closed():
+    source = Path(__file__).parent.parent / "spec" / "vectors" / "extension_records.ccg"
+    with ccgformat.open(source) as archive:
+        definitions = archive.definitions
+    assert definitions.extensions["demo"]["ids"] == [-1, (1 << 64) - 1]
+    assert definitions.extensions["demo"]["records"][299] == ["String", [299, "rank 299"]]

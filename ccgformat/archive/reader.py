@@ -333,12 +333,16 @@ class Archive:
 
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block."""
+        return unpack_payload(entry.flags, self._stored(entry), entry.raw_length, self.path, entry.offset)
+
+    def _stored(self, entry: DirectoryEntry) -> memoryview:
+        """The stored payload of one block, its framing and CRC checked."""
         if self._closed:
             raise ValueError("the archive is closed")
         kind, flags, stored = read_block(self._map, entry.offset, self.path, expect_kind=entry.kind)
         if flags != entry.flags or len(stored) != entry.length:
             raise CorruptArchiveError("block header disagrees with the footer", path=self.path, offset=entry.offset)
-        return unpack_payload(flags, stored, entry.raw_length, self.path, entry.offset)
+        return stored
 
     def _section(self, kind: SectionKind) -> DirectoryEntry:
         return next(entry for entry in self._directory if entry.kind == kind)
@@ -380,7 +384,9 @@ class Archive:
         except (TypeError, KeyError, ValueError, AttributeError) as error:
             raise CorruptArchiveError(f"definitions section: {error}", path=self.path, offset=entry.offset) from None
         if extensions is not None:
-            definitions.load = lambda: self._extensions(extensions)
+            # the stored bytes are copied now (they are small), so the extensions decode also after close
+            stored = bytes(self._stored(extensions))
+            definitions.load = lambda: self._extensions(extensions, stored)
         table = self._optional_section(SectionKind.LOCATION_TABLE)
         if table is None:
             return definitions
@@ -389,9 +395,10 @@ class Archive:
                                       path=self.path, offset=entry.offset)
         return join_definitions(definitions, self.payload(table), self.path, table.offset)
 
-    def _extensions(self, entry: DirectoryEntry) -> dict[str, Any]:
-        """The `extensions` an EXTENSION_TABLE block holds."""
-        value = decode_json_table(self.payload(entry), self.path, entry.offset)
+    def _extensions(self, entry: DirectoryEntry, stored: bytes) -> dict[str, Any]:
+        """The `extensions` an EXTENSION_TABLE block holds (``stored``: its stored payload)."""
+        raw = unpack_payload(entry.flags, stored, entry.raw_length, self.path, entry.offset)
+        value = decode_json_table(raw, self.path, entry.offset)
         if not isinstance(value, dict):
             raise CorruptArchiveError("extension table: the value is not an object", path=self.path,
                                       offset=entry.offset)

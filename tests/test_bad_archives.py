@@ -53,6 +53,7 @@ def read_everything(path: Path | str, *, max_events: int | None = None) -> tuple
     calls (``max_events`` caps how many events of a location are read)."""
     with ccg.open(path) as archive:
         definitions = archive.definitions
+        definitions.extensions  # an EXTENSION_TABLE (1.4) is decoded when first used
         archive.params
         archive.parameters
         archive.stats

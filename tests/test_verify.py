@@ -383,7 +383,7 @@ def test_problem_renders_kind_and_offset():
 def read_all(path: Path) -> None:
     """Everything a user can read from an archive."""
     with ccg.open(path) as ar:
-        ar.definitions, ar.params, ar.stats, ar.time_range
+        ar.definitions.extensions, ar.params, ar.stats, ar.time_range  # extensions: decoded on first use (1.4)
         for location in ar.locations:
             walker = ar.location(location)
             for _ in walker.events():

@@ -45,6 +45,7 @@ import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
 import bench_walk  # noqa: E402,F401  (registers the native-walk benchmark)
+import corpus_size  # noqa: E402,F401  (registers the corpus-size benchmark)
 from bench_builder import EVENTS_FULL, EVENTS_QUICK, LARGE_FACTOR, LOCATIONS  # noqa: E402
 from bench_scale import RATIO_LOCATIONS, SHAPES, Shape  # noqa: E402
 from benchkit import BENCHMARKS, CHILD_TASKS, render_table  # noqa: E402

@@ -473,10 +473,24 @@ def predicted_references() -> Vector:
                   references="predicted")
 
 
+def extension_records() -> Vector:
+    vector = many_locations()
+    count = len(vector.definitions.locations)
+    records = [["String", [i, f"rank {i}"]] for i in range(count)] + \
+        [["Location", [i, i, 1, len(vector.trace[i]), i // 4]] for i in range(count)]
+    definitions = replace(vector.definitions, extensions={"demo": {"records": records, "version": 1,
+                                                                   "ratio": 0.25, "ids": [-1, (1 << 64) - 1]}})
+    return replace(vector, name="extension_records", definitions=definitions, summary=(
+        "`many_locations.ccg` whose definitions carry `extensions.demo`: per location a "
+        "`String` and a `Location` record, as the OTF2 importer keeps them, a float and the "
+        "integers -1 and 2**64 - 1. The writer stores the extensions in an EXTENSION_TABLE "
+        "(format 1.4), which is smaller than their JSON."))
+
+
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
-                                               many_locations_json, predicted_references]
+                                               many_locations_json, predicted_references, extension_records]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -551,7 +565,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         "events lie within the bounds recorded in the archive's PARAMETERS section (see below).",
         "A vector a reader must refuse has no listing; its description names the error.",
         "",
-        "## Vectors (format 1.3)",
+        "## Vectors (format 1.3; `extension_records` 1.4)",
         "",
     ]
     for v in vectors:
@@ -572,7 +586,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         out += [f"- {note}" for note in v.notes]
         out.append("")
     out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOT_TABLE,",
-            "LOCATION_TABLE, CHECKPOINT_TABLE, in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
+            "LOCATION_TABLE, CHECKPOINT_TABLE, EXTENSION_TABLE, in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
             "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, and the",
             "FOOTER) and every event kind; the test checks that too.", "",
             "## Format 1.2 (`1.2/`)",
@@ -980,8 +994,23 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     def rows_past_the_payload(streams: list[np.ndarray]) -> None:
         streams[4][0] = 1 << 40  # the first checkpoint's stack rows
 
+    def unknown_value_kind(streams: list[np.ndarray]) -> None:
+        streams[0][0] = 9  # the kind of the table's value
+
+    def integers_short(streams: list[np.ndarray]) -> None:
+        streams[3] = streams[3][:-1]
+
+    def members_past_the_payload(streams: list[np.ndarray]) -> None:
+        streams[1][0] = 1 << 40  # the member count of the table's value
+
     bads = []
     for name, source, kind, change, how in (
+            ("extension_table_bad_kind.ccg", "extension_records", SectionKind.EXTENSION_TABLE, unknown_value_kind,
+             "the EXTENSION_TABLE's first value kind set to 9, which is not defined"),
+            ("extension_table_short.ccg", "extension_records", SectionKind.EXTENSION_TABLE, integers_short,
+             "the EXTENSION_TABLE's integer stream one value short"),
+            ("extension_table_members_claim.ccg", "extension_records", SectionKind.EXTENSION_TABLE,
+             members_past_the_payload, "the EXTENSION_TABLE's member count of its value set to 2**40"),
             ("root_table_short.ccg", "every_kind", SectionKind.ROOT_TABLE, shorten,
              "the ROOT_TABLE's end stream one value short"),
             ("location_table_bad_text.ccg", "many_locations", SectionKind.LOCATION_TABLE, text_past_the_list,
@@ -1039,7 +1068,7 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
 
 def read_all(path: Path) -> None:
     with ccg.open(path) as archive:
-        archive.definitions, archive.params, archive.stats
+        archive.definitions.extensions, archive.params, archive.stats
         for location in archive.locations:
             for _ in archive.location(location).events():
                 pass

@@ -21,6 +21,8 @@ ROOTS_COMPLETE_MINOR_VERSION = 3
 TABLES_MINOR_VERSION = 3
 #: the minor version that introduced PREDICTED_NODES blocks
 PREDICTED_NODES_MINOR_VERSION = 4
+#: the minor version that introduced EXTENSION_TABLE
+EXTENSION_TABLE_MINOR_VERSION = 4
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")
@@ -60,6 +62,7 @@ class SectionKind(IntEnum):
     ROOT_TABLE = 7        #: since 1.3, instead of ROOTS
     LOCATION_TABLE = 8    #: since 1.3, the DEFINITIONS lists that grow with the locations
     CHECKPOINT_TABLE = 9  #: since 1.3, instead of SNAPSHOTS and SUMMARY
+    EXTENSION_TABLE = 10  #: since 1.4, the DEFINITIONS member `extensions` as columns
     PREDICTED_NODES = 12  #: since 1.4, a NODES block whose child references are predicted
 
 

@@ -39,6 +39,7 @@ from .queries import run_query
 from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, NODE_KINDS, TRAILER,
                      BlockFlags, SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
+from .jsontable import StoredDefinitions, decode_json_table
 from .tables import decode_checkpoint_table, decode_root_table, join_definitions
 
 #: The decoded node blocks an archive keeps, in estimated bytes (`_decoded_bytes`): a
@@ -311,7 +312,8 @@ class Archive:
                     raise CorruptArchiveError(f"node block at {entry.offset} claims {entry.count} nodes in "
                                               f"{entry.raw_length} bytes", path=self.path, offset=entry.offset)
                 expected_node += entry.count
-        for kinds, required in (((SectionKind.DEFINITIONS,), True), ((SectionKind.PARAMETERS,), True),
+        for kinds, required in (((SectionKind.DEFINITIONS,), True), ((SectionKind.EXTENSION_TABLE,), False),
+                                ((SectionKind.PARAMETERS,), True),
                                 ((SectionKind.ROOTS, SectionKind.ROOT_TABLE), True),
                                 ((SectionKind.LOCATION_TABLE,), False)):
             listed = sum(entry.kind in kinds for entry in directory)
@@ -334,12 +336,16 @@ class Archive:
 
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block."""
+        return unpack_payload(entry.flags, self._stored(entry), entry.raw_length, self.path, entry.offset)
+
+    def _stored(self, entry: DirectoryEntry) -> memoryview:
+        """The stored payload of one block, its framing and CRC checked."""
         if self._closed:
             raise ValueError("the archive is closed")
         kind, flags, stored = read_block(self._map, entry.offset, self.path, expect_kind=entry.kind)
         if flags != entry.flags or len(stored) != entry.length:
             raise CorruptArchiveError("block header disagrees with the footer", path=self.path, offset=entry.offset)
-        return unpack_payload(flags, stored, entry.raw_length, self.path, entry.offset)
+        return stored
 
     def _section(self, kind: SectionKind) -> DirectoryEntry:
         return next(entry for entry in self._directory if entry.kind == kind)
@@ -372,10 +378,18 @@ class Archive:
     def definitions(self) -> Definitions:
         entry = self._section(SectionKind.DEFINITIONS)
         document = self._json(SectionKind.DEFINITIONS)
+        extensions = self._optional_section(SectionKind.EXTENSION_TABLE)
+        if extensions is not None and isinstance(document, dict) and "extensions" in document:
+            raise CorruptArchiveError("definitions section has extensions beside an EXTENSION_TABLE block",
+                                      path=self.path, offset=entry.offset)
         try:
-            definitions = Definitions.from_dict(document)
+            definitions = (Definitions if extensions is None else StoredDefinitions).from_dict(document)
         except (TypeError, KeyError, ValueError, AttributeError) as error:
             raise CorruptArchiveError(f"definitions section: {error}", path=self.path, offset=entry.offset) from None
+        if extensions is not None:
+            # the stored bytes are copied now (they are small), so the extensions decode also after close
+            stored = bytes(self._stored(extensions))
+            definitions.load = lambda: self._extensions(extensions, stored)
         table = self._optional_section(SectionKind.LOCATION_TABLE)
         if table is None:
             return definitions
@@ -383,6 +397,15 @@ class Archive:
             raise CorruptArchiveError("definitions section lists locations beside a LOCATION_TABLE block",
                                       path=self.path, offset=entry.offset)
         return join_definitions(definitions, self.payload(table), self.path, table.offset)
+
+    def _extensions(self, entry: DirectoryEntry, stored: bytes) -> dict[str, Any]:
+        """The `extensions` an EXTENSION_TABLE block holds (``stored``: its stored payload)."""
+        raw = unpack_payload(entry.flags, stored, entry.raw_length, self.path, entry.offset)
+        value = decode_json_table(raw, self.path, entry.offset)
+        if not isinstance(value, dict):
+            raise CorruptArchiveError("extension table: the value is not an object", path=self.path,
+                                      offset=entry.offset)
+        return value
 
     @cached_property
     def hierarchy(self) -> Hierarchy:

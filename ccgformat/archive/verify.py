@@ -144,15 +144,15 @@ class _Verifier:
         for entry in self.entries:
             by_kind.setdefault(entry.kind, []).append(entry)
         # opening checked there is one of each, and one ROOTS or ROOT_TABLE
-        one = {kind: by_kind[kind][0] for kind in (SectionKind.DEFINITIONS, SectionKind.PARAMETERS)}
+        parameters = by_kind[SectionKind.PARAMETERS][0]
         roots = (by_kind.get(SectionKind.ROOT_TABLE) or by_kind[SectionKind.ROOTS])[0]
-        self.check_definitions(one[SectionKind.DEFINITIONS])
+        self.check_definitions(by_kind[SectionKind.DEFINITIONS][0])
         self.check_roots_section(roots)
         for entry in sorted((e for kind in NODE_KINDS for e in by_kind.get(kind, [])), key=lambda e: e.first):
             self.check_nodes(entry)
-        self.check_parameters(one[SectionKind.PARAMETERS])
+        self.check_parameters(parameters)
         self.check_roots(roots)
-        self.check_stats(one[SectionKind.PARAMETERS])
+        self.check_stats(parameters)
         listed: dict[int, set[int]] = {}
         readable = True
         # a 1.3 file's CHECKPOINT_TABLE holds both indexes; readers then ignore the others
@@ -198,7 +198,8 @@ class _Verifier:
             return
         try:
             self.definitions = self.archive.definitions
-        except CcgError as error:  # in the DEFINITIONS block or its LOCATION_TABLE (1.3)
+            self.definitions.extensions  # an EXTENSION_TABLE is decoded when first used
+        except CcgError as error:  # in DEFINITIONS, its LOCATION_TABLE (1.3) or EXTENSION_TABLE (1.4)
             found = next((e for e in self.entries if e.offset == getattr(error, "offset", None)), entry)
             self.problems.append(_problem_of(error, found.kind, found.offset))
 

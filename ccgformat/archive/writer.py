@@ -10,6 +10,7 @@ temporary name in the target's folder, flushed to disk and renamed at the end
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
@@ -23,8 +24,10 @@ from ..params import Params
 from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
-from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
-                     MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION,
+from .jsontable import encode_json_table
+from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
+                     EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
+                     ROOTS_COMPLETE_MINOR_VERSION,
                      SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
 from .codec import stream_bytes
@@ -53,6 +56,8 @@ REFERENCE_CODINGS = ("auto", "ids", "predicted")
 CHOICE_LEVEL = 3
 #: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
+#: JSON (or a raw extension table) of this size or more is not tried as DEFINITIONS
+JSON_TRIAL_BYTES = 1 << 20
 
 
 class Writer:
@@ -103,6 +108,7 @@ class Writer:
         self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
+        self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
         self._pending_checkpoints = 0
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
@@ -140,22 +146,39 @@ class Writer:
             self._emit(frame_block(kind, int(flags), payload))
 
     def _definitions(self, definitions: Definitions) -> None:
-        """DEFINITIONS, with the lists that grow with the locations in a LOCATION_TABLE
-        when the tables are on and that makes the file smaller (a few locations are
-        smaller in the JSON than the table's block costs)."""
-        document = encode_json(definitions.to_dict())
-        whole = self._other_level.compress(document)
-        if self.tables:
-            split, table = split_definitions(definitions)
-            split_json = encode_json(split)
-            parts = self._other_level.compress(split_json), self._other_level.compress(table)
-            stored = [len(self._stored(raw, packed)[0]) for raw, packed in ((split_json, parts[0]), (table, parts[1]),
-                                                                            (document, whole))]
-            if stored[0] + stored[1] + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size < stored[2]:
-                self._block(SectionKind.DEFINITIONS, split_json, must_understand=True, compressed=parts[0])
-                self._block(SectionKind.LOCATION_TABLE, table, must_understand=True, compressed=parts[1])
-                return
-        self._block(SectionKind.DEFINITIONS, document, must_understand=True, compressed=whole)
+        """DEFINITIONS in JSON, with (when the tables are on) the lists that grow with the
+        locations in a LOCATION_TABLE and the `extensions` in an EXTENSION_TABLE, each when
+        that makes the file smaller (a few locations are smaller in JSON than a table's
+        block costs). Layouts with JSON of `JSON_TRIAL_BYTES` or more (the lists of every
+        location, or the raw extension table) are not tried: they do not win there."""
+        if not self.tables:
+            self._block(SectionKind.DEFINITIONS, encode_json(definitions.to_dict()), must_understand=True)
+            return
+        extensions = definitions.extensions  # read, never copied
+        plain = replace(definitions, extensions={})
+        document = plain.to_dict()
+        split, table = split_definitions(plain)
+        columns = encode_json_table(extensions) if extensions else None
+        in_json = columns is None or len(columns) < JSON_TRIAL_BYTES
+        choices = []
+        for base, rest in ((document, []), (split, [(SectionKind.LOCATION_TABLE, table)])):
+            text = encode_json(base)
+            if rest or len(text) < JSON_TRIAL_BYTES:
+                if columns is not None:
+                    choices.append([(SectionKind.DEFINITIONS, text), *rest, (SectionKind.EXTENSION_TABLE, columns)])
+                if in_json:
+                    choices.append([(SectionKind.DEFINITIONS, encode_json({**base, "extensions": extensions})
+                                     if extensions else text), *rest])
+        packed: dict[int, bytes] = {}  # per raw payload, compressed once
+        for blocks in choices:
+            for _, raw in blocks:
+                if id(raw) not in packed:
+                    packed[id(raw)] = self._other_level.compress(raw)
+        best = min(choices, key=lambda blocks: sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
+                                                   + len(self._stored(raw, packed[id(raw)])[0]) for _, raw in blocks))
+        for kind, raw in best:
+            self._block(kind, raw, must_understand=True, compressed=packed[id(raw)])
+            self._extension_table |= kind == SectionKind.EXTENSION_TABLE
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
         """Write the pool's new nodes in full blocks (and, if ``final``, the remainder)."""
@@ -235,8 +258,9 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else TABLES_MINOR_VERSION if self.tables \
-            else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
+        minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else EXTENSION_TABLE_MINOR_VERSION \
+            if self._extension_table else TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations \
+            else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
             self._file.seek(0)

@@ -1,0 +1,123 @@
+"""EXTENSION_TABLE (spec 4.9): any JSON value round-trips through its columns, damage
+raises CorruptArchiveError, and per-location records cost steps, not text (issue 14)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import ccgformat
+from ccgformat.archive.blocks import compress
+from ccgformat.archive.jsontable import decode_json_table, encode_json_table
+from ccgformat.archive.layout import SectionKind
+from ccgformat.archive.verify import verify
+from ccgformat.archive.writer import write_trace
+from ccgformat.errors import CorruptArchiveError
+from ccgformat.model import Definitions, EventBatch, EventKind as K, Location, Region
+
+from .test_verify import json_payload, rebuild
+
+_digits = st.text(alphabet="ab 0123456789", max_size=12)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(1 << 70), 1 << 70) | st.floats(allow_nan=False)
+    | _digits | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=20) | st.dictionaries(st.text(max_size=6), inner, max_size=6),
+    max_leaves=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_every_json_value_round_trips(document):
+    back = decode_json_table(encode_json_table(document), "t.ccg", 0)
+    assert json.dumps(back, sort_keys=True) == json.dumps(document, sort_keys=True)
+    assert type(back) is type(document)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json, st.data())
+def test_damage_raises_corrupt_archive_error_or_reads(document, data):
+    raw = bytearray(encode_json_table(document))
+    position = data.draw(st.integers(0, len(raw) - 1))
+    if data.draw(st.booleans()):
+        raw[position] ^= data.draw(st.integers(1, 255))
+    else:
+        del raw[position:]
+    try:
+        decode_json_table(bytes(raw), "t.ccg", 7)
+    except CorruptArchiveError as error:
+        assert error.offset == 7
+        assert "extension table" in str(error)
+
+
+def _records(locations: int) -> list:
+    """Definition records as the OTF2 importer keeps them, per location."""
+    return ([["String", [i, f"rank {i}"]] for i in range(locations)]
+            + [["LocationGroup", [i, i, 1, 0, 4294967295]] for i in range(locations)]
+            + [["Location", [i, i, 1, 4, i]] for i in range(locations)])
+
+
+def test_records_per_location_cost_under_a_byte():
+    document = {"extensions": {"otf2": {"definitions": _records(20_000), "locations": list(range(20_000))}}}
+    table = compress(encode_json_table(document), 19)
+    as_json = compress(json.dumps(document, separators=(",", ":")).encode(), 19)
+    assert len(table) < 20_000 * 0.1 < len(as_json) / 10, (len(table), len(as_json))
+
+
+def test_the_writer_stores_per_location_records_as_a_table(tmp_path):
+    count = 2_000
+    definitions = Definitions(regions=[Region("main")],
+                              locations=[Location(f"rank {i}", "process") for i in range(count)],
+                              extensions={"otf2": {"definitions": _records(count)}})
+    events = EventBatch.from_events([(10, K.ENTER, 0), (20, K.LEAVE, 0)])
+    path = tmp_path / "records.ccg"
+    write_trace(path, definitions, ((i, [events]) for i in range(count)))
+    with ccgformat.open(path) as archive:
+        assert archive.version == (1, 4)
+        assert isinstance(archive.definitions.extensions, dict)
+        kinds = {entry.kind: entry for entry in archive.directory}
+        assert "extensions" not in json.loads(archive.payload(kinds[SectionKind.DEFINITIONS]))
+        assert kinds[SectionKind.EXTENSION_TABLE].length < count * 0.5
+        assert archive.definitions.to_dict() == definitions.to_dict()
+    assert verify(path) == []
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_small_definitions_stay_json(tmp_path, count):
+    """A few locations are smaller in JSON: the file stays readable by 1.3 readers."""
+    definitions = Definitions(regions=[Region("main")],
+                              locations=[Location(f"rank {i}", "process") for i in range(count)])
+    events = EventBatch.from_events([(10, K.ENTER, 0), (20, K.LEAVE, 0)])
+    path = tmp_path / "small.ccg"
+    write_trace(path, definitions, ((i, [events]) for i in range(count)))
+    with ccgformat.open(path) as archive:
+        assert archive.version == (1, 3)
+        assert SectionKind.DEFINITIONS in {entry.kind for entry in archive.directory}
+
+
+def test_extensions_are_decoded_when_first_used():
+    """Queries read the definitions without the extension records; only their use decodes them."""
+    damaged = Path(__file__).parent / "data" / "bad" / "extension_table_bad_kind.ccg"
+    with ccgformat.open(damaged) as archive:
+        definitions = archive.definitions
+        assert len(definitions.locations) == 300 and definitions.regions[0].name == "main"
+        with pytest.raises(CorruptArchiveError, match="extension table: value kind 9"):
+            definitions.extensions
+
+
+def test_extensions_beside_an_extension_table_are_corrupt(tmp_path):
+    source = Path(__file__).parent.parent / "spec" / "vectors" / "extension_records.ccg"
+    path = rebuild(source, tmp_path / "both.ccg",
+                   json_payload(SectionKind.DEFINITIONS, lambda d: d.update(extensions={})))
+    with ccgformat.open(path) as archive, pytest.raises(CorruptArchiveError, match="beside an EXTENSION_TABLE"):
+        archive.definitions
+
+
+def test_extensions_decode_after_the_archive_is_closed():
+    source = Path(__file__).parent.parent / "spec" / "vectors" / "extension_records.ccg"
+    with ccgformat.open(source) as archive:
+        definitions = archive.definitions
+    assert definitions.extensions["demo"]["ids"] == [-1, (1 << 64) - 1]
+    assert definitions.extensions["demo"]["records"][299] == ["String", [299, "rank 299"]]

@@ -1,0 +1,132 @@
+/* The overview's optimal aggregation (overview.h). */
+#include "overview.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "ccg.h"
+
+#define COLUMN(i, j) ((j) * ((j) + 1) / 2 + (i))
+
+static double xlogx(double v) { return v > 0 ? v * log2(v) : 0.0; }
+
+int ccg_overview_measures(const ccg_overview_tree *tree, int64_t slices, int64_t states, const double *values,
+                          const double *infos, double *gain, double *loss) {
+    int64_t columns = slices * (slices + 1) / 2;
+    double *v = malloc(sizeof(double) * (size_t)((slices + 1) * states + slices + 1));
+    if (!v) return CCG_ERR_MEMORY;
+    double *s = v + (slices + 1) * states;
+    for (int64_t n = 0; n < tree->nodes; n++) {
+        const double *top = values + tree->stop_leaf[n] * slices * states;
+        const double *bottom = values + tree->first_leaf[n] * slices * states;
+        const double *itop = infos + tree->stop_leaf[n] * slices, *ibottom = infos + tree->first_leaf[n] * slices;
+        for (int64_t x = 0; x < states; x++) v[x] = 0.0;
+        s[0] = 0.0;
+        for (int64_t t = 0; t < slices; t++) {  /* prefix sums over time of the node's slices */
+            for (int64_t x = 0; x < states; x++)
+                v[(t + 1) * states + x] = v[t * states + x] + (top[t * states + x] - bottom[t * states + x]);
+            s[t + 1] = s[t] + (itop[t] - ibottom[t]);
+        }
+        int64_t width = tree->stop_leaf[n] - tree->first_leaf[n];
+        for (int64_t j = 0; j < slices; j++) {
+            for (int64_t i = 0; i <= j; i++) {
+                double total = 0.0, entropy = 0.0;
+                for (int64_t x = 0; x < states; x++) {
+                    double sum = v[(j + 1) * states + x] - v[i * states + x];
+                    total += sum;
+                    entropy += xlogx(sum);
+                }
+                double g = entropy - (s[j + 1] - s[i]);
+                int64_t column = n * columns + COLUMN(i, j);
+                gain[column] = g;
+                loss[column] = total * log2((double)(width * (j - i + 1))) - g;
+            }
+        }
+    }
+    free(v);
+    return CCG_OK;
+}
+
+/* a candidate (value, parts) beats the best so far (overview_dp._better) */
+static int better(double value, int32_t parts, double best, int32_t best_parts, double tolerance) {
+    double scale = fabs(value) > fabs(best) ? fabs(value) : fabs(best);
+    double margin = tolerance * (scale > 1.0 ? scale : 1.0);
+    return value > best + margin || (fabs(value - best) <= margin && parts < best_parts);
+}
+
+int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const double *gain, const double *loss,
+                       double p, double tolerance, double *pic, int32_t *parts, int32_t *cut) {
+    int64_t columns = slices * (slices + 1) / 2;
+    for (int64_t n = tree->nodes - 1; n >= 0; n--) {
+        int64_t row = n * columns;
+        const int64_t *kids = tree->child + tree->child_offset[n];
+        int64_t count = tree->child_offset[n + 1] - tree->child_offset[n];
+        double *own = pic + row;
+        int32_t *own_parts = parts + row;
+        for (int64_t length = 1; length <= slices; length++) {
+            for (int64_t i = 0; i + length <= slices; i++) {
+                int64_t j = i + length - 1, column = COLUMN(i, j);
+                double best = p * gain[row + column] - (1.0 - p) * loss[row + column];
+                int32_t best_parts = 1, best_cut = (int32_t)j;
+                if (count > 0) {
+                    double value = 0.0;
+                    int32_t pieces = 0;
+                    for (int64_t k = 0; k < count; k++) {
+                        value += pic[kids[k] * columns + column];
+                        pieces += parts[kids[k] * columns + column];
+                    }
+                    if (better(value, pieces, best, best_parts, tolerance)) {
+                        best = value, best_parts = pieces, best_cut = -1;
+                    }
+                }
+                for (int64_t c = i; c < j; c++) {
+                    int64_t left = COLUMN(i, c), right = COLUMN(c + 1, j);
+                    double value = own[left] + own[right];
+                    int32_t pieces = own_parts[left] + own_parts[right];
+                    if (better(value, pieces, best, best_parts, tolerance)) {
+                        best = value, best_parts = pieces, best_cut = (int32_t)c;
+                    }
+                }
+                own[column] = best;
+                own_parts[column] = best_parts;
+                cut[row + column] = best_cut;
+            }
+        }
+    }
+    return CCG_OK;
+}
+
+int64_t ccg_overview_parts(const ccg_overview_tree *tree, int64_t slices, const int32_t *cut, int64_t capacity,
+                           int64_t *node, int64_t *first, int64_t *last) {
+    int64_t columns = slices * (slices + 1) / 2, size = 64, top = 0, found = 0;
+    int64_t *stack = malloc(sizeof(int64_t) * 3 * (size_t)size);
+    if (!stack) return -2;
+    stack[0] = 0, stack[1] = 0, stack[2] = slices - 1, top = 1;
+    while (top > 0) {
+        top--;
+        int64_t n = stack[3 * top], i = stack[3 * top + 1], j = stack[3 * top + 2];
+        int32_t choice = cut[n * columns + COLUMN(i, j)];
+        int64_t count = choice == -1 ? tree->child_offset[n + 1] - tree->child_offset[n] : 2;
+        if (choice == j) {
+            if (found == capacity) { free(stack); return -1; }
+            node[found] = n, first[found] = i, last[found] = j, found++;
+            continue;
+        }
+        if (top + count > size) {
+            while (top + count > size) size *= 2;
+            int64_t *grown = realloc(stack, sizeof(int64_t) * 3 * (size_t)size);
+            if (!grown) { free(stack); return -2; }
+            stack = grown;
+        }
+        if (choice == -1) {
+            const int64_t *kids = tree->child + tree->child_offset[n];
+            for (int64_t k = count - 1; k >= 0; k--, top++)
+                stack[3 * top] = kids[k], stack[3 * top + 1] = i, stack[3 * top + 2] = j;
+        } else {
+            stack[3 * top] = n, stack[3 * top + 1] = choice + 1, stack[3 * top + 2] = j, top++;
+            stack[3 * top] = n, stack[3 * top + 1] = i, stack[3 * top + 2] = choice, top++;
+        }
+    }
+    free(stack);
+    return found;
+}

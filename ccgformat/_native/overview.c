@@ -47,11 +47,14 @@ int ccg_overview_measures(const ccg_overview_tree *tree, int64_t slices, int64_t
     return CCG_OK;
 }
 
-/* a candidate (value, parts) beats the best so far (overview_dp._better) */
-static int better(double value, int32_t parts, double best, int32_t best_parts, double tolerance) {
-    double scale = fabs(value) > fabs(best) ? fabs(value) : fabs(best);
-    double margin = tolerance * (scale > 1.0 ? scale : 1.0);
-    return value > best + margin || (fabs(value - best) <= margin && parts < best_parts);
+/* a candidate (value, parts) beats the best so far, whose margin is
+ * tolerance * max(1, |best|) (overview_dp._better) */
+static inline int better(double value, int32_t parts, double best, int32_t best_parts, double margin) {
+    return value > best + margin || (value >= best - margin && parts < best_parts);
+}
+
+static inline double margin_of(double best, double tolerance) {
+    return tolerance * (fabs(best) > 1.0 ? fabs(best) : 1.0);
 }
 
 int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const double *gain, const double *loss,
@@ -67,6 +70,7 @@ int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const doub
             for (int64_t i = 0; i + length <= slices; i++) {
                 int64_t j = i + length - 1, column = COLUMN(i, j);
                 double best = p * gain[row + column] - (1.0 - p) * loss[row + column];
+                double margin = margin_of(best, tolerance);
                 int32_t best_parts = 1, best_cut = (int32_t)j;
                 if (count > 0) {
                     double value = 0.0;
@@ -75,16 +79,17 @@ int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const doub
                         value += pic[kids[k] * columns + column];
                         pieces += parts[kids[k] * columns + column];
                     }
-                    if (better(value, pieces, best, best_parts, tolerance)) {
-                        best = value, best_parts = pieces, best_cut = -1;
+                    if (better(value, pieces, best, best_parts, margin)) {
+                        best = value, best_parts = pieces, best_cut = -1, margin = margin_of(best, tolerance);
                     }
                 }
                 for (int64_t c = i; c < j; c++) {
                     int64_t left = COLUMN(i, c), right = COLUMN(c + 1, j);
                     double value = own[left] + own[right];
+                    if (value < best - margin) continue;  /* the common case: clearly worse */
                     int32_t pieces = own_parts[left] + own_parts[right];
-                    if (better(value, pieces, best, best_parts, tolerance)) {
-                        best = value, best_parts = pieces, best_cut = (int32_t)c;
+                    if (better(value, pieces, best, best_parts, margin)) {
+                        best = value, best_parts = pieces, best_cut = (int32_t)c, margin = margin_of(best, tolerance);
                     }
                 }
                 own[column] = best;

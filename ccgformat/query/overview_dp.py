@@ -10,9 +10,10 @@ node has children"; it must not). The cost is O(|S| |T|^3).
 
 Ties go to the coarser choice, so the result is deterministic: a candidate replaces the
 best so far only if its pIC is higher by more than `TOLERANCE` (relative), or equal within
-it and made of fewer parts. Candidates come in the order: one part, spatial cut, temporal
-cuts by ascending ``c``. ``cut[node, (i, j)]`` records the choice as paper 000 does: ``j``
-for one part, ``-1`` for a spatial cut, ``c`` for a temporal cut.
+it and made of fewer parts (the margin is ``TOLERANCE * max(1, |best so far|)``).
+Candidates come in the order: one part, spatial cut, temporal cuts by ascending ``c``.
+``cut[node, (i, j)]`` records the choice as paper 000 does: ``j`` for one part, ``-1`` for
+a spatial cut, ``c`` for a temporal cut.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ def depths(hierarchy: Hierarchy) -> np.ndarray:
 
 
 def _better(value: np.ndarray, parts: np.ndarray, best: np.ndarray, best_parts: np.ndarray) -> np.ndarray:
-    tolerance = TOLERANCE * np.maximum(1.0, np.maximum(np.abs(value), np.abs(best)))
-    return (value > best + tolerance) | ((np.abs(value - best) <= tolerance) & (parts < best_parts))
+    margin = TOLERANCE * np.maximum(1.0, np.abs(best))
+    return (value > best + margin) | ((value >= best - margin) & (parts < best_parts))
 
 
 def solve_reference(measures: Measures, p: float) -> Solution:

@@ -104,7 +104,7 @@ def test_a_treemap_of_a_million_leaves_stays_bounded_and_shows_the_odd_machine()
     values[500_000:500_100, 0, 0], values[500_000:500_100, 0, 1] = 0, 100     # one odd machine
     model = model_of(hierarchy, values)
     began = time.perf_counter()
-    result = overview_of(model, 0.001, kind="spatial")
+    result = overview_of(model, 0.5, normalize=True, kind="spatial")
     drawing = result.treemap(1000, 600)
     pixels = drawing.raster()
     elapsed = time.perf_counter() - began

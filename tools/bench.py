@@ -43,6 +43,7 @@ import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
+import bench_overview  # noqa: E402,F401  (registers the overview benchmark)
 import bench_walk  # noqa: E402,F401  (registers the native-walk benchmark)
 from bench_builder import EVENTS_FULL, EVENTS_QUICK, LARGE_FACTOR, LOCATIONS  # noqa: E402
 from bench_scale import RATIO_LOCATIONS, SHAPES, Shape  # noqa: E402

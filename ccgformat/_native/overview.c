@@ -3,6 +3,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ccg.h"
 
@@ -57,9 +60,29 @@ static inline double margin_of(double best, double tolerance) {
     return tolerance * (fabs(best) > 1.0 ? fabs(best) : 1.0);
 }
 
+/* the largest a[k] + b[k], k < n (two lanes at a time where SSE2 is there) */
+static double top_sum(const double *a, const double *b, int64_t n) {
+    double top = -HUGE_VAL;
+    int64_t k = 0;
+#ifdef __SSE2__
+    __m128d lanes = _mm_set1_pd(-HUGE_VAL);
+    for (; k + 2 <= n; k += 2) lanes = _mm_max_pd(lanes, _mm_add_pd(_mm_loadu_pd(a + k), _mm_loadu_pd(b + k)));
+    double pair[2];
+    _mm_storeu_pd(pair, lanes);
+    top = pair[0] > pair[1] ? pair[0] : pair[1];
+#endif
+    for (; k < n; k++) top = a[k] + b[k] > top ? a[k] + b[k] : top;
+    return top;
+}
+
 int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const double *gain, const double *loss,
                        double p, double tolerance, double *pic, int32_t *parts, int32_t *cut) {
     int64_t columns = slices * (slices + 1) / 2;
+    /* the node's best pIC in two square layouts, by[i][j] and at[j][i], so that the temporal
+     * cuts of (i, j) read by[i][i..j-1] and at[j][i+1..j] contiguously */
+    double *by = malloc(sizeof(double) * 2 * (size_t)(slices * slices));
+    if (!by) return CCG_ERR_MEMORY;
+    double *at = by + slices * slices;
     for (int64_t n = tree->nodes - 1; n >= 0; n--) {
         int64_t row = n * columns;
         const int64_t *kids = tree->child + tree->child_offset[n];
@@ -83,21 +106,23 @@ int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const doub
                         best = value, best_parts = pieces, best_cut = -1, margin = margin_of(best, tolerance);
                     }
                 }
-                for (int64_t c = i; c < j; c++) {
-                    int64_t left = COLUMN(i, c), right = COLUMN(c + 1, j);
-                    double value = own[left] + own[right];
-                    if (value < best - margin) continue;  /* the common case: clearly worse */
-                    int32_t pieces = own_parts[left] + own_parts[right];
-                    if (better(value, pieces, best, best_parts, margin)) {
-                        best = value, best_parts = pieces, best_cut = (int32_t)c, margin = margin_of(best, tolerance);
+                const double *left = by + i * slices + i, *right = at + j * slices + i + 1;
+                if (length > 1 && top_sum(left, right, length - 1) >= best - margin) {
+                    for (int64_t c = i; c < j; c++) {  /* the rare case: some cut may win; scan in order */
+                        double value = left[c - i] + right[c - i];
+                        int32_t pieces = own_parts[COLUMN(i, c)] + own_parts[COLUMN(c + 1, j)];
+                        if (better(value, pieces, best, best_parts, margin)) {
+                            best = value, best_parts = pieces, best_cut = (int32_t)c, margin = margin_of(best, tolerance);
+                        }
                     }
                 }
-                own[column] = best;
+                own[column] = by[i * slices + j] = at[j * slices + i] = best;
                 own_parts[column] = best_parts;
                 cut[row + column] = best_cut;
             }
         }
     }
+    free(by);
     return CCG_OK;
 }
 

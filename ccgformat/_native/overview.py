@@ -57,8 +57,11 @@ def solve(measures: Any, p: float) -> tuple[float, np.ndarray, np.ndarray, np.nd
     parts = np.empty(gain.shape, dtype=np.int32)
     cut = np.empty(gain.shape, dtype=np.int32)
     tree = _tree(hierarchy)
-    lib.ccg_overview_solve(tree, slices, _doubles(gain), _doubles(loss), float(p), TOLERANCE, _doubles(pic),
-                           ffi.cast("int32_t *", ffi.from_buffer(parts)), ffi.cast("int32_t *", ffi.from_buffer(cut)))
+    code = lib.ccg_overview_solve(tree, slices, _doubles(gain), _doubles(loss), float(p), TOLERANCE, _doubles(pic),
+                                  ffi.cast("int32_t *", ffi.from_buffer(parts)),
+                                  ffi.cast("int32_t *", ffi.from_buffer(cut)))
+    if code:
+        raise failure(code, "the overview DP ran out of memory")
     whole = (slices - 1) * slices // 2  # the column of (0, slices - 1)
     count = int(parts[0, whole])
     node, first, last = (np.empty(count, dtype=np.int64) for _ in range(3))

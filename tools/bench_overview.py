@@ -114,13 +114,13 @@ def _cli(*args: str) -> float:
 def run(options: argparse.Namespace) -> list[dict[str, Any]]:
     from ccgformat.query.overview import overview_of
     from ccgformat.query.overview_curve import explore
-    from ccgformat.query.overview_dp import partition, solve_reference
+    from ccgformat.query.overview_dp import solve, solve_reference
     from ccgformat.query.overview_measures import measures, proportions
     repeat = options.repeat
     entries = []
     model = _model(1000, 30, 8, 10)
     found = measures(model.hierarchy, proportions(model))
-    dp = run_repeated(lambda: _timed(lambda: partition(found, 0.3)), max(repeat, 5))
+    dp = run_repeated(lambda: _timed(lambda: solve(found, 0.3)), max(repeat, 5))
     reference = run_repeated(lambda: _timed(lambda: solve_reference(found, 0.3)), 1)
     entries.append(_entry("dp 1000x30", dp, reference, "numpy reference DP"))
     curve = run_repeated(lambda: _timed(lambda: explore(found)), repeat)

@@ -2,6 +2,7 @@
 #include "overview.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -50,14 +51,8 @@ int ccg_overview_measures(const ccg_overview_tree *tree, int64_t slices, int64_t
     return CCG_OK;
 }
 
-/* a candidate (value, parts) beats the best so far, whose margin is
- * tolerance * max(1, |best|) (overview_dp._better) */
-static inline int better(double value, int32_t parts, double best, int32_t best_parts, double margin) {
-    return value > best + margin || (value >= best - margin && parts < best_parts);
-}
-
-static inline double margin_of(double best, double tolerance) {
-    return tolerance * (fabs(best) > 1.0 ? fabs(best) : 1.0);
+static inline double threshold_of(double top, double tolerance) {
+    return top - tolerance * (fabs(top) > 1.0 ? fabs(top) : 1.0);
 }
 
 /* the largest a[k] + b[k], k < n (two lanes at a time where SSE2 is there) */
@@ -92,27 +87,29 @@ int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const doub
         for (int64_t length = 1; length <= slices; length++) {
             for (int64_t i = 0; i + length <= slices; i++) {
                 int64_t j = i + length - 1, column = COLUMN(i, j);
-                double best = p * gain[row + column] - (1.0 - p) * loss[row + column];
-                double margin = margin_of(best, tolerance);
-                int32_t best_parts = 1, best_cut = (int32_t)j;
-                if (count > 0) {
-                    double value = 0.0;
-                    int32_t pieces = 0;
-                    for (int64_t k = 0; k < count; k++) {
-                        value += pic[kids[k] * columns + column];
-                        pieces += parts[kids[k] * columns + column];
-                    }
-                    if (better(value, pieces, best, best_parts, margin)) {
-                        best = value, best_parts = pieces, best_cut = -1, margin = margin_of(best, tolerance);
-                    }
+                double keep = p * gain[row + column] - (1.0 - p) * loss[row + column], spatial = -HUGE_VAL;
+                int32_t pieces = 0;
+                for (int64_t k = 0; k < count; k++) {  /* children in order, as the reference sums them */
+                    spatial = (k == 0 ? 0.0 : spatial) + pic[kids[k] * columns + column];
+                    pieces += parts[kids[k] * columns + column];
                 }
                 const double *left = by + i * slices + i, *right = at + j * slices + i + 1;
-                if (length > 1 && top_sum(left, right, length - 1) >= best - margin) {
-                    for (int64_t c = i; c < j; c++) {  /* the rare case: some cut may win; scan in order */
-                        double value = left[c - i] + right[c - i];
-                        int32_t pieces = own_parts[COLUMN(i, c)] + own_parts[COLUMN(c + 1, j)];
-                        if (better(value, pieces, best, best_parts, margin)) {
-                            best = value, best_parts = pieces, best_cut = (int32_t)c, margin = margin_of(best, tolerance);
+                double top = keep > spatial ? keep : spatial;
+                double temporal = length > 1 ? top_sum(left, right, length - 1) : -HUGE_VAL;
+                top = top > temporal ? top : temporal;
+                double threshold = threshold_of(top, tolerance);
+                /* the ties within the tolerance of the top: the fewest parts, then the first in order */
+                double best = keep;
+                int32_t best_parts = 1, best_cut = (int32_t)j;
+                if (keep < threshold) {
+                    best_parts = INT32_MAX;
+                    if (count > 0 && spatial >= threshold) best = spatial, best_parts = pieces, best_cut = -1;
+                    if (temporal >= threshold) {
+                        for (int64_t c = i; c < j; c++) {
+                            double value = left[c - i] + right[c - i];
+                            if (value < threshold) continue;
+                            int32_t split = own_parts[COLUMN(i, c)] + own_parts[COLUMN(c + 1, j)];
+                            if (split < best_parts) best = value, best_parts = split, best_cut = (int32_t)c;
                         }
                     }
                 }

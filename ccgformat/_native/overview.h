@@ -23,9 +23,9 @@ int ccg_overview_measures(const ccg_overview_tree *tree, int64_t slices, int64_t
                           const double *infos, double *gain, double *loss);
 
 /* The DP at p: pic, parts and cut ([nodes, T (T + 1) / 2]) for every area, nodes from the
- * last to the root; a candidate wins if its pIC is higher by more than tolerance * max(1,
- * |best so far|), or within that margin with fewer parts. Candidates: one part (cut j), the spatial cut
- * (-1), temporal cuts c = i .. j - 1. Returns CCG_OK or CCG_ERR_MEMORY. */
+ * last to the root. Candidates, in order: one part (cut j), the spatial cut (-1), the
+ * temporal cuts c = i .. j - 1; of those within tolerance * max(1, |top|) of the highest
+ * pIC, the one with the fewest parts wins, then the first. Returns CCG_OK or CCG_ERR_MEMORY. */
 int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const double *gain, const double *loss,
                        double p, double tolerance, double *pic, int32_t *parts, int32_t *cut);
 

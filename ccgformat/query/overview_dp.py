@@ -8,12 +8,11 @@ interval, for a node with children) and every temporal cut ``(i..c), (c + 1..j)`
 leaves too (the extracted pseudo-code of paper 000 nests the temporal loop under "if the
 node has children"; it must not). The cost is O(|S| |T|^3).
 
-Ties go to the coarser choice, so the result is deterministic: a candidate replaces the
-best so far only if its pIC is higher by more than `TOLERANCE` (relative), or equal within
-it and made of fewer parts (the margin is ``TOLERANCE * max(1, |best so far|)``).
-Candidates come in the order: one part, spatial cut, temporal cuts by ascending ``c``.
-``cut[node, (i, j)]`` records the choice as paper 000 does: ``j`` for one part, ``-1`` for
-a spatial cut, ``c`` for a temporal cut.
+Ties go to the coarser choice, so the result is deterministic: of the candidates - in the
+order one part, spatial cut, temporal cuts by ascending ``c`` - whose pIC is within
+``TOLERANCE * max(1, |top|)`` of the highest, the one with the fewest parts wins, then the
+first. ``cut[node, (i, j)]`` records the choice as paper 000 does: ``j`` for one part,
+``-1`` for a spatial cut, ``c`` for a temporal cut.
 """
 
 from __future__ import annotations
@@ -75,9 +74,15 @@ def depths(hierarchy: Hierarchy) -> np.ndarray:
     return depth
 
 
-def _better(value: np.ndarray, parts: np.ndarray, best: np.ndarray, best_parts: np.ndarray) -> np.ndarray:
-    margin = TOLERANCE * np.maximum(1.0, np.abs(best))
-    return (value > best + margin) | ((value >= best - margin) & (parts < best_parts))
+def _choose(values: np.ndarray, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of candidates (last axis, in order), the one chosen: the fewest parts among
+    those within the tolerance of the highest value, then the first. Returns the chosen
+    value, parts and position."""
+    top = values.max(axis=-1, keepdims=True)
+    tied = values >= top - TOLERANCE * np.maximum(1.0, np.abs(top))
+    position = np.argmin(np.where(tied, parts, np.iinfo(np.int64).max), axis=-1)[..., None]
+    return (np.take_along_axis(values, position, -1)[..., 0], np.take_along_axis(parts, position, -1)[..., 0],
+            position[..., 0])
 
 
 def solve_reference(measures: Measures, p: float) -> Solution:
@@ -86,35 +91,30 @@ def solve_reference(measures: Measures, p: float) -> Solution:
     hierarchy, slices = measures.hierarchy, measures.slices
     keep = p * measures.gain - (1.0 - p) * measures.loss
     nodes, columns = keep.shape
-    pic, parts = np.zeros((nodes, columns)), np.zeros((nodes, columns), dtype=np.int32)
+    pic, parts = np.zeros((nodes, columns)), np.zeros((nodes, columns), dtype=np.int64)
     cut = np.zeros((nodes, columns), dtype=np.int32)
-    child_pic, child_parts = np.zeros((nodes, columns)), np.zeros((nodes, columns), dtype=np.int32)
+    child_pic, child_parts = np.zeros((nodes, columns)), np.zeros((nodes, columns), dtype=np.int64)
     parents = np.asarray(hierarchy.parents, dtype=np.int64)
     has_children = np.bincount(parents[parents >= 0], minlength=nodes) > 0
     depth = depths(hierarchy)
     for level_depth in range(int(depth.max()), -1, -1):
         level = np.flatnonzero(depth == level_depth)
-        inner = has_children[level][:, None]
         for length in range(1, slices + 1):
             first = np.arange(slices - length + 1)
             last = first + length - 1
             column = interval_index(first, last)
-            best, best_parts = keep[level][:, column], np.ones((len(level), len(column)), dtype=np.int32)
-            best_cut = np.broadcast_to(last, best.shape).astype(np.int32)
-            value, count = child_pic[level][:, column], child_parts[level][:, column]
-            take = inner & _better(value, count, best, best_parts)
-            best, best_parts, best_cut = (np.where(take, value, best), np.where(take, count, best_parts),
-                                          np.where(take, SPATIAL, best_cut))
-            for offset in range(length - 1):
-                middle = first + offset
-                left, right = interval_index(first, middle), interval_index(middle + 1, last)
-                value = pic[level][:, left] + pic[level][:, right]
-                count = parts[level][:, left] + parts[level][:, right]
-                take = _better(value, count, best, best_parts)
-                best, best_parts, best_cut = (np.where(take, value, best), np.where(take, count, best_parts),
-                                              np.where(take, middle, best_cut))
+            middle = first[:, None] + np.arange(length - 1)[None, :]                  # [m, length - 1]
+            left, right = interval_index(first[:, None], middle), interval_index(middle + 1, last[:, None])
+            spatial = np.where(has_children[level][:, None], child_pic[level][:, column], -np.inf)
+            values = np.concatenate((keep[level][:, column, None], spatial[..., None],
+                                     pic[level][:, left] + pic[level][:, right]), axis=-1)
+            counts = np.concatenate((np.ones((len(level), len(column), 1), dtype=np.int64),
+                                     child_parts[level][:, column, None],
+                                     parts[level][:, left] + parts[level][:, right]), axis=-1)
+            best, best_parts, position = _choose(values, counts)
             where = np.ix_(level, column)
-            pic[where], parts[where], cut[where] = best, best_parts, best_cut
+            pic[where], parts[where] = best, best_parts
+            cut[where] = np.where(position == 0, last, np.where(position == 1, SPATIAL, first + position - 2))
         for node in level[parents[level] >= 0]:  # children in preorder, as the C kernel sums them
             child_pic[parents[node]] += pic[node]
             child_parts[parents[node]] += parts[node]

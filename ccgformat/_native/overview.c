@@ -75,26 +75,34 @@ int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const doub
     int64_t columns = slices * (slices + 1) / 2;
     /* the node's best pIC in two square layouts, by[i][j] and at[j][i], so that the temporal
      * cuts of (i, j) read by[i][i..j-1] and at[j][i+1..j] contiguously */
-    double *by = malloc(sizeof(double) * 2 * (size_t)(slices * slices));
-    if (!by) return CCG_ERR_MEMORY;
-    double *at = by + slices * slices;
+    double *by = malloc(sizeof(double) * (size_t)(2 * slices * slices + columns));
+    int32_t *pieces = malloc(sizeof(int32_t) * (size_t)columns);
+    if (!by || !pieces) {
+        free(by), free(pieces);
+        return CCG_ERR_MEMORY;
+    }
+    double *at = by + slices * slices, *spatial = at + slices * slices;
     for (int64_t n = tree->nodes - 1; n >= 0; n--) {
         int64_t row = n * columns;
         const int64_t *kids = tree->child + tree->child_offset[n];
         int64_t count = tree->child_offset[n + 1] - tree->child_offset[n];
         double *own = pic + row;
         int32_t *own_parts = parts + row;
+        for (int64_t k = 0; k < count; k++) {  /* the children's sums, in order, as the reference adds them */
+            const double *child = pic + kids[k] * columns;
+            const int32_t *child_parts = parts + kids[k] * columns;
+            for (int64_t column = 0; column < columns; column++) {
+                spatial[column] = (k == 0 ? 0.0 : spatial[column]) + child[column];
+                pieces[column] = (k == 0 ? 0 : pieces[column]) + child_parts[column];
+            }
+        }
         for (int64_t length = 1; length <= slices; length++) {
             for (int64_t i = 0; i + length <= slices; i++) {
                 int64_t j = i + length - 1, column = COLUMN(i, j);
-                double keep = p * gain[row + column] - (1.0 - p) * loss[row + column], spatial = -HUGE_VAL;
-                int32_t pieces = 0;
-                for (int64_t k = 0; k < count; k++) {  /* children in order, as the reference sums them */
-                    spatial = (k == 0 ? 0.0 : spatial) + pic[kids[k] * columns + column];
-                    pieces += parts[kids[k] * columns + column];
-                }
+                double keep = p * gain[row + column] - (1.0 - p) * loss[row + column];
+                double split = count > 0 ? spatial[column] : -HUGE_VAL;
                 const double *left = by + i * slices + i, *right = at + j * slices + i + 1;
-                double top = keep > spatial ? keep : spatial;
+                double top = keep > split ? keep : split;
                 double temporal = length > 1 ? top_sum(left, right, length - 1) : -HUGE_VAL;
                 top = top > temporal ? top : temporal;
                 double threshold = threshold_of(top, tolerance);
@@ -103,13 +111,13 @@ int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const doub
                 int32_t best_parts = 1, best_cut = (int32_t)j;
                 if (keep < threshold) {
                     best_parts = INT32_MAX;
-                    if (count > 0 && spatial >= threshold) best = spatial, best_parts = pieces, best_cut = -1;
+                    if (count > 0 && split >= threshold) best = split, best_parts = pieces[column], best_cut = -1;
                     if (temporal >= threshold) {
                         for (int64_t c = i; c < j; c++) {
                             double value = left[c - i] + right[c - i];
                             if (value < threshold) continue;
-                            int32_t split = own_parts[COLUMN(i, c)] + own_parts[COLUMN(c + 1, j)];
-                            if (split < best_parts) best = value, best_parts = split, best_cut = (int32_t)c;
+                            int32_t count_c = own_parts[COLUMN(i, c)] + own_parts[COLUMN(c + 1, j)];
+                            if (count_c < best_parts) best = value, best_parts = count_c, best_cut = (int32_t)c;
                         }
                     }
                 }
@@ -119,7 +127,7 @@ int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const doub
             }
         }
     }
-    free(by);
+    free(by), free(pieces);
     return CCG_OK;
 }
 

@@ -21,10 +21,12 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..aggregate_model import AggregateModel, Hierarchy
 from ..errors import CorruptArchiveError, TruncatedError, UnsupportedVersionError
 from ..graph.graph import LocationRoot
 from ..graph.pool import NodeKind
 from ..graph.walk import LocationWalker
+from ..hierarchy import hierarchy_of
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import read_block, unpack_payload
@@ -382,6 +384,17 @@ class Archive:
         return join_definitions(definitions, self.payload(table), self.path, table.offset)
 
     @cached_property
+    def hierarchy(self) -> Hierarchy:
+        """The resource hierarchy over every location (`ccgformat.hierarchy`): the defined
+        locations and any other location with events."""
+        try:
+            return hierarchy_of(self.definitions, set(range(len(self.definitions.locations))) | set(self.roots))
+        except ValueError as error:
+            entry = (self._optional_section(SectionKind.LOCATION_TABLE)
+                     or self._section(SectionKind.DEFINITIONS))
+            raise CorruptArchiveError(f"definitions: {error}", path=self.path, offset=entry.offset) from None
+
+    @cached_property
     def parameters(self) -> dict[str, Any]:
         """The PARAMETERS section: bounds, b, L, zstd level, provenance and build metrics."""
         document = self._json(SectionKind.PARAMETERS)
@@ -543,6 +556,13 @@ class Archive:
         """Per-pixel exclusive-time shares of the region groups, or of the regions with the
         most exclusive time, in at most ``height`` rows by location (`ccgformat.query.timeline`)."""
         return run_query("timeline", self, start, stop, width, locations, by, color_by, height)
+
+    def aggregate(self, slices: int, start: int | None = None, stop: int | None = None, states: str = "region",
+                  locations: list[int] | None = None) -> AggregateModel:
+        """The microscopic model of ``[start, stop)`` in ``slices`` time slices, per location
+        and state (regions, or their groups), exactly (`ccgformat.query.aggregate`)."""
+        result: AggregateModel = run_query("aggregate", self, slices, start, stop, states, locations)
+        return result
 
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:

@@ -1,4 +1,5 @@
-"""`ccg profile`, `ccg messages` and `ccg timeline`: the queries over a time window."""
+"""`ccg profile`, `ccg messages`, `ccg timeline` and `ccg aggregate`: the queries over a
+time window."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from .common import UsageError, bounded_int, chosen_locations
 
 
 def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``profile``, ``messages`` and ``timeline`` commands, with their common window options."""
+    """The ``profile``, ``messages``, ``timeline`` and ``aggregate`` commands, with their
+    common window options."""
     window = argparse.ArgumentParser(add_help=False)
     window.add_argument("archive", metavar="ARCHIVE")
     window.add_argument("--start", type=int, metavar="T", help="window start in ticks (inclusive)")
@@ -53,6 +55,16 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--png", metavar="FILE", help="write the image to FILE")
     p.add_argument("--json", action="store_true", help="print the per-column exclusive times as JSON")
     p.set_defaults(run=cmd_timeline)
+    p = commands.add_parser(
+        "aggregate", parents=[window], help="the microscopic model: time per location, slice and state",
+        description="Split START <= time < STOP (default: the whole trace) into T slices, bound k at "
+                    "START + floor(k*(STOP-START)/T), and give per location and slice the exclusive time "
+                    "in ticks of each state (region or region group) as the innermost open region.")
+    p.add_argument("--slices", type=bounded_int(1, 1000000), required=True, metavar="T", help="time slices")
+    p.add_argument("--states", choices=("region", "group"), default="region",
+                   help="states: regions or region groups (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=cmd_aggregate)
 
 
 def _window(archive: Archive, args: argparse.Namespace) -> tuple[int | None, int | None]:
@@ -132,4 +144,25 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         result.save_png(args.png, args.row_height)
     if args.json:
         print(json.dumps(result.to_json()))
+    return 0
+
+
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        start, stop = _window(archive, args)
+        if start is not None and stop is not None and stop <= start:
+            raise UsageError(f"the window {start}..{stop} is empty")
+        model = archive.aggregate(args.slices, start, stop, args.states, chosen_locations(archive, args.location))
+        names = [archive.definitions.locations[location].name if location < len(archive.definitions.locations)
+                 else f"location {location}" for location in model.locations.tolist()]
+    if args.json:
+        print(json.dumps({"bounds": model.bounds.tolist(), "states": list(model.states), "locations": names,
+                          "values": model.values.tolist()}))
+        return 0
+    totals = model.values.sum(axis=(0, 1))
+    order = sorted(range(len(model.states)), key=lambda x: -int(totals[x]))
+    print("\n".join(_table(["state", "ticks", *(f"slice {t}" for t in range(min(model.values.shape[1], 8)))],
+                           [[model.states[x], f"{int(totals[x]):,}",
+                             *(f"{int(v):,}" for v in model.values[:, :8, x].sum(axis=0))] for x in order], left=1)))
+    print(f"{len(names):,} locations, {len(model.bounds) - 1:,} slices from {model.bounds[0]} to {model.bounds[-1]}")
     return 0

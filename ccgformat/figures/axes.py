@@ -8,7 +8,7 @@ import numpy as np
 
 from .drawing import Drawing
 
-__all__ = ["legend", "nice_ticks", "seconds_label"]
+__all__ = ["legend", "legend_height", "nice_ticks", "seconds_label"]
 
 
 def nice_ticks(low: float, high: float, count: int = 6) -> list[float]:
@@ -28,17 +28,31 @@ def seconds_label(value: float, step: float) -> str:
     return f"{value:.{decimals}f}"
 
 
+def _entries(names: list[str], width: float, size: int) -> list[tuple[float, int, str]]:
+    """(x offset, row, label) of each legend entry, wrapping at ``width``."""
+    out, column, row = [], 0.0, 0
+    for name in names:
+        label = name if len(name) <= 24 else name[:23] + "~"
+        span = size + 6 + len(label) * size * 0.8 + 14
+        if column + span > width and column > 0:
+            column, row = 0.0, row + 1
+        out.append((column, row, label))
+        column += span
+    return out
+
+
+def legend_height(names: list[str], width: float, size: int = 10) -> int:
+    """The pixels `legend` takes for ``names`` in ``width``."""
+    entries = _entries(names, width, size)
+    return (entries[-1][1] + 1) * (size + 6) if entries else 0
+
+
 def legend(drawing: Drawing, x: float, y: float, names: list[str], colours: np.ndarray, size: int = 10,
            width: float | None = None) -> float:
     """Colour swatches with names from (x, y), wrapping at ``width``; returns the y below it."""
-    width = drawing.width - x if width is None else width
-    column = x
-    for name, colour in zip(names, colours):
-        label = name if len(name) <= 24 else name[:23] + "~"
-        span = size + 6 + len(label) * size * 0.7 + 14
-        if column + span > x + width and column > x:
-            column, y = x, y + size + 6
-        drawing.rect(column, y, size, size, tuple(colour), 1.0, outline=(0, 0, 0))
-        drawing.text(column + size + 4, y, label, size)
-        column += span
-    return y + size + 6
+    entries = _entries(names, drawing.width - x if width is None else width, size)
+    for (column, row, label), colour in zip(entries, colours):
+        top = y + row * (size + 6)
+        drawing.rect(x + column, top, size, size, tuple(colour), 1.0, outline=(0, 0, 0))
+        drawing.text(x + column + size + 4, top, label, size)
+    return y + legend_height(names, drawing.width - x if width is None else width, size)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .axes import legend, nice_ticks, seconds_label
+from .axes import legend, legend_height, nice_ticks, seconds_label
 from .drawing import Drawing
 
 __all__ = ["OverviewFigure", "draw_overview"]
@@ -44,16 +44,18 @@ class OverviewFigure:
 def draw_overview(figure: OverviewFigure, width: int = 1000, plot_height: int = 480) -> Drawing:
     """Lay the overview out on a page ``width`` pixels wide."""
     plot_width = width - LEFT - RIGHT
-    legend_rows = 1 + len(figure.states) // max(1, plot_width // 160)
-    drawing = Drawing(width, TOP + plot_height + AXIS + 18 * legend_rows + 10)
+    shown = sorted(set(figure.mode[figure.alpha > 0].tolist()))  # the legend names the states drawn
+    names = [figure.states[x] for x in shown]
+    drawing = Drawing(width, TOP + plot_height + AXIS + legend_height(names, plot_width) + 10)
     drawing.text(LEFT, 6, figure.title, 12)
-    start, end = float(figure.seconds[0]), float(figure.seconds[-1])
-    span = end - start if end > start else 1.0
+    start, end = 0.0, float(figure.seconds[-1] - figure.seconds[0])  # the axis counts from the window start
+    span = end if end > 0 else 1.0
     x_of = lambda seconds: LEFT + (seconds - start) / span * plot_width  # noqa: E731
     y_of = lambda row: TOP + row / figure.rows * plot_height  # noqa: E731
     order = np.argsort(figure.mark == 0, kind="stable")  # visual aggregates first, data parts over them
     for k in order:
-        x0, x1 = x_of(figure.seconds[figure.first[k]]), x_of(figure.seconds[figure.last[k] + 1])
+        x0 = x_of(figure.seconds[figure.first[k]] - figure.seconds[0])
+        x1 = x_of(figure.seconds[figure.last[k] + 1] - figure.seconds[0])
         y0, y1 = y_of(figure.row[k]), y_of(figure.stop[k])
         drawing.rect(x0, y0, x1 - x0, y1 - y0, tuple(figure.colours[figure.mode[k]]), float(figure.alpha[k]),
                      outline=(90, 90, 90))
@@ -74,6 +76,6 @@ def draw_overview(figure: OverviewFigure, width: int = 1000, plot_height: int = 
     for tick in ticks:
         drawing.line(x_of(tick), axis, x_of(tick), axis + 4)
         drawing.text(x_of(tick), axis + 6, seconds_label(tick, step), 10, "middle")
-    drawing.text(LEFT + plot_width, axis + 18, "time (s)", 10, "end")
-    legend(drawing, LEFT, axis + AXIS, figure.states, figure.colours, 10, plot_width)
+    drawing.text(LEFT + plot_width, axis + 18, f"time (s) from {figure.seconds[0]:.6g} s", 10, "end")
+    legend(drawing, LEFT, axis + AXIS, names, figure.colours[shown], 10, plot_width)
     return drawing

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..aggregate_model import Hierarchy
-from .axes import legend
+from .axes import legend, legend_height
 from .drawing import Drawing
 
 __all__ = ["MIN_AREA", "TreemapFigure", "draw_treemap", "squarify"]
@@ -70,11 +70,13 @@ def squarify(sizes: np.ndarray, x: float, y: float, w: float, h: float) -> list[
 def draw_treemap(figure: TreemapFigure, width: int = 1000, height: int = 600) -> Drawing:
     """The treemap on a ``width`` x ``height`` page (title and legend included)."""
     h = figure.hierarchy
-    legend_rows = 1 + len(figure.states) // max(1, (width - 20) // 160)
+    shown = sorted(set(figure.mode[figure.is_part & (figure.share > 0)].tolist()))
+    names = [figure.states[x] for x in shown]
+    below = legend_height(names, width - 20)
     drawing = Drawing(width, height)
     drawing.text(10, 6, figure.title, 12)
     leaves = (np.asarray(h.stop_leaf) - np.asarray(h.first_leaf)).astype(np.float64)
-    stack = [(0, 10.0, 24.0, width - 20.0, height - 34.0 - 18 * legend_rows)]
+    stack = [(0, 10.0, 24.0, width - 20.0, height - 34.0 - below)]
     while stack:
         node, x, y, w, hh = stack.pop()
         colour = tuple(figure.colours[figure.mode[node]]) if len(figure.colours) else (200.0, 200.0, 200.0)
@@ -94,5 +96,6 @@ def draw_treemap(figure: TreemapFigure, width: int = 1000, height: int = 600) ->
         order = children[np.argsort(-leaves[children], kind="stable")]
         for child, box in zip(order.tolist(), squarify(leaves[order], x + pad, y + pad, w - 2 * pad, hh - 2 * pad)):
             stack.append((child, *box))
-    legend(drawing, 10, height - 8 - 18 * legend_rows, figure.states, figure.colours, 10, width - 20)
+    legend(drawing, 10, height - 6 - below, names, figure.colours[shown] if shown else figure.colours[:0], 10,
+           width - 20)
     return drawing

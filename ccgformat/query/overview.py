@@ -116,7 +116,7 @@ class Overview:
         all_sums = np.concatenate((sums, visual["sums"]))
         mode, share = mode_of(all_sums)
         seconds = np.asarray(self.model.bounds, dtype=np.float64) / max(self.resolution, 1)
-        labels = [(int(h.first_leaf[n]), int(h.stop_leaf[n]), h.names[n]) for n in label_nodes(h, row_height)]
+        labels = [(int(h.first_leaf[n]), int(h.stop_leaf[n]), _label(h, n)) for n in label_nodes(h, row_height)]
         return OverviewFigure(
             title=f"{self.kind} overview, p = {self.p:.4g}: {len(self.partition):,} parts, gain {self.partition.gain:.4g}, "
                   f"loss {self.partition.loss:.4g}",
@@ -159,6 +159,15 @@ class Overview:
         """Write the overview (or ``what="curve"``, ``"treemap"``) as PNG or SVG (by suffix)."""
         drawing = {"overview": self.drawing, "curve": self.curve_drawing, "treemap": self.treemap}[what]()
         return drawing.save(path)
+
+
+def _label(hierarchy: Hierarchy, node: int) -> str:
+    """A node's name, after its parent's when the parent is not the root (thread names
+    repeat from process to process)."""
+    parent = int(hierarchy.parents[node])
+    if parent > 0:
+        return f"{hierarchy.names[parent]}/{hierarchy.names[node]}"
+    return hierarchy.names[node]
 
 
 def _reduced(model: AggregateModel, kind: str) -> tuple[Hierarchy, np.ndarray]:

@@ -7,13 +7,17 @@
 - ``ccg overview`` end to end on a 20,000 ranks x 50 events archive, T = 30, at a given p
   and at the default p (baseline: ``ccg info`` on the same archive), each in a fresh process.
 
-Medians of ``--repeat`` runs with the worst; ratios to the baseline of the same run.
+Medians of ``--repeat`` runs with the worst and the median CPU seconds (user + system,
+children included: less sensitive to a shared machine than the wall time); ratios to the
+baseline of the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -69,14 +73,26 @@ def _model(leaves: int, slices: int, states: int, fanout: int, seed: int = 0) ->
                           values, hierarchy)
 
 
-def _timed(fn: Any) -> float:
+_CPU: dict[str, list[float]] = {}
+
+
+def _timed(fn: Any, name: str = "") -> float:
+    """Wall seconds of ``fn()``; its CPU seconds (with children's) go to ``_CPU[name]``."""
+    cpu = _cpu()
     began = time.perf_counter()
     fn()
-    return time.perf_counter() - began
+    wall = time.perf_counter() - began
+    _CPU.setdefault(name, []).append(_cpu() - cpu)
+    return wall
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _entry(name: str, seconds: Any, baseline: Any, what: str) -> dict[str, Any]:
-    return {"name": name, "median_s": seconds.median, "worst_s": seconds.max, "baseline_s": baseline.median,
+    return {"name": name, "median_s": seconds.median, "cpu_s": statistics.median(_CPU.get(name, [0.0])), "worst_s": seconds.max, "baseline_s": baseline.median,
             "baseline": what, "ratio": seconds.median / baseline.median if baseline.median > 0 else None,
             "target_s": TARGETS_S.get(name), "samples": seconds.samples}
 
@@ -92,11 +108,9 @@ def _archive() -> Path:
     return path
 
 
-def _cli(*args: str) -> float:
+def _cli(name: str, *args: str) -> float:
     command = [sys.executable, "-m", "ccgformat.cli", *args]
-    began = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - began
+    return _timed(lambda: subprocess.run(command, check=True, stdout=subprocess.DEVNULL), name)
 
 
 @benchmark("overview", "optimal spatiotemporal aggregation (issue 16): DP, quality curve, 10^6 leaves, ccg overview", [
@@ -104,6 +118,7 @@ def _cli(*args: str) -> float:
         Column("what", lambda e: e["name"], "<"),
         Column("median s", lambda e: fmt_float(e["median_s"], 4)),
         Column("worst s", lambda e: fmt_float(e["worst_s"], 4)),
+        Column("CPU s", lambda e: fmt_float(e["cpu_s"], 4)),
         Column("target s", lambda e: fmt_float(e["target_s"], 2)),
         Column("baseline", lambda e: e["baseline"], "<"),
         Column("baseline s", lambda e: fmt_float(e["baseline_s"], 4)),
@@ -120,20 +135,22 @@ def run(options: argparse.Namespace) -> list[dict[str, Any]]:
     entries = []
     model = _model(1000, 30, 8, 10)
     found = measures(model.hierarchy, proportions(model))
-    dp = run_repeated(lambda: _timed(lambda: solve(found, 0.3)), max(repeat, 5))
+    dp = run_repeated(lambda: _timed(lambda: solve(found, 0.3), "dp 1000x30"), max(repeat, 5))
     reference = run_repeated(lambda: _timed(lambda: solve_reference(found, 0.3)), 1)
     entries.append(_entry("dp 1000x30", dp, reference, "numpy reference DP"))
-    curve = run_repeated(lambda: _timed(lambda: explore(found)), repeat)
+    curve = run_repeated(lambda: _timed(lambda: explore(found), "curve 1000x30"), repeat)
     entries.append(_entry("curve 1000x30", curve, dp, "one DP"))
     big = _model(1_000_000, 1, 2, 100)
-    spatial = run_repeated(lambda: _timed(lambda: overview_of(big, 0.1, kind="spatial")), repeat)
+    spatial = run_repeated(lambda: _timed(lambda: overview_of(big, 0.1, kind="spatial"), "spatial 1000000"), repeat)
     sums = run_repeated(lambda: _timed(lambda: big.values.sum(axis=0)), repeat)
     entries.append(_entry("spatial 1000000", spatial, sums, "numpy sum of the values"))
     if not getattr(options, "quick", False):
         path = str(_archive())
-        info = run_repeated(lambda: _cli("info", path), repeat)
-        given = run_repeated(lambda: _cli("overview", path, "--slices", "30", "--p", "0.5", "--json"), repeat)
-        entries.append(_entry("ccg overview 20000x50 p=0.5", given, info, "ccg info"))
-        default = run_repeated(lambda: _cli("overview", path, "--slices", "30", "--json"), repeat)
-        entries.append(_entry("ccg overview 20000x50 default p", default, info, "ccg info"))
+        info = run_repeated(lambda: _cli("", "info", path), repeat)
+        name = "ccg overview 20000x50 p=0.5"
+        given = run_repeated(lambda: _cli(name, "overview", path, "--slices", "30", "--p", "0.5", "--json"), repeat)
+        entries.append(_entry(name, given, info, "ccg info"))
+        name = "ccg overview 20000x50 default p"
+        default = run_repeated(lambda: _cli(name, "overview", path, "--slices", "30", "--json"), repeat)
+        entries.append(_entry(name, default, info, "ccg info"))
     return entries

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccgformat.query.overview_dp import parts_reference, solve_reference
-from ccgformat.query.overview_measures import Measures, interval_index, measures_reference, proportions
+from ccgformat.query.overview_dp import TOLERANCE, parts_reference, solve_reference
+from ccgformat.query.overview_measures import (Measures, interval_index, leaf_prefix, measures_reference, proportions,
+                                               triangle)
 
 from .overview_support import random_model
 
@@ -27,13 +28,13 @@ def test_c_kernels_match_the_numpy_reference(seed: int, leaves: int, slices: int
     model = random_model(np.random.default_rng(seed), leaves, slices, states, fanout)
     hierarchy, r = model.hierarchy, proportions(model)
     reference = measures_reference(hierarchy, r)
-    gain, loss = native.measures(hierarchy, r)
+    gain, loss = native.measures(hierarchy, *leaf_prefix(r), triangle(slices))
     np.testing.assert_allclose(gain, reference.gain, rtol=1e-12, atol=1e-9)
     np.testing.assert_allclose(loss, reference.loss, rtol=1e-12, atol=1e-9)
     if normalize:
         reference = reference.normalized()
     solution = solve_reference(reference, p)
-    pic, node, first, last = native.solve(reference, p)
+    pic, node, first, last = native.solve(reference, p, TOLERANCE)
     assert pic == pytest.approx(solution.pic[0, interval_index(0, slices - 1)], rel=1e-12, abs=1e-9)
     for got, want in zip((node, first, last), parts_reference(hierarchy, slices, solution.cut)):
         np.testing.assert_array_equal(got, want)
@@ -43,5 +44,5 @@ def test_the_c_dp_breaks_exact_ties_to_the_whole() -> None:
     """All-zero measures: every partition has pIC 0; the C kernel must keep one part."""
     model = random_model(np.random.default_rng(1), 16, 5, 2)
     zero = np.zeros((len(model.hierarchy), 15))
-    pic, node, first, last = native.solve(Measures(model.hierarchy, 5, zero, zero), 0.5)
+    pic, node, first, last = native.solve(Measures(model.hierarchy, 5, zero, zero), 0.5, TOLERANCE)
     assert (pic, node.tolist(), first.tolist(), last.tolist()) == (0.0, [0], [0], [4])

@@ -33,12 +33,13 @@ def _doubles(array: np.ndarray) -> Any:
     return ffi.cast("double *", ffi.from_buffer(array))
 
 
-def measures(hierarchy: Any, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Gain and loss ``[nodes, T (T + 1) / 2]`` of the proportions ``r[leaf, t, x]``."""
-    from ..query.overview_measures import leaf_prefix, triangle
-    _, slices, states = r.shape
-    values, infos = leaf_prefix(r)
-    gain = np.empty((len(hierarchy), triangle(slices)))
+def measures(hierarchy: Any, values: np.ndarray, infos: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gain and loss ``[nodes, columns]`` from the prefix sums over leaves of the proportions
+    (``values[leaves + 1, T, X]``) and of ``sum_x r log2 r`` (``infos[leaves + 1, T]``)."""
+    _, slices, states = values.shape
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    infos = np.ascontiguousarray(infos, dtype=np.float64)
+    gain = np.empty((len(hierarchy), columns))
     loss = np.empty_like(gain)
     code = lib.ccg_overview_measures(_tree(hierarchy), slices, states, _doubles(values), _doubles(infos),
                                      _doubles(gain), _doubles(loss))
@@ -47,9 +48,8 @@ def measures(hierarchy: Any, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return gain, loss
 
 
-def solve(measures: Any, p: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+def solve(measures: Any, p: float, tolerance: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """The optimal pIC at ``p`` and its parts ``(node, first, last)`` (`overview_dp.solve`)."""
-    from ..query.overview_dp import TOLERANCE
     hierarchy, slices = measures.hierarchy, measures.slices
     gain = np.ascontiguousarray(measures.gain, dtype=np.float64)
     loss = np.ascontiguousarray(measures.loss, dtype=np.float64)
@@ -57,7 +57,7 @@ def solve(measures: Any, p: float) -> tuple[float, np.ndarray, np.ndarray, np.nd
     parts = np.empty(gain.shape, dtype=np.int32)
     cut = np.empty(gain.shape, dtype=np.int32)
     tree = _tree(hierarchy)
-    code = lib.ccg_overview_solve(tree, slices, _doubles(gain), _doubles(loss), float(p), TOLERANCE, _doubles(pic),
+    code = lib.ccg_overview_solve(tree, slices, _doubles(gain), _doubles(loss), float(p), tolerance, _doubles(pic),
                                   ffi.cast("int32_t *", ffi.from_buffer(parts)),
                                   ffi.cast("int32_t *", ffi.from_buffer(cut)))
     if code:

@@ -143,7 +143,7 @@ def solve(measures: Measures, p: float) -> tuple[float, np.ndarray, np.ndarray, 
     """The optimal pIC at ``p`` and its parts (node, first, last), with the active backend."""
     if backends.native():
         from .._native import overview as native
-        return native.solve(measures, p)
+        return native.solve(measures, p, TOLERANCE)
     solution = solve_reference(measures, p)
     whole = interval_index(0, measures.slices - 1)
     return (float(solution.pic[0, whole]),

@@ -106,5 +106,5 @@ def measures(hierarchy: Hierarchy, r: np.ndarray) -> Measures:
     order), with the active backend (the C kernel or `measures_reference`)."""
     if backends.native():
         from .._native import overview as native
-        return Measures(hierarchy, r.shape[1], *native.measures(hierarchy, r))
+        return Measures(hierarchy, r.shape[1], *native.measures(hierarchy, *leaf_prefix(r), triangle(r.shape[1])))
     return measures_reference(hierarchy, r)

@@ -10,6 +10,7 @@ import pytest
 
 from ccgformat import backends
 from ccgformat.cli import main
+from ccgformat.query.overview_dp import partition
 from ccgformat.query.overview_measures import interval_index
 
 from .query_support import converted
@@ -46,6 +47,9 @@ def test_corpus_overviews_tile_the_model_and_agree_across_backends(tmp_path_fact
     for other in results.values():
         assert other.partition.same_parts(result.partition)
         assert other.partition.pic == pytest.approx(result.partition.pic, rel=1e-9, abs=1e-9)
+    default = archive.overview(12)  # the curve's optimum at its default p is the DP's optimum there
+    again = partition(default.measures, default.p)
+    assert again.same_parts(default.partition) and again.pic == pytest.approx(default.partition.pic, abs=1e-9)
 
 
 @pytest.mark.parametrize("name", ["otf2-stencil", "paje-native"])

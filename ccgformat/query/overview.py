@@ -170,11 +170,10 @@ def _label(hierarchy: Hierarchy, node: int) -> str:
     return hierarchy.names[node]
 
 
-def _reduced(model: AggregateModel, kind: str) -> tuple[Hierarchy, np.ndarray]:
-    """The hierarchy and proportions the DP runs on for ``kind``."""
+def _reduced(model: AggregateModel, r: np.ndarray, kind: str) -> tuple[Hierarchy, np.ndarray]:
+    """The hierarchy and proportions the DP runs on for ``kind`` (``r``: the model's proportions)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    r = proportions(model)
     if kind == "spatial":
         bounds = np.asarray(model.bounds)[[0, -1]]
         whole = AggregateModel(bounds, model.states, model.locations, model.values.sum(axis=1, keepdims=True),
@@ -192,16 +191,19 @@ def overview_of(model: AggregateModel, p: float | None = None, normalize: bool =
     """The optimal partition of ``model`` at ``p`` (the curve's default p when None)."""
     if model.values.shape[1] == 0:
         raise ValueError("the model has no time slices")
-    hierarchy, r = _reduced(model, kind)
-    found = measures(hierarchy, r)
+    r = proportions(model)
+    hierarchy, reduced = _reduced(model, r, kind)
+    found = measures(hierarchy, reduced)
     if normalize:
         found = found.normalized()
-    curve = None
     if p is None:
         curve = explore(found)
-        p = default_p(curve)
-    return Overview(model, kind, normalize, found, partition(found, p), resolution, curve,
-                    proportions(model))
+        chosen = default_p(curve)
+        optimum = next(o for o, low, high in zip(curve.optima, curve.low, curve.high) if low <= chosen <= high)
+        best = Partition(chosen, chosen * optimum.gain - (1 - chosen) * optimum.loss, optimum.gain, optimum.loss,
+                         optimum.node, optimum.first, optimum.last)
+        return Overview(model, kind, normalize, found, best, resolution, curve, r)
+    return Overview(model, kind, normalize, found, partition(found, p), resolution, None, r)
 
 
 def overview(archive: Any, slices: int = 30, p: float | None = None, states: str = "region",

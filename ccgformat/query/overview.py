@@ -84,7 +84,8 @@ class Overview:
         node, mode, proportion = self.part_modes()
         _, first, last, _ = self._parts()
         leaves = np.asarray(h.leaf_locations).tolist()
-        parts = [{"locations": leaves[h.first_leaf[n]:h.stop_leaf[n]], "node": h.path(int(n)), "first": int(f),
+        paths = {n: h.path(n) for n in set(node.tolist())}
+        parts = [{"locations": leaves[h.first_leaf[n]:h.stop_leaf[n]], "node": paths[n], "first": int(f),
                   "last": int(l), "mode": self.model.states[m] if self.model.states else None,
                   "proportion": float(x)}
                  for n, f, l, m, x in zip(node.tolist(), first.tolist(), last.tolist(), mode.tolist(),

@@ -60,8 +60,13 @@ static double top_sum(const double *a, const double *b, int64_t n) {
     double top = -HUGE_VAL;
     int64_t k = 0;
 #ifdef __SSE2__
-    __m128d lanes = _mm_set1_pd(-HUGE_VAL);
+    __m128d lanes = _mm_set1_pd(-HUGE_VAL), more = lanes;  /* two chains, to overlap their latency */
+    for (; k + 4 <= n; k += 4) {
+        lanes = _mm_max_pd(lanes, _mm_add_pd(_mm_loadu_pd(a + k), _mm_loadu_pd(b + k)));
+        more = _mm_max_pd(more, _mm_add_pd(_mm_loadu_pd(a + k + 2), _mm_loadu_pd(b + k + 2)));
+    }
     for (; k + 2 <= n; k += 2) lanes = _mm_max_pd(lanes, _mm_add_pd(_mm_loadu_pd(a + k), _mm_loadu_pd(b + k)));
+    lanes = _mm_max_pd(lanes, more);
     double pair[2];
     _mm_storeu_pd(pair, lanes);
     top = pair[0] > pair[1] ? pair[0] : pair[1];

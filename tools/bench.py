@@ -44,6 +44,7 @@ import bench_formats  # noqa: E402,F401  (registers the import and native-conver
 import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
+import bench_overview  # noqa: E402,F401  (registers the overview benchmark)
 import bench_walk  # noqa: E402,F401  (registers the native-walk benchmark)
 import corpus_size  # noqa: E402,F401  (registers the corpus-size benchmark)
 from bench_builder import EVENTS_FULL, EVENTS_QUICK, LARGE_FACTOR, LOCATIONS  # noqa: E402

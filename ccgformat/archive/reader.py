@@ -593,6 +593,12 @@ class Archive:
         """Matched messages and collectives (`ccgformat.query.messages`)."""
         return run_query("messages", self, start, stop, locations)
 
+    def overview(self, slices: int = 30, p: float | None = None, states: str = "region", start: int | None = None,
+                 stop: int | None = None, normalize: bool = False, kind: str = "spatiotemporal") -> Any:
+        """The optimal spatiotemporal (or spatial, temporal) aggregation of the model of
+        ``[start, stop)`` at gain/loss ratio ``p`` (`ccgformat.query.overview`)."""
+        return run_query("overview", self, slices, p, states, start, stop, normalize, kind)
+
     # ----------------------------------------------------------------- export
 
     def export(self, target: str | os.PathLike[str], to: str | None = None) -> Path:

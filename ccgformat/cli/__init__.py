@@ -1,5 +1,5 @@
 """The `ccg` command line. Thin over the public API; one module per group of commands
-(`convert`, `info`, `cat`, `queries`), each adding its commands' parsers.
+(`convert`, `info`, `cat`, `queries`, `overview`), each adding its commands' parsers.
 
 Exit status: 0 on success, 1 on a corrupt or invalid input (any `CcgError`, printed as
 ``ccg: <message>`` without a traceback, or an unreadable file), 2 on a usage error.
@@ -17,6 +17,7 @@ from .cat import add_cat
 from .common import UsageError
 from .convert import add_convert, add_export
 from .info import add_info, add_verify
+from .overview import add_overview
 from .queries import add_queries
 
 __all__ = ["build_parser", "main"]
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
                "Run 'ccg COMMAND --help' for a command's options.")
     parser.add_argument("--version", action="version", version=f"ccg {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (add_convert, add_info, add_verify, add_cat, add_export, add_queries):
+    for add in (add_convert, add_info, add_verify, add_cat, add_export, add_queries, add_overview):
         add(commands)
     return parser
 
@@ -44,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit.code if isinstance(exit.code, int) else 2
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("ccg: error: a command is required (convert, info, verify, cat, export, profile, messages, timeline)",
+        print("ccg: error: a command is required (convert, info, verify, cat, export, profile, messages, timeline, overview)",
               file=sys.stderr)
         return 2
     try:

@@ -1,0 +1,218 @@
+"""The overview (issue 16; papers 000 and 002): the optimal spatiotemporal, spatial or
+temporal aggregation of the microscopic model at a gain/loss ratio p, as data and as
+pictures. `overview_of` works on an `AggregateModel`; `overview` (``Archive.overview``)
+asks the archive for the model first.
+
+``kind="spatial"`` aggregates the model over time first (paper 002, |T| = 1: each
+resource's proportions over the whole window) and ``kind="temporal"`` over the resources
+(|S| = 1: each slice's mean proportions over all resources), as paper 000 section III.D
+does; the default ``"spatiotemporal"`` keeps both (section III.E). With ``p=None`` the
+quality curve is explored and its default p (`overview_curve.default_p`) is used. With
+``normalize`` gain and loss are divided by those of the whole trace, and the reported
+gain, loss and pIC are the normalised ones.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..aggregate_model import AggregateModel, Hierarchy
+from ..figures import palette
+from ..figures.curve import CurveFigure, draw_curve
+from ..figures.drawing import Drawing
+from ..figures.overview import OverviewFigure, draw_overview
+from ..figures.treemap import TreemapFigure, draw_treemap
+from .overview_curve import Curve, default_p, explore
+from .overview_dp import Partition, partition
+from .overview_measures import Measures, measures, proportions
+from .overview_parts import cell_prefix, label_nodes, mode_of, part_sums, visual_aggregates
+
+__all__ = ["KINDS", "Overview", "overview", "overview_of"]
+
+KINDS = ("spatiotemporal", "spatial", "temporal")
+#: Parts thinner than this many pixels are drawn as visual aggregates (paper 000, section IV).
+THRESHOLD_PIXELS = 3.0
+
+
+@dataclass(eq=False)
+class Overview:
+    """An optimal partition of a model and what is needed to show it."""
+
+    model: AggregateModel
+    kind: str
+    normalize: bool
+    measures: Measures
+    partition: Partition
+    resolution: int = 1                      #: ticks per second, for the time axis
+    curve: Curve | None = None
+    _r: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+
+    @property
+    def p(self) -> float:
+        return self.partition.p
+
+    @property
+    def hierarchy(self) -> Hierarchy:
+        return self.model.hierarchy
+
+    def _parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Parts as (node of the model's hierarchy, rows, stop rows, first, last)."""
+        h, part = self.hierarchy, self.partition
+        node = np.zeros(len(part), dtype=np.int64) if self.kind == "temporal" else part.node
+        first = np.zeros(len(part), dtype=np.int64) if self.kind == "spatial" else part.first
+        last = np.full(len(part), self.model.values.shape[1] - 1, dtype=np.int64) if self.kind == "spatial" \
+            else part.last
+        return node, first, last, h.first_leaf[node]
+
+    def part_modes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each part's node, mode state and the mode's proportion ``V_mode / |A|``."""
+        node, first, last, row = self._parts()
+        sums = part_sums(cell_prefix(self._r), row, self.hierarchy.stop_leaf[node], first, last)
+        mode, _ = mode_of(sums)
+        cells = (self.hierarchy.stop_leaf[node] - row) * (last - first + 1)
+        top = sums[np.arange(len(sums)), mode] if sums.shape[1] else np.zeros(len(sums))
+        return node, mode, top / np.maximum(cells, 1)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of issue 16: p, pic, gain, loss, bounds, states and the parts."""
+        h = self.hierarchy
+        node, mode, proportion = self.part_modes()
+        _, first, last, _ = self._parts()
+        leaves = np.asarray(h.leaf_locations).tolist()
+        paths = {n: h.path(n) for n in set(node.tolist())}
+        parts = [{"locations": leaves[h.first_leaf[n]:h.stop_leaf[n]], "node": paths[n], "first": int(f),
+                  "last": int(l), "mode": self.model.states[m] if self.model.states else None,
+                  "proportion": float(x)}
+                 for n, f, l, m, x in zip(node.tolist(), first.tolist(), last.tolist(), mode.tolist(),
+                                          proportion.tolist())]
+        return {"p": self.p, "pic": self.partition.pic, "gain": self.partition.gain, "loss": self.partition.loss,
+                "kind": self.kind, "normalize": self.normalize, "bounds": np.asarray(self.model.bounds).tolist(),
+                "states": list(self.model.states), "parts": parts}
+
+    def quality_curve(self) -> Curve:
+        """The distinct optima as p goes from 0 to 1 (explored once, then kept)."""
+        if self.curve is None:
+            self.curve = explore(self.measures)
+        return self.curve
+
+    # ------------------------------------------------------------------ pictures
+
+    def figure(self, plot_height: int = 480, threshold: float = THRESHOLD_PIXELS) -> OverviewFigure:
+        """The overview picture's content, with parts thinner than ``threshold`` pixels
+        replaced by visual aggregates."""
+        h, colours = self.hierarchy, palette(len(self.model.states))
+        row_height = plot_height / max(h.leaves, 1)
+        node, first, last, row = self._parts()
+        height = (np.asarray(h.stop_leaf) - np.asarray(h.first_leaf)) * row_height
+        thin = height[node] < threshold
+        prefix = cell_prefix(self._r)
+        kept = ~thin
+        sums = part_sums(prefix, row[kept], h.stop_leaf[node[kept]], first[kept], last[kept])
+        visual = visual_aggregates(h, prefix, node, first, last, thin, height >= threshold)
+        all_sums = np.concatenate((sums, visual["sums"]))
+        mode, share = mode_of(all_sums)
+        seconds = np.asarray(self.model.bounds, dtype=np.float64) / max(self.resolution, 1)
+        labels = [(int(h.first_leaf[n]), int(h.stop_leaf[n]), _label(h, n)) for n in label_nodes(h, row_height)]
+        return OverviewFigure(
+            title=f"{self.kind} overview, p = {self.p:.4g}: {len(self.partition):,} parts, gain {self.partition.gain:.4g}, "
+                  f"loss {self.partition.loss:.4g}",
+            rows=h.leaves, seconds=seconds, row=np.concatenate((row[kept], visual["row"])),
+            stop=np.concatenate((h.stop_leaf[node[kept]], visual["stop"])),
+            first=np.concatenate((first[kept], visual["first"])), last=np.concatenate((last[kept], visual["last"])),
+            mode=mode, alpha=share, mark=np.concatenate((np.zeros(kept.sum(), dtype=np.int64), visual["mark"])),
+            states=list(self.model.states), colours=colours, labels=labels)
+
+    def drawing(self, width: int = 1000, plot_height: int = 480) -> Drawing:
+        """The overview picture (a treemap for ``kind="spatial"``)."""
+        if self.kind == "spatial":
+            return self.treemap(width, plot_height)
+        return draw_overview(self.figure(plot_height), width, plot_height)
+
+    def treemap(self, width: int = 1000, height: int = 600) -> Drawing:
+        """The squarified treemap of the parts over the whole window (paper 002)."""
+        h = self.hierarchy
+        node, _, _, _ = self._parts()
+        total = self._r.sum(axis=1)
+        prefix = np.zeros((h.leaves + 1, total.shape[1]))
+        np.cumsum(total, axis=0, out=prefix[1:])
+        sums = prefix[h.stop_leaf] - prefix[h.first_leaf]
+        mode, share = mode_of(sums)
+        is_part = np.zeros(len(h), dtype=bool)
+        is_part[node] = True
+        figure = TreemapFigure(f"spatial aggregation, p = {self.p:.4g}: {len(self.partition):,} parts",
+                               h, is_part, mode, share, list(self.model.states), palette(len(self.model.states)))
+        return draw_treemap(figure, width, height)
+
+    def curve_drawing(self, width: int = 800, height: int = 420) -> Drawing:
+        """The quality curves: gain and loss of every optimum against p."""
+        curve = self.quality_curve()
+        gain = np.array([o.gain for o in curve.optima])
+        loss = np.array([o.loss for o in curve.optima])
+        return draw_curve(CurveFigure("quality curves", np.array(curve.low), np.array(curve.high), gain, loss,
+                                      np.array([len(o) for o in curve.optima]), self.p), width, height)
+
+    def save(self, path: str | os.PathLike[str], what: str = "overview") -> Path:
+        """Write the overview (or ``what="curve"``, ``"treemap"``) as PNG or SVG (by suffix)."""
+        drawing = {"overview": self.drawing, "curve": self.curve_drawing, "treemap": self.treemap}[what]()
+        return drawing.save(path)
+
+
+def _label(hierarchy: Hierarchy, node: int) -> str:
+    """A node's name, after its parent's when the parent is not the root (thread names
+    repeat from process to process)."""
+    parent = int(hierarchy.parents[node])
+    if parent > 0:
+        return f"{hierarchy.names[parent]}/{hierarchy.names[node]}"
+    return hierarchy.names[node]
+
+
+def _reduced(model: AggregateModel, r: np.ndarray, kind: str) -> tuple[Hierarchy, np.ndarray]:
+    """The hierarchy and proportions the DP runs on for ``kind`` (``r``: the model's proportions)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if kind == "spatial":
+        bounds = np.asarray(model.bounds)[[0, -1]]
+        whole = AggregateModel(bounds, model.states, model.locations, model.values.sum(axis=1, keepdims=True),
+                               model.hierarchy)
+        return model.hierarchy, proportions(whole)
+    if kind == "temporal":
+        one = Hierarchy((model.hierarchy.names[0],), (model.hierarchy.kinds[0],), np.array([-1]), np.array([0]),
+                        np.array([1]), np.array([0]))
+        return one, r.mean(axis=0, keepdims=True)
+    return model.hierarchy, r
+
+
+def overview_of(model: AggregateModel, p: float | None = None, normalize: bool = False,
+                kind: str = "spatiotemporal", resolution: int = 1) -> Overview:
+    """The optimal partition of ``model`` at ``p`` (the curve's default p when None)."""
+    if model.values.shape[1] == 0:
+        raise ValueError("the model has no time slices")
+    r = proportions(model)
+    hierarchy, reduced = _reduced(model, r, kind)
+    found = measures(hierarchy, reduced)
+    if normalize:
+        found = found.normalized()
+    if p is None:
+        curve = explore(found)
+        chosen = default_p(curve)
+        optimum = next(o for o, low, high in zip(curve.optima, curve.low, curve.high) if low <= chosen <= high)
+        best = Partition(chosen, chosen * optimum.gain - (1 - chosen) * optimum.loss, optimum.gain, optimum.loss,
+                         optimum.node, optimum.first, optimum.last)
+        return Overview(model, kind, normalize, found, best, resolution, curve, r)
+    return Overview(model, kind, normalize, found, partition(found, p), resolution, None, r)
+
+
+def overview(archive: Any, slices: int = 30, p: float | None = None, states: str = "region",
+             start: int | None = None, stop: int | None = None, normalize: bool = False,
+             kind: str = "spatiotemporal") -> Overview:
+    """``Archive.overview``: the model of ``[start, stop)`` in ``slices`` slices
+    (``Archive.aggregate``), aggregated optimally at ``p``."""
+    if p is not None and not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must lie in [0, 1], not {p}")
+    model = archive.aggregate(slices, start=start, stop=stop, states=states)
+    return overview_of(model, p, normalize, kind, int(archive.timer_resolution or 1))

@@ -245,7 +245,7 @@ def test_info_json_describes_the_archive(trace, capsys):
     document = json.loads(out)
     with ccg.open(trace["ccg"]) as ar:
         stats = ar.stats
-        assert document["format_version"] == "1.3"
+        assert document["format_version"] == "1.4"
         assert document["locations"] == LOCATIONS
         assert document["events"] == stats.events == sum(map(len, trace["events"].values()))
         assert document["time_range"] == list(ar.time_range)
@@ -264,13 +264,14 @@ def test_info_json_describes_the_archive(trace, capsys):
     assert document["sections"]["NODES"] == {"blocks": len(nodes), "stored_bytes": sum(e.length for e in nodes),
                                              "raw_bytes": sum(e.raw_length for e in nodes)}
     assert len(nodes) > 1
-    assert set(document["sections"]) == {"NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE"}
+    assert set(document["sections"]) == {"NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE",
+                                     "AGGREGATE_LEVEL"}
 
 
 def test_info_text(trace, capsys):
     code, out, _ = run(capsys, "info", trace["ccg"])
     assert code == 0
-    for words in ("format version    1.3", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
+    for words in ("format version    1.4", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
                   "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 zstd=3 checkpoint_interval=200",
                   "generator=tools/synth.py", "NODES", "ROOT_TABLE"):
         assert words in out, words

@@ -19,6 +19,8 @@ SUMMARY_MINOR_VERSION = 2
 ROOTS_COMPLETE_MINOR_VERSION = 3
 #: the minor version that introduced ROOT_TABLE, LOCATION_TABLE and CHECKPOINT_TABLE
 TABLES_MINOR_VERSION = 3
+#: the minor version that introduced the AGGREGATE_LEVEL tables
+AGGREGATION_MINOR_VERSION = 4
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")
@@ -58,6 +60,7 @@ class SectionKind(IntEnum):
     ROOT_TABLE = 7        #: since 1.3, instead of ROOTS
     LOCATION_TABLE = 8    #: since 1.3, the DEFINITIONS lists that grow with the locations
     CHECKPOINT_TABLE = 9  #: since 1.3, instead of SNAPSHOTS and SUMMARY
+    AGGREGATE_LEVEL = 16  #: since 1.4, one level of the aggregation pyramid
 
 
 RESERVED_AGGREGATION = range(16, 32)

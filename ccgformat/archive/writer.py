@@ -22,10 +22,11 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block
 from .indexes import Checkpoint, checkpoints
-from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC,
-                     MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION,
-                     TRAILER, BlockFlags, SectionKind,
-                     largest_raw_length)
+from .aggregation import encode_level
+from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINOR_VERSION,
+                     FILE_HEADER, MAGIC, MAJOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION, SUMMARY_MINOR_VERSION,
+                     TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind, largest_raw_length)
+from .queries import run_query
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .tables import encode_checkpoint_table, encode_root_table, split_definitions
@@ -36,6 +37,9 @@ DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
 #: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
+#: The aggregation tables take at most this share of the bytes written before them (the
+#: graph and its indexes); level 0 is written whatever its size (spec 4.9).
+AGGREGATION_BUDGET = 0.10
 
 
 class Writer:
@@ -43,12 +47,16 @@ class Writer:
 
     With ``tables`` (the default) the per-location sections are the columnar tables of
     format 1.3; without, they are ROOTS, the JSON SNAPSHOTS and SUMMARY and the whole
-    DEFINITIONS in JSON, which readers of 1.0-1.2 read too.
+    DEFINITIONS in JSON, which readers of 1.0-1.2 read too. With ``tables``, the file
+    also holds the aggregation pyramid (format 1.4) unless ``aggregation`` is None: its
+    levels k = 0, 1, ... while they take at most that share of the bytes written before
+    them (default `AGGREGATION_BUDGET`), level 0 always.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True):
+                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
+                 aggregation: float | None = AGGREGATION_BUDGET):
         if not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if checkpoint_interval < 1 or nodes_per_block < 1:
@@ -58,6 +66,8 @@ class Writer:
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
         self.tables = tables
+        self.aggregation = aggregation if tables else None
+        self._aggregated = False
         self._output = AtomicOutput(self.path)
         try:
             self._file = open(self._output.path, "wb")
@@ -162,6 +172,8 @@ class Writer:
             raise ValueError(f"defined locations without a root: {missing[:10]}")
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
+        if self.aggregation is not None:
+            self._aggregation_levels(graph, self.aggregation)
         self._definitions(graph.definitions)
         self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
@@ -172,7 +184,7 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION \
+        minor = AGGREGATION_MINOR_VERSION if self._aggregated else TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION \
             if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
@@ -182,6 +194,20 @@ class Writer:
         self._file.flush()  # an error here leaves the file open, so that __exit__ aborts
         self._file.close()
         return self._output.commit()
+
+    def _aggregation_levels(self, graph: Graph, share: float) -> None:
+        """AGGREGATE_LEVEL blocks for k = 0, 1, ... while all of them together stay within
+        ``share`` of the bytes written so far (level 0 always)."""
+        budget = int(self._offset * share)
+        used = 0
+        for k, start, stop, values in run_query("aggregation_levels", graph):
+            raw = encode_level(k, start, stop, values)
+            stored = self._stored(raw)
+            used += len(stored[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
+            if k and used > budget:
+                break
+            self._block(SectionKind.AGGREGATE_LEVEL, raw, must_understand=False, first=k, count=1 << k, stored=stored)
+            self._aggregated = True
 
     def abort(self) -> None:
         """Drop the temporary file; nothing appears under the target name."""
@@ -205,16 +231,18 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
                 repair: bool = False, level: int = DEFAULT_LEVEL,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True) -> Graph:
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
+                aggregation: float | None = AGGREGATION_BUDGET) -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
-    out are written without events. ``tables``: as for `Writer`. Returns the built graph.
+    out are written without events. ``tables``, ``aggregation``: as for `Writer`. Returns
+    the built graph.
     """
     builder = make_builder(params, definitions, repair=repair)
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, tables=tables) as writer:
+                nodes_per_block=nodes_per_block, tables=tables, aggregation=aggregation) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
             for batch in batches:
@@ -234,10 +262,11 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int = DEFAULT_LEVEL,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Path:
-    """Write an already built graph as an archive."""
+               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK,
+               aggregation: float | None = AGGREGATION_BUDGET) -> Path:
+    """Write an already built graph as an archive (``aggregation``: as for `Writer`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block) as writer:
+                nodes_per_block=nodes_per_block, aggregation=aggregation) as writer:
         writer.add_nodes(graph.pool, final=True)
         for location in graph.roots:
             writer.add_location(location, graph.location(location))

@@ -9,6 +9,7 @@ four as methods, registered here (`ccgformat.archive.register_query`).
 
 from ..archive import register_query
 from .aggregate import aggregate
+from .aggregate_tables import levels as aggregation_levels
 from .messages import Messages, messages
 from .profile import Profile, profile
 from .timeline import Timeline, timeline
@@ -19,3 +20,4 @@ register_query("profile", profile)
 register_query("timeline", timeline)
 register_query("messages", messages)
 register_query("aggregate", aggregate)
+register_query("aggregation_levels", aggregation_levels)

@@ -91,6 +91,7 @@ def read_everything(path: str) -> None:
     with ccg.open(path) as archive:
         archive.definitions, archive.params, archive.parameters
         archive.stats, archive.time_range, archive.version
+        archive.aggregate(7)  # the aggregation tables, and the graph for the pieces between their cells
         for location in archive.locations:
             for kind in (SectionKind.SNAPSHOTS, SectionKind.SUMMARY):
                 archive.checkpoints(kind, location)

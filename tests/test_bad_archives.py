@@ -47,10 +47,11 @@ def readme_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def read_everything(path: Path | str, *, max_events: int | None = None) -> tuple[Definitions, dict[int, Any]]:
+def read_everything(path: Path | str, *, max_events: int | None = None) -> tuple[Definitions, dict[int, Any], Any]:
     """Open an archive and touch everything a reader offers; returns what it read: the
-    definitions and, per location, its events and the answers of a few random-access
-    calls (``max_events`` caps how many events of a location are read)."""
+    definitions, per location its events and the answers of a few random-access calls
+    (``max_events`` caps how many events of a location are read), and the model at every
+    level of the aggregation tables."""
     with ccg.open(path) as archive:
         definitions = archive.definitions
         definitions.extensions  # an EXTENSION_TABLE (1.4) is decoded when first used
@@ -72,7 +73,9 @@ def read_everything(path: Path | str, *, max_events: int | None = None) -> tuple
             probes.append(archive.checkpoints(SectionKind.SNAPSHOTS, location))
             probes.append(archive.checkpoints(SectionKind.SUMMARY, location))
             result[location] = (events, probes)
-        return definitions, result
+        tables = archive.aggregation_tables
+        models = [archive.aggregate(1 << k).values.tolist() for k in range(len(tables.levels))] if tables else []
+        return definitions, result, models
 
 
 # --------------------------------------------------------------------------- tests/data/bad

@@ -246,7 +246,7 @@ def test_info_json_describes_the_archive(trace, capsys):
     with ccg.open(trace["ccg"]) as ar:
         stats = ar.stats
         node_kinds = {e.kind for e in ar._directory if e.kind in NODE_KINDS}
-        assert document["format_version"] == ("1.4" if SectionKind.PREDICTED_NODES in node_kinds else "1.3")
+        assert document["format_version"] == "1.4"
         assert document["locations"] == LOCATIONS
         assert document["events"] == stats.events == sum(map(len, trace["events"].values()))
         assert document["time_range"] == list(ar.time_range)
@@ -268,15 +268,14 @@ def test_info_json_describes_the_archive(trace, capsys):
         assert document["sections"][name] == {"blocks": len(listed), "stored_bytes": sum(e.length for e in listed),
                                               "raw_bytes": sum(e.raw_length for e in listed)}
     assert len(nodes) > 1
-    assert set(document["sections"]) == names | {"CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE"}
+    assert set(document["sections"]) == names | {"CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE",
+                                              "AGGREGATE_LEVEL"}
 
 
 def test_info_text(trace, capsys):
     code, out, _ = run(capsys, "info", trace["ccg"])
     assert code == 0
-    with ccg.open(trace["ccg"]) as ar:
-        version = "%d.%d" % ar.version
-    for words in (f"format version    {version}", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
+    for words in ("format version    1.4", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
                   "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 zstd=3 checkpoint_interval=200",
                   "generator=tools/synth.py", "NODES", "ROOT_TABLE"):
         assert words in out, words

@@ -158,15 +158,18 @@ def test_every_kind_uses_several_blocks_and_checkpoints():
 
 
 def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
-    """Archives written with the tables (the default) or whose definitions define a
-    location are 1.3; without either an archive needs 1.1 for DEFINITIONS extensions and
-    1.0 without them. The format 1.2 vectors keep their header."""
+    """Archives written with the tables (the default) hold the aggregation tables and are
+    1.4; without the tables, those whose definitions define a location are 1.3, the others
+    need 1.1 for DEFINITIONS extensions and 1.0 without them. The format 1.2 and 1.3
+    vectors keep their header."""
     with ccg.open(VECTORS / "empty_location.ccg") as archive:
-        assert archive.version == (1, 3)
+        assert archive.version == (1, 4)
         assert archive.definitions.extensions == {"otf2": {"location_ids": [7, 1 << 40], "paradigms": {"mpi": 1}}}
-    for name in ("minimal", "every_kind", "wide_split", "lossy", "many_locations_json"):
-        with ccg.open(VECTORS / f"{name}.ccg") as archive:  # the last without tables
-            assert archive.version == (1, 3) and archive.definitions.extensions == {}
+    for name in ("minimal", "every_kind", "wide_split", "lossy"):
+        with ccg.open(VECTORS / f"{name}.ccg") as archive:
+            assert archive.version == (1, 4) and archive.definitions.extensions == {}
+    with ccg.open(VECTORS / "many_locations_json.ccg") as archive:  # without tables
+        assert archive.version == (1, 3) and archive.definitions.extensions == {}
     for name in FORMAT_1_2:
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
             assert archive.version == (1, 2)
@@ -178,9 +181,12 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), tables=False)
         with ccg.open(path) as archive:
             assert archive.version == (1, minor)
-        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), aggregation=None)
         with ccg.open(path) as archive:
             assert archive.version == (1, 3)
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
+        with ccg.open(path) as archive:
+            assert archive.version == (1, 4) and archive.aggregation_tables is not None
 
 
 def test_roots_list_every_defined_location_since_1_3():

@@ -392,6 +392,7 @@ def read_all(path: Path) -> None:
                 walker.event(len(walker) // 2)
             for kind in (SectionKind.SNAPSHOTS, SectionKind.SUMMARY):
                 ar.checkpoints(kind, location)
+        ar.aggregation_tables
 
 
 SAMPLES = sorted([*(ROOT / "tests" / "data" / "bad").glob("*.ccg"), *(ROOT / "spec" / "vectors").glob("*.ccg"),

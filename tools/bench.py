@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
+import bench_aggregate  # noqa: E402,F401  (registers the aggregation benchmark)
 import bench_archive  # noqa: E402,F401  (registers the archive benchmark)
 import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
@@ -61,6 +62,9 @@ def _needs(benchmarks: Sequence[str], shapes: Sequence[str]) -> list[str]:
         if importlib.util.find_spec("otf2") is None:
             problems.append("the import benchmarks read and write OTF2 and need the otf2 package "
                             "(pip install otf2, or the 'otf2' extra)")
+    if "aggregate" in benchmarks and importlib.util.find_spec("otf2") is None:
+        problems.append("the aggregate benchmark writes its 20,000 x 50 OTF2 archive with the otf2 package "
+                        "(pip install otf2, or the 'otf2' extra)")
     if "scale" in benchmarks and any(shape.endswith(":otf2") for shape in shapes):
         if importlib.util.find_spec("otf2") is None:
             problems.append("the scale benchmark writes its :otf2 shapes with the otf2 package "

@@ -116,6 +116,8 @@ class Vector:
     tables: bool = True
     #: how node blocks store child references (writer.REFERENCE_CODINGS)
     references: str = "auto"
+    #: the aggregation tables' share of the bytes before them (format 1.4, spec 4.10); None: none
+    aggregation: float | None = ccg.archive.AGGREGATION_BUDGET
 
     @property
     def locations(self) -> list[int]:
@@ -487,10 +489,34 @@ def extension_records() -> Vector:
         "(format 1.4), which is smaller than their JSON."))
 
 
+def aggregation() -> Vector:
+    """Four ranks on two nodes of one machine, each with calls of two regions, written with
+    the aggregation pyramid up to level 3 (spec 4.10)."""
+    trace: dict[int, list[Event]] = {}
+    for i in range(4):
+        t = Timeline(100 + 10 * i)
+        t.at(0, K.ENTER, ref=0)
+        for step in range(3):
+            t.at(20 + 5 * i, K.ENTER, ref=1 + (i + step) % 2)
+            t.at(60 + 10 * step, K.LEAVE, ref=1 + (i + step) % 2)
+        t.at(15, K.LEAVE, ref=0)
+        trace[i] = t.events
+    definitions = Definitions(regions=[Region("main"), Region("solve"), Region("exchange", paradigm="mpi")],
+                              system_tree=[SystemTreeNode("machine", "machine"), SystemTreeNode("node 0", "node", 0),
+                                           SystemTreeNode("node 1", "node", 0)],
+                              locations=[Location(f"rank {i}", "process", 1 + i // 2) for i in range(4)])
+    return Vector("aggregation", "Four ranks, `rank 0` and `rank 1` on `node 0` and `rank 2` and `rank 3` on "
+                  "`node 1` of `machine`, each in main calling solve and exchange three times in turn; "
+                  "written with the aggregation tables allowed three times the bytes before them, which "
+                  "gives levels 0 to 3 of the pyramid (spec 4.10) over the hierarchy machine, node 0, "
+                  "rank 0, rank 1, node 1, rank 2, rank 3 (seven nodes in preorder).",
+                  definitions, trace, aggregation=3.0)
+
+
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
-                                               many_locations_json, predicted_references, extension_records]
+                                               many_locations_json, predicted_references, extension_records, aggregation]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -501,7 +527,8 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                     ((location, [EventBatch.from_events(events)] if events else [])
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
-                    nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references)
+                    nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references,
+                    aggregation=vector.aggregation)
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
         parsed = parse(path.read_bytes())
@@ -967,13 +994,13 @@ def bad_archives(base: bytes) -> list[Bad]:
 
 
 def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
-    """Damaged 1.3 tables of the vectors: one stream of a table changed, the block
+    """Damaged 1.3 and 1.4 tables of the vectors: one stream of a table changed, the block
     recompressed with a valid CRC and footer."""
     def damage(base: bytes, kind: SectionKind, change: Callable[[list[np.ndarray]], None]) -> tuple[bytes, int]:
         q = parse(base)
         k = index_of(q, kind)
         raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
-        start = {SectionKind.ROOT_TABLE: 0, SectionKind.CHECKPOINT_TABLE: 8}.get(
+        start = {SectionKind.ROOT_TABLE: 0, SectionKind.CHECKPOINT_TABLE: 8, SectionKind.AGGREGATE_LEVEL: 32}.get(
             kind, 4 + struct.unpack_from("<I", raw)[0] if len(raw) >= 4 else 0)
         streams, position = [], start
         while position < len(raw):
@@ -994,6 +1021,12 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     def rows_past_the_payload(streams: list[np.ndarray]) -> None:
         streams[4][0] = 1 << 40  # the first checkpoint's stack rows
 
+    def leaf_time_changed(streams: list[np.ndarray]) -> None:
+        streams[2][-1] += 1  # the last stored value: a leaf's (rank 3's) time in the last slice
+
+    def region_past_the_states(streams: list[np.ndarray]) -> None:
+        streams[1][0] = 3  # the first entry's region step: region 3 of 3
+
     def unknown_value_kind(streams: list[np.ndarray]) -> None:
         streams[0][0] = 9  # the kind of the table's value
 
@@ -1011,6 +1044,11 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "the EXTENSION_TABLE's integer stream one value short"),
             ("extension_table_members_claim.ccg", "extension_records", SectionKind.EXTENSION_TABLE,
              members_past_the_payload, "the EXTENSION_TABLE's member count of its value set to 2**40"),
+            ("aggregate_leaf_changed.ccg", "aggregation", SectionKind.AGGREGATE_LEVEL, leaf_time_changed,
+             "the last value of AGGREGATE_LEVEL 0 (rank 3's time in its last region) raised by one, so "
+             "that node 1 no longer holds the sum of its children"),
+            ("aggregate_region_past_states.ccg", "aggregation", SectionKind.AGGREGATE_LEVEL,
+             region_past_the_states, "the first region step of AGGREGATE_LEVEL 0 set to 3, past its 3 states"),
             ("root_table_short.ccg", "every_kind", SectionKind.ROOT_TABLE, shorten,
              "the ROOT_TABLE's end stream one value short"),
             ("location_table_bad_text.ccg", "many_locations", SectionKind.LOCATION_TABLE, text_past_the_list,
@@ -1029,11 +1067,12 @@ def bad_readme(bads: list[Bad]) -> str:
         "# Damaged archives",
         "",
         "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` and, for the",
-        "LOCATION_TABLE, `many_locations.ccg` (the only writer of these files; never edit them",
-        "by hand). `tests/test_bad_archives.py` parses the table",
-        "below, so the two cannot drift: reading a file - opening it, the definitions,",
-        "parameters and stats, every location's events in full, `event(i)`, `find` and the",
-        "checkpoints - must raise exactly the exception named (not a subclass), and when an",
+        "LOCATION_TABLE, `many_locations.ccg`, for the aggregation tables `aggregation.ccg` (the",
+        "only writer of these files; never edit them by hand). `tests/test_bad_archives.py`",
+        "parses the table below, so the two cannot drift: reading a file - opening it, the",
+        "definitions, parameters and stats, every location's events in full, `event(i)`, `find`,",
+        "the checkpoints and the model at every level of the aggregation tables - must raise",
+        "exactly the exception named (not a subclass), and when an",
         "offset is given the error's `offset` attribute and its message (`at byte N`) must name",
         "it. \"reads fine\" means reading succeeds and gives the events of `every_kind`. The files",
         "also seed the fuzz corpus. All exception classes live in `ccgformat.errors` and derive",
@@ -1069,6 +1108,9 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
 def read_all(path: Path) -> None:
     with ccg.open(path) as archive:
         archive.definitions.extensions, archive.params, archive.stats
+        tables = archive.aggregation_tables
+        for k in range(len(tables.levels)) if tables else ():
+            archive.aggregate(1 << k)
         for location in archive.locations:
             for _ in archive.location(location).events():
                 pass

@@ -17,7 +17,7 @@ typedef struct painter {
     const ccg_timeline_runs *runs;
     const ccg_timeline_canvas *c;
     int64_t start, stop;  /* the window: the first and last column bounds */
-    int64_t span;         /* stop - start when the column formula cannot overflow, else 0 */
+    int64_t span;         /* stop - start when the bounds are the formula's and it cannot overflow, else 0 */
     int64_t *row;         /* the image row of the location being painted */
     frame *stack;
     int64_t depth, capacity;
@@ -27,7 +27,8 @@ typedef struct painter {
 static inline void add(int64_t *cell, int64_t ticks) { *cell = add64(*cell, ticks); }
 
 /* The column holding `time` clipped to the window: the largest i with bounds[i] <= time,
- * which for bounds[i] = start + i*span//width is ((time - start + 1)*width - 1) // span. */
+ * which for bounds[i] = start + i*span//width is ((time - start + 1)*width - 1) // span;
+ * other increasing bounds (span 0) are searched. */
 static int64_t column(const painter *p, int64_t time) {
     time = time < p->start ? p->start : time >= p->stop ? p->stop - 1 : time;
     if (p->span)
@@ -235,6 +236,9 @@ int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs,
     uint64_t span = (uint64_t)p.stop - (uint64_t)p.start;
     if (span < ((uint64_t)1 << 62) / (uint64_t)(c->width + 1))
         p.span = (int64_t)span;
+    for (int64_t i = 1; p.span && i < c->width; i++)  /* other bounds than the formula's: searched */
+        if (c->bounds[i] != p.start + i * p.span / c->width)
+            p.span = 0;
     int code = CCG_OK;
     for (int64_t i = 0; code == CCG_OK && i < roots; i++) {
         if (root[i] < 0 || root[i] >= t->count) {

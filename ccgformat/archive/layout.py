@@ -23,6 +23,8 @@ TABLES_MINOR_VERSION = 3
 PREDICTED_NODES_MINOR_VERSION = 4
 #: the minor version that introduced EXTENSION_TABLE
 EXTENSION_TABLE_MINOR_VERSION = 4
+#: the minor version that introduced the AGGREGATE_LEVEL tables
+AGGREGATION_MINOR_VERSION = 4
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")
@@ -64,6 +66,7 @@ class SectionKind(IntEnum):
     CHECKPOINT_TABLE = 9  #: since 1.3, instead of SNAPSHOTS and SUMMARY
     EXTENSION_TABLE = 10  #: since 1.4, the DEFINITIONS member `extensions` as columns
     PREDICTED_NODES = 12  #: since 1.4, a NODES block whose child references are predicted
+    AGGREGATE_LEVEL = 16  #: since 1.4, one level of the aggregation pyramid
 
 
 #: The section kinds that hold node blocks.

@@ -29,6 +29,7 @@ from ..graph.walk import LocationWalker
 from ..hierarchy import hierarchy_of
 from ..model import Definitions, EventBatch
 from ..params import Params
+from .aggregation import AggregationTables, decode_level, join_levels
 from .blocks import read_block, unpack_payload
 from ..backends import native
 from .codec import NodeBlock
@@ -417,6 +418,30 @@ class Archive:
             entry = (self._optional_section(SectionKind.LOCATION_TABLE)
                      or self._section(SectionKind.DEFINITIONS))
             raise CorruptArchiveError(f"definitions: {error}", path=self.path, offset=entry.offset) from None
+
+    @cached_property
+    def aggregation_tables(self) -> AggregationTables | None:
+        """The aggregation pyramid (AGGREGATE_LEVEL blocks, spec 4.10), checked against
+        itself, the hierarchy and the roots; None when the file has none."""
+        entries = [entry for entry in self._directory if entry.kind == SectionKind.AGGREGATE_LEVEL]
+        if not entries:
+            return None
+        levels = [decode_level(self.payload(entry), self.path, entry.offset) for entry in entries]
+        for entry, level in zip(entries, levels):
+            if entry.first != level.level or entry.count != level.slices:
+                raise CorruptArchiveError(f"aggregate level {level.level}: the directory says level {entry.first} "
+                                          f"of {entry.count} slices", path=self.path, offset=entry.offset)
+        tables = join_levels(levels, self.hierarchy, self.path, entries[0].offset)
+        held = tables.levels[0].state
+        states = max(len(self.definitions.regions), int(held.max()) + 1 if len(held) else 0)
+        if tables.states != states:
+            raise CorruptArchiveError(f"aggregation tables have {tables.states} states, not {states} (the defined "
+                                      f"regions and those with time)", path=self.path, offset=entries[0].offset)
+        first, last = self.time_range
+        if (tables.start, tables.stop) != (first, last + 1):
+            raise CorruptArchiveError(f"aggregation tables cover {tables.start}..{tables.stop}, the trace "
+                                      f"{first}..{last + 1}", path=self.path, offset=entries[0].offset)
+        return tables
 
     @cached_property
     def parameters(self) -> dict[str, Any]:

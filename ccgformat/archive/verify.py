@@ -4,7 +4,8 @@ Opening an archive checks only the header, the trailer and the footer; `verify` 
 to read every block the footer lists and checks what a reader relies on: each block's
 CRC32C and decompressed size, the node blocks' encoding, the import tables against the
 nodes they name, the node keys against the definitions, the roots against their nodes
-and the snapshot and summary indexes against the roots. It keeps going after a problem
+the snapshot and summary indexes against the roots, and the aggregation tables against
+the graph and the summary index. It keeps going after a problem
 wherever the rest can still be checked, and returns every problem found in file-offset
 order.
 """
@@ -27,6 +28,7 @@ from .indexes import ROW_WIDTHS
 from .layout import (BLOCK_OVERHEAD, FILE_HEADER, MAJOR_VERSION, NODE_KINDS, RESERVED_AGGREGATION,
                      ROOTS_COMPLETE_MINOR_VERSION, TRAILER, SectionKind)
 from .native import decode_block
+from .queries import run_query
 from .reader import Archive
 from .sections import DirectoryEntry, decode_json, decode_roots
 from .tables import decode_checkpoint_table, decode_root_table
@@ -163,12 +165,45 @@ class _Verifier:
                 readable = self.check_index(entry, seen) and readable
         if readable and any(listed.values()):
             self.check_indexes_agree(listed, by_kind)
+        if by_kind.get(SectionKind.AGGREGATE_LEVEL):
+            self.check_aggregation(by_kind[SectionKind.AGGREGATE_LEVEL][0])
         handled = {int(kind) for kind in SectionKind}
         for entry in self.entries:
             if entry.kind not in handled or entry.kind == SectionKind.FOOTER:
                 self.payload(entry)  # optional sections unknown here: framing and CRC only
         self.problems.sort(key=lambda p: p.offset)
         return self.problems
+
+    # ------------------------------------------------------------------ aggregation tables
+
+    def check_aggregation(self, entry: DirectoryEntry) -> None:
+        """The pyramid (spec 4.10) is sound, equals the times the graph gives at every level,
+        and its level 0 equals the exclusive times of the summary index's final checkpoints."""
+        try:
+            tables = self.archive.aggregation_tables
+        except CcgError as error:
+            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            return
+        if tables is None or self.problems:  # the graph or the indexes are damaged: compared with nothing sound
+            return
+        expected = run_query("aggregation_levels", self.archive, len(tables.levels))
+        for level, (k, _, _, values) in zip(tables.levels, expected):
+            if level.states != values.shape[2] or not np.array_equal(level.dense(), values):
+                self.add(entry, f"aggregation level {k} differs from the times of the graph")
+                return
+        hierarchy = self.archive.hierarchy
+        whole = tables.levels[0].dense()[:, 0, :]
+        leaves = np.flatnonzero(hierarchy.stop_leaf - hierarchy.first_leaf == 1)
+        for node in leaves[np.isin(leaves, hierarchy.parents, invert=True)].tolist():
+            location = int(hierarchy.leaf_locations[hierarchy.first_leaf[node]])
+            final = self.archive.checkpoints(SectionKind.SUMMARY, location)
+            summary = np.zeros(tables.states, np.int64)
+            for row in final[-1]["regions"] if final else []:
+                if 0 <= row[0] < tables.states:
+                    summary[row[0]] += row[3]
+            if not np.array_equal(summary, whole[node]):
+                self.add(entry, f"aggregation level 0 differs from the summary index at location {location}")
+                return
 
     # ------------------------------------------------------------------ framing
 

@@ -25,12 +25,14 @@ from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
-from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
+from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
                      SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
 from .codec import stream_bytes
+from .aggregation import encode_level
+from .queries import run_query
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .tables import encode_checkpoint_table, encode_root_table, split_definitions
@@ -58,6 +60,9 @@ CHOICE_LEVEL = 3
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
 #: JSON (or a raw extension table) of this size or more is not tried as DEFINITIONS
 JSON_TRIAL_BYTES = 1 << 20
+#: The aggregation tables take at most this share of the bytes written before them (the
+#: graph and its indexes); level 0 is written whatever its size (spec 4.10).
+AGGREGATION_BUDGET = 0.10
 
 
 class Writer:
@@ -71,13 +76,17 @@ class Writer:
     blocks at DEFAULT_NODES_LEVEL (the most compressible of them at DEFAULT_LEVEL, see
     `compression.Level`) and the rest at DEFAULT_LEVEL. ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
-    ``references``: one of `REFERENCE_CODINGS`.
+    ``references``: one of `REFERENCE_CODINGS`. With ``tables``, the file also holds the
+    aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
+    ... while they take at most that share of the bytes written before them (default
+    `AGGREGATION_BUDGET`), level 0 always.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                 threads: int | None = None, references: str = "auto"):
+                 threads: int | None = None, references: str = "auto",
+                 aggregation: float | None = AGGREGATION_BUDGET):
         if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if references not in REFERENCE_CODINGS:
@@ -96,6 +105,8 @@ class Writer:
             CompressionQueue(default_threads() if threads is None else threads)
         self.references = references
         self._predicted = False  # whether a PREDICTED_NODES block was written
+        self.aggregation = aggregation if tables else None
+        self._aggregated = False
         self._output = AtomicOutput(self.path)
         try:
             self._file = open(self._output.path, "wb")
@@ -246,6 +257,8 @@ class Writer:
             raise ValueError(f"defined locations without a root: {missing[:10]}")
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
+        if self.aggregation is not None:
+            self._aggregation_levels(graph, self.aggregation)
         self._definitions(graph.definitions)
         self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
@@ -258,9 +271,9 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else EXTENSION_TABLE_MINOR_VERSION \
-            if self._extension_table else TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations \
-            else SUMMARY_MINOR_VERSION if self._summaries \
+        minor = AGGREGATION_MINOR_VERSION if self._aggregated else PREDICTED_NODES_MINOR_VERSION if self._predicted \
+            else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else TABLES_MINOR_VERSION if self.tables \
+            else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
             self._file.seek(0)
@@ -269,6 +282,22 @@ class Writer:
         self._file.flush()  # an error here leaves the file open, so that __exit__ aborts
         self._file.close()
         return self._output.commit()
+
+    def _aggregation_levels(self, graph: Graph, share: float) -> None:
+        """AGGREGATE_LEVEL blocks for k = 0, 1, ... while all of them together stay within
+        ``share`` of the bytes written so far (level 0 always)."""
+        self._write_ready(wait=True)  # the budget counts every block before, whatever the threads
+        budget = int(self._offset * share)
+        used = 0
+        for k, start, stop, values in run_query("aggregation_levels", graph):
+            raw = encode_level(k, start, stop, values)
+            packed = self._other_level.compress(raw)
+            used += len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
+            if k and used > budget:
+                break
+            self._block(SectionKind.AGGREGATE_LEVEL, raw, must_understand=False, first=k, count=1 << k,
+                        compressed=packed)
+            self._aggregated = True
 
     def abort(self) -> None:
         """Drop the temporary file; nothing appears under the target name."""
@@ -294,13 +323,14 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                threads: int | None = None, references: str = "auto") -> Graph:
+                threads: int | None = None, references: str = "auto",
+                aggregation: float | None = AGGREGATION_BUDGET) -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``: as for `Writer`.
+    ``references``, ``aggregation``: as for `Writer`.
     Returns the built graph.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
@@ -310,7 +340,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     from_input = params.lossless and not repair
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                 nodes_per_block=nodes_per_block, tables=tables, threads=threads,
-                references=references) as writer:
+                references=references, aggregation=aggregation) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
             record = recorder(writer.checkpoint_interval) if from_input else None
@@ -336,10 +366,12 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto") -> Path:
-    """Write an already built graph as an archive (``references`` as for `Writer`)."""
+               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto",
+               aggregation: float | None = AGGREGATION_BUDGET) -> Path:
+    """Write an already built graph as an archive (``references``, ``aggregation``: as for
+    `Writer`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, references=references) as writer:
+                nodes_per_block=nodes_per_block, references=references, aggregation=aggregation) as writer:
         writer.add_nodes(graph.pool, final=True)
         for location in graph.roots:
             writer.add_location(location, graph.location(location))

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK, MAGIC as CCG_MAGIC,
-                       open_archive, register_exporter, write_trace)
+from ..archive import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK,
+                       MAGIC as CCG_MAGIC, open_archive, register_exporter, write_trace)
 from ..errors import FormatError, InputTraceError, TraceError
 from ..model import Definitions, EventBatch, Repair
 from ..params import Params
@@ -160,7 +160,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
             fmt: str | None = None, repair: bool = False, level: int | None = None,
             checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
             nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, progress: Progress | None = None,
-            **bounds: float) -> ConvertReport:
+            aggregation: bool = True, **bounds: float) -> ConvertReport:
     """Convert a trace (any registered format, detected from content) to a .ccg archive.
 
     Compression parameters come from ``params`` or from keyword arguments naming
@@ -170,7 +170,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     closes regions left open at a location's end and drops LEAVEs that match no open
     region (never inventing other data); the report lists each change. Events that break
     the event model otherwise (or without ``repair``) raise `InputTraceError`, a
-    `FormatError` naming the source file, the location and the event.
+    `FormatError` naming the source file, the location and the event. ``aggregation``
+    writes the aggregation tables (spec 4.10).
     """
     if params is not None and bounds:
         raise TypeError("give either params or keyword bounds, not both")
@@ -190,7 +191,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     counter = _Counter(streams, progress, len(definitions.locations))
     try:
         graph = write_trace(target, definitions, counter, params, repair=repair, level=level,
-                            checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block)
+                            checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
+                            aggregation=AGGREGATION_BUDGET if aggregation else None)
     except TraceError as error:
         raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
                               time=error.time) from None

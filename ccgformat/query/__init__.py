@@ -10,6 +10,7 @@ Each takes a `ccgformat.Graph` or an open `ccgformat.Archive` (`overview`: an ar
 
 from ..archive import register_query
 from .aggregate import aggregate
+from .aggregate_tables import levels as aggregation_levels
 from .messages import Messages, messages
 from .overview import Overview, overview
 from .profile import Profile, profile
@@ -22,3 +23,4 @@ register_query("timeline", timeline)
 register_query("messages", messages)
 register_query("aggregate", aggregate)
 register_query("overview", overview)
+register_query("aggregation_levels", aggregation_levels)

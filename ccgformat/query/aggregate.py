@@ -8,6 +8,12 @@ the dissertation) computes exactly these sums on the compressed graph. States ar
 regions (``states="region"``, ids ``0..R-1``) or the timeline's region groups
 (``states="group"``). The default window is the whole trace, first event time to last
 event time + 1.
+
+An archive with aggregation tables (spec 4.10) answers from them: of the pyramid level
+whose cells cover the asked slices best (the coarsest that covers them exactly, else the
+finest), the cells inside a slice are summed, and only the pieces of a slice between its
+bounds and the nearest cell bounds inside it come from the graph, computed with the same
+walk. Pieces outside the trace hold no time and are not computed.
 """
 
 from __future__ import annotations
@@ -18,50 +24,79 @@ import numpy as np
 
 from ..aggregate_model import AggregateModel, Hierarchy
 from ..hierarchy import hierarchy_of
+from .aggregate_tables import location_times, source_hierarchy, state_count, trace_window
 from .groups import region_groups
-from .tables import tables_for
 from .timeline import column_bounds
-from .timeline_walk import exclusive_times
+from .timeline_walk import _cell_sums
 
-__all__ = ["aggregate", "state_classes", "whole_window"]
+__all__ = ["aggregate"]
 
 STATES = ("region", "group")
-
-
-def whole_window(source: Any) -> tuple[int, int]:
-    """``(first event time, last event time + 1)`` of a `Graph` or `Archive`; ``(0, 1)``
-    without events."""
-    roots = [root for root in source.roots.values() if root.events]
-    if not roots:
-        return 0, 1
-    return min(root.start for root in roots), max(root.end for root in roots) + 1
-
-
-def state_classes(source: Any, states: str) -> tuple[tuple[str, ...], np.ndarray]:
-    """The state names and, per region id, its state (the shape of `region_groups`)."""
-    if states not in STATES:
-        raise ValueError(f"states must be 'region' or 'group', not {states!r}")
-    definitions = source.definitions
-    regions = max(len(definitions.regions), tables_for(source.pool).regions)
-    if states == "group":
-        names, group_of = region_groups(definitions, regions)
-        return tuple(names), group_of
-    names = [definitions.regions[r].name if r < len(definitions.regions) else f"region {r}" for r in range(regions)]
-    return tuple(names), np.arange(regions, dtype=np.int64)
 
 
 def _locations(source: Any, locations: Iterable[int] | None) -> tuple[list[int], Hierarchy]:
     """The chosen locations, ascending, and the hierarchy over them."""
     every = set(range(len(source.definitions.locations))) | set(source.roots)
     if locations is None:
-        hierarchy = getattr(source, "hierarchy", None)
-        chosen = sorted(every)
-        return chosen, hierarchy if hierarchy is not None else hierarchy_of(source.definitions, chosen)
+        return sorted(every), source_hierarchy(source)
     chosen = sorted(set(int(location) for location in locations))
     missing = [location for location in chosen if location not in every]
     if missing:
         raise ValueError(f"no location {missing[0]} in the trace")
     return chosen, hierarchy_of(source.definitions, chosen)
+
+
+def _leaf_nodes(hierarchy: Hierarchy) -> dict[int, int]:
+    """location -> the hierarchy node that is its leaf."""
+    parents = np.asarray(hierarchy.parents, np.int64)
+    inner = np.zeros(len(hierarchy), bool)
+    inner[parents[parents >= 0]] = True
+    leaves = np.flatnonzero(~inner & (hierarchy.stop_leaf - hierarchy.first_leaf == 1))
+    return dict(zip(hierarchy.leaf_locations[hierarchy.first_leaf[leaves]].tolist(), leaves.tolist()))
+
+
+def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray, out: np.ndarray) -> list[tuple[int, int]]:
+    """Add to ``out`` the pyramid cells that lie inside a slice; return the pieces
+    ``(from, to)`` of the slices left for the graph, inside the trace."""
+    for level in tables.levels:  # the coarsest level whose cells cover the slices exactly, else the finest
+        fine = column_bounds(tables.start, tables.stop, level.slices)
+        first = np.searchsorted(fine, bounds[:-1], "left")      # first cell bound at or after a slice's start
+        last = np.searchsorted(fine, bounds[1:], "right") - 1   # last cell bound at or before its stop
+        whole = first < last
+        if (whole & (fine[np.minimum(first, level.slices)] == bounds[:-1])
+                & (fine[np.maximum(last, 0)] == bounds[1:])).all():
+            break
+    slices = np.flatnonzero(whole)
+    marks = np.zeros(level.slices + 1, np.int64)  # cell -> 1 + the slice it lies in, or 0
+    np.add.at(marks, first[slices], slices + 1)
+    np.add.at(marks, last[slices], -(slices + 1))
+    slice_of_cell = np.cumsum(marks[:-1]) - 1
+    row_of_node = np.full(level.nodes, -1, np.int64)
+    leaf_of = _leaf_nodes(source_hierarchy(source))
+    row_of_node[[leaf_of[location] for location in chosen]] = np.arange(len(chosen))
+    row = row_of_node[level.cell >> level.level]
+    where = slice_of_cell[level.cell & (level.slices - 1)]
+    keep = (row >= 0) & (where >= 0)
+    flat = (row[keep] * out.shape[1] + where[keep]) * out.shape[2] + level.state[keep]
+    out += _cell_sums(flat, level.value[keep], out.size).reshape(out.shape)
+    pieces = []
+    for i, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
+        inner = [(a, int(fine[first[i]])), (int(fine[last[i]]), b)] if whole[i] else [(a, b)]
+        pieces += [(max(x, tables.start), min(y, tables.stop)) for x, y in inner
+                   if max(x, tables.start) < min(y, tables.stop)]
+    return pieces
+
+
+def _add_pieces(source: Any, chosen: list[int], bounds: np.ndarray, pieces: list[tuple[int, int]],
+                out: np.ndarray) -> None:
+    """Add the graph's times of ``pieces`` (disjoint, in order) to their slices."""
+    ends = np.unique(np.array(pieces, np.int64).ravel())
+    times = location_times(source, chosen, ends, out.shape[2])
+    starts = np.array([a for a, _ in pieces], np.int64)
+    stops = np.array([b for _, b in pieces], np.int64)
+    piece = np.searchsorted(starts, ends[:-1], "right") - 1
+    wanted = np.flatnonzero(ends[1:] <= stops[piece])  # columns inside a piece (not between two)
+    np.add.at(out, (slice(None), np.searchsorted(bounds, ends[wanted], "right") - 1), times[:, wanted])
 
 
 def aggregate(source: Any, slices: int, start: int | None = None, stop: int | None = None,
@@ -70,19 +105,30 @@ def aggregate(source: Any, slices: int, start: int | None = None, stop: int | No
     ``locations`` (default: all) of a `Graph` or `Archive`, exactly."""
     if isinstance(slices, bool) or not isinstance(slices, (int, np.integer)) or slices < 1:
         raise ValueError(f"slices must be an integer >= 1, not {slices!r}")
-    first, last = whole_window(source)
+    if states not in STATES:
+        raise ValueError(f"states must be 'region' or 'group', not {states!r}")
+    first, last = trace_window(source)
     start = first if start is None else int(start)
     stop = last if stop is None else int(stop)
     if stop <= start:
         raise ValueError(f"the window {start}..{stop} is empty")
-    names, group_of = state_classes(source, states)
+    tables = getattr(source, "aggregation_tables", None)
+    regions = tables.states if tables is not None else state_count(source)
     chosen, hierarchy = _locations(source, locations)
     bounds = column_bounds(start, stop, int(slices))
-    values = np.zeros((len(chosen), int(slices), len(names)), np.int64)
-    rows = [row for row, location in enumerate(chosen) if location in source.roots]
-    if names and rows:
-        roots = [source.roots[chosen[row]] for row in rows]
-        values[rows] = exclusive_times(tables_for(source.pool), group_of, bounds, len(names),
-                                       np.array([root.root for root in roots], np.int64),
-                                       np.array([root.start for root in roots], np.int64), False)
-    return AggregateModel(bounds, names, np.array(chosen, np.int64), values, hierarchy)
+    values = np.zeros((len(chosen), int(slices), regions), np.int64)
+    if tables is None:
+        values += location_times(source, chosen, bounds, regions)
+    else:
+        pieces = _from_tables(source, tables, chosen, bounds, values)
+        if pieces:
+            _add_pieces(source, chosen, bounds, pieces, values)
+    definitions = source.definitions
+    if states == "region":
+        names = tuple(definitions.regions[r].name if r < len(definitions.regions) else f"region {r}"
+                      for r in range(regions))
+        return AggregateModel(bounds, names, np.array(chosen, np.int64), values, hierarchy)
+    groups, group_of = region_groups(definitions, regions)
+    onehot = np.zeros((regions, len(groups)), np.int64)
+    onehot[np.arange(regions), group_of] = 1
+    return AggregateModel(bounds, tuple(groups), np.array(chosen, np.int64), values @ onehot, hierarchy)

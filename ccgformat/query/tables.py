@@ -267,6 +267,14 @@ def _from_columns(pool: Any) -> NodeTables:
                       _offsets([len(k) for k in key]), flat(key), _offsets([len(s) for s in soft]), flat(soft))
 
 
+def _from_arrays(arrays: dict[str, np.ndarray]) -> NodeTables:
+    """The columns of a C-owned node table (`ccgformat._native.tables.TableView.arrays`)
+    that holds every node from id 0, copied (C may move them)."""
+    a = {name: np.array(values, dtype=np.int64) for name, values in arrays.items()}
+    return _from_runs(a["kind"], a["total"], a["events"], a["child_start"], a["children"], a["duration_start"],
+                      a["durations"], a["key_start"], a["key"], a["soft_start"], a["soft"])
+
+
 _TABLES: weakref.WeakKeyDictionary[Any, NodeTables] = weakref.WeakKeyDictionary()
 
 
@@ -275,6 +283,11 @@ def tables_for(pool: Any) -> NodeTables:
     grows (a builder's, still in use) gets fresh tables when its size changed."""
     tables = _TABLES.get(pool)
     if tables is None or len(tables) != len(pool):
-        tables = _from_blocks(pool) if hasattr(pool, "blocks") else _from_columns(pool)
+        if hasattr(pool, "blocks"):
+            tables = _from_blocks(pool)
+        elif hasattr(pool, "arrays") and pool.arrays()[1] == 0:
+            tables = _from_arrays(pool.arrays()[0])
+        else:
+            tables = _from_columns(pool)
         _TABLES[pool] = tables
     return tables

@@ -29,7 +29,8 @@ def exclusive_times(t: NodeTables, group_of: np.ndarray, boundaries: np.ndarray,
                     begins: np.ndarray, by_depth: bool, row: np.ndarray | None = None) -> np.ndarray:
     """(rows, columns, groups) ticks: by location, root i in row ``row[i]`` (default i;
     roots sharing a row add up), or, ``by_depth``, per call level summed over the roots;
-    in C by location with the native backend."""
+    in C by location with the native backend. ``boundaries`` are any increasing column
+    bounds (fastest when they are `column_bounds`)."""
     if row is None:
         row = np.arange(len(roots), dtype=np.int64)
     rows = int(row.max(initial=-1)) + 1
@@ -56,6 +57,10 @@ class _Canvas:
     def __init__(self, boundaries: np.ndarray, groups: int):
         self.b = boundaries
         self.width = len(boundaries) - 1
+        start, span = int(boundaries[0]), int(boundaries[-1]) - int(boundaries[0])
+        #: whether the bounds are ``start + i*span//width`` and the column formula cannot overflow
+        self.uniform = span * (self.width + 1) < 1 << 62 and bool(np.array_equal(
+            boundaries, start + np.arange(self.width + 1, dtype=np.int64) * span // self.width))
         self.groups = groups
         self.cells: list[np.ndarray] = []   #: flat (row, column, group) indices
         self.ticks: list[np.ndarray] = []
@@ -64,9 +69,10 @@ class _Canvas:
 
     def column(self, time: np.ndarray) -> np.ndarray:
         """The column holding each time: the largest i with ``b[i] <= time``, which for
-        ``b[i] = start + i*span//width`` is ``((time - start + 1)*width - 1) // span``."""
+        ``b[i] = start + i*span//width`` is ``((time - start + 1)*width - 1) // span``;
+        other increasing bounds are searched."""
         start, span = int(self.b[0]), int(self.b[-1]) - int(self.b[0])
-        if span * (self.width + 1) < 1 << 62:
+        if self.uniform:
             clipped = np.clip(time, start, start + span - 1)
             return ((clipped - start + 1) * self.width - 1) // span
         return np.clip(np.searchsorted(self.b, time, side="right") - 1, 0, self.width - 1)

@@ -1,0 +1,93 @@
+"""The aggregation pyramid (spec 4.10) computed from the graph: level k splits the whole
+trace into 2^k slices (the bounds of `column_bounds`, so level k's bound j is level
+k+1's bound 2j and the levels nest), and holds the exclusive time of every region per
+slice for every node of the resource hierarchy, a node the sum of its children.
+
+`levels` feeds the writer (registered as the query ``aggregation_levels``) and
+`ccg verify`; the writer keeps the levels while they fit its size budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..aggregate_model import Hierarchy
+from ..hierarchy import hierarchy_of
+from .tables import tables_for
+from .timeline import column_bounds
+from .timeline_walk import exclusive_times
+
+__all__ = ["LEVELS", "MAX_CELLS", "levels", "location_times", "node_sums", "source_hierarchy", "state_count",
+           "trace_window"]
+
+#: The finest level computed: 2^10 = 1,024 slices, a screen's width (dissertation 4.5.4:
+#: displays of 10^3 to 10^4 pixels); finer slices are answered from the graph.
+LEVELS = 10
+#: A level is computed only while nodes x slices x regions stays within this many cells
+#: (dense int64: 128 MiB).
+MAX_CELLS = 1 << 24
+
+
+def trace_window(source: Any) -> tuple[int, int]:
+    """``(first event time, last event time + 1)``; ``(0, 1)`` without events."""
+    roots = [root for root in source.roots.values() if root.events]
+    if not roots:
+        return 0, 1
+    return min(root.start for root in roots), max(root.end for root in roots) + 1
+
+
+def state_count(source: Any) -> int:
+    """The regions of the model (spec 4.10): the defined ones, and beyond them up to the
+    largest region id that holds time anywhere in the trace."""
+    defined = len(source.definitions.regions)
+    regions = tables_for(source.pool).regions
+    if regions <= defined:
+        return defined
+    locations = sorted(source.roots)
+    held = np.flatnonzero(location_times(source, locations, np.array(trace_window(source), np.int64),
+                                         regions).sum(axis=(0, 1)))
+    return max(defined, int(held[-1]) + 1 if len(held) else 0)
+
+
+def source_hierarchy(source: Any) -> Hierarchy:
+    """The hierarchy over every location of a `Graph` or `Archive`."""
+    hierarchy = getattr(source, "hierarchy", None)
+    if isinstance(hierarchy, Hierarchy):
+        return hierarchy
+    return hierarchy_of(source.definitions, set(range(len(source.definitions.locations))) | set(source.roots))
+
+
+def location_times(source: Any, locations: list[int], boundaries: np.ndarray, states: int) -> np.ndarray:
+    """``[len(locations), columns, states]``: the region times of each location per column
+    (the timeline walk, formula 4.28; zero for a location without a root)."""
+    out = np.zeros((len(locations), len(boundaries) - 1, states), np.int64)
+    rows = [row for row, location in enumerate(locations) if location in source.roots]
+    if states and rows:
+        roots = [source.roots[locations[row]] for row in rows]
+        out[rows] = exclusive_times(tables_for(source.pool), np.arange(states, dtype=np.int64), boundaries, states,
+                                    np.array([root.root for root in roots], np.int64),
+                                    np.array([root.start for root in roots], np.int64), False)
+    return out
+
+
+def node_sums(hierarchy: Hierarchy, leaves: np.ndarray) -> np.ndarray:
+    """``[nodes, ...]``: each node's sum over its leaves (rows of ``leaves`` in leaf order)."""
+    running = np.zeros((len(leaves) + 1,) + leaves.shape[1:], np.int64)
+    np.cumsum(leaves, axis=0, out=running[1:])
+    return running[hierarchy.stop_leaf] - running[hierarchy.first_leaf]
+
+
+def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, int, np.ndarray]]:
+    """``(k, start, stop, values[nodes, 2^k, regions])`` for k = 0, 1, ... up to `LEVELS`
+    while a level stays within `MAX_CELLS` (level 0 always), or for k < ``count``."""
+    hierarchy = source_hierarchy(source)
+    start, stop = trace_window(source)
+    states = state_count(source)
+    leaves = hierarchy.leaf_locations.tolist()
+    for k in range(LEVELS + 1 if count is None else count):
+        if count is None and k and len(hierarchy) * (1 << k) * max(states, 1) > MAX_CELLS:
+            return
+        boundaries = column_bounds(start, stop, 1 << k)
+        yield k, start, stop, node_sums(hierarchy, location_times(source, leaves, boundaries, states))

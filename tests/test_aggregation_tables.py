@@ -1,0 +1,274 @@
+"""The aggregation tables (spec 4.10, issue 15): every pyramid level against a brute force
+over the rebuilt events, `Archive.aggregate` from the tables (with graph corrections)
+against the same brute force, the size budget, and damaged tables."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ccgformat
+from ccgformat import Params
+from ccgformat.archive import writer as writer_module
+from ccgformat.archive.aggregation import decode_level, encode_level
+from ccgformat.archive.layout import BLOCK_OVERHEAD, DIRECTORY_ENTRY, SectionKind
+from ccgformat.archive.verify import verify
+from ccgformat.errors import ChecksumError, CorruptArchiveError
+from ccgformat.model import Definitions, Event, EventKind, Location, Region, SystemTreeNode
+from ccgformat.query.aggregate_tables import LEVELS
+from ccgformat.query.timeline_walk import exclusive_times
+from ccgformat.query.tables import tables_for
+
+from . import query_oracle as oracle
+from . import traces
+from .query_support import CORPUS, bounds, converted
+from .test_query_aggregate import check
+
+LOSSY = Params(abs_dev=20, rel_dev=0.3)
+tables_module = importlib.import_module("ccgformat.query.aggregate_tables")
+aggregate_module = importlib.import_module("ccgformat.query.aggregate")
+
+
+def tree_definitions() -> Definitions:
+    """The regions and locations of `traces.traces` under a two-level system tree:
+    node a holds locations 0 and 2, node b location 1."""
+    base = traces.definitions()
+    tree = [SystemTreeNode("m", "machine"), SystemTreeNode("a", "node", 0), SystemTreeNode("b", "node", 0)]
+    return Definitions(regions=base.regions, system_tree=tree, metrics=base.metrics,
+                       locations=[Location("rank 0", "process", 1), Location("rank 1", "process", 2),
+                                  Location("rank 2", "process", 1)])
+
+
+def written(path, trace, params, budget=1000.0, **options):
+    """An archive of ``trace`` with every pyramid level (a budget far above the graph's size)."""
+    graph = oracle.build_with(tree_definitions(), trace, params)
+    ccgformat.save_graph(graph, path, nodes_per_block=3, aggregation=budget, **options)
+    return ccgformat.open(path)
+
+
+def brute_level(archive, k):
+    """Level k from the rebuilt events: the whole trace in 2^k slices, bound j at
+    t0 + floor(j * (t1 - t0) / 2^k), every node the sum over the locations below it."""
+    events = {location: oracle.events_of(archive, location) for location in archive.locations}
+    times = [e.time for evs in events.values() for e in evs]
+    t0, t1 = (min(times), max(times) + 1) if times else (0, 1)
+    boundaries = [t0 + j * (t1 - t0) // (1 << k) for j in range((1 << k) + 1)]
+    regions = archive.aggregation_tables.states
+    leaves = oracle.timeline(events, boundaries, np.arange(regions), regions)  # rows in location order
+    h = archive.hierarchy
+    rows = {location: row for row, location in enumerate(events)}
+    return np.stack([sum((leaves[rows[int(loc)]] for loc in h.leaf_locations[h.first_leaf[n]:h.stop_leaf[n]]),
+                         np.zeros(leaves.shape[1:], np.int64)) for n in range(len(h))])
+
+
+@settings(max_examples=25, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]))
+def test_every_level_matches_brute_force(tmp_path_factory, trace, params):
+    with written(tmp_path_factory.mktemp("levels") / "t.ccg", trace, params) as archive:
+        tables = archive.aggregation_tables
+        assert len(tables.levels) == LEVELS + 1  # three locations: every level fits MAX_CELLS
+        for level in tables.levels:
+            assert np.array_equal(level.dense(), brute_level(archive, level.level))
+        assert verify(archive.path) == []
+
+
+def pyramid_windows(data, archive, trace):
+    """A window and T whose bounds fall on pyramid bounds as often as not."""
+    tables = archive.aggregation_tables
+    k = data.draw(st.integers(0, len(tables.levels) - 1))
+    fine = tables.start + np.arange((1 << k) + 1) * (tables.stop - tables.start) // (1 << k)
+    times = [e.time for events in trace.values() for e in events]
+    bound = st.one_of(st.sampled_from(fine.tolist()), bounds(times))
+    start, stop = data.draw(bound), data.draw(bound)
+    if start is not None and stop is not None and stop <= start:
+        start, stop = min(start, stop), max(start, stop) + 1
+    if start is not None and stop is None and start >= tables.stop:
+        stop = start + 1
+    if stop is not None and start is None and stop <= tables.start:
+        start = stop - 1
+    slices = data.draw(st.one_of(st.integers(1, 40), st.sampled_from([1 << j for j in range(LEVELS + 1)])))
+    return slices, start, stop
+
+
+@settings(max_examples=40, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.data())
+def test_aggregate_from_tables_matches_brute_force(tmp_path_factory, trace, params, data):
+    with written(tmp_path_factory.mktemp("answers") / "t.ccg", trace, params) as archive:
+        for _ in range(4):
+            locations = data.draw(st.lists(st.sampled_from(archive.locations), min_size=1, unique=True))
+            check(archive, *pyramid_windows(data, archive, trace), data.draw(st.sampled_from(["region", "group"])),
+                  locations)
+
+
+def test_aligned_slices_read_no_node(tmp_path, monkeypatch):
+    """Slices on pyramid bounds (the whole trace in 2^k slices, or whole cells) come from
+    the tables alone: the graph is never walked, so no node block is read."""
+    trace = {0: [Event(0, EventKind.ENTER, 0), Event(10000, EventKind.ENTER, 1), Event(35000, EventKind.LEAVE, 1),
+                 Event(64000, EventKind.LEAVE, 0)],
+             1: [Event(3000, EventKind.ENTER, 2), Event(40000, EventKind.LEAVE, 2)]}
+    path = tmp_path / "t.ccg"
+    written(path, trace, Params()).close()
+    want = {T: ccgformat.query.aggregate(oracle.build_with(tree_definitions(), trace), T).values
+            for T in (1, 4, 1024)}
+    with ccgformat.open(path) as archive:
+        def walked(*args, **kwargs):
+            raise AssertionError("the graph was read")
+        monkeypatch.setattr(tables_module, "tables_for", walked)
+        monkeypatch.setattr(aggregate_module, "location_times", walked)
+        with pytest.raises(AssertionError, match="graph was read"):  # 3 slices: pieces from the graph
+            archive.aggregate(3)
+        for T in (1, 4, 1024):
+            assert np.array_equal(archive.aggregate(T).values, want[T])
+        model = archive.aggregate(2, 16000, 48000, states="group")  # cells 256..767 of level 10
+        assert model.values[0].sum(axis=1).tolist() == [16000, 16000]
+        assert archive.aggregate(3, -30, 0).values.sum() == 0  # before the trace: nothing to read
+
+
+def test_written_by_default_within_the_budget(tmp_path):
+    """The writer keeps levels while all of them take at most AGGREGATION_BUDGET of the
+    bytes before them (level 0 whatever it costs)."""
+    import synth
+    definitions, streams = synth.synthesize(64, 2000, jitter=0.2, seed=3)
+    path = tmp_path / "s.ccg"
+    ccgformat.write_trace(path, definitions, ((loc, streams(loc)) for loc in range(64)))
+    with ccgformat.open(path) as archive:
+        entries = [e for e in archive.directory if e.kind == SectionKind.AGGREGATE_LEVEL]
+        cost = sum(e.length + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size for e in entries)
+        assert [e.first for e in entries] == list(range(len(entries)))
+        assert len(entries) > 1 and cost <= writer_module.AGGREGATION_BUDGET * entries[0].offset
+        assert archive.version == (1, 4)
+        assert verify(path) == []
+    ccgformat.write_trace(path, definitions, ((loc, streams(loc)) for loc in range(64)), aggregation=None,
+                         references="ids")  # PREDICTED_NODES blocks would make it 1.4 too
+    with ccgformat.open(path) as archive:
+        assert archive.aggregation_tables is None and archive.version == (1, 3)
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_corpus_tables_verify(tmp_path_factory, name):
+    archive = converted(tmp_path_factory, name)
+    assert archive.aggregation_tables is not None
+    assert np.array_equal(archive.aggregation_tables.levels[0].dense(), brute_level(archive, 0))
+    assert verify(archive.path) == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(2, 200), min_size=1, max_size=30, unique=True), st.data())
+def test_walk_with_uneven_column_bounds(bounds_inside, data):
+    """exclusive_times takes any increasing bounds (the graph corrections are uneven
+    pieces), not only those of the column formula."""
+    trace = data.draw(traces.traces())
+    graph = oracle.build(trace)
+    times = [e.time for events in trace.values() for e in events]
+    lo, hi = min(times), max(times) + 1
+    boundaries = np.unique(np.array([lo - 1, hi + 1] + [lo + (hi - lo) * b // 200 for b in bounds_inside]))
+    locations = sorted(trace)
+    t = tables_for(graph.pool)
+    regions = max(4, t.regions)
+    got = exclusive_times(t, np.arange(regions), boundaries, regions,
+                          np.array([graph.roots[loc].root for loc in locations]),
+                          np.array([graph.roots[loc].start for loc in locations]), False)
+    events = {loc: oracle.events_of(graph, loc) for loc in locations}
+    assert np.array_equal(got, oracle.timeline(events, boundaries.tolist(), np.arange(regions), regions))
+
+
+# ----------------------------------------------------------------- damaged tables
+
+def damaged(tmp_path, monkeypatch, change):
+    """An archive whose tables ``change(k, values)`` altered before encoding (valid CRCs)."""
+    def encode(k, start, stop, values):
+        values = values.copy()
+        start, stop = change(k, start, stop, values)
+        return encode_level(k, start, stop, values)
+    monkeypatch.setattr(writer_module, "encode_level", encode)
+    trace = {0: [Event(0, EventKind.ENTER, 0), Event(10, EventKind.ENTER, 1), Event(35, EventKind.LEAVE, 1),
+                 Event(64, EventKind.LEAVE, 0)],
+             1: [Event(3, EventKind.ENTER, 2), Event(40, EventKind.LEAVE, 2)]}
+    return written(tmp_path / "bad.ccg", trace, Params())
+
+
+def leaf(values):
+    return values[-1]  # the last node in preorder is a leaf
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda k, a, b, v: (leaf(v).__setitem__((0, 0), leaf(v)[0, 0] + 1), (a, b))[1] if k == 3 else (a, b),
+     "sums of"),
+    (lambda k, a, b, v: (v.__setitem__((0, 0, 0), 7), (a, b))[1] if k == 0 else (a, b), "sums of its children"),
+    (lambda k, a, b, v: (a, b + 1), "cover"),
+])
+def test_inconsistent_tables_are_corrupt(tmp_path, monkeypatch, change, reason):
+    with damaged(tmp_path, monkeypatch, change) as archive:
+        with pytest.raises(CorruptArchiveError, match=reason):
+            archive.aggregate(4)
+        problems = verify(archive.path)
+        assert problems and all(p.kind == SectionKind.AGGREGATE_LEVEL for p in problems)
+
+
+def test_tables_that_disagree_with_the_graph_fail_verify(tmp_path, monkeypatch):
+    """Two regions' times swapped in one location at every level and in its ancestors: the
+    pyramid is consistent, but not the graph's (and not the summary index's)."""
+    def swap(k, a, b, values):
+        values[:, :, [0, 1]] = values[:, :, [1, 0]]
+        return a, b
+    with damaged(tmp_path, monkeypatch, swap) as archive:
+        archive.aggregate(4)  # readable
+        assert any("differs from the times of the graph" in p.reason for p in verify(archive.path))
+
+
+def test_damaged_level_payloads(tmp_path):
+    with written(tmp_path / "t.ccg", {0: [Event(0, EventKind.ENTER, 0), Event(9, EventKind.LEAVE, 0)]},
+                 Params()) as archive:
+        entry = next(e for e in archive.directory if e.kind == SectionKind.AGGREGATE_LEVEL and e.first == 1)
+        raw = bytearray(archive.payload(entry))
+        decode_level(bytes(raw), "x", 0)
+    for cut, reason in [(raw[:20], "shorter than its header"), (raw + b"\0", "follow the last stream"),
+                        (raw[:28] + b"\1\0\0\0" + raw[32:], "reserved"),
+                        (raw[:16] + (30).to_bytes(4, "little") + raw[20:], "out of range")]:
+        with pytest.raises(CorruptArchiveError, match=reason):
+            decode_level(bytes(cut), "x", 0)
+    data = bytearray((tmp_path / "t.ccg").read_bytes())
+    data[entry.offset + 14] ^= 1
+    (tmp_path / "crc.ccg").write_bytes(bytes(data))
+    with ccgformat.open(tmp_path / "crc.ccg") as archive:
+        with pytest.raises(ChecksumError):
+            archive.aggregate(2)
+
+
+def test_levels_must_be_0_to_k(tmp_path, monkeypatch):
+    with damaged(tmp_path, monkeypatch, lambda k, a, b, v: (a, b)) as archive:
+        pass
+    import zstandard  # noqa: F401 - the payloads are compressed; rebuild the file without level 1
+    data = (tmp_path / "bad.ccg").read_bytes()
+    with ccgformat.open(tmp_path / "bad.ccg") as archive:
+        entries = [e for e in archive.directory if e.kind == SectionKind.AGGREGATE_LEVEL]
+    assert len(entries) > 2
+    from ccgformat.archive.sections import encode_directory
+    from ccgformat.archive.blocks import frame_block
+    from ccgformat.archive.layout import TRAILER, END_MAGIC, BlockFlags
+    kept = [e for e in archive.directory if not (e.kind == SectionKind.AGGREGATE_LEVEL and e.first == 1)]
+    footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND), encode_directory(kept))
+    end = max(e.offset + e.length + BLOCK_OVERHEAD for e in archive.directory)
+    (tmp_path / "gap.ccg").write_bytes(data[:end] + footer + TRAILER.pack(len(footer), END_MAGIC))
+    with ccgformat.open(tmp_path / "gap.ccg") as archive:
+        with pytest.raises(CorruptArchiveError, match="not 0..K"):
+            archive.aggregate(2)
+
+
+def test_old_archives_answer_from_the_graph():
+    """The frozen 1.3 vectors have no tables; the model comes from the graph."""
+    from pathlib import Path
+    folder = Path(__file__).resolve().parent.parent / "spec" / "vectors" / "1.3"
+    for path in sorted(folder.glob("*.ccg"))[:6]:
+        try:
+            archive = ccgformat.open(path)
+        except ccgformat.CcgError:
+            continue  # the vectors a reader must refuse
+        with archive:
+            assert archive.aggregation_tables is None
+            if archive.locations:
+                check(archive, 5, None, None, "region", archive.locations)

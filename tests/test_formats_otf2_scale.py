@@ -98,3 +98,15 @@ def test_positions_index_as_a_tuple_does(picks: list[int], wanted: int) -> None:
                 fast.index(objects[wanted], *bounds)
         else:
             assert fast.index(objects[wanted], *bounds) == expected
+
+
+def test_a_new_archive_has_the_smallest_chunks(wide: Path) -> None:
+    """An export of a trace not from OTF2 uses 256 KiB event and definition chunks (the
+    library's minimum), not its 1 MiB / 4 MiB defaults that it allocates per location."""
+    import _otf2
+    reader = _otf2.Reader_Open(str(wide / "traces.otf2"))
+    try:
+        assert tuple(_otf2.Reader_GetChunkSize(reader)) == (256 * 1024, 256 * 1024)
+    finally:
+        _otf2.Reader_Close(reader)
+    assert max(p.stat().st_size for p in (wide / "traces").iterdir()) < 256 * 1024

@@ -9,8 +9,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ccgformat.model import Definitions, EventBatch, EventKind, Location, Region
 
@@ -76,28 +74,6 @@ def test_only_record_free_definition_files_are_skipped(wide: Path, tmp_path: Pat
         (tmp_path / name).write_bytes(damaged)
         assert not holds_no_records(str(tmp_path / name)), name
     assert not holds_no_records(str(tmp_path / "missing"))
-
-
-@given(st.lists(st.sampled_from(range(6)), max_size=12), st.integers(0, 6))
-def test_positions_index_as_a_tuple_does(picks: list[int], wanted: int) -> None:
-    """The tuple the importer hands the `otf2` package while it writes communicator groups
-    answers ``index`` as a tuple: the first position, bounds honoured, ValueError if absent."""
-    from ccgformat.formats.otf2.definitions import _Positions
-
-    objects = [object() for _ in range(7)]
-    members = tuple(objects[i] for i in picks)
-    fast = _Positions(members)
-    assert fast == members
-    for bounds in [(), (1,), (1, 5)]:
-        try:
-            expected: int | None = members.index(objects[wanted], *bounds)
-        except ValueError:
-            expected = None
-        if expected is None:
-            with pytest.raises(ValueError):
-                fast.index(objects[wanted], *bounds)
-        else:
-            assert fast.index(objects[wanted], *bounds) == expected
 
 
 def test_a_new_archive_has_the_smallest_chunks(wide: Path) -> None:

@@ -11,6 +11,9 @@ location (the library holds a chunk buffer and a file per open reader)."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -36,26 +39,28 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
     anchor = find_anchor(Path(path))
     binding = load(str(anchor))
     _otf2 = binding._otf2
-    errors = (_otf2.Error, binding.otf2.error.TraceReaderError, TypeError, KeyError, ValueError)
+    errors = (_otf2.Error, TypeError, KeyError, ValueError)
     try:
-        _otf2.Reader_Close(_otf2.Reader_Open(str(anchor)))
+        handle = _otf2.Reader_Open(str(anchor))
+        if not handle:
+            raise _otf2.Error("the library cannot open it")
     except errors as error:
         raise FormatError(f"not a readable OTF2 anchor file: {error}", path=str(anchor)) from None
     try:
-        tr = binding.otf2.reader.Reader(str(anchor))
-    except errors as error:
-        raise FormatError(f"cannot read the global definitions: {error}",
-                          path=str(anchor.with_suffix(".def"))) from None
-    try:
-        definitions, tables = read_definitions(tr, binding)
-        handle = tr.handle
+        _otf2.Reader_SetSerialCollectiveCallbacks(handle)
+        try:
+            with _collection_paused():     # the definitions are acyclic: 100,000 lists for 20,000 locations
+                definitions, tables = read_definitions(handle, binding, str(anchor.with_suffix(".def")))
+        except errors as error:
+            raise FormatError(f"cannot read the global definitions: {error}",
+                              path=str(anchor.with_suffix(".def"))) from None
         chunk_size = _otf2.Reader_GetChunkSize(handle)[0]
         events_folder = anchor.with_suffix("")
         local_definitions = _open_files(binding, handle, tables.locations)
         strings = StringTable(definitions.strings)
         reader = EventReader(binding, tables, strings)
     except BaseException as error:
-        tr.close()
+        _otf2.Reader_Close(handle)
         if isinstance(error, (CcgError, KeyboardInterrupt)):
             raise
         if isinstance(error, errors):
@@ -107,9 +112,21 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                     _otf2.Reader_CloseDefFiles(handle)
                 _otf2.Reader_CloseEvtFiles(handle)
             finally:
-                tr.close()
+                _otf2.Reader_Close(handle)
 
     return definitions, streams()
+
+
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector off (as it was before, after)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _open_files(binding: Binding, handle: Any, refs: list[int]) -> bool:
@@ -118,8 +135,13 @@ def _open_files(binding: Binding, handle: Any, refs: list[int]) -> bool:
     No reader is opened here: `_read_local_definitions` and the event readers open one
     location's at a time."""
     _otf2 = binding._otf2
+    select = binding.cdll.OTF2_Reader_SelectLocation
+    select.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    select.restype = ctypes.c_int
+    address = ctypes.cast(handle, ctypes.c_void_p)
     for ref in refs:
-        _otf2.Reader_SelectLocation(handle, ref)
+        if select(address, ref) != 0:
+            raise FormatError(f"the OTF2 library cannot select location {ref}")
     try:
         _otf2.Reader_OpenDefFiles(handle)
         local_definitions = True

@@ -86,3 +86,28 @@ def test_a_new_archive_has_the_smallest_chunks(wide: Path) -> None:
     finally:
         _otf2.Reader_Close(reader)
     assert max(p.stat().st_size for p in (wide / "traces").iterdir()) < 256 * 1024
+
+
+@pytest.mark.parametrize("backend", ["native", "python"])
+def test_locations_read_through_one_reader_per_batch(wide: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    """With 7 locations per OTF2 reader (43 readers for 300 locations, the last one
+    short), every location keeps its own events, and the native reader reads every one
+    (none falls back to the Python reference)."""
+    from ccgformat.formats.otf2 import reader
+
+    if backend == "native" and not reader.backends.native():
+        pytest.skip("the native core is not in use")
+    monkeypatch.setattr(reader.backends, "native", lambda: backend == "native")
+    monkeypatch.setattr(reader, "LOCATIONS_PER_READER", 7)
+    opened = []
+    real_open = reader._open
+    monkeypatch.setattr(reader, "_open", lambda *args: opened.append(1) or real_open(*args))
+    referenced = []
+    real_read = reader.EventReader.read
+    monkeypatch.setattr(reader.EventReader, "read", lambda self, *args: referenced.append(1) or real_read(self, *args))
+    _, streams = reader.read(wide)
+    for index, batches in streams:
+        assert EventBatch.concat(list(batches)).equals(_calls(index)), index
+    assert index == LOCATIONS - 1 and len(opened) == LOCATIONS // 7
+    assert len(referenced) == (0 if backend == "native" else LOCATIONS)

@@ -154,7 +154,7 @@ class _Batch:
     """An OTF2 reader with locations ``refs`` selected and their event files and, when the
     archive has them, local definition files open (as the OTF2 reading protocol asks). No
     location reader is opened here: `_read_local_definitions` and the event readers open
-    one location's at a time. `close` closes the files and the reader."""
+    one location's at a time. `close` closes the files and the reader (once)."""
 
     def __init__(self, binding: Binding, handle: Any, refs: list[int]) -> None:
         self.binding, self.handle = binding, handle
@@ -180,13 +180,16 @@ class _Batch:
             raise
 
     def close(self) -> None:
-        _otf2 = self.binding._otf2
+        _otf2, handle = self.binding._otf2, self.handle
+        if handle is None:
+            return
+        self.handle = None
         try:
             if self.local_definitions:
-                _otf2.Reader_CloseDefFiles(self.handle)
-            _otf2.Reader_CloseEvtFiles(self.handle)
+                _otf2.Reader_CloseDefFiles(handle)
+            _otf2.Reader_CloseEvtFiles(handle)
         finally:
-            _otf2.Reader_Close(self.handle)
+            _otf2.Reader_Close(handle)
 
 
 def _read_local_definitions(binding: Binding, handle: Any, ref: int, prefix: str) -> None:

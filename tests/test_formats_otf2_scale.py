@@ -100,9 +100,16 @@ def test_locations_read_through_one_reader_per_batch(wide: Path, backend: str, m
         pytest.skip("the native core is not in use")
     monkeypatch.setattr(reader.backends, "native", lambda: backend == "native")
     monkeypatch.setattr(reader, "LOCATIONS_PER_READER", 7)
-    opened = []
-    real_open = reader._open
-    monkeypatch.setattr(reader, "_open", lambda *args: opened.append(1) or real_open(*args))
+    opened, attached = [], []
+    real_open, real_attach = reader._open, reader.NativeEvents.attach
+
+    def open_(*args):
+        handle = real_open(*args)
+        opened.append(reader.otf2_reader_address(handle))
+        return handle
+    monkeypatch.setattr(reader, "_open", open_)
+    monkeypatch.setattr(reader.NativeEvents, "attach", lambda self, address: attached.append(address) or
+                        real_attach(self, address))
     referenced = []
     real_read = reader.EventReader.read
     monkeypatch.setattr(reader.EventReader, "read", lambda self, *args: referenced.append(1) or real_read(self, *args))
@@ -110,4 +117,5 @@ def test_locations_read_through_one_reader_per_batch(wide: Path, backend: str, m
     for index, batches in streams:
         assert EventBatch.concat(list(batches)).equals(_calls(index)), index
     assert index == LOCATIONS - 1 and len(opened) == LOCATIONS // 7
+    assert attached == (opened if backend == "native" else [])   # the native reader reads through each
     assert len(referenced) == (0 if backend == "native" else LOCATIONS)

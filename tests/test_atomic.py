@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import ccgformat as ccg
+from ccgformat import atomic
 from ccgformat.atomic import atomic_output
 from ccgformat.cli import main
 
@@ -53,6 +54,45 @@ def test_atomic_output_leaves_nothing_on_failure(tmp_path, folder):
             raise RuntimeError("exporter failed")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert target.is_dir() if folder else target.read_text() == "old"
+
+
+def _folder_of_files(temporary: Path, count: int) -> None:
+    (temporary / "sub").mkdir()
+    for i in range(count):
+        (temporary / "sub" / f"{i}.evt").write_bytes(b"x" * i)
+
+
+def test_a_folder_is_flushed_in_one_pass_not_per_file(tmp_path, monkeypatch):
+    """An OTF2 export writes two files per location: committing the folder costs one
+    ``syncfs`` and the fsync of the parent folder, not one fsync per file."""
+    if atomic._syncfs() is None:
+        pytest.skip("this platform's C library has no syncfs")
+    fsynced, synced = [], []
+    real_fsync, real_syncfs = os.fsync, atomic._syncfs()
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsynced.append(fd), real_fsync(fd))[1])
+    monkeypatch.setattr(atomic, "_syncfs", lambda: lambda fd: (synced.append(fd), real_syncfs(fd))[1])
+    with atomic_output(tmp_path / "out", folder=True) as temporary:
+        _folder_of_files(temporary, 300)
+    assert len(synced) == 1 and len(fsynced) == 1        # the parent folder, after the rename
+    assert sorted(p.name for p in (tmp_path / "out" / "sub").iterdir()) == sorted(f"{i}.evt" for i in range(300))
+
+
+def test_without_syncfs_every_file_of_a_folder_is_fsynced(tmp_path, monkeypatch):
+    fsynced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsynced.append(fd), real_fsync(fd))[1])
+    monkeypatch.setattr(atomic, "_syncfs", lambda: None)
+    with atomic_output(tmp_path / "out", folder=True) as temporary:
+        _folder_of_files(temporary, 30)
+    assert len(fsynced) == 30 + 1
+
+
+def test_a_failed_syncfs_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(atomic, "_syncfs", lambda: lambda fd: -1)
+    with pytest.raises(OSError):
+        with atomic_output(tmp_path / "out", folder=True) as temporary:
+            _folder_of_files(temporary, 3)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_missing_folder_is_named(tmp_path):

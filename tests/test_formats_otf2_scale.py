@@ -9,8 +9,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from ccgformat.model import Definitions, EventBatch, EventKind, Location, Region
 
@@ -78,23 +76,46 @@ def test_only_record_free_definition_files_are_skipped(wide: Path, tmp_path: Pat
     assert not holds_no_records(str(tmp_path / "missing"))
 
 
-@given(st.lists(st.sampled_from(range(6)), max_size=12), st.integers(0, 6))
-def test_positions_index_as_a_tuple_does(picks: list[int], wanted: int) -> None:
-    """The tuple the importer hands the `otf2` package while it writes communicator groups
-    answers ``index`` as a tuple: the first position, bounds honoured, ValueError if absent."""
-    from ccgformat.formats.otf2.definitions import _Positions
+def test_a_new_archive_has_the_smallest_chunks(wide: Path) -> None:
+    """An export of a trace not from OTF2 uses 256 KiB event and definition chunks (the
+    library's minimum), not its 1 MiB / 4 MiB defaults that it allocates per location."""
+    import _otf2
+    reader = _otf2.Reader_Open(str(wide / "traces.otf2"))
+    try:
+        assert tuple(_otf2.Reader_GetChunkSize(reader)) == (256 * 1024, 256 * 1024)
+    finally:
+        _otf2.Reader_Close(reader)
+    assert max(p.stat().st_size for p in (wide / "traces").iterdir()) < 256 * 1024
 
-    objects = [object() for _ in range(7)]
-    members = tuple(objects[i] for i in picks)
-    fast = _Positions(members)
-    assert fast == members
-    for bounds in [(), (1,), (1, 5)]:
-        try:
-            expected: int | None = members.index(objects[wanted], *bounds)
-        except ValueError:
-            expected = None
-        if expected is None:
-            with pytest.raises(ValueError):
-                fast.index(objects[wanted], *bounds)
-        else:
-            assert fast.index(objects[wanted], *bounds) == expected
+
+@pytest.mark.parametrize("backend", ["native", "python"])
+def test_locations_read_through_one_reader_per_batch(wide: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    """With 7 locations per OTF2 reader (43 readers for 300 locations, the last one
+    short), every location keeps its own events, and the native reader reads every one
+    (none falls back to the Python reference)."""
+    from ccgformat.formats.otf2 import reader
+
+    if backend == "native" and not reader.backends.native():
+        pytest.skip("the native core is not in use")
+    monkeypatch.setattr(reader.backends, "native", lambda: backend == "native")
+    monkeypatch.setattr(reader, "LOCATIONS_PER_READER", 7)
+    opened, attached = [], []
+    real_open, real_attach = reader._open, reader.NativeEvents.attach
+
+    def open_(*args):
+        handle = real_open(*args)
+        opened.append(reader.otf2_reader_address(handle))
+        return handle
+    monkeypatch.setattr(reader, "_open", open_)
+    monkeypatch.setattr(reader.NativeEvents, "attach", lambda self, address: attached.append(address) or
+                        real_attach(self, address))
+    referenced = []
+    real_read = reader.EventReader.read
+    monkeypatch.setattr(reader.EventReader, "read", lambda self, *args: referenced.append(1) or real_read(self, *args))
+    _, streams = reader.read(wide)
+    for index, batches in streams:
+        assert EventBatch.concat(list(batches)).equals(_calls(index)), index
+    assert index == LOCATIONS - 1 and len(opened) == LOCATIONS // 7
+    assert attached == (opened if backend == "native" else [])   # the native reader reads through each
+    assert len(referenced) == (0 if backend == "native" else LOCATIONS)

@@ -516,6 +516,8 @@ void otf2r_reader_free(otf2r_reader *r) {
     free(r);
 }
 
+void otf2r_reader_attach(otf2r_reader *r, void *otf2_reader) { r->otf2_reader = otf2_reader; }
+
 /* ------------------------------------------------------------------ streams */
 
 int otf2r_stream_open(otf2r_reader *reader, uint64_t location, uint64_t event_limit, otf2r_stream **out,

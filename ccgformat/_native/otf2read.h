@@ -98,6 +98,9 @@ void otf2r_library_close(otf2r_library *library);
 int otf2r_reader_new(otf2r_library *library, void *otf2_reader, const otf2r_tables *tables, otf2r_reader **out,
                      char *message, size_t message_size);
 void otf2r_reader_free(otf2r_reader *reader);
+/* Read from now on through the OTF2_Reader `otf2_reader` (another one with the same
+ * archive: the importer opens one per batch of locations); no stream may be open. */
+void otf2r_reader_attach(otf2r_reader *reader, void *otf2_reader);
 
 /* A stream over location `location` from its first event; `event_limit` = the records its
  * event file's chunk headers announce: the stream asks for at most one more, and any other

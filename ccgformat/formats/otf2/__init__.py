@@ -43,7 +43,8 @@ for the events); archives not from OTF2 get definitions made from the model.
 
 Modules, each importing only those listed before it: `common` (shared constants),
 `anchor` (the anchor file), `binding` (direct calls into the OTF2 C library),
-`definitions` (global definitions), `callbacks` (events into lists), `columns` (lists
+`globaldefs` (global definitions as writer calls), `definitions` (those as the model),
+`callbacks` (events into lists), `columns` (lists
 into model columns), `native` (events into columns in C), `reader` (`read`), `plan` (definitions to write), `export` (`write`).
 """
 

@@ -3,17 +3,18 @@ and the reference tables the event reader maps OTF2 references with."""
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
+from ...errors import FormatError
 from ...model import Communicator, Definitions, Location, Metric, Region, SystemTreeNode
 from .binding import Binding
-from .common import GENERIC_PARAMETER, MARKER_PARAMETER
+from .common import GENERIC_PARAMETER, MARKER_PARAMETER, UNDEFINED_UINT32
+from .globaldefs import GlobalDefinitions, read_global_definitions
 
 __all__ = ["EXTENSION_VERSION", "Tables", "read_definitions"]
 
@@ -25,69 +26,15 @@ _REGIONS_GROUP = 2                                          # OTF2_GROUP_TYPE_RE
 _PARAMETER_STRING, _PARAMETER_INT64 = 0, 1                  # OTF2_PARAMETER_TYPE_STRING, _INT64
 _METRIC_TYPES = {4: "uint64", 8: "int64", 10: "double"}     # by OTF2_Type
 
-def _enum_name(value: Any) -> str:
-    """``RegionRole.FUNCTION`` -> ``function`` (the number for values without a name)."""
-    name = str(value).partition(".")[2]
-    return name.lower() if name else str(value.value)
 
-
-def _json_arg(value: Any) -> Any:
-    """A definition writer argument as JSON (attribute values as their 64 bits)."""
-    if isinstance(value, (str, int, float)) or value is None:
-        return value
-    if isinstance(value, ctypes.Union):
-        return {"bits": int(value._arg_value)}
-    if isinstance(value, ctypes._SimpleCData):
-        return value.value
-    if isinstance(value, (list, tuple)):
-        return [_json_arg(v) for v in value]
-    raise TypeError(f"unexpected definition value {value!r}")
-
-
-class _Recorder:
-    """Stands in for the definition writer and the archive: records each write call."""
-
-    def __init__(self) -> None:
-        self.calls: list[list[Any]] = []
-        self._archive = self
-
-    def write(self, definition: Any, *args: Any) -> None:
-        self.calls.append([type(definition).__name__, [_json_arg(a) for a in args]])
-
-    def event_writer_from_location(self, location: Any) -> None:
-        """The registry asks for every location's event writer; nothing to do here."""
-
-
-class _Positions(tuple):  # type: ignore[type-arg]
-    """A tuple of definitions whose ``index`` is a dictionary look-up (definitions compare
-    by identity)."""
-
-    def __new__(cls, members: tuple[Any, ...]) -> _Positions:
-        self = super().__new__(cls, members)
-        self.positions: dict[int, int] = {}
-        for position, member in enumerate(members):
-            self.positions.setdefault(id(member), position)
-        return self
-
-    def index(self, value: Any, *bounds: Any) -> int:  # type: ignore[override]
-        position = self.positions.get(id(value))
-        return super().index(value, *bounds) if position is None or bounds else position
-
-
-@contextmanager
-def _indexed_communicator_members(d: Any) -> Iterator[None]:
-    """While active, the members of the communicator location groups of the `otf2`
-    registry ``d`` are a `_Positions`: writing a communicator's group, the package finds
-    each member in them with ``members.index`` (quadratic in the number of locations:
-    1.3 s at 20,000, hours at 10^6)."""
-    groups = [g for g in d.groups if g.group_type.value == _COMM_LOCATIONS and type(getattr(g, "_members", None)) is tuple]
-    for group in groups:
-        group._members = _Positions(group._members)
+@functools.lru_cache(maxsize=None)
+def _enum_name(enum: Any, value: int) -> str:
+    """``RegionRole`` 1 -> ``function`` (the number for values without a name)."""
     try:
-        yield
-    finally:
-        for group in groups:
-            group._members = tuple(group._members)
+        name = str(enum(value)).partition(".")[2]
+    except (KeyError, ValueError):
+        name = ""
+    return name.lower() if name else str(value)
 
 
 @dataclass
@@ -106,7 +53,7 @@ class Tables:
     metrics: dict[int, tuple[int, bytes]]    #: metric ref -> (first model metric, value types)
     markers: dict[int, int]                  #: parameter ref "MARKER <n>" (int64) -> marker type n
     generics: dict[int, str]                 #: parameter ref "GENERIC <kind>" (string) -> kind
-    strings: Any                             #: the OTF2 string registry (ref -> text)
+    strings: dict[int, str | None]           #: OTF2 string ref -> text (the undefined ref -> None)
 
 
 def _sorted(refs: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -116,51 +63,88 @@ def _sorted(refs: list[int]) -> tuple[np.ndarray, np.ndarray]:
     return array_[order], order.astype(np.int64)
 
 
-def _text(value: Any) -> str:
-    """A definition's text; an undefined string reference (None) is empty."""
-    return value if isinstance(value, str) else ""
+class _Names:
+    """The texts of the String definitions; an undefined reference is empty, a reference
+    to no definition a `FormatError`."""
+
+    def __init__(self, strings: dict[int, str | None], path: str) -> None:
+        self.strings = strings
+        self.path = path
+
+    def __call__(self, ref: int) -> str:
+        try:
+            text = self.strings[ref]
+        except KeyError:
+            raise FormatError(f"a definition names the undefined String {ref}", path=self.path) from None
+        return text or ""
 
 
-def _system_tree(d: Any) -> tuple[list[SystemTreeNode], list[Location]]:
-    """System tree nodes, then location groups, as model nodes; the locations below them."""
-    nodes, groups = list(d.system_tree_nodes), list(d.location_groups)
-    node_index = {n._ref: i for i, n in enumerate(nodes)}
-    group_index = {g._ref: len(nodes) + i for i, g in enumerate(groups)}
-
-    def node_of(node: Any) -> int | None:
-        return None if node is None else node_index[node._ref]
-
-    tree = [SystemTreeNode(_text(n.name), _text(n.class_name), node_of(n.parent)) for n in nodes]
-    tree += [SystemTreeNode(_text(g.name), _enum_name(g.location_group_type), node_of(g.system_tree_parent))
-             for g in groups]
-    locations = [Location(_text(loc.name), _enum_name(loc.type),
-                          None if loc.group is None else group_index[loc.group._ref]) for loc in d.locations]
-    return tree, locations
+def _index(refs: list[int], kind: str, path: str) -> dict[int, int]:
+    """Reference -> position; a lookup of another reference is a `FormatError`."""
+    class Index(dict):  # type: ignore[type-arg]
+        def __missing__(self, ref: int) -> int:
+            raise FormatError(f"a definition refers to the undefined {kind} {ref}", path=path)
+    return Index((ref, i) for i, ref in enumerate(refs))
 
 
-def _regions(d: Any) -> list[Region]:
+def _system_tree(g: GlobalDefinitions, name: _Names, enums: Any, path: str
+                 ) -> tuple[list[SystemTreeNode], list[Location], list[int]]:
+    """System tree nodes, then location groups, as model nodes; the locations below them,
+    and their OTF2 references."""
+    nodes, groups, locations = g.of("SystemTreeNode"), g.of("LocationGroup"), g.of("Location")
+    node_index = _index([n[0] for n in nodes], "SystemTreeNode", path)
+    group_index = _index([gr[0] for gr in groups], "LocationGroup", path)
+
+    def node_of(ref: int) -> int | None:
+        return None if ref == UNDEFINED_UINT32 else node_index[ref]
+
+    tree = [SystemTreeNode(name(n[1]), name(n[2]), node_of(n[3])) for n in nodes]
+    tree += [SystemTreeNode(name(gr[1]), _enum_name(enums.LocationGroupType, gr[2]), node_of(gr[3]))
+             for gr in groups]
+    model = [Location(name(loc[1]), _enum_name(enums.LocationType, loc[2]),
+                      None if loc[4] == UNDEFINED_UINT32 else len(nodes) + group_index[loc[4]])
+             for loc in locations]
+    return tree, model, [loc[0] for loc in locations]
+
+
+def _regions(g: GlobalDefinitions, name: _Names, enums: Any) -> list[Region]:
     """The regions, each with the name of the first REGIONS group that holds it."""
     group_of: dict[int, str] = {}
-    for group in d.groups:
-        if group.group_type.value == _REGIONS_GROUP:
-            for member in group.members:
-                group_of.setdefault(member._ref, _text(group.name))
-    return [Region(_text(r.name), _enum_name(r.region_role), _enum_name(r.paradigm), group_of.get(r._ref, ""))
-            for r in d.regions]
+    for group in g.of("Group"):
+        if group[2] == _REGIONS_GROUP:
+            for member in group[5]:
+                group_of.setdefault(member, name(group[1]))
+    return [Region(name(r[1]), _enum_name(enums.RegionRole, r[4]), _enum_name(enums.Paradigm, r[5]),
+                   group_of.get(r[0], "")) for r in g.of("Region")]
 
 
-def _communicators(d: Any, location_index: dict[int, int]) -> tuple[list[Communicator], np.ndarray, np.ndarray,
-                                                                     np.ndarray]:
+def _communicators(g: GlobalDefinitions, name: _Names, location_index: dict[int, int], path: str
+                   ) -> tuple[list[Communicator], np.ndarray, np.ndarray, np.ndarray]:
     """The communicators, and per communicator its number of ranks (0 when ranks cannot be
     mapped back: members not unique, or not a communicator of locations), the start of its
-    members in the third array, and all members."""
+    members in the third array, and all members. A COMM_GROUP's members are ranks in the
+    last COMM_LOCATIONS group of its paradigm defined before it."""
+    members_of: dict[int, tuple[int, ...]] = {}
+    comm_locations: dict[int, list[int]] = {}
+    for ref, _, kind, paradigm, _, members in g.of("Group"):
+        if kind == _COMM_LOCATIONS:
+            comm_locations[paradigm] = members
+            members_of[ref] = tuple(location_index[m] for m in members)
+        elif kind in _COMM_GROUP_TYPES:
+            if paradigm not in comm_locations:
+                raise FormatError(f"Group {ref} (COMM_GROUP) has no COMM_LOCATIONS group of its paradigm",
+                                  path=path)
+            world = comm_locations[paradigm]
+            if any(not 0 <= rank < len(world) for rank in members):
+                raise FormatError(f"Group {ref} (COMM_GROUP) names a rank beyond its COMM_LOCATIONS group",
+                                  path=path)
+            members_of[ref] = tuple(location_index[world[rank]] for rank in members)
     communicators, sizes, offsets, members_all = [], [], [], []
-    for comm in d.comms:
-        group = getattr(comm, "group", None)   # an InterComm has two groups and no ranks here
-        members: tuple[int, ...] = ()
-        if group is not None and group.group_type.value in _COMM_GROUP_TYPES:
-            members = tuple(location_index[m._ref] for m in group.members)
-        communicators.append(Communicator(_text(comm.name), members))
+    for kind, args in g.calls:
+        if kind not in ("Comm", "InterComm"):
+            continue
+        members = members_of.get(args[2], ()) if kind == "Comm" else ()   # an InterComm has two groups
+        communicators.append(Communicator(name(args[1]), members))
         offsets.append(len(members_all))
         sizes.append(len(members) if len(set(members)) == len(members) else 0)
         members_all.extend(members)
@@ -168,30 +152,41 @@ def _communicators(d: Any, location_index: dict[int, int]) -> tuple[list[Communi
             np.array(members_all, np.int64))
 
 
-def _metrics(d: Any) -> tuple[list[Metric], list[list[int]], dict[int, tuple[int, bytes]]]:
+def _metrics(g: GlobalDefinitions, name: _Names, enums: Any, path: str
+             ) -> tuple[list[Metric], list[list[int]], dict[int, tuple[int, bytes]]]:
     """One model metric per member of each metric class or instance, its [OTF2 metric,
     position], and per OTF2 metric its first model metric and value types."""
+    members = {m[0]: m for m in g.of("MetricMember")}
+    classes: dict[int, list[int]] = {}
     metrics, refs, layouts = [], [], {}
-    for metric in d.metrics:
-        members = metric.members
-        layouts[metric._ref] = (len(metrics), bytes(m.value_type.value for m in members))
-        for position, member in enumerate(members):
-            metrics.append(Metric(_text(member.name), _text(member.unit), _enum_name(member.metric_mode).split("_")[0],
-                                  _METRIC_TYPES.get(member.value_type.value, "int64")))
-            refs.append([metric._ref, position])
+    for kind, args in g.calls:
+        if kind == "MetricClass":
+            classes[args[0]] = args[1]
+        elif kind != "MetricInstance":
+            continue
+        try:
+            of_metric = [members[m] for m in classes[args[0] if kind == "MetricClass" else args[1]]]
+        except KeyError:
+            raise FormatError(f"{kind} {args[0]} refers to an undefined metric", path=path) from None
+        layouts[args[0]] = (len(metrics), bytes(m[5] for m in of_metric))
+        for position, member in enumerate(of_metric):
+            metrics.append(Metric(name(member[1]), name(member[8]),
+                                  _enum_name(enums.MetricMode, member[4]).split("_")[0],
+                                  _METRIC_TYPES.get(member[5], "int64")))
+            refs.append([args[0], position])
     return metrics, refs, layouts
 
 
-def _parameters(d: Any) -> tuple[dict[int, int], dict[int, str]]:
+def _parameters(g: GlobalDefinitions, name: _Names) -> tuple[dict[int, int], dict[int, str]]:
     """The parameters the exporter writes MARKER and GENERIC events with."""
     markers, generics = {}, {}
-    for parameter in d.parameters:
-        name, kind = _text(parameter.name), parameter.parameter_type.value
-        marker = re.fullmatch(f"{MARKER_PARAMETER} (-?[0-9]+)", name)
+    for ref, text_ref, kind in g.of("Parameter"):
+        text = name(text_ref)
+        marker = re.fullmatch(f"{MARKER_PARAMETER} (-?[0-9]+)", text)
         if marker and kind == _PARAMETER_INT64:
-            markers[parameter._ref] = int(marker.group(1))
-        elif name.startswith(GENERIC_PARAMETER + " ") and kind == _PARAMETER_STRING:
-            generics[parameter._ref] = name[len(GENERIC_PARAMETER) + 1:]
+            markers[ref] = int(marker.group(1))
+        elif text.startswith(GENERIC_PARAMETER + " ") and kind == _PARAMETER_STRING:
+            generics[ref] = text[len(GENERIC_PARAMETER) + 1:]
     return markers, generics
 
 
@@ -204,40 +199,41 @@ def _archive_properties(handle: Any, _otf2: Any) -> dict[str, Any]:
             "chunk_sizes": list(_otf2.Reader_GetChunkSize(handle))}
 
 
-def read_definitions(tr: Any, binding: Binding) -> tuple[Definitions, Tables]:
-    """The definitions of the open `otf2` reader ``tr`` (``strings`` left empty for the
-    event reader to fill) and the tables that map the references of its events."""
-    d = tr.definitions
-    tree, locations = _system_tree(d)
-    location_refs = [loc._ref for loc in d.locations]
-    communicators, sizes, offsets, members = _communicators(d, {ref: i for i, ref in enumerate(location_refs)})
-    metrics, metric_refs, layouts = _metrics(d)
-    recorder = _Recorder()
-    with _indexed_communicator_members(d):
-        d.write(recorder)
-    clock = d.clock_properties
-    archive = _archive_properties(tr.handle, binding._otf2)
+def read_definitions(handle: Any, binding: Binding, path: str) -> tuple[Definitions, Tables]:
+    """The definitions of the open OTF2 reader ``handle`` of the anchor ``path``
+    (``strings`` left empty for the event reader to fill) and the tables that map the
+    references of its events."""
+    g = read_global_definitions(binding, handle, path)
+    strings: dict[int, str | None] = {UNDEFINED_UINT32: None}
+    strings.update((ref, text) for ref, text in g.of("String"))
+    name = _Names(strings, path)
+    enums = binding.otf2.enums
+    tree, locations, location_refs = _system_tree(g, name, enums, path)
+    communicators, sizes, offsets, members = _communicators(
+        g, name, _index(location_refs, "Location", path), path)
+    metrics, metric_refs, layouts = _metrics(g, name, enums, path)
+    resolution, offset, length, realtime = g.clock
+    archive = _archive_properties(handle, binding._otf2)
+    region_calls = g.of("Region")
     extension = {
         "version": EXTENSION_VERSION,
         "archive": archive,
-        "clock_properties": [clock.timer_resolution, clock.global_offset, clock.trace_length,
-                             clock.realtime_timestamp],
-        "definitions": recorder.calls,
-        "regions": [r._ref for r in d.regions],
+        "clock_properties": [resolution, offset, length, realtime],
+        "definitions": g.calls,
+        "regions": [r[0] for r in region_calls],
         "locations": location_refs,
-        "communicators": [c._ref for c in d.comms],
+        "communicators": [args[0] for kind, args in g.calls if kind in ("Comm", "InterComm")],
         "metrics": metric_refs,
     }
-    version = ".".join(str(v) for v in binding._otf2.Reader_GetVersion(tr.handle))
+    version = ".".join(str(v) for v in binding._otf2.Reader_GetVersion(handle))
     definitions = Definitions(
-        regions=_regions(d), system_tree=tree, locations=locations, communicators=communicators, metrics=metrics,
-        strings=[], timer_resolution=clock.timer_resolution, clock_offset=clock.global_offset,
+        regions=_regions(g, name, enums), system_tree=tree, locations=locations, communicators=communicators,
+        metrics=metrics, strings=[], timer_resolution=resolution, clock_offset=offset,
         provenance={"source_format": "otf2", "otf2_version": version, "otf2_creator": archive["creator"]},
         extensions={"otf2": extension})
     region_refs, region_index = _sorted(extension["regions"])
     comm_refs, comm_index = _sorted(extension["communicators"])
-    markers, generics = _parameters(d)
+    markers, generics = _parameters(g, name)
     tables = Tables(location_refs, extension["communicators"], region_refs, region_index, comm_refs, comm_index,
-                    sizes, offsets, members, layouts, markers, generics, d.strings)
+                    sizes, offsets, members, layouts, markers, generics, strings)
     return definitions, tables
-

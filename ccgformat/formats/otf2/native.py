@@ -165,6 +165,13 @@ class NativeEvents:
             self.lib.otf2r_reader_free(self.reader)
             self.reader = None
 
+    def attach(self, otf2_reader: int) -> None:
+        """Read from now on through the OTF2 reader at address ``otf2_reader`` (another
+        reader of the same archive: the importer opens one per batch of locations)."""
+        if self._open:
+            raise RuntimeError("a location's stream is still open")
+        self.lib.otf2r_reader_attach(self.reader, self.ffi.cast("void *", otf2_reader))
+
     def location(self, ref: int, path: str, records: int | None) -> LocationBatches | None:
         """The batches of location ``ref`` (event file ``path`` of ``records`` event records
         by its chunk headers; None: unknown); None when the Python reference must read it
@@ -232,6 +239,12 @@ class _Stream:
         self.handle = out[0]
         self.columns = ffi.new("otf2r_columns *")
         self.state_out = ffi.new("int *")
+        # a location of fewer records than a batch gets columns of its size, not a batch's
+        # (4 MB, mapped and unmapped per location); a record of more events than one (a
+        # Metric) may end the chunk early, which only makes one more chunk
+        headroom = lib.OTF2R_HEADROOM
+        self.capacity = BATCH_SIZE if limit >= BATCH_SIZE else max(2 * headroom, limit + headroom + 1)
+        self.gap_capacity = GAPS_PER_CHUNK if limit >= GAPS_PER_CHUNK else limit + 2
 
     def read(self, into: _Chunk | None = None) -> tuple[_Chunk, int]:
         """The next chunk of at most `BATCH_SIZE` events (in the arrays of the chunk ``into``
@@ -239,18 +252,19 @@ class _Stream:
         if self.handle is None:
             raise FormatError("the OTF2 reader was closed before this location's events were read")
         if into is None:
-            block, kind = np.empty((len(_ROWS), BATCH_SIZE), np.int64), np.empty(BATCH_SIZE, np.uint8)
-            gaps = np.empty((2, GAPS_PER_CHUNK), np.int64)
+            block, kind = np.empty((len(_ROWS), self.capacity), np.int64), np.empty(self.capacity, np.uint8)
+            gaps = np.empty((2, self.gap_capacity), np.int64)
         else:
             block, kind, gaps = into.batch.time.base, into.batch.kind.base, into.gap_at.base
         c = self.columns
-        c.capacity = BATCH_SIZE
+        c.capacity = capacity = block.shape[1]
         c.events.kind = self.ffi.cast("uint8_t *", kind.ctypes.data)
+        rows = self.ffi.cast("int64_t *", block.ctypes.data)
         for row, name in enumerate(_ROWS):
-            setattr(c.events, name, self.ffi.cast("int64_t *", block[row].ctypes.data))
+            setattr(c.events, name, rows + row * capacity)
         c.gap_capacity = gaps.shape[1]
-        c.gap_at = self.ffi.cast("int64_t *", gaps[0].ctypes.data)
-        c.gap_records = self.ffi.cast("int64_t *", gaps[1].ctypes.data)
+        c.gap_at = self.ffi.cast("int64_t *", gaps.ctypes.data)
+        c.gap_records = c.gap_at + gaps.shape[1]
         code = self.lib.otf2r_stream_read(self.handle, c, self.state_out)
         if code != 0:
             raise MemoryError("out of memory while reading OTF2 events") if code == 1 else \
@@ -305,6 +319,9 @@ def _batches(chunks: Iterator[_Chunk], filler: _Filler | None) -> Iterator[Event
     """The chunks' events, with those of the skipped records, in batches of at most `BATCH_SIZE`."""
     for chunk in chunks:
         batch = chunk.batch if filler is None else filler.fill(chunk)
+        if len(batch) <= BATCH_SIZE:
+            yield batch
+            continue
         for start in range(0, len(batch), BATCH_SIZE):
             yield batch[start:start + BATCH_SIZE]
 

@@ -7,10 +7,19 @@ and for every location the native reader leaves to it.
 Whatever the number of locations, at most a location's definition reader and an event
 reader or two (the native reader's second pass) are open at once: each location's local
 definitions are read just before its events, and every reader is closed after its
-location (the library holds a chunk buffer and a file per open reader)."""
+location (the library holds a chunk buffer and a file per open reader).
+
+The locations are read through one OTF2 reader per `LOCATIONS_PER_READER` of them, each
+selecting only its own: the library finds a location by a linear search in the ones its
+reader selected, so one reader for all of them is quadratic (20,000 locations: 0.5 s;
+10^6: hours)."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -28,7 +37,10 @@ from .columns import to_columns
 from .definitions import read_definitions
 from .native import PROTOTYPES, LocationBatches, NativeEvents, otf2_reader_address
 
-__all__ = ["read"]
+__all__ = ["LOCATIONS_PER_READER", "read"]
+
+#: Locations selected in one OTF2 reader.
+LOCATIONS_PER_READER = 1024
 
 
 def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBatch]]]]:
@@ -36,26 +48,27 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
     anchor = find_anchor(Path(path))
     binding = load(str(anchor))
     _otf2 = binding._otf2
-    errors = (_otf2.Error, binding.otf2.error.TraceReaderError, TypeError, KeyError, ValueError)
+    errors = (_otf2.Error, TypeError, KeyError, ValueError)
     try:
-        _otf2.Reader_Close(_otf2.Reader_Open(str(anchor)))
+        handle = _otf2.Reader_Open(str(anchor))
+        if not handle:
+            raise _otf2.Error("the library cannot open it")
     except errors as error:
         raise FormatError(f"not a readable OTF2 anchor file: {error}", path=str(anchor)) from None
     try:
-        tr = binding.otf2.reader.Reader(str(anchor))
-    except errors as error:
-        raise FormatError(f"cannot read the global definitions: {error}",
-                          path=str(anchor.with_suffix(".def"))) from None
-    try:
-        definitions, tables = read_definitions(tr, binding)
-        handle = tr.handle
+        _otf2.Reader_SetSerialCollectiveCallbacks(handle)
+        try:
+            with _collection_paused():     # the definitions are acyclic: 100,000 lists for 20,000 locations
+                definitions, tables = read_definitions(handle, binding, str(anchor.with_suffix(".def")))
+        except errors as error:
+            raise FormatError(f"cannot read the global definitions: {error}",
+                              path=str(anchor.with_suffix(".def"))) from None
         chunk_size = _otf2.Reader_GetChunkSize(handle)[0]
-        events_folder = anchor.with_suffix("")
-        local_definitions = _open_files(binding, handle, tables.locations)
+        prefix = str(anchor.with_suffix("")) + os.sep
         strings = StringTable(definitions.strings)
         reader = EventReader(binding, tables, strings)
     except BaseException as error:
-        tr.close()
+        _otf2.Reader_Close(handle)
         if isinstance(error, (CcgError, KeyboardInterrupt)):
             raise
         if isinstance(error, errors):
@@ -64,6 +77,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
 
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
         sparse_readers: list[EventReader] = []
+        batch = _Batch(binding, handle, tables.locations[:LOCATIONS_PER_READER])
 
         def sparse(ref: int, event_file: str, records: int | None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
             """The reference's events of the records the native reader skips."""
@@ -71,7 +85,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                 sparse_readers.append(EventReader(binding, tables, strings, skip=PROTOTYPES))
             events = sparse_readers[0]
             try:
-                events.read(handle, ref, event_file, records)
+                events.read(batch.handle, ref, event_file, records)
                 columns = to_columns(events, event_file)
             except FormatError:
                 return None      # the reference reads the location and reports the error
@@ -81,19 +95,26 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         pending: LocationBatches | None = None
         try:
             if backends.native():
-                native = NativeEvents.create(binding, otf2_reader_address(handle), tables, sparse)
+                native = NativeEvents.create(binding, otf2_reader_address(batch.handle), tables, sparse)
             for index, ref in enumerate(tables.locations):
                 if pending is not None:
                     pending.detach()
-                if local_definitions:
-                    _read_local_definitions(binding, handle, ref, events_folder)
-                event_file = str(events_folder / f"{ref}.evt")
+                    pending = None
+                if index and index % LOCATIONS_PER_READER == 0:
+                    batch.close()
+                    batch = _Batch(binding, _open(binding, anchor),
+                                   tables.locations[index:index + LOCATIONS_PER_READER])
+                    if native is not None:
+                        native.attach(otf2_reader_address(batch.handle))
+                if batch.local_definitions:
+                    _read_local_definitions(binding, batch.handle, ref, prefix)
+                event_file = f"{prefix}{ref}.evt"
                 records = announced_records(event_file, chunk_size)
                 pending = native.location(ref, event_file, records) if native is not None else None
                 if pending is not None:
                     yield index, pending
                     continue
-                reader.read(handle, ref, event_file, records)
+                reader.read(batch.handle, ref, event_file, records)
                 yield index, batches(to_columns(reader, event_file))
             if pending is not None:
                 pending.detach()
@@ -102,38 +123,81 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                 native.close()
             for events in [reader, *sparse_readers]:
                 events.close()
-            try:
-                if local_definitions:
-                    _otf2.Reader_CloseDefFiles(handle)
-                _otf2.Reader_CloseEvtFiles(handle)
-            finally:
-                tr.close()
+            batch.close()
 
     return definitions, streams()
 
 
-def _open_files(binding: Binding, handle: Any, refs: list[int]) -> bool:
-    """Select every location and open the event files and, when the archive has them,
-    the local definition files (as the OTF2 reading protocol asks); whether it has them.
-    No reader is opened here: `_read_local_definitions` and the event readers open one
-    location's at a time."""
-    _otf2 = binding._otf2
-    for ref in refs:
-        _otf2.Reader_SelectLocation(handle, ref)
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector off (as it was before, after)."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        _otf2.Reader_OpenDefFiles(handle)
-        local_definitions = True
-    except _otf2.Error:
-        local_definitions = False   # an archive without local definition files
-    _otf2.Reader_OpenEvtFiles(handle)
-    return local_definitions
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
-def _read_local_definitions(binding: Binding, handle: Any, ref: int, folder: Path) -> None:
+def _open(binding: Binding, anchor: Path) -> Any:
+    """Another OTF2 reader of the archive (one whose anchor has been read before)."""
+    _otf2 = binding._otf2
+    handle = _otf2.Reader_Open(str(anchor))
+    if not handle:
+        raise FormatError("the OTF2 library cannot open the anchor file again", path=str(anchor))
+    _otf2.Reader_SetSerialCollectiveCallbacks(handle)
+    return handle
+
+
+class _Batch:
+    """An OTF2 reader with locations ``refs`` selected and their event files and, when the
+    archive has them, local definition files open (as the OTF2 reading protocol asks). No
+    location reader is opened here: `_read_local_definitions` and the event readers open
+    one location's at a time. `close` closes the files and the reader (once)."""
+
+    def __init__(self, binding: Binding, handle: Any, refs: list[int]) -> None:
+        self.binding, self.handle = binding, handle
+        _otf2 = binding._otf2
+        try:
+            select = binding.cdll.OTF2_Reader_SelectLocation
+            select.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+            select.restype = ctypes.c_int
+            address = ctypes.cast(handle, ctypes.c_void_p)
+            for ref in refs:
+                if select(address, ref) != 0:
+                    raise FormatError(f"the OTF2 library cannot select location {ref}")
+            try:
+                _otf2.Reader_OpenDefFiles(handle)
+                self.local_definitions = True
+            except _otf2.Error:
+                self.local_definitions = False   # an archive without local definition files
+            _otf2.Reader_OpenEvtFiles(handle)
+        except BaseException as error:
+            _otf2.Reader_Close(handle)
+            if isinstance(error, _otf2.Error):
+                raise FormatError(f"cannot open the event files: {error}") from None
+            raise
+
+    def close(self) -> None:
+        _otf2, handle = self.binding._otf2, self.handle
+        if handle is None:
+            return
+        self.handle = None
+        try:
+            if self.local_definitions:
+                _otf2.Reader_CloseDefFiles(handle)
+            _otf2.Reader_CloseEvtFiles(handle)
+        finally:
+            _otf2.Reader_Close(handle)
+
+
+def _read_local_definitions(binding: Binding, handle: Any, ref: int, prefix: str) -> None:
     """Read location ``ref``'s local definitions (mappings, clock offsets, which the
     library keeps for the location's event readers) and close its definition reader."""
     _otf2 = binding._otf2
-    if holds_no_records(str(folder / f"{ref}.def")):
+    path = f"{prefix}{ref}.def"
+    if holds_no_records(path):
         return
     reader = _otf2.Reader_GetDefReader(handle, ref)
     if not reader:
@@ -141,6 +205,6 @@ def _read_local_definitions(binding: Binding, handle: Any, ref: int, folder: Pat
     try:
         _otf2.Reader_ReadAllLocalDefinitions(handle, reader)
     except _otf2.Error as error:
-        raise FormatError(f"cannot read the local definitions: {error}", path=str(folder / f"{ref}.def")) from None
+        raise FormatError(f"cannot read the local definitions: {error}", path=path) from None
     finally:
         _otf2.Reader_CloseDefReader(handle, reader)

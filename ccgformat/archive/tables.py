@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import struct
+from dataclasses import replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -16,6 +17,7 @@ from ..errors import CorruptArchiveError
 from ..graph.graph import LocationRoot
 from ..model import Communicator, Definitions, Location, SystemTreeNode
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
+from .checkpoint_columns import CheckpointColumns
 from .indexes import Checkpoint
 
 _INT64_MAX = (1 << 63) - 1
@@ -131,8 +133,7 @@ def split_definitions(definitions: Definitions) -> tuple[dict[str, Any], bytes]:
     member_steps[first] = np.array(members, np.int64)[first]  # each communicator's first: from -1
     streams += [_unsigned(counts), _signed(member_steps)]
     encoded = json.dumps(list(texts), ensure_ascii=False, separators=(",", ":")).encode()
-    document = definitions.to_dict()
-    document["system_tree"], document["locations"] = [], []
+    document = replace(definitions, system_tree=[], locations=[]).to_dict()
     for communicator in document["communicators"]:
         communicator["members"] = []
     return document, _TEXTS_LENGTH.pack(len(encoded)) + encoded + b"".join(streams)
@@ -230,15 +231,16 @@ MEMBERS: tuple[tuple[str, bool, tuple[int, ...]], ...] = (
 
 
 def encode_checkpoint_table(interval: int, indexes: list[tuple[int, list[Checkpoint]]]) -> bytes:
+    """The checkpoints of consecutive locations (see `encode_checkpoint_columns`)."""
+    return encode_checkpoint_columns(interval, CheckpointColumns.from_checkpoints(indexes))
+
+
+def encode_checkpoint_columns(interval: int, columns: CheckpointColumns) -> bytes:
     """The checkpoints of consecutive locations: per location its count, per checkpoint
     index and time as steps, then per row list the rows per checkpoint and its columns."""
-    locations = np.array([location for location, _ in indexes], np.int64)
-    counts = np.array([len(points) for _, points in indexes], np.int64)
-    points = [point for _, group in indexes for point in group]
+    locations, counts, index, time = columns.locations, columns.counts, columns.index, columns.time
     owner = np.repeat(locations, counts)
     first = _firsts(counts)
-    index = np.array([p.index for p in points], np.int64)
-    time = np.array([p.time for p in points], np.int64)
     index_steps = _steps(index)
     index_steps[first] = index[first]
     time_steps = _steps(time)
@@ -246,10 +248,7 @@ def encode_checkpoint_table(interval: int, indexes: list[tuple[int, list[Checkpo
     out = [_INTERVAL.pack(interval), _unsigned(_steps(locations)), _unsigned(counts), _unsigned(index_steps),
            _signed(time_steps)]
     for name, single, codings in MEMBERS:
-        lists = [getattr(p, name) for p in points]
-        rows = np.array([list(x) for x in lists] if single else [row for x in lists for row in x],
-                        np.int64).reshape(-1, len(codings))
-        sizes = np.ones(len(points), np.int64) if single else np.array([len(x) for x in lists], np.int64)
+        rows, sizes = columns.rows[name], columns.sizes[name]
         if not single:
             out.append(_unsigned(sizes))
         times, initial = np.repeat(time, sizes), np.repeat(owner if name == "peers" else np.full(len(sizes), -1), sizes)

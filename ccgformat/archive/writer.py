@@ -28,7 +28,8 @@ from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSIONS_MINO
                      largest_raw_length)
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
-from .tables import encode_checkpoint_table, encode_root_table, split_definitions
+from .checkpoint_columns import CheckpointColumns
+from .tables import encode_checkpoint_columns, encode_root_table, split_definitions
 
 DEFAULT_LEVEL = 19
 DEFAULT_CHECKPOINT_INTERVAL = 65536
@@ -36,6 +37,9 @@ DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
 #: checkpoints that fill a CHECKPOINT_TABLE block (a location's are never split)
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
+#: LOCATION_TABLE bytes (before compression) up to which the whole DEFINITIONS in JSON
+#: is tried as well (about 1,200 locations of regular names)
+WHOLE_DEFINITIONS_TRIAL = 16384
 
 
 class Writer:
@@ -101,17 +105,26 @@ class Writer:
     def _definitions(self, definitions: Definitions) -> None:
         """DEFINITIONS, with the lists that grow with the locations in a LOCATION_TABLE
         when the tables are on and that makes the file smaller (a few locations are
-        smaller in the JSON than the table's block costs)."""
-        document = encode_json(definitions.to_dict())
-        whole = self._stored(document)
+        smaller in the JSON than the table's block costs; a table of more than
+        WHOLE_DEFINITIONS_TRIAL bytes is taken without compressing the whole JSON, which
+        costs a second per 10^5 locations at level 19)."""
         if self.tables:
             split, table = split_definitions(definitions)
             split_json = encode_json(split)
             parts = self._stored(split_json), self._stored(table)
-            if len(parts[0][0]) + len(parts[1][0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size < len(whole[0]):
+            size = len(parts[0][0]) + len(parts[1][0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
+            if len(table) > WHOLE_DEFINITIONS_TRIAL:
+                whole = None
+            else:
+                document = encode_json(definitions.to_dict())
+                whole = self._stored(document)
+            if whole is None or size < len(whole[0]):
                 self._block(SectionKind.DEFINITIONS, split_json, must_understand=True, stored=parts[0])
                 self._block(SectionKind.LOCATION_TABLE, table, must_understand=True, stored=parts[1])
                 return
+        else:
+            document = encode_json(definitions.to_dict())
+            whole = self._stored(document)
         self._block(SectionKind.DEFINITIONS, document, must_understand=True, stored=whole)
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
@@ -134,14 +147,27 @@ class Writer:
                 len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
             self._flush_indexes()
 
+    def add_checkpoints(self, columns: CheckpointColumns) -> None:
+        """Record the checkpoints of many finished locations (after those of `add_location`),
+        in the CHECKPOINT_TABLE blocks `add_location` would write for them one at a time."""
+        if not self.tables:
+            raise ValueError("checkpoint columns are written as tables; this writer writes the JSON layout")
+        self._flush_indexes()
+        for part in columns.blocks(CHECKPOINTS_PER_TABLE_BLOCK):
+            self._checkpoint_block(part)
+
+    def _checkpoint_block(self, columns: CheckpointColumns) -> None:
+        self._block(SectionKind.CHECKPOINT_TABLE, encode_checkpoint_columns(self.checkpoint_interval, columns),
+                    must_understand=False, first=int(columns.locations[0]), count=len(columns))
+        self._summaries = True
+
     def _flush_indexes(self) -> None:
         if not self._indexes:
             return
         self._indexes.sort(key=lambda item: item[0])
         first = self._indexes[0][0]
         if self.tables:
-            self._block(SectionKind.CHECKPOINT_TABLE, encode_checkpoint_table(self.checkpoint_interval, self._indexes),
-                        must_understand=False, first=first, count=len(self._indexes))
+            self._checkpoint_block(CheckpointColumns.from_checkpoints(self._indexes))
         for kind, part in () if self.tables else ((SectionKind.SNAPSHOTS, Checkpoint.snapshot_json),
                                                   (SectionKind.SUMMARY, Checkpoint.summary_json)):
             payload = {"interval": self.checkpoint_interval,

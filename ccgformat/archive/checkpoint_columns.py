@@ -89,11 +89,16 @@ class CheckpointColumns:
         """Consecutive runs of whole locations, each ending at the first location that
         brings it to ``checkpoints_per_block`` checkpoints or more (the last may hold fewer)."""
         done = np.cumsum(self.counts)
+        row_ends = {name: np.concatenate(([0], np.cumsum(size))) for name, size in self.sizes.items()}
         start = 0
         while start < len(self):
-            before = int(done[start - 1]) if start else 0
-            stop = min(int(np.searchsorted(done, before + checkpoints_per_block)) + 1, len(self))
-            yield self.take(np.arange(start, stop))
+            first = int(done[start - 1]) if start else 0
+            stop = min(int(np.searchsorted(done, first + checkpoints_per_block)) + 1, len(self))
+            points = slice(first, int(done[stop - 1]))
+            rows = {name: self.rows[name][ends[points.start]:ends[points.stop]] for name, ends in row_ends.items()}
+            yield CheckpointColumns(self.locations[start:stop], self.counts[start:stop], self.index[points],
+                                    self.time[points], {name: size[points] for name, size in self.sizes.items()},
+                                    rows)
             start = stop
 
 

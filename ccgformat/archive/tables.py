@@ -6,7 +6,6 @@ coded so that the values of regular locations repeat and zstd stores them once."
 from __future__ import annotations
 
 import json
-import re
 import struct
 from dataclasses import replace
 from typing import Any, Iterable
@@ -19,12 +18,11 @@ from ..model import Communicator, Definitions, Location, SystemTreeNode
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
 from .checkpoint_columns import CheckpointColumns
 from .indexes import Checkpoint
+from .names import intern_all, split_names
 
 _INT64_MAX = (1 << 63) - 1
 _TEXTS_LENGTH = struct.Struct("<I")
 _INTERVAL = struct.Struct("<Q")
-#: a name's last run of ASCII digits without a leading zero, as prefix, number, suffix
-_NUMBERED = re.compile(r"(.*?)(0|[1-9][0-9]{0,17})([^0-9]*)", re.DOTALL)
 
 
 class _Reader:
@@ -140,25 +138,17 @@ def split_definitions(definitions: Definitions) -> tuple[dict[str, Any], bytes]:
 
 
 def _entity_streams(items: list[Any], texts: dict[str, int]) -> list[bytes]:
-    """prefix, suffix, numbered, number, kind, parent of system tree nodes or locations."""
-    def intern(text: str) -> int:
-        return texts.setdefault(text, len(texts))
-
-    prefix, suffix, numbered, numbers = [], [], [], []
-    for item in items:
-        match = _NUMBERED.fullmatch(item.name)
-        if match:
-            prefix.append(intern(match[1]))
-            suffix.append(intern(match[3]))
-            numbers.append(int(match[2]))
-        else:
-            prefix.append(intern(item.name))
-            suffix.append(intern(""))
-        numbered.append(1 if match else 0)
+    """prefix, suffix, numbered, number, kind, parent of system tree nodes or locations;
+    texts are interned in the order prefix, suffix of each item, then the kinds."""
+    prefix, suffix, numbered, numbers = split_names([item.name for item in items])
+    strings = np.empty(2 * len(items), dtype=object if prefix.dtype == object else prefix.dtype)
+    strings[0::2], strings[1::2] = prefix, suffix
+    kinds = np.array([item.kind for item in items], dtype=object if strings.dtype == object else str)
+    ids = intern_all(texts, np.concatenate((strings, kinds)) if len(items) else strings)
     parent = np.array([0 if item.parent is None else item.parent + 1 for item in items], np.int64)
-    number_steps = _steps(np.array(numbers, np.int64), -1) - 1
-    return [_unsigned(prefix), _unsigned(suffix), _unsigned(numbered), _signed(number_steps),
-            _unsigned([intern(item.kind) for item in items]), _signed(_steps(parent))]
+    number_steps = _steps(numbers, -1) - 1
+    return [_unsigned(ids[0:2 * len(items):2]), _unsigned(ids[1:2 * len(items):2]), _unsigned(numbered.astype(np.int64)),
+            _signed(number_steps), _unsigned(ids[2 * len(items):]), _signed(_steps(parent))]
 
 
 def join_definitions(definitions: Definitions, raw: bytes, path: str, offset: int) -> Definitions:

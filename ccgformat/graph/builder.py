@@ -97,9 +97,10 @@ def whole_locations(locations: np.ndarray, offsets: np.ndarray, events: int,
             or np.any(np.diff(offsets) < 0):
         raise ValueError(f"offsets must rise from 0 to the {events} events, one more than the "
                          f"{len(locations)} locations")
-    repeated = set(locations.tolist()) & set(finished)
-    if len(np.unique(locations)) != len(locations):
-        repeated |= {int(x) for x, n in zip(*np.unique(locations, return_counts=True)) if n > 1}
+    repeated = set(locations.tolist()) & set(finished) if finished else set()
+    if len(locations) > 1 and not np.all(locations[1:] > locations[:-1]):
+        values, counts = np.unique(locations, return_counts=True)
+        repeated |= set(values[counts > 1].tolist())
     if repeated:
         raise ValueError(f"location {min(repeated)} has already been finished")
     return locations, offsets

@@ -172,3 +172,25 @@ def test_add_locations_checks_its_input_as_add_does(name):
         for locations, cuts in (([0, 0], offsets), ([0, 1], np.array([0, 3, 2])), ([0], offsets)):
             with pytest.raises(ValueError, match="already been finished|offsets must rise"):
                 make_builder(Params(), definitions()).add_locations(np.array(locations), batch, cuts)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(traces(), st.sampled_from([1, 4, 1000]), st.integers(0, 100), st.integers(0, 100), st.integers(-1, 1),
+       st.lists(st.integers(0, 2), unique=True, min_size=1))
+def test_archive_events_walk_small_locations_together(tmp_path_factory, trace, batch_size, first, last, shift,
+                                                      chosen):
+    """Locations of at most a batch are walked in one call (archive/many.py), the others
+    by a walker each; the merge is the per-location walks' events in (time, location) order."""
+    folder = tmp_path_factory.mktemp("events")
+    batch, offsets = columns(trace, sorted(trace))
+    write_table(folder / "a.ccg", definitions(), batch, offsets, locations=np.array(sorted(trace)), level=1)
+    times = sorted(e.time for events in trace.values() for e in events)
+    window = tuple(times[len(times) * k // 101] + shift for k in sorted((first, last)))
+    for name in BACKENDS:
+        with backend(name), open_archive(folder / "a.ccg") as archive:
+            rows = sorted((e.time, location, i, e) for location in chosen
+                          for i, e in enumerate(trace.get(location, [])) if window[0] <= e.time < window[1])
+            merged = [(int(where), event) for locations, part in archive.events(*window, locations=chosen,
+                                                                                 batch_size=batch_size)
+                      for where, event in zip(locations.tolist(), part.rows())]
+            assert merged == [(location, event) for _, location, _, event in rows]

@@ -15,25 +15,17 @@ from typing import Iterator
 
 import numpy as np
 
-from ..graph.graph import Graph, LocationRoot
+from ..graph.graph import Graph
 from ..model import COLUMNS, Definitions, EventBatch
 from ..params import Params
 from .checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
 from .indexes import checkpoints
+from .many import root_columns
 from .native import builder as make_builder, walk_locations, walker
 from .writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK, Writer
 
 #: events walked back at once for the end checkpoints (bounds the memory of that pass)
 EVENTS_PER_PASS = 1 << 22
-
-
-def root_columns(roots: dict[int, LocationRoot]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Locations, root nodes, first timestamps and event counts of ``roots``, as int64 arrays."""
-    locations = np.fromiter(roots.keys(), np.int64, len(roots))
-    values = roots.values()
-    return (locations, np.fromiter((r.root for r in values), np.int64, len(roots)),
-            np.fromiter((r.start for r in values), np.int64, len(roots)),
-            np.fromiter((r.events for r in values), np.int64, len(roots)))
 
 
 def _passes(counts: np.ndarray) -> Iterator[slice]:
@@ -49,7 +41,7 @@ def _passes(counts: np.ndarray) -> Iterator[slice]:
 
 def graph_checkpoints(graph: Graph, interval: int, path: str | None = None) -> CheckpointColumns:
     """The checkpoints of every location of ``graph`` (`indexes.checkpoints` of each)."""
-    locations, roots, starts, counts = root_columns(graph.roots)
+    locations, roots, starts, _, counts = root_columns(graph.roots)
     small = np.flatnonzero(counts <= interval)
     parts, single = [], []
     for run in _passes(counts[small]):

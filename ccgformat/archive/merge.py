@@ -98,13 +98,18 @@ class _Whole:
 
 
 def merge_by_time(streams: Iterable[tuple[int, Iterable[EventBatch]] | tuple[int, Iterable[EventBatch], int]],
-                  batch_size: int) -> Iterator[tuple[np.ndarray, EventBatch]]:
+                  batch_size: int, joined: tuple[np.ndarray, EventBatch] | None = None
+                  ) -> Iterator[tuple[np.ndarray, EventBatch]]:
     """Batches of at most ``batch_size`` events of all streams in (time, location, position)
     order, each paired with the array of its events' locations. A stream is (location,
-    batches) or (location, batches, the number of events they hold)."""
+    batches) or (location, batches, the number of events they hold); ``joined`` holds
+    the whole events of other locations (location after location, each in its order)
+    with each one's location."""
     ready: list[tuple[int, int, _Stream]] = []    # (first held time, order, stream)
     waiting: list[tuple[int, int, _Stream]] = []  # (last held time, order, stream) of unfinished ones
     whole = _Whole()
+    if joined is not None and len(joined[0]):
+        whole.parts.append(joined)
     for order, (location, batches, *count) in enumerate(streams):
         stream = _Stream(location, batches, count[0] if count else None)
         if not stream.refill():

@@ -41,10 +41,10 @@ def check_roots(pool: Any, locations: np.ndarray, roots: np.ndarray, starts: np.
 
 
 def small_events(pool: Any, roots: dict[int, LocationRoot], chosen: list[int], start: int | None, stop: int | None,
-                 limit: int, path: str | None) -> tuple[list[int], tuple[np.ndarray, EventBatch] | None]:
+                 limit: int, path: str | None) -> tuple[list[int], list[tuple[np.ndarray, EventBatch]]]:
     """The ``chosen`` locations of more than ``limit`` events (or not in ``roots``), left
     to a walker each; and the events of the others in ``[start, stop)`` with each one's
-    location, location after location in event order (None when there are none)."""
+    location, in parts of consecutive locations, each location's in event order."""
     columns = root_columns(roots)
     order = np.argsort(columns[0], kind="stable")
     locations, nodes, starts, ends, counts = (column[order] for column in columns)
@@ -55,7 +55,7 @@ def small_events(pool: Any, roots: dict[int, LocationRoot], chosen: list[int], s
     left = wanted[~small].tolist()
     at = at[small]
     if not len(at):
-        return left, None
+        return left, []
     check_roots(pool, locations[at], nodes[at], starts[at], ends[at], counts[at], path)
     parts = []
     done = np.cumsum(counts[at])
@@ -77,4 +77,4 @@ def small_events(pool: Any, roots: dict[int, LocationRoot], chosen: list[int], s
             batch = EventBatch(**{name: getattr(batch, name)[keep] for name in ("time", "kind") + COLUMNS})
         parts.append((owner, batch))
         first = last
-    return left, (np.concatenate([owner for owner, _ in parts]), EventBatch.concat([batch for _, batch in parts]))
+    return left, parts

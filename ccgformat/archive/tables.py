@@ -141,9 +141,11 @@ def _entity_streams(items: list[Any], texts: dict[str, int]) -> list[bytes]:
     """prefix, suffix, numbered, number, kind, parent of system tree nodes or locations;
     texts are interned in the order prefix, suffix of each item, then the kinds."""
     prefix, suffix, numbered, numbers = split_names([item.name for item in items])
-    strings = np.empty(2 * len(items), dtype=object if prefix.dtype == object else prefix.dtype)
+    kinds = [item.kind for item in items]
+    objects = prefix.dtype == object or "\x00" in "".join(kinds)  # numpy's strings end at trailing NULs
+    strings = np.empty(2 * len(items), dtype=object if objects else prefix.dtype)
     strings[0::2], strings[1::2] = prefix, suffix
-    kinds = np.array([item.kind for item in items], dtype=object if strings.dtype == object else str)
+    kinds = np.array(kinds, dtype=object if objects else str)
     ids = intern_all(texts, np.concatenate((strings, kinds)) if len(items) else strings)
     parent = np.array([0 if item.parent is None else item.parent + 1 for item in items], np.int64)
     number_steps = _steps(numbers, -1) - 1
@@ -194,9 +196,15 @@ def _entities(streams: _Reader, texts: list[str], what: str) -> Iterable[tuple[s
         raise streams.fail(f"a {what} text id is not in the text list")
     if len(numbers) and int(numbers.min()) < 0 or count and int(parent.min()) < 0:
         raise streams.fail(f"a {what} number or parent is negative")
-    number = iter(numbers.tolist())
-    for p, s, n, k, up in zip(prefix.tolist(), suffix.tolist(), numbered.tolist(), kind.tolist(), parent.tolist()):
-        yield texts[p] + (str(next(number)) if n else "") + texts[s], texts[k], up - 1 if up else None
+    digits = np.full(count, "", dtype="<U21")
+    digits[numbered == 1] = numbers.astype(str)
+    if any("\x00" in text for text in texts):  # numpy's strings end at trailing NULs
+        names = [texts[p] + n + texts[s] for p, n, s in zip(prefix.tolist(), digits.tolist(), suffix.tolist())]
+    else:
+        table = np.array(texts or [""], dtype=str)
+        names = np.strings.add(np.strings.add(table[prefix], digits), table[suffix]).tolist()
+    kinds = [texts[k] for k in kind.tolist()]
+    return zip(names, kinds, [up - 1 if up else None for up in parent.tolist()])
 
 
 # --------------------------------------------------------------------------- CHECKPOINT_TABLE

@@ -4,7 +4,8 @@ locations, and bytes per location.
 A shape is ``LOCATIONSxEVENTS`` (events requested per location, as tools/synth.py takes
 them; regular timing, jitter 0) with ``:otf2`` when the trace is read from an OTF2
 archive written by ``tools/synth.py --otf2`` (kept in bench-out/scale/ between runs),
-else generated in memory. A shape with too few events per location for one spmd
+else generated in memory as columns (`synth.synthesize_table`, written with
+`ccgformat.write_table`). A shape with too few events per location for one spmd
 iteration uses the ``single`` pattern (1,000,000 x 10: main and four calls, no messages).
 Every shape also runs with --ratio-locations locations and the same per-location shape:
 the ratios of time and memory per location are the issue's "constant per location".
@@ -90,22 +91,18 @@ class Shape:
 # --------------------------------------------------------------------------- the steps (children)
 
 def _convert(spec: dict[str, Any]) -> dict[str, Any]:
-    """``ccgformat.convert`` of the OTF2 archive, or `write_trace` of the synthetic stream
-    (whose own time, iterated alone beforehand, is ``input_seconds``)."""
+    """``ccgformat.convert`` of the OTF2 archive, or `write_table` of the synthetic trace
+    held as columns (`synth.synthesize_table`, whose own time is ``input_seconds``)."""
     import ccgformat
     if spec["source"] is not None:
         t0 = time.perf_counter()
         ccgformat.convert(spec["source"], spec["archive"])
         return {"seconds": time.perf_counter() - t0}
-    shape = spec["shape"]
-    definitions, events = synth.synthesize(**shape)
     t0 = time.perf_counter()
-    for location in range(shape["locations"]):
-        for _ in events(location):
-            pass
+    definitions, batch, offsets = synth.synthesize_table(**spec["shape"])
     input_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ccgformat.write_trace(spec["archive"], definitions, ((loc, events(loc)) for loc in range(shape["locations"])))
+    ccgformat.write_table(spec["archive"], definitions, batch, offsets)
     return {"seconds": time.perf_counter() - t0, "input_seconds": input_seconds}
 
 

@@ -924,6 +924,25 @@ void ccg_builder_free(ccg_builder *b)
     free(b);
 }
 
+int ccg_builder_add_locations(ccg_builder *b, int64_t n, const int64_t *locations, const int64_t *offsets,
+                              const int64_t *time, const uint8_t *kind, const int64_t *ref, const int64_t *comm,
+                              const int64_t *tag, const int64_t *request, const int64_t *size,
+                              const int64_t *recv_size, const int64_t *value, int64_t *out, int64_t *failed)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = offsets[i];
+        int rc = ccg_builder_add(b, locations[i], offsets[i + 1] - at, time + at, kind + at, ref + at, comm + at,
+                                 tag + at, request + at, size + at, recv_size + at, value + at);
+        if (!rc)
+            rc = ccg_builder_end_location(b, locations[i], out + 4 * i);
+        if (rc) {
+            *failed = i;
+            return rc;
+        }
+    }
+    return CCG_OK;
+}
+
 const ccg_nodes *ccg_builder_nodes(ccg_builder *b)
 {
     ccg_nodes *t = &b->table;

@@ -33,6 +33,14 @@ int ccg_builder_add(ccg_builder *b, int64_t location, int64_t n, const int64_t *
 /* Finish a location: out[0..3] = root node, first timestamp, end, event count. */
 int ccg_builder_end_location(ccg_builder *b, int64_t location, int64_t *out);
 
+/* Add and finish whole locations: location locations[i] holds the events offsets[i] ..
+ * offsets[i+1] - 1 of the columns; out[4i .. 4i+3] is its root as end_location gives it.
+ * On an error, `failed` is the failing i (the locations before it are finished). */
+int ccg_builder_add_locations(ccg_builder *b, int64_t n, const int64_t *locations, const int64_t *offsets,
+                              const int64_t *time, const uint8_t *kind, const int64_t *ref, const int64_t *comm,
+                              const int64_t *tag, const int64_t *request, const int64_t *size,
+                              const int64_t *recv_size, const int64_t *value, int64_t *out, int64_t *failed);
+
 /* The node pool as a table with first = 0 (valid until the next builder call). */
 const ccg_nodes *ccg_builder_nodes(ccg_builder *b);
 

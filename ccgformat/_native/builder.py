@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError, TraceError
+from ..graph.builder import whole_locations
 from ..graph.graph import BuildMetrics, Graph, LocationRoot
 from ..model import COLUMNS, Definitions, EventBatch, EventKind, Repair
 from ..params import Params, rel_numerator
@@ -98,6 +99,34 @@ class NativeBuilder:
         if rc:
             raise self._error(rc)
         self._counts[location] = self._counts.get(location, 0) + len(batch)
+
+    def add_locations(self, locations: np.ndarray, batch: EventBatch, offsets: np.ndarray) -> None:
+        """`add` and `end_location` for whole locations in one C call: ``locations[i]``
+        holds the events ``offsets[i]:offsets[i + 1]`` of ``batch``."""
+        locations, offsets = whole_locations(locations, offsets, len(batch), self._roots)
+        if batch.kind.dtype != np.uint8:  # checked and converted per location, as `add` does
+            for location, first, stop in zip(locations.tolist(), offsets[:-1].tolist(), offsets[1:].tolist()):
+                self.add(location, batch[first:stop])
+                self.end_location(location)
+            return
+        buffer = self._ffi.from_buffer
+        arrays = [np.ascontiguousarray(getattr(batch, name), dtype=np.int64) for name in ("time",) + COLUMNS]
+        columns = [buffer("int64_t[]", array) for array in arrays]
+        out = np.zeros((len(locations), 4), np.int64)
+        failed = self._ffi.new("int64_t *")
+        self._version += 1
+        rc = self._lib.ccg_builder_add_locations(
+            self._handle, len(locations), buffer("int64_t[]", locations), buffer("int64_t[]", offsets), columns[0],
+            buffer("uint8_t[]", np.ascontiguousarray(batch.kind)), *columns[1:], buffer("int64_t[]", out), failed)
+        done = int(failed[0]) if rc else len(locations)
+        if self._open:  # locations fed before with `add` are finished now
+            for location in locations[:done].tolist():
+                self._open.discard(location)
+                self._counts.pop(location, None)
+        self._roots.update(zip(locations[:done].tolist(), (LocationRoot(*row) for row in out[:done].tolist())))
+        self._collect_repairs()
+        if rc:
+            raise self._error(rc)
 
     def end_location(self, location: int) -> LocationRoot:
         """Finish one location: close (or, repairing, report) open regions, finalize its root."""

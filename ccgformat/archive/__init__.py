@@ -4,6 +4,7 @@ This is the archive layer's public surface for the layers above (formats, query,
 they import from here, not from its modules.
 """
 
+from .bulk import write_table
 from .export import ExportFormat, exporter_for, exporters, register_exporter
 from .layout import MAGIC, SectionKind
 from .queries import register_query
@@ -14,4 +15,4 @@ from .writer import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LE
 __all__ = ["AGGREGATION_BUDGET", "DEFAULT_CHECKPOINT_INTERVAL", "DEFAULT_LEVEL", "DEFAULT_NODES_LEVEL",
            "DEFAULT_NODES_PER_BLOCK", "MAGIC", "Archive", "ArchiveStats", "ExportFormat", "SectionKind", "Writer",
            "exporter_for", "exporters", "open_archive",
-           "register_exporter", "register_query", "save_graph", "write_trace"]
+           "register_exporter", "register_query", "save_graph", "write_table", "write_trace"]

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import CorruptArchiveError
 from ..model import Definitions
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
-from .tables import _NUMBERED
+from .names import NUMBERED
 
 #: value kinds of the ``shape`` stream
 NULL, FALSE, TRUE, INTEGER, ARRAY, OBJECT, STRING, NUMBER, HIGH_INTEGER = range(9)
@@ -33,7 +33,7 @@ _STREAMS = ("shape", "length", "key", "integer", "prefix", "suffix", "numbered",
 
 def _split(text: str) -> tuple[str, int | None, str]:
     """prefix, number, suffix as LOCATION_TABLE splits names (the same rule, spec 4.7)."""
-    match = _NUMBERED.fullmatch(text)
+    match = NUMBERED.fullmatch(text)
     return (match[1], int(match[2]), match[3]) if match else (text, None, "")
 
 
@@ -56,7 +56,7 @@ class _Encoder:
         return child
 
     def string(self, value: str, path: int) -> None:
-        match = _NUMBERED.fullmatch(value)
+        match = NUMBERED.fullmatch(value)
         c = self.columns
         c["prefix"].append(self.text(match[1] if match else value))
         c["suffix"].append(self.text(match[3] if match else ""))

@@ -91,6 +91,7 @@ class _Whole:
     def stream(self) -> _Stream:
         self._join()
         locations, batch = _joined(self.parts)
+        self.parts = []  # the sorted copy below replaces them
         order = np.lexsort((np.arange(len(locations)), locations, batch.time))
         stream = _Stream(locations[order], (), 0)
         stream.held = EventBatch(**{name: getattr(batch, name)[order] for name in _NAMES})
@@ -98,13 +99,18 @@ class _Whole:
 
 
 def merge_by_time(streams: Iterable[tuple[int, Iterable[EventBatch]] | tuple[int, Iterable[EventBatch], int]],
-                  batch_size: int) -> Iterator[tuple[np.ndarray, EventBatch]]:
+                  batch_size: int, joined: Iterable[tuple[np.ndarray, EventBatch]] = ()
+                  ) -> Iterator[tuple[np.ndarray, EventBatch]]:
     """Batches of at most ``batch_size`` events of all streams in (time, location, position)
     order, each paired with the array of its events' locations. A stream is (location,
-    batches) or (location, batches, the number of events they hold)."""
+    batches) or (location, batches, the number of events they hold); ``joined`` are
+    parts holding the whole events of other locations (each location's in one part, in
+    its order) with each event's location."""
     ready: list[tuple[int, int, _Stream]] = []    # (first held time, order, stream)
     waiting: list[tuple[int, int, _Stream]] = []  # (last held time, order, stream) of unfinished ones
     whole = _Whole()
+    whole.parts.extend(part for part in joined if len(part[0]))
+    joined = ()  # held by the whole stream alone
     for order, (location, batches, *count) in enumerate(streams):
         stream = _Stream(location, batches, count[0] if count else None)
         if not stream.refill():

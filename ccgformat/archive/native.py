@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..backends import native
 from ..graph.builder import Builder
 from ..graph.walk import LocationWalker
-from ..model import Definitions
+from ..errors import CorruptArchiveError
+from ..model import Definitions, EventBatch
 from ..params import Params
 from .codec import NodeBlock, NodeEncoder, decode_nodes
 
@@ -52,4 +55,23 @@ def walker(pool: Any, root: int, start: int, location: int, *, path: str | None 
     return LocationWalker(pool, root, start, location)
 
 
-__all__ = ["NodeBlock", "builder", "decode_block", "node_encoder", "walker"]
+def walk_locations(pool: Any, locations: np.ndarray, roots: np.ndarray, starts: np.ndarray, offsets: np.ndarray,
+                   path: str | None = None) -> EventBatch:
+    """Every event of many locations as one batch: ``locations[i]`` (root node
+    ``roots[i]``, first event at ``starts[i]``) as rows ``offsets[i]:offsets[i + 1]``;
+    one C call under the native core, a `LocationWalker` per location else."""
+    if native() and (hasattr(pool, "native_block") or hasattr(pool, "native_nodes")):
+        from .._native.walk import walk_locations as walk_natively
+        return walk_natively(pool, locations, roots, starts, offsets, path)
+    batches = []
+    for location, root, start, count in zip(locations.tolist(), roots.tolist(), starts.tolist(),
+                                            np.diff(offsets).tolist()):
+        batches.append(EventBatch.concat(list(LocationWalker(pool, root, start, location).events())))
+        if len(batches[-1]) != count:
+            raise CorruptArchiveError(f"location {location}: the graph holds {len(batches[-1])} events, "
+                                      f"the root says {count}", path=path)
+    batch = EventBatch.concat(batches)
+    return batch
+
+
+__all__ = ["NodeBlock", "builder", "decode_block", "node_encoder", "walk_locations", "walker"]

@@ -34,6 +34,7 @@ from .blocks import read_block, unpack_payload
 from ..backends import native
 from .codec import NodeBlock
 from .export import exporter_for
+from .many import small_events
 from .merge import merge_by_time
 from .native import decode_block, walker
 from .queries import run_query
@@ -581,7 +582,10 @@ class Archive:
         """Events of all (or the given) locations with ``start <= time < stop`` in global time
         order (ties by location), as batches paired with each event's location."""
         chosen = self.locations if locations is None else locations
-        return merge_by_time((self._window(location, start, stop, batch_size) for location in chosen), batch_size)
+        # locations of at most one batch are walked together, the others one walker each
+        left, joined = small_events(self.pool, self.roots, chosen, start, stop, batch_size, self.path)
+        return merge_by_time((self._window(location, start, stop, batch_size) for location in left), batch_size,
+                             joined)
 
     def _window(self, location: int, start: int | None, stop: int | None,
                 batch_size: int) -> tuple[int, Iterator[EventBatch], int]:

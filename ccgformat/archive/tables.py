@@ -6,8 +6,8 @@ coded so that the values of regular locations repeat and zstd stores them once."
 from __future__ import annotations
 
 import json
-import re
 import struct
+from dataclasses import replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -16,13 +16,13 @@ from ..errors import CorruptArchiveError
 from ..graph.graph import LocationRoot
 from ..model import Communicator, Definitions, Location, SystemTreeNode
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
+from .checkpoint_columns import CheckpointColumns
 from .indexes import Checkpoint
+from .names import intern_all, split_names
 
 _INT64_MAX = (1 << 63) - 1
 _TEXTS_LENGTH = struct.Struct("<I")
 _INTERVAL = struct.Struct("<Q")
-#: a name's last run of ASCII digits without a leading zero, as prefix, number, suffix
-_NUMBERED = re.compile(r"(.*?)(0|[1-9][0-9]{0,17})([^0-9]*)", re.DOTALL)
 
 
 class _Reader:
@@ -131,33 +131,26 @@ def split_definitions(definitions: Definitions) -> tuple[dict[str, Any], bytes]:
     member_steps[first] = np.array(members, np.int64)[first]  # each communicator's first: from -1
     streams += [_unsigned(counts), _signed(member_steps)]
     encoded = json.dumps(list(texts), ensure_ascii=False, separators=(",", ":")).encode()
-    document = definitions.to_dict()
-    document["system_tree"], document["locations"] = [], []
+    document = replace(definitions, system_tree=[], locations=[]).to_dict()
     for communicator in document["communicators"]:
         communicator["members"] = []
     return document, _TEXTS_LENGTH.pack(len(encoded)) + encoded + b"".join(streams)
 
 
 def _entity_streams(items: list[Any], texts: dict[str, int]) -> list[bytes]:
-    """prefix, suffix, numbered, number, kind, parent of system tree nodes or locations."""
-    def intern(text: str) -> int:
-        return texts.setdefault(text, len(texts))
-
-    prefix, suffix, numbered, numbers = [], [], [], []
-    for item in items:
-        match = _NUMBERED.fullmatch(item.name)
-        if match:
-            prefix.append(intern(match[1]))
-            suffix.append(intern(match[3]))
-            numbers.append(int(match[2]))
-        else:
-            prefix.append(intern(item.name))
-            suffix.append(intern(""))
-        numbered.append(1 if match else 0)
+    """prefix, suffix, numbered, number, kind, parent of system tree nodes or locations;
+    texts are interned in the order prefix, suffix of each item, then the kinds."""
+    prefix, suffix, numbered, numbers = split_names([item.name for item in items])
+    kinds = [item.kind for item in items]
+    objects = prefix.dtype == object or "\x00" in "".join(kinds)  # numpy's strings end at trailing NULs
+    strings = np.empty(2 * len(items), dtype=object if objects else prefix.dtype)
+    strings[0::2], strings[1::2] = prefix, suffix
+    kinds = np.array(kinds, dtype=object if objects else str)
+    ids = intern_all(texts, np.concatenate((strings, kinds)) if len(items) else strings)
     parent = np.array([0 if item.parent is None else item.parent + 1 for item in items], np.int64)
-    number_steps = _steps(np.array(numbers, np.int64), -1) - 1
-    return [_unsigned(prefix), _unsigned(suffix), _unsigned(numbered), _signed(number_steps),
-            _unsigned([intern(item.kind) for item in items]), _signed(_steps(parent))]
+    number_steps = _steps(numbers, -1) - 1
+    return [_unsigned(ids[0:2 * len(items):2]), _unsigned(ids[1:2 * len(items):2]), _unsigned(numbered.astype(np.int64)),
+            _signed(number_steps), _unsigned(ids[2 * len(items):]), _signed(_steps(parent))]
 
 
 def join_definitions(definitions: Definitions, raw: bytes, path: str, offset: int) -> Definitions:
@@ -203,9 +196,15 @@ def _entities(streams: _Reader, texts: list[str], what: str) -> Iterable[tuple[s
         raise streams.fail(f"a {what} text id is not in the text list")
     if len(numbers) and int(numbers.min()) < 0 or count and int(parent.min()) < 0:
         raise streams.fail(f"a {what} number or parent is negative")
-    number = iter(numbers.tolist())
-    for p, s, n, k, up in zip(prefix.tolist(), suffix.tolist(), numbered.tolist(), kind.tolist(), parent.tolist()):
-        yield texts[p] + (str(next(number)) if n else "") + texts[s], texts[k], up - 1 if up else None
+    digits = np.full(count, "", dtype="<U21")
+    digits[numbered == 1] = numbers.astype(str)
+    if any("\x00" in text for text in texts):  # numpy's strings end at trailing NULs
+        names = [texts[p] + n + texts[s] for p, n, s in zip(prefix.tolist(), digits.tolist(), suffix.tolist())]
+    else:
+        table = np.array(texts or [""], dtype=str)
+        names = np.strings.add(np.strings.add(table[prefix], digits), table[suffix]).tolist()
+    kinds = [texts[k] for k in kind.tolist()]
+    return zip(names, kinds, [up - 1 if up else None for up in parent.tolist()])
 
 
 # --------------------------------------------------------------------------- CHECKPOINT_TABLE
@@ -230,15 +229,16 @@ MEMBERS: tuple[tuple[str, bool, tuple[int, ...]], ...] = (
 
 
 def encode_checkpoint_table(interval: int, indexes: list[tuple[int, list[Checkpoint]]]) -> bytes:
+    """The checkpoints of consecutive locations (see `encode_checkpoint_columns`)."""
+    return encode_checkpoint_columns(interval, CheckpointColumns.from_checkpoints(indexes))
+
+
+def encode_checkpoint_columns(interval: int, columns: CheckpointColumns) -> bytes:
     """The checkpoints of consecutive locations: per location its count, per checkpoint
     index and time as steps, then per row list the rows per checkpoint and its columns."""
-    locations = np.array([location for location, _ in indexes], np.int64)
-    counts = np.array([len(points) for _, points in indexes], np.int64)
-    points = [point for _, group in indexes for point in group]
+    locations, counts, index, time = columns.locations, columns.counts, columns.index, columns.time
     owner = np.repeat(locations, counts)
     first = _firsts(counts)
-    index = np.array([p.index for p in points], np.int64)
-    time = np.array([p.time for p in points], np.int64)
     index_steps = _steps(index)
     index_steps[first] = index[first]
     time_steps = _steps(time)
@@ -246,10 +246,7 @@ def encode_checkpoint_table(interval: int, indexes: list[tuple[int, list[Checkpo
     out = [_INTERVAL.pack(interval), _unsigned(_steps(locations)), _unsigned(counts), _unsigned(index_steps),
            _signed(time_steps)]
     for name, single, codings in MEMBERS:
-        lists = [getattr(p, name) for p in points]
-        rows = np.array([list(x) for x in lists] if single else [row for x in lists for row in x],
-                        np.int64).reshape(-1, len(codings))
-        sizes = np.ones(len(points), np.int64) if single else np.array([len(x) for x in lists], np.int64)
+        rows, sizes = columns.rows[name], columns.sizes[name]
         if not single:
             out.append(_unsigned(sizes))
         times, initial = np.repeat(time, sizes), np.repeat(owner if name == "peers" else np.full(len(sizes), -1), sizes)

@@ -35,7 +35,8 @@ from .aggregation import encode_level
 from .queries import run_query
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
-from .tables import encode_checkpoint_table, encode_root_table, split_definitions
+from .checkpoint_columns import CheckpointColumns
+from .tables import encode_checkpoint_columns, encode_root_table, split_definitions
 
 #: zstd level of every block but NODES by default: once per file, small, and the strongest
 #: levels pay off on large definitions (a Chrome trace's file: 26% larger all at 15)
@@ -63,6 +64,9 @@ JSON_TRIAL_BYTES = 1 << 20
 #: The aggregation tables take at most this share of the bytes written before them (the
 #: graph and its indexes); level 0 is written whatever its size (spec 4.10).
 AGGREGATION_BUDGET = 0.10
+#: LOCATION_TABLE bytes (before compression) up to which the whole DEFINITIONS in JSON
+#: is tried as well (about 1,200 locations of regular names)
+WHOLE_DEFINITIONS_TRIAL = 16384
 
 
 class Writer:
@@ -161,18 +165,23 @@ class Writer:
         locations in a LOCATION_TABLE and the `extensions` in an EXTENSION_TABLE, each when
         that makes the file smaller (a few locations are smaller in JSON than a table's
         block costs). Layouts with JSON of `JSON_TRIAL_BYTES` or more (the lists of every
-        location, or the raw extension table) are not tried: they do not win there."""
+        location, or the raw extension table) are not tried: they do not win there; nor is
+        the whole JSON when the LOCATION_TABLE exceeds WHOLE_DEFINITIONS_TRIAL bytes
+        (compressing it costs a second per 10^5 locations at level 19)."""
         if not self.tables:
             self._block(SectionKind.DEFINITIONS, encode_json(definitions.to_dict()), must_understand=True)
             return
         extensions = definitions.extensions  # read, never copied
         plain = replace(definitions, extensions={})
-        document = plain.to_dict()
         split, table = split_definitions(plain)
         columns = encode_json_table(extensions) if extensions else None
         in_json = columns is None or len(columns) < JSON_TRIAL_BYTES
+        layouts: list[tuple[dict, list[tuple[SectionKind, bytes]]]] = \
+            [(split, [(SectionKind.LOCATION_TABLE, table)])]
+        if len(table) <= WHOLE_DEFINITIONS_TRIAL:
+            layouts.insert(0, (plain.to_dict(), []))
         choices = []
-        for base, rest in ((document, []), (split, [(SectionKind.LOCATION_TABLE, table)])):
+        for base, rest in layouts:
             text = encode_json(base)
             if rest or len(text) < JSON_TRIAL_BYTES:
                 if columns is not None:
@@ -229,14 +238,27 @@ class Writer:
                 len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
             self._flush_indexes()
 
+    def add_checkpoint_columns(self, columns: CheckpointColumns) -> None:
+        """Record the checkpoints of many finished locations (after those of `add_location`),
+        in the CHECKPOINT_TABLE blocks `add_location` would write for them one at a time."""
+        if not self.tables:
+            raise ValueError("checkpoint columns are written as tables; this writer writes the JSON layout")
+        self._flush_indexes()
+        for part in columns.blocks(CHECKPOINTS_PER_TABLE_BLOCK):
+            self._checkpoint_block(part)
+
+    def _checkpoint_block(self, columns: CheckpointColumns) -> None:
+        self._block(SectionKind.CHECKPOINT_TABLE, encode_checkpoint_columns(self.checkpoint_interval, columns),
+                    must_understand=False, first=int(columns.locations[0]), count=len(columns))
+        self._summaries = True
+
     def _flush_indexes(self) -> None:
         if not self._indexes:
             return
         self._indexes.sort(key=lambda item: item[0])
         first = self._indexes[0][0]
         if self.tables:
-            self._block(SectionKind.CHECKPOINT_TABLE, encode_checkpoint_table(self.checkpoint_interval, self._indexes),
-                        must_understand=False, first=first, count=len(self._indexes))
+            self._checkpoint_block(CheckpointColumns.from_checkpoints(self._indexes))
         for kind, part in () if self.tables else ((SectionKind.SNAPSHOTS, Checkpoint.snapshot_json),
                                                   (SectionKind.SUMMARY, Checkpoint.summary_json)):
             payload = {"interval": self.checkpoint_interval,

@@ -24,7 +24,9 @@ T = [-abs, abs], i.e. within T (-) [D, D] (4.8, 4.10).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
+
+import numpy as np
 
 from ..model import KIND_FIELDS, Definitions, EventBatch, EventKind, LocationValidator, Repair
 from ..params import Params, rel_numerator, within_rel
@@ -82,6 +84,26 @@ class _Open:
     def child_drift(self) -> int:
         """Absolute deviation of a child appended now."""
         return self.start_drift + self.drift
+
+
+def whole_locations(locations: np.ndarray, offsets: np.ndarray, events: int,
+                    finished: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``locations`` and ``offsets`` of `Builder.add_locations` as int64 arrays, checked:
+    one offset more than locations, rising from 0 to ``events``, no location twice or
+    among the ``finished`` ones."""
+    locations = np.ascontiguousarray(locations, dtype=np.int64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if offsets.shape != (len(locations) + 1,) or offsets[0] != 0 or offsets[-1] != events \
+            or np.any(np.diff(offsets) < 0):
+        raise ValueError(f"offsets must rise from 0 to the {events} events, one more than the "
+                         f"{len(locations)} locations")
+    repeated = set(locations.tolist()) & set(finished) if finished else set()
+    if len(locations) > 1 and not np.all(locations[1:] > locations[:-1]):
+        values, counts = np.unique(locations, return_counts=True)
+        repeated |= set(values[counts > 1].tolist())
+    if repeated:
+        raise ValueError(f"location {min(repeated)} has already been finished")
+    return locations, offsets
 
 
 class _LocationState:
@@ -160,6 +182,14 @@ class Builder:
                 self._make_room(parent)
                 parent.append(self._atomic(state, kind, time, {name: col[i] for name, col in columns.items()}))
         state.last_time = times[-1]
+
+    def add_locations(self, locations: np.ndarray, batch: EventBatch, offsets: np.ndarray) -> None:
+        """`add` and `end_location` for whole locations: ``locations[i]`` holds the events
+        ``offsets[i]:offsets[i + 1]`` of ``batch``."""
+        locations, offsets = whole_locations(locations, offsets, len(batch), self._roots)
+        for location, first, stop in zip(locations.tolist(), offsets[:-1].tolist(), offsets[1:].tolist()):
+            self.add(location, batch[first:stop])
+            self.end_location(location)
 
     def end_location(self, location: int) -> LocationRoot:
         """Finish one location: close (or, repairing, report) open regions, finalize its root."""

@@ -1,0 +1,104 @@
+"""Writing a whole trace held as columns (every location's events in one batch, with
+location offsets) without a Python step per location: the graph is built in one builder
+call (`add_locations`), every small location is walked back in one call
+(`native.walk_locations`) and its end checkpoint computed with numpy
+(`checkpoint_columns.end_checkpoints`); only locations of more than one checkpoint
+interval, or whose calls do not balance, take the per-location path of
+`indexes.checkpoints`. The file is the one `save_graph` writes of the same graph."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from typing import Iterator
+
+import numpy as np
+
+from ..graph.graph import Graph
+from ..model import COLUMNS, Definitions, EventBatch
+from ..params import Params
+from .checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
+from .indexes import checkpoints
+from .many import root_columns
+from .native import builder as make_builder, walk_locations, walker
+from .writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK, Writer
+
+#: events walked back at once for the end checkpoints (bounds the memory of that pass)
+EVENTS_PER_PASS = 1 << 22
+
+
+def _passes(counts: np.ndarray) -> Iterator[slice]:
+    """Runs of consecutive locations holding about EVENTS_PER_PASS events (at least one location)."""
+    done = np.cumsum(counts)
+    start = 0
+    while start < len(counts):
+        before = int(done[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(done, before + EVENTS_PER_PASS, side="right")), start + 1)
+        yield slice(start, stop)
+        start = stop
+
+
+def graph_checkpoints(graph: Graph, interval: int, path: str | None = None) -> CheckpointColumns:
+    """The checkpoints of every location of ``graph`` (`indexes.checkpoints` of each)."""
+    locations, roots, starts, _, counts = root_columns(graph.roots)
+    small = np.flatnonzero(counts <= interval)
+    parts, single = [], []
+    for run in _passes(counts[small]):
+        chosen = small[run]
+        offsets = np.concatenate(([0], np.cumsum(counts[chosen])))
+        batch = walk_locations(graph.pool, locations[chosen], roots[chosen], starts[chosen], offsets, path)
+        ok = balanced(batch, offsets)
+        if not ok.all():  # left for the per-location path
+            single.extend(chosen[~ok].tolist())
+            keep = np.repeat(ok, np.diff(offsets))
+            batch = EventBatch(**{name: getattr(batch, name)[keep] for name in ("time", "kind") + COLUMNS})
+            chosen = chosen[ok]
+            offsets = np.concatenate(([0], np.cumsum(counts[chosen])))
+        parts.append(end_checkpoints(locations[chosen], starts[chosen], batch, offsets))
+    single.extend(np.flatnonzero(counts > interval).tolist())
+    if single:
+        parts.append(CheckpointColumns.from_checkpoints(
+            (int(locations[i]), checkpoints(walker(graph.pool, int(roots[i]), int(starts[i]), int(locations[i])),
+                                            interval)) for i in sorted(single)))
+    return CheckpointColumns.concat(parts) if parts else CheckpointColumns.from_checkpoints([])
+
+
+def write_graph(path: str | os.PathLike[str], graph: Graph, *, level: int | None = None,
+                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> None:
+    """Write a built graph: its nodes, then the checkpoints of all its locations."""
+    with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block) as writer:
+        writer.add_nodes(graph.pool, final=True)
+        writer.add_checkpoint_columns(graph_checkpoints(graph, checkpoint_interval, str(path)))
+        writer.finish(graph)
+
+
+def write_table(path: str | os.PathLike[str], definitions: Definitions, batch: EventBatch, offsets: np.ndarray,
+                params: Params = Params(), *, locations: np.ndarray | None = None, repair: bool = False,
+                level: int | None = None, checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Graph:
+    """Build and write an archive of a whole trace held as columns: location
+    ``locations[i]`` (default i) holds the events ``offsets[i]:offsets[i + 1]`` of
+    ``batch``. Defined locations left out are written without events. Returns the graph."""
+    with _collector_paused():
+        builder = make_builder(params, definitions, repair=repair)
+        builder.add_locations(np.arange(len(offsets) - 1) if locations is None else locations, batch, offsets)
+        graph = builder.finish()
+        write_graph(path, graph, level=level, checkpoint_interval=checkpoint_interval,
+                    nodes_per_block=nodes_per_block)
+    return graph
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off: the roots made per location (acyclic) would make it
+    traverse every object of the definitions again and again (a quarter of the time at
+    10^5 locations)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

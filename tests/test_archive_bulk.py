@@ -1,0 +1,196 @@
+"""Writing a whole trace held as columns (archive/bulk.py): the builder fed all locations
+in one call, the locations walked back in one call and their end checkpoints computed
+with numpy give the file the per-location path writes, under both backends."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ccgformat import backends
+from ccgformat.archive.bulk import write_table
+from ccgformat.archive.checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
+from ccgformat.archive.indexes import Checkpoint, reference_checkpoints
+from ccgformat.archive.native import builder as make_builder, walk_locations
+from ccgformat.archive.reader import open_archive
+from ccgformat.archive.writer import save_graph
+from ccgformat.errors import CorruptArchiveError, TraceError
+from ccgformat.graph.walk import LocationWalker
+from ccgformat.model import Event, EventBatch, EventKind
+from ccgformat.params import Params
+
+from .traces import definitions, traces
+
+BACKENDS = ("python", "native")
+try:
+    from ccgformat._native import load
+    load()
+except ImportError:  # pragma: no cover - a machine without a C compiler
+    BACKENDS = ("python",)
+
+params_strategy = st.builds(Params, abs_dev=st.sampled_from([0, 0, 3, 1000]), rel_dev=st.sampled_from([0.0, 0.5]),
+                            branching=st.integers(2, 5), search_length=st.integers(1, 8))
+
+
+@contextlib.contextmanager
+def backend(name: str):
+    saved = backends.ACTIVE
+    backends.ACTIVE = name
+    try:
+        yield
+    finally:
+        backends.ACTIVE = saved
+
+
+def columns(trace: dict[int, list[Event]], order: list[int]) -> tuple[EventBatch, np.ndarray]:
+    """The locations of ``order`` as one batch and their offsets."""
+    parts = [EventBatch.from_events(trace[location]) for location in order]
+    return EventBatch.concat(parts), np.cumsum([0] + [len(p) for p in parts])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(traces(), params_strategy, st.lists(st.booleans(), min_size=3, max_size=3), st.permutations([0, 1, 2]),
+       st.sampled_from([2, 7, 65536]), st.sampled_from([3, 4096]))
+def test_write_table_writes_the_per_location_file(tmp_path_factory, trace, params, empty, order, interval,
+                                                  nodes_per_block):
+    trace = {location: [] if empty[location] else trace.get(location, []) for location in range(3)}
+    batch, offsets = columns(trace, order)
+    folder = tmp_path_factory.mktemp("bulk")
+    written = {}
+    for name in BACKENDS:
+        with backend(name):
+            options = {"level": 1, "checkpoint_interval": interval, "nodes_per_block": nodes_per_block}
+            graph = write_table(folder / f"{name}.ccg", definitions(), batch, offsets, params,
+                                locations=np.array(order), **options)
+            builder = make_builder(params, definitions())
+            for location in order:
+                builder.add(location, EventBatch.from_events(trace[location]))
+                builder.end_location(location)
+            reference = builder.finish()
+            save_graph(reference, folder / f"{name}-reference.ccg", **options)
+            assert graph.roots == reference.roots
+            written[name] = (folder / f"{name}.ccg").read_bytes()
+            assert written[name] == (folder / f"{name}-reference.ccg").read_bytes()
+    assert len(set(written.values())) == 1
+
+
+def depth_ok(kinds: list[int]) -> bool:
+    depth = 0
+    for kind in kinds:
+        depth += 1 if kind == EventKind.ENTER else -1 if kind == EventKind.LEAVE else 0
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+@given(st.lists(st.lists(st.sampled_from([0, 1, 2, 10]), max_size=8), min_size=1, max_size=6))
+def test_balanced_says_which_locations_close_their_calls(locations):
+    kinds = [k for location in locations for k in location]
+    batch = EventBatch.from_columns(np.arange(len(kinds)), kinds)
+    offsets = np.cumsum([0] + [len(location) for location in locations])
+    assert balanced(batch, offsets).tolist() == [depth_ok(location) for location in locations]
+
+
+@settings(max_examples=60, deadline=None)
+@given(traces(max_locations=3), st.lists(st.booleans(), min_size=3, max_size=3))
+def test_end_checkpoints_are_the_reference_checkpoints(trace, empty):
+    trace = {location: [] if empty[location] else events for location, events in trace.items()}
+    locations = sorted(trace)
+    batch, offsets = columns(trace, locations)
+    starts = np.array([events[0].time if events else 17 for events in trace.values()], np.int64)
+    got = end_checkpoints(np.array(locations), starts, batch, offsets)
+
+    class Walk:  # the events of one location, as the reference walks them
+        def __init__(self, events: list[Event], start: int):
+            self.start, self._events = start, events
+
+        def events(self):
+            return iter([EventBatch.from_events(self._events)] if self._events else [])
+
+    expected = CheckpointColumns.from_checkpoints(
+        (location, reference_checkpoints(Walk(trace[location], int(start)), 1 << 30))
+        for location, start in zip(locations, starts))
+    for name in ("locations", "counts", "index", "time"):
+        assert getattr(got, name).tolist() == getattr(expected, name).tolist(), name
+    for name in expected.rows:
+        assert got.sizes[name].tolist() == expected.sizes[name].tolist(), name
+        assert got.rows[name].tolist() == expected.rows[name].tolist(), name
+
+
+@given(st.lists(st.integers(0, 5), max_size=30), st.integers(1, 8))
+def test_blocks_end_where_add_location_flushes(counts, per_block):
+    columns = CheckpointColumns.from_checkpoints(
+        (location, [Checkpoint(k, k, [], [], [], [0] * 4, [0] * 3) for k in range(n)])
+        for location, n in enumerate(counts))
+    expected, current, pending = [], [], 0
+    for location, n in enumerate(counts):  # the rule of Writer.add_location
+        current.append(location)
+        pending += n
+        if pending >= per_block:
+            expected.append(current)
+            current, pending = [], 0
+    expected += [current] if current else []
+    blocks = list(columns.blocks(per_block))
+    assert [block.locations.tolist() for block in blocks] == expected
+    assert [block.index.tolist() for block in blocks] == [[k for n in (counts[i] for i in part) for k in range(n)]
+                                                         for part in expected]
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_walk_locations_reads_many_locations_of_an_archive(tmp_path, name):
+    trace = {0: [Event(5, EventKind.ENTER, ref=1), Event(9, EventKind.LEAVE, ref=1)], 1: [],
+             2: [Event(3, EventKind.MARKER, ref=2, value=4)]}
+    batch, offsets = columns(trace, [0, 1, 2])
+    with backend(name):
+        write_table(tmp_path / "a.ccg", definitions(), batch, offsets, nodes_per_block=1)
+        with open_archive(tmp_path / "a.ccg") as archive:
+            roots = [archive.roots[location] for location in (2, 0)]
+            walked = walk_locations(archive.pool, np.array([2, 0]), np.array([r.root for r in roots]),
+                                    np.array([r.start for r in roots]), np.array([0, 1, 3]))
+            expected = [list(LocationWalker(archive.pool, r.root, r.start, location).events())[0]
+                        for location, r in zip((2, 0), roots)]
+            assert list(walked.rows()) == [row for part in expected for row in part.rows()]
+            with pytest.raises(CorruptArchiveError, match="location 0"):
+                walk_locations(archive.pool, np.array([0]), np.array([roots[1].root]), np.array([roots[1].start]),
+                               np.array([0, 3]))
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_add_locations_checks_its_input_as_add_does(name):
+    trace = {0: [Event(1, EventKind.ENTER, ref=0), Event(2, EventKind.LEAVE, ref=0)],
+             1: [Event(1, EventKind.ENTER, ref=0), Event(2, EventKind.LEAVE, ref=1)]}
+    batch, offsets = columns(trace, [0, 1])
+    with backend(name):
+        with pytest.raises(TraceError) as error:
+            make_builder(Params(), definitions()).add_locations(np.array([0, 1]), batch, offsets)
+        assert (error.value.location, error.value.index) == (1, 1)
+        for locations, cuts in (([0, 0], offsets), ([0, 1], np.array([0, 3, 2])), ([0], offsets)):
+            with pytest.raises(ValueError, match="already been finished|offsets must rise"):
+                make_builder(Params(), definitions()).add_locations(np.array(locations), batch, cuts)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(traces(), st.sampled_from([1, 4, 1000]), st.integers(0, 100), st.integers(0, 100), st.integers(-1, 1),
+       st.lists(st.integers(0, 2), unique=True, min_size=1))
+def test_archive_events_walk_small_locations_together(tmp_path_factory, trace, batch_size, first, last, shift,
+                                                      chosen):
+    """Locations of at most a batch are walked in one call (archive/many.py), the others
+    by a walker each; the merge is the per-location walks' events in (time, location) order."""
+    folder = tmp_path_factory.mktemp("events")
+    batch, offsets = columns(trace, sorted(trace))
+    write_table(folder / "a.ccg", definitions(), batch, offsets, locations=np.array(sorted(trace)), level=1)
+    times = sorted(e.time for events in trace.values() for e in events)
+    window = tuple(times[len(times) * k // 101] + shift for k in sorted((first, last)))
+    for name in BACKENDS:
+        with backend(name), open_archive(folder / "a.ccg") as archive:
+            rows = sorted((e.time, location, i, e) for location in chosen
+                          for i, e in enumerate(trace.get(location, [])) if window[0] <= e.time < window[1])
+            merged = [(int(where), event) for locations, part in archive.events(*window, locations=chosen,
+                                                                                 batch_size=batch_size)
+                      for where, event in zip(locations.tolist(), part.rows())]
+            assert merged == [(location, event) for _, location, _, event in rows]

@@ -8,9 +8,9 @@ from .export import ExportFormat, exporter_for, exporters, register_exporter
 from .layout import MAGIC, SectionKind
 from .queries import register_query
 from .reader import Archive, ArchiveStats, open_archive
-from .writer import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_LEVEL, DEFAULT_NODES_PER_BLOCK, Writer,
+from .writer import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK, DEFAULT_NODES_SEARCH, Writer,
                      save_graph, write_trace)
 
-__all__ = ["DEFAULT_CHECKPOINT_INTERVAL", "DEFAULT_LEVEL", "DEFAULT_NODES_LEVEL", "DEFAULT_NODES_PER_BLOCK", "MAGIC",
+__all__ = ["DEFAULT_CHECKPOINT_INTERVAL", "DEFAULT_LEVEL", "DEFAULT_NODES_PER_BLOCK", "DEFAULT_NODES_SEARCH", "MAGIC",
            "Archive", "ArchiveStats", "ExportFormat", "SectionKind", "Writer", "exporter_for", "exporters", "open_archive",
            "register_exporter", "register_query", "save_graph", "write_trace"]

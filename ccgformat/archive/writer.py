@@ -38,14 +38,16 @@ from .sections import DirectoryEntry, encode_directory, encode_json, encode_root
 from .checkpoint_columns import CheckpointColumns
 from .tables import encode_checkpoint_columns, encode_root_table, split_definitions
 
-#: zstd level of every block but NODES by default: once per file, small, and the strongest
-#: levels pay off on large definitions (a Chrome trace's file: 26% larger all at 15)
+#: zstd level of every block by default: the other blocks are written once per file, and
+#: the strongest levels pay off on large definitions (a Chrome trace's file: 26% larger all
+#: at 15)
 DEFAULT_LEVEL = 19
-#: zstd level of the NODES blocks by default, those it shrinks more than
-#: `compression.STRONG_RATIO` times compressed at DEFAULT_LEVEL if that is smaller: every
-#: trace measured stays within 2% of its file size at level 19 (at most +1.1%), at a
-#: quarter of its time (docs/compression.md, `tools/bench.py levels`)
-DEFAULT_NODES_LEVEL = 15
+#: the node blocks are compressed by default with level 19's parameters for their size but
+#: this shorter search (search_log, target_length), those it shrinks more than
+#: `compression.STRONG_RATIO` times with level 19's own too if smaller: every trace
+#: measured stays within 2% of its file size at level 19 (at most +0.7%), at 0.64 of its
+#: zstd time (docs/compression.md, `tools/bench.py levels`)
+DEFAULT_NODES_SEARCH = (4, 32)
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
@@ -76,9 +78,9 @@ class Writer:
     format 1.3; without, they are ROOTS, the JSON SNAPSHOTS and SUMMARY and the whole
     DEFINITIONS in JSON, which readers of 1.0-1.2 read too.
 
-    ``level``: the zstd level of every block; None (the default) compresses the NODES
-    blocks at DEFAULT_NODES_LEVEL (the most compressible of them at DEFAULT_LEVEL, see
-    `compression.Level`) and the rest at DEFAULT_LEVEL. ``threads``: how many
+    ``level``: the zstd level of every block; None (the default) compresses every block at
+    DEFAULT_LEVEL, the node blocks with its shorter search DEFAULT_NODES_SEARCH (see
+    `compression.Level`). ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
     ``references``: one of `REFERENCE_CODINGS`. With ``tables``, the file also holds the
     aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
@@ -99,9 +101,9 @@ class Writer:
             raise ValueError("checkpoint_interval and nodes_per_block must be positive")
         self.path = Path(path)
         #: the level of the NODES blocks, as PARAMETERS records it
-        self.level = DEFAULT_NODES_LEVEL if level is None else level
-        self._nodes_level = Level(DEFAULT_NODES_LEVEL, DEFAULT_LEVEL) if level is None else Level(level)
-        self._other_level = Level(DEFAULT_LEVEL if level is None else level)
+        self.level = DEFAULT_LEVEL if level is None else level
+        self._nodes_level = Level(self.level, DEFAULT_NODES_SEARCH if level is None else None)
+        self._other_level = Level(self.level)
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
         self.tables = tables

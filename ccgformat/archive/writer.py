@@ -25,10 +25,11 @@ from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
-from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
+from .bundle import encode_bundle
+from .layout import (BLOCK_OVERHEAD, BUNDLE_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
-                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
+                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
                      largest_raw_length)
 from .codec import stream_bytes
 from .native import builder as make_builder, node_encoder, walker as location_walker
@@ -58,6 +59,10 @@ CHOICE_LEVEL = 3
 CHECKPOINTS_PER_TABLE_BLOCK = 4096
 #: JSON (or a raw extension table) of this size or more is not tried as DEFINITIONS
 JSON_TRIAL_BYTES = 1 << 20
+#: the sections written last are tried in one BUNDLE block while their raw payloads
+#: total less than this: beyond, the framing they would save is noise, and a reader
+#: decodes a bundle when it opens the file
+BUNDLE_RAW_BYTES = 1 << 16
 
 
 class Writer:
@@ -71,13 +76,14 @@ class Writer:
     blocks at DEFAULT_NODES_LEVEL (the most compressible of them at DEFAULT_LEVEL, see
     `compression.Level`) and the rest at DEFAULT_LEVEL. ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
-    ``references``: one of `REFERENCE_CODINGS`.
+    ``references``: one of `REFERENCE_CODINGS`. ``bundle`` (with the tables): the blocks
+    `finish` makes go in one BUNDLE block when that is smaller (format 1.4).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                 threads: int | None = None, references: str = "auto"):
+                 threads: int | None = None, references: str = "auto", bundle: bool = True):
         if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if references not in REFERENCE_CODINGS:
@@ -92,6 +98,7 @@ class Writer:
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
         self.tables = tables
+        self.bundle = bundle and tables  # the layout for older readers has no bundles
         self._queue: CompressionQueue[tuple[SectionKind, bool, int, int]] = \
             CompressionQueue(default_threads() if threads is None else threads)
         self.references = references
@@ -109,6 +116,9 @@ class Writer:
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
+        self._bundle = False  # whether a BUNDLE block (1.4) was written
+        #: while `finish` runs with the tables: the blocks it makes, kept to be tried as a bundle
+        self._deferred: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]] | None = None
         self._pending_checkpoints = 0
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
@@ -132,10 +142,34 @@ class Writer:
 
     def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
                count: int = 0, compressed: bytes | None = None) -> None:
-        """Queue a block; it is written once it and the blocks before it are compressed."""
-        level = self._nodes_level if kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES) else self._other_level
-        self._queue.put((kind, must_understand, first, count), raw, level, compressed)
+        """Queue a block; it is written once it and the blocks before it are compressed
+        (in `finish`, once the writer has chosen whether to bundle it)."""
+        if self._deferred is not None:
+            self._deferred.append((kind, raw, must_understand, first, count, compressed))
+            return
+        self._queue.put((kind, must_understand, first, count), raw, self._level_of(kind), compressed)
         self._write_ready()
+
+    def _level_of(self, kind: SectionKind) -> Level:
+        return self._nodes_level if kind in NODE_KINDS else self._other_level
+
+    def _write_deferred(self) -> None:
+        """Write the blocks `finish` made: in one BUNDLE block when their raw payloads
+        total less than BUNDLE_RAW_BYTES and that makes the file smaller, else each alone."""
+        deferred, self._deferred = self._deferred or [], None
+        if len(deferred) > 1 and sum(len(item[1]) for item in deferred) < BUNDLE_RAW_BYTES:
+            alone = sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(
+                raw, compressed or self._level_of(kind).compress(raw))[0])
+                for kind, raw, _, _, _, compressed in deferred)
+            raw = encode_bundle([(kind, int(BlockFlags.MUST_UNDERSTAND) if must_understand else 0, first, count, raw)
+                                 for kind, raw, must_understand, first, count, _ in deferred])
+            packed = self._other_level.compress(raw)
+            if BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(raw, packed)[0]) < alone:
+                self._bundle = True
+                self._block(SectionKind.BUNDLE, raw, must_understand=True, count=len(deferred), compressed=packed)
+                return
+        for kind, raw, must_understand, first, count, compressed in deferred:
+            self._block(kind, raw, must_understand=must_understand, first=first, count=count, compressed=compressed)
 
     def _write_ready(self, *, wait: bool = False) -> None:
         for (kind, must_understand, first, count), raw, compressed in self._queue.ready(wait=wait):
@@ -244,6 +278,8 @@ class Writer:
         missing = sorted(set(range(len(graph.definitions.locations))) - set(graph.roots))
         if missing:
             raise ValueError(f"defined locations without a root: {missing[:10]}")
+        if self.bundle:
+            self._deferred = []
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
         self._definitions(graph.definitions)
@@ -251,6 +287,7 @@ class Writer:
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
                     (encode_root_table if self.tables else encode_roots)(graph.roots), must_understand=True,
                     count=len(graph.roots))
+        self._write_deferred()
         self._write_ready(wait=True)
         self._queue.close()
         footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND),
@@ -259,7 +296,7 @@ class Writer:
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
         minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else EXTENSION_TABLE_MINOR_VERSION \
-            if self._extension_table else TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations \
+            if self._extension_table else BUNDLE_MINOR_VERSION if self._bundle else TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations \
             else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
@@ -294,13 +331,13 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                threads: int | None = None, references: str = "auto") -> Graph:
+                threads: int | None = None, references: str = "auto", bundle: bool = True) -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``: as for `Writer`.
+    ``references``, ``bundle``: as for `Writer`.
     Returns the built graph.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
@@ -310,7 +347,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     from_input = params.lossless and not repair
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                 nodes_per_block=nodes_per_block, tables=tables, threads=threads,
-                references=references) as writer:
+                references=references, bundle=bundle) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
             record = recorder(writer.checkpoint_interval) if from_input else None

@@ -496,8 +496,8 @@ def bundle() -> Vector:
     return replace(vector, name="bundle", bundle=True, notes=[], summary=(
         "`minimal.ccg` as the writer writes it by default: its NODES, CHECKPOINT_TABLE, "
         "DEFINITIONS, PARAMETERS and ROOT_TABLE sections are members of one BUNDLE block "
-        "(format 1.4, spec 2.5), one zstd frame, which makes the file smaller than "
-        "`minimal.ccg`."))
+        "(format 1.4, spec 2.5), one zstd frame, and DEFINITIONS and PARAMETERS leave out "
+        "their default values (spec 4.1, 4.2): 470 bytes where `minimal.ccg` takes 976."))
 
 
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,

@@ -31,6 +31,7 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import read_block, unpack_payload
 from .bundle import decode_bundle
+from .defaults import fill_definitions, fill_parameters
 from ..backends import native
 from .codec import NodeBlock
 from .export import exporter_for
@@ -312,7 +313,7 @@ class Archive:
         members (decoded now: a writer bundles only small sections), checked together."""
         sections: list[DirectoryEntry] = []
         for block in self._directory:
-            if block.kind != SectionKind.BUNDLE:
+            if block.kind not in _KNOWN_KINDS or block.kind != SectionKind.BUNDLE:
                 sections.append(block)
                 continue
             if block.first or not block.flags & BlockFlags.MUST_UNDERSTAND:
@@ -405,10 +406,22 @@ class Archive:
 
     # ----------------------------------------------------------------- metadata
 
+    def _filled_json(self, kind: SectionKind, fill: Callable[[Any], Any]) -> Any:
+        """A JSON section; a BUNDLE member's with the default values it leaves out filled
+        back (spec 4.1, 4.2)."""
+        entry = self._section(kind)
+        document = self._json(kind)
+        if entry.member < 0:
+            return document
+        try:
+            return fill(document)
+        except TypeError as error:
+            raise CorruptArchiveError(f"{kind.name} section: {error}", path=self.path, offset=entry.offset) from None
+
     @cached_property
     def definitions(self) -> Definitions:
         entry = self._section(SectionKind.DEFINITIONS)
-        document = self._json(SectionKind.DEFINITIONS)
+        document = self._filled_json(SectionKind.DEFINITIONS, fill_definitions)
         extensions = self._optional_section(SectionKind.EXTENSION_TABLE)
         if extensions is not None and isinstance(document, dict) and "extensions" in document:
             raise CorruptArchiveError("definitions section has extensions beside an EXTENSION_TABLE block",
@@ -452,7 +465,8 @@ class Archive:
     @cached_property
     def parameters(self) -> dict[str, Any]:
         """The PARAMETERS section: bounds, b, L, zstd level, provenance and build metrics."""
-        document = self._json(SectionKind.PARAMETERS)
+        document = self._filled_json(SectionKind.PARAMETERS, lambda document: fill_parameters(
+            document, self._filled_json(SectionKind.DEFINITIONS, fill_definitions).get("provenance")))
         if not isinstance(document, dict):
             raise CorruptArchiveError("parameters section is not an object", path=self.path,
                                       offset=self._section(SectionKind.PARAMETERS).offset)

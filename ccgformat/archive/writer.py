@@ -9,6 +9,7 @@ temporary name in the target's folder, flushed to disk and renamed at the end
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
 from .bundle import encode_bundle
+from .defaults import strip_definitions, strip_parameters
 from .layout import (BLOCK_OVERHEAD, BUNDLE_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
@@ -60,9 +62,9 @@ CHECKPOINTS_PER_TABLE_BLOCK = 4096
 #: JSON (or a raw extension table) of this size or more is not tried as DEFINITIONS
 JSON_TRIAL_BYTES = 1 << 20
 #: the sections written last are tried in one BUNDLE block while their raw payloads
-#: total less than this: beyond, the framing they would save is noise, and a reader
+#: total less than this (256 KiB): beyond, the framing they would save is noise, and a reader
 #: decodes a bundle when it opens the file
-BUNDLE_RAW_BYTES = 1 << 16
+BUNDLE_RAW_BYTES = 1 << 18
 
 
 class Writer:
@@ -162,7 +164,7 @@ class Writer:
                 raw, compressed or self._level_of(kind).compress(raw))[0])
                 for kind, raw, _, _, _, compressed in deferred)
             raw = encode_bundle([(kind, int(BlockFlags.MUST_UNDERSTAND) if must_understand else 0, first, count, raw)
-                                 for kind, raw, must_understand, first, count, _ in deferred])
+                                 for kind, raw, must_understand, first, count, _ in _without_defaults(deferred)])
             packed = self._other_level.compress(raw)
             if BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(raw, packed)[0]) < alone:
                 self._bundle = True
@@ -324,6 +326,19 @@ class Writer:
             "provenance": dict(graph.definitions.provenance),
             "metrics": {"N": m.N, "n": m.n, "M": m.M, "m": m.m},
         }
+
+
+def _without_defaults(blocks: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]]
+                      ) -> list[tuple[SectionKind, bytes, bool, int, int, bytes | None]]:
+    """The blocks with DEFINITIONS and PARAMETERS stripped of their default values, as
+    members of a BUNDLE block store them (spec 4.1, 4.2)."""
+    definitions = next(json.loads(raw) for kind, raw, *_ in blocks if kind == SectionKind.DEFINITIONS)
+    stripped = {SectionKind.DEFINITIONS: strip_definitions(definitions)}
+    for kind, raw, *_ in blocks:
+        if kind == SectionKind.PARAMETERS:
+            stripped[kind] = strip_parameters(json.loads(raw), definitions.get("provenance", {}))
+    return [(kind, encode_json(stripped[kind]) if kind in stripped else raw, *rest)
+            for kind, raw, *rest in blocks]
 
 
 def write_trace(path: str | os.PathLike[str], definitions: Definitions,

@@ -77,16 +77,17 @@ def zstd_searching(raw: bytes, level: int, search_log: int, target_length: int) 
 
 
 def synthetic(path: Path, level: int | None, jitter: float = 0.2, events: int = 6000, pattern: str = "spmd",
-              params: ccg.Params | None = None) -> int:
+              params: ccg.Params | None = None, bundle: bool = True) -> int:
     defs, events_of = synth.synthesize(3, events, jitter=jitter, seed=3, pattern=pattern)
-    ccg.write_trace(path, defs, ((loc, events_of(loc)) for loc in range(3)), params or ccg.Params(), level=level)
+    ccg.write_trace(path, defs, ((loc, events_of(loc)) for loc in range(3)), params or ccg.Params(), level=level,
+                    bundle=bundle)
     return path.stat().st_size
 
 
 @pytest.mark.parametrize("pattern, jitter", [("ring", 0.0), ("spmd", 0.2)])
 def test_the_default_compresses_nodes_with_a_shorter_search_the_most_compressible_and_the_rest_at_19(
         tmp_path, pattern, jitter):
-    synthetic(tmp_path / "a.ccg", None, jitter, 60_000, pattern)
+    synthetic(tmp_path / "a.ccg", None, jitter, 60_000, pattern, bundle=False)  # node blocks of their own
     blocks = stored_blocks(tmp_path / "a.ccg")
     node_kinds = {SectionKind.NODES, SectionKind.PREDICTED_NODES}
     assert {kind for kind, _, _ in blocks} - node_kinds and {kind for kind, _, _ in blocks} & node_kinds

@@ -78,7 +78,7 @@ def measure_all(names: list[str] | None = None) -> list[dict[str, Any]]:
 
 
 #: the section columns of the table, in file order
-SECTIONS = ("NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "EXTENSION_TABLE", "LOCATION_TABLE", "PARAMETERS",
+SECTIONS = ("NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "EXTENSION_TABLE", "LOCATION_TABLE", "PARAMETERS", "BUNDLE",
             "ROOT_TABLE", "framing")
 
 

@@ -9,6 +9,7 @@ temporary name in the target's folder, flushed to disk and renamed at the end
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -25,10 +26,13 @@ from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
-from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
+from .bundle import encode_bundle
+from .defaults import strip_definitions, strip_parameters
+from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, BUNDLE_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
+                     EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
-                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
+                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
                      largest_raw_length)
 from .codec import stream_bytes
 from .aggregation import encode_level
@@ -69,6 +73,10 @@ AGGREGATION_BUDGET = 0.10
 #: LOCATION_TABLE bytes (before compression) up to which the whole DEFINITIONS in JSON
 #: is tried as well (about 1,200 locations of regular names)
 WHOLE_DEFINITIONS_TRIAL = 16384
+#: the sections written last are tried in one BUNDLE block while their raw payloads
+#: total less than this (256 KiB): beyond, the framing they would save is noise, and a reader
+#: decodes a bundle when it opens the file
+BUNDLE_RAW_BYTES = 1 << 18
 
 
 class Writer:
@@ -85,14 +93,15 @@ class Writer:
     ``references``: one of `REFERENCE_CODINGS`. With ``tables``, the file also holds the
     aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
     ... while they take at most that share of the bytes written before them (default
-    `AGGREGATION_BUDGET`), level 0 always.
+    `AGGREGATION_BUDGET`), level 0 always. ``bundle`` (with the
+    tables): the blocks `finish` makes go in one BUNDLE block when that is smaller (format 1.4).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                  threads: int | None = None, references: str = "auto",
-                 aggregation: float | None = AGGREGATION_BUDGET):
+                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True):
         if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if references not in REFERENCE_CODINGS:
@@ -107,6 +116,7 @@ class Writer:
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
         self.tables = tables
+        self.bundle = bundle and tables  # the layout for older readers has no bundles
         self._queue: CompressionQueue[tuple[SectionKind, bool, int, int]] = \
             CompressionQueue(default_threads() if threads is None else threads)
         self.references = references
@@ -126,7 +136,13 @@ class Writer:
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
+        self._bundle = False  # whether a BUNDLE block (1.4) was written
+        #: while `finish` runs with the tables: the blocks it makes, kept to be tried as a bundle
+        self._deferred: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]] | None = None
         self._pending_checkpoints = 0
+        #: the last CHECKPOINT_TABLE block of `add_checkpoint_columns` while it holds fewer
+        #: than CHECKPOINTS_PER_TABLE_BLOCK checkpoints
+        self._held_columns: CheckpointColumns | None = None
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
 
@@ -149,10 +165,34 @@ class Writer:
 
     def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
                count: int = 0, compressed: bytes | None = None) -> None:
-        """Queue a block; it is written once it and the blocks before it are compressed."""
-        level = self._nodes_level if kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES) else self._other_level
-        self._queue.put((kind, must_understand, first, count), raw, level, compressed)
+        """Queue a block; it is written once it and the blocks before it are compressed
+        (in `finish`, once the writer has chosen whether to bundle it)."""
+        if self._deferred is not None:
+            self._deferred.append((kind, raw, must_understand, first, count, compressed))
+            return
+        self._queue.put((kind, must_understand, first, count), raw, self._level_of(kind), compressed)
         self._write_ready()
+
+    def _level_of(self, kind: SectionKind) -> Level:
+        return self._nodes_level if kind in NODE_KINDS else self._other_level
+
+    def _write_deferred(self) -> None:
+        """Write the blocks `finish` made: in one BUNDLE block when their raw payloads
+        total less than BUNDLE_RAW_BYTES and that makes the file smaller, else each alone."""
+        deferred, self._deferred = self._deferred or [], None
+        if len(deferred) > 1 and sum(len(item[1]) for item in deferred) < BUNDLE_RAW_BYTES:
+            alone = sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(
+                raw, compressed or self._level_of(kind).compress(raw))[0])
+                for kind, raw, _, _, _, compressed in deferred)
+            raw = encode_bundle([(kind, int(BlockFlags.MUST_UNDERSTAND) if must_understand else 0, first, count, raw)
+                                 for kind, raw, must_understand, first, count, _ in _without_defaults(deferred)])
+            packed = self._other_level.compress(raw)
+            if BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(raw, packed)[0]) < alone:
+                self._bundle = True
+                self._block(SectionKind.BUNDLE, raw, must_understand=True, count=len(deferred), compressed=packed)
+                return
+        for kind, raw, must_understand, first, count, compressed in deferred:
+            self._block(kind, raw, must_understand=must_understand, first=first, count=count, compressed=compressed)
 
     def _write_ready(self, *, wait: bool = False) -> None:
         for (kind, must_understand, first, count), raw, compressed in self._queue.ready(wait=wait):
@@ -247,7 +287,10 @@ class Writer:
             raise ValueError("checkpoint columns are written as tables; this writer writes the JSON layout")
         self._flush_indexes()
         for part in columns.blocks(CHECKPOINTS_PER_TABLE_BLOCK):
-            self._checkpoint_block(part)
+            if int(part.counts.sum()) >= CHECKPOINTS_PER_TABLE_BLOCK:
+                self._checkpoint_block(part)
+            else:  # the last, short block waits for `finish`, as `add_location`'s do
+                self._held_columns = part
 
     def _checkpoint_block(self, columns: CheckpointColumns) -> None:
         self._block(SectionKind.CHECKPOINT_TABLE, encode_checkpoint_columns(self.checkpoint_interval, columns),
@@ -255,6 +298,9 @@ class Writer:
         self._summaries = True
 
     def _flush_indexes(self) -> None:
+        if self._held_columns is not None:
+            self._checkpoint_block(self._held_columns)
+            self._held_columns = None
         if not self._indexes:
             return
         self._indexes.sort(key=lambda item: item[0])
@@ -279,6 +325,8 @@ class Writer:
         missing = sorted(set(range(len(graph.definitions.locations))) - set(graph.roots))
         if missing:
             raise ValueError(f"defined locations without a root: {missing[:10]}")
+        if self.bundle:
+            self._deferred = []
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
         if self.aggregation is not None:
@@ -288,6 +336,7 @@ class Writer:
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
                     (encode_root_table if self.tables else encode_roots)(graph.roots), must_understand=True,
                     count=len(graph.roots))
+        self._write_deferred()
         self._write_ready(wait=True)
         self._queue.close()
         footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND),
@@ -296,7 +345,8 @@ class Writer:
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
         minor = AGGREGATION_MINOR_VERSION if self._aggregated else PREDICTED_NODES_MINOR_VERSION if self._predicted \
-            else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else TABLES_MINOR_VERSION if self.tables \
+            else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else BUNDLE_MINOR_VERSION if self._bundle \
+            else TABLES_MINOR_VERSION if self.tables \
             else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
@@ -342,19 +392,32 @@ class Writer:
         }
 
 
+def _without_defaults(blocks: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]]
+                      ) -> list[tuple[SectionKind, bytes, bool, int, int, bytes | None]]:
+    """The blocks with DEFINITIONS and PARAMETERS stripped of their default values, as
+    members of a BUNDLE block store them (spec 4.1, 4.2)."""
+    definitions = next(json.loads(raw) for kind, raw, *_ in blocks if kind == SectionKind.DEFINITIONS)
+    stripped = {SectionKind.DEFINITIONS: strip_definitions(definitions)}
+    for kind, raw, *_ in blocks:
+        if kind == SectionKind.PARAMETERS:
+            stripped[kind] = strip_parameters(json.loads(raw), definitions.get("provenance", {}))
+    return [(kind, encode_json(stripped[kind]) if kind in stripped else raw, *rest)
+            for kind, raw, *rest in blocks]
+
+
 def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
                 repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto",
-                aggregation: float | None = AGGREGATION_BUDGET) -> Graph:
+                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True) -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``, ``aggregation``: as for `Writer`.
+    ``references``, ``aggregation``, ``bundle``: as for `Writer`.
     Returns the built graph.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
@@ -364,7 +427,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     from_input = params.lossless and not repair
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                 nodes_per_block=nodes_per_block, tables=tables, threads=threads,
-                references=references, aggregation=aggregation) as writer:
+                references=references, aggregation=aggregation, bundle=bundle) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
             record = recorder(writer.checkpoint_interval) if from_input else None
@@ -391,11 +454,11 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto",
-               aggregation: float | None = AGGREGATION_BUDGET) -> Path:
-    """Write an already built graph as an archive (``references``, ``aggregation``: as for
-    `Writer`)."""
-    with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, references=references, aggregation=aggregation) as writer:
+               aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True) -> Path:
+    """Write an already built graph as an archive (``references``, ``aggregation``,
+    ``bundle``: as for `Writer`)."""
+    with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
+                references=references, aggregation=aggregation, bundle=bundle) as writer:
         writer.add_nodes(graph.pool, final=True)
         for location in graph.roots:
             writer.add_location(location, graph.location(location))

@@ -451,22 +451,20 @@ class Archive:
         entries = [entry for entry in self._directory if entry.kind == SectionKind.METRIC_LEVEL]
         if not entries:
             return None
+        first, last = self.time_range
+        rows = max(set(range(len(self.definitions.locations))) | set(self.roots), default=-1) + 1
         levels = [decode_metric_level(self.payload(entry), self.path, entry.offset) for entry in entries]
         for entry, level in zip(entries, levels):
             if entry.first != level.level or entry.count != level.slices:
                 raise CorruptArchiveError(f"metric level {level.level}: the directory says level {entry.first} "
                                           f"of {entry.count} slices", path=self.path, offset=entry.offset)
-        tables = join_metric_levels(levels, self.path, entries[0].offset)
-        first, last = self.time_range
-        rows = max(set(range(len(self.definitions.locations))) | set(self.roots), default=-1) + 1
-        level = tables.levels[0]
-        if ((level.start, level.stop) != (first, last + 1) or level.metrics != len(self.definitions.metrics)
-                or level.locations != rows):
-            raise CorruptArchiveError(f"metric tables cover {level.start}..{level.stop}, {level.metrics} metrics "
-                                      f"and {level.locations} locations, the trace {first}..{last + 1}, "
-                                      f"{len(self.definitions.metrics)} and {rows}", path=self.path,
-                                      offset=entries[0].offset)
-        return tables
+            if ((level.start, level.stop) != (first, last + 1) or level.metrics != len(self.definitions.metrics)
+                    or level.locations != rows):
+                raise CorruptArchiveError(f"metric level {level.level} covers {level.start}..{level.stop}, "
+                                          f"{level.metrics} metrics and {level.locations} locations, the trace "
+                                          f"{first}..{last + 1}, {len(self.definitions.metrics)} and {rows}",
+                                          path=self.path, offset=entry.offset)
+        return join_metric_levels(levels, self.path, entries[0].offset)
 
     @cached_property
     def parameters(self) -> dict[str, Any]:

@@ -156,13 +156,17 @@ def _locations(source: Any, locations: Iterable[int] | None) -> list[int]:
     return chosen
 
 
-def _piece(source: Any, location: int, a: int, b: int, metrics: list[int], rules: list[int],
-           types: list[str]) -> np.ndarray:
-    """The integrals of ``[a, b)`` on one location, from the graph."""
-    root = source.roots.get(location)
-    if a >= b or root is None or not root.events or not metrics:
-        return np.zeros(len(metrics))
-    return _span(source.location(location), root.end, np.array([a, b], np.int64), metrics, rules, types)[0]
+def _graph_pieces(source: Any, chosen: list[int], pieces: list[tuple[int, int]], metrics: list[int]) -> np.ndarray:
+    """``[locations, pieces, metrics]``: the integrals of ``pieces`` (disjoint, in time
+    order), each run of adjacent pieces read in one pass over its events."""
+    out = np.zeros((len(chosen), len(pieces), len(metrics)))
+    first = 0
+    for i in range(1, len(pieces) + 1):
+        if i == len(pieces) or pieces[i][0] != pieces[i - 1][1]:
+            bounds = np.array([a for a, _ in pieces[first:i]] + [pieces[i - 1][1]], np.int64)
+            out[:, first:i] = _graph_integrals(source, chosen, bounds, metrics)
+            first = i
+    return out
 
 
 def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray, metrics: list[int],
@@ -178,22 +182,24 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
         if (whole & (fine[np.minimum(first, level.slices)] == bounds[:-1])
                 & (fine[np.maximum(last, 0)] == bounds[1:])).all():
             break
+    pieces: list[tuple[int, int]] = []
+    head = np.full(len(bounds) - 1, -1)  # slice -> its piece before the cells (or its only piece), tail: after
+    tail = np.full(len(bounds) - 1, -1)
+    for t, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
+        ends = [(a, int(fine[first[t]])), (int(fine[last[t]]), b)] if whole[t] else [(a, b)]
+        for slot, (x, y) in zip((head, tail), ends):
+            x, y = max(x, tables.start), min(y, tables.stop)
+            if x < y:
+                slot[t] = len(pieces)
+                pieces.append((x, y))
+    graph = _graph_pieces(source, chosen, pieces, metrics) if pieces else np.zeros((len(chosen), 0, len(metrics)))
     dense = level.dense(chosen, metrics)  # [rows, cells, metrics]
-    _, rules, types = _metric_setup(source, metrics)
-
-    def piece(location: int, a: int, b: int) -> np.ndarray:
-        return _piece(source, location, max(a, tables.start), min(b, tables.stop), metrics, rules, types)
-
+    zero = np.zeros((len(chosen), len(metrics)))
     for t in range(len(bounds) - 1):
-        a, b = int(bounds[t]), int(bounds[t + 1])
-        for row, location in enumerate(chosen):
-            if not whole[t]:
-                out[row, t] = piece(location, a, b)
-                continue
-            total = piece(location, a, int(fine[first[t]]))
-            for cell in range(int(first[t]), int(last[t])):
-                total = total + dense[row, cell]
-            out[row, t] = total + piece(location, int(fine[last[t]]), b)
+        total = graph[:, head[t]] if head[t] >= 0 else zero
+        for cell in range(int(first[t]), int(last[t])) if whole[t] else ():
+            total = total + dense[:, cell]
+        out[:, t] = total + graph[:, tail[t]] if tail[t] >= 0 else total
 
 
 def metric_integrals(source: Any, slices: int, start: int | None = None, stop: int | None = None,

@@ -50,8 +50,8 @@ def readme_rows() -> list[dict[str, Any]]:
 def read_everything(path: Path | str, *, max_events: int | None = None) -> tuple[Definitions, dict[int, Any], Any]:
     """Open an archive and touch everything a reader offers; returns what it read: the
     definitions, per location its events and the answers of a few random-access calls
-    (``max_events`` caps how many events of a location are read), and the model at every
-    level of the aggregation tables."""
+    (``max_events`` caps how many events of a location are read), and the model and the
+    metric integrals at every level of the tables."""
     with ccg.open(path) as archive:
         definitions = archive.definitions
         definitions.extensions  # an EXTENSION_TABLE (1.4) is decoded when first used
@@ -75,6 +75,9 @@ def read_everything(path: Path | str, *, max_events: int | None = None) -> tuple
             result[location] = (events, probes)
         tables = archive.aggregation_tables
         models = [archive.aggregate(1 << k).values.tolist() for k in range(len(tables.levels))] if tables else []
+        metric_tables = archive.metric_tables
+        models += [archive.metric_integrals(1 << k).values.tolist()
+                   for k in range(len(metric_tables.levels))] if metric_tables else []
         return definitions, result, models
 
 

@@ -274,7 +274,7 @@ def test_info_json_describes_the_archive(trace, capsys):
                                               "raw_bytes": sum(e.raw_length for e in listed)}
     assert len(nodes) > 1
     assert set(document["sections"]) == names | {"CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE",
-                                              "AGGREGATE_LEVEL", "BUNDLE"}
+                                              "AGGREGATE_LEVEL", "METRIC_LEVEL", "BUNDLE"}
 
 
 def test_info_text(trace, capsys):

@@ -124,12 +124,12 @@ def test_empty_locations_and_a_single_event_location_are_sound(tmp_path):
 
 
 def test_optional_unknown_sections_are_accepted_but_their_checksum_is_checked(archive, tmp_path):
-    extra = [(17, int(BlockFlags.ZSTD), b"future aggregation table")]
+    extra = [(31, int(BlockFlags.ZSTD), b"future aggregation table")]
     path = rebuild(archive, tmp_path / "extra.ccg", extra=extra)
     assert verify(path) == []
-    block = [e for e in directory(path) if e.kind == 17][0]
+    block = [e for e in directory(path) if e.kind == 31][0]
     problems = verify(flip(path, tmp_path / "bad.ccg", payload_middle(block)))
-    assert [(p.offset, p.kind_name) for p in problems] == [(block.offset, "AGGREGATION_17")]
+    assert [(p.offset, p.kind_name) for p in problems] == [(block.offset, "AGGREGATION_31")]
     assert "CRC32C" in problems[0].reason
 
 
@@ -392,7 +392,7 @@ def read_all(path: Path) -> None:
                 walker.event(len(walker) // 2)
             for kind in (SectionKind.SNAPSHOTS, SectionKind.SUMMARY):
                 ar.checkpoints(kind, location)
-        ar.aggregation_tables
+        ar.aggregation_tables, ar.metric_tables
 
 
 SAMPLES = sorted([*(ROOT / "tests" / "data" / "bad").glob("*.ccg"), *(ROOT / "spec" / "vectors").glob("*.ccg"),

@@ -526,11 +526,33 @@ def bundle() -> Vector:
         "their default values (spec 4.1, 4.2): 470 bytes where `minimal.ccg` takes 976."))
 
 
+def metric_integrals() -> Vector:
+    """Two ranks in main sampling a gauge (absolute) and a counter (accumulated), written
+    with the metric pyramid (spec 4.11)."""
+    trace: dict[int, list[Event]] = {}
+    for i in range(2):
+        t = Timeline(100 + 10 * i)
+        t.at(0, K.ENTER, ref=0)
+        for step in range(4):
+            t.at(0 if step == 0 else 30 + 5 * i, K.METRIC, ref=0, value=2 + 3 * step + i)
+            t.at(0, K.METRIC, ref=1, value=1000 * i + 250 * step * step)
+        t.at(20, K.LEAVE, ref=0)
+        trace[i] = t.events
+    definitions = Definitions(regions=[Region("main")], locations=[Location(f"rank {i}", "process") for i in range(2)],
+                              metrics=[Metric("power", "W", "absolute", "int64"),
+                                       Metric("PAPI_TOT_CYC", "", "accumulated", "int64")])
+    return Vector("metric_integrals", "Two ranks in main, each sampling the absolute metric `power` and the "
+                  "accumulated counter `PAPI_TOT_CYC` four times; written with the tables allowed eight times "
+                  "the bytes before them, which gives several levels of the metric pyramid (METRIC_LEVEL, "
+                  "spec 4.11): the step integral of `power` and the increase of the counter per slice.",
+                  definitions, trace, aggregation=8.0)
+
+
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
                                                many_locations_json, predicted_references, extension_records, aggregation,
-                                               bundle]
+                                               bundle, metric_integrals]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -1017,7 +1039,8 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
         q = parse(base)
         k = index_of(q, kind)
         raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
-        start = {SectionKind.ROOT_TABLE: 0, SectionKind.CHECKPOINT_TABLE: 8, SectionKind.AGGREGATE_LEVEL: 32}.get(
+        start = {SectionKind.ROOT_TABLE: 0, SectionKind.CHECKPOINT_TABLE: 8, SectionKind.AGGREGATE_LEVEL: 32,
+                 SectionKind.METRIC_LEVEL: 32}.get(
             kind, 4 + struct.unpack_from("<I", raw)[0] if len(raw) >= 4 else 0)
         streams, position = [], start
         while position < len(raw):
@@ -1044,6 +1067,12 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     def region_past_the_states(streams: list[np.ndarray]) -> None:
         streams[1][0] = 3  # the first entry's region step: region 3 of 3
 
+    def integral_changed(streams: list[np.ndarray]) -> None:
+        streams[2][-1] ^= 1  # the last bit of the last stored float64 of level 0
+
+    def metric_past_the_metrics(streams: list[np.ndarray]) -> None:
+        streams[1][0] = 2  # the first entry's metric step: metric 2 of 2
+
     def unknown_value_kind(streams: list[np.ndarray]) -> None:
         streams[0][0] = 9  # the kind of the table's value
 
@@ -1066,6 +1095,11 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "that node 1 no longer holds the sum of its children"),
             ("aggregate_region_past_states.ccg", "aggregation", SectionKind.AGGREGATE_LEVEL,
              region_past_the_states, "the first region step of AGGREGATE_LEVEL 0 set to 3, past its 3 states"),
+            ("metric_level_changed.ccg", "metric_integrals", SectionKind.METRIC_LEVEL, integral_changed,
+             "the last bit of the last value of METRIC_LEVEL 0 flipped, so that it is no longer the sum of "
+             "level 1's pair"),
+            ("metric_level_past_metrics.ccg", "metric_integrals", SectionKind.METRIC_LEVEL,
+             metric_past_the_metrics, "the first metric step of METRIC_LEVEL 0 set to 2, past its 2 metrics"),
             ("root_table_short.ccg", "every_kind", SectionKind.ROOT_TABLE, shorten,
              "the ROOT_TABLE's end stream one value short"),
             ("location_table_bad_text.ccg", "many_locations", SectionKind.LOCATION_TABLE, text_past_the_list,
@@ -1120,12 +1154,13 @@ def bad_readme(bads: list[Bad]) -> str:
         "# Damaged archives",
         "",
         "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` and, for the",
-        "LOCATION_TABLE, `many_locations.ccg`, for the aggregation tables `aggregation.ccg`, for",
-        "the BUNDLE block `bundle.ccg` (the only writer of these files; never edit them by hand).",
-        "`tests/test_bad_archives.py` parses the table below, so the two cannot drift: reading a",
-        "file - opening it, the definitions, parameters and stats, every location's events in",
-        "full, `event(i)`, `find`, the checkpoints and the model at every level of the",
-        "aggregation tables - must raise exactly the exception named (not a subclass), and when an",
+        "LOCATION_TABLE, `many_locations.ccg`, for the tables `aggregation.ccg` and",
+        "`metric_integrals.ccg`, for the BUNDLE block `bundle.ccg` (the only writer of these files;",
+        "never edit them by hand). `tests/test_bad_archives.py` parses the table below, so the two",
+        "cannot drift: reading a file - opening it, the definitions, parameters and stats, every",
+        "location's events in full, `event(i)`, `find`, the checkpoints and the model and the",
+        "metric integrals at every level of the tables - must raise exactly the exception named",
+        "(not a subclass), and when an",
         "offset is given the error's `offset` attribute and its message (`at byte N`) must name",
         "it. \"reads fine\" means reading succeeds and gives the events of `every_kind`. The files",
         "also seed the fuzz corpus. All exception classes live in `ccgformat.errors` and derive",
@@ -1164,6 +1199,9 @@ def read_all(path: Path) -> None:
         tables = archive.aggregation_tables
         for k in range(len(tables.levels)) if tables else ():
             archive.aggregate(1 << k)
+        metric_tables = archive.metric_tables
+        for k in range(len(metric_tables.levels)) if metric_tables else ():
+            archive.metric_integrals(1 << k)
         for location in archive.locations:
             for _ in archive.location(location).events():
                 pass

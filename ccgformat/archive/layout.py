@@ -23,7 +23,7 @@ TABLES_MINOR_VERSION = 3
 PREDICTED_NODES_MINOR_VERSION = 4
 #: the minor version that introduced EXTENSION_TABLE
 EXTENSION_TABLE_MINOR_VERSION = 4
-#: the minor version that introduced the AGGREGATE_LEVEL tables
+#: the minor version that introduced the AGGREGATE_LEVEL and METRIC_LEVEL tables
 AGGREGATION_MINOR_VERSION = 4
 #: the minor version that introduced BUNDLE blocks
 BUNDLE_MINOR_VERSION = 4
@@ -70,6 +70,7 @@ class SectionKind(IntEnum):
     BUNDLE = 11           #: since 1.4, several small sections in one zstd frame
     PREDICTED_NODES = 12  #: since 1.4, a NODES block whose child references are predicted
     AGGREGATE_LEVEL = 16  #: since 1.4, one level of the aggregation pyramid
+    METRIC_LEVEL = 17     #: since 1.4, one level of the metric-integral pyramid
 
 
 #: The section kinds that hold node blocks.

@@ -30,6 +30,7 @@ from ..hierarchy import hierarchy_of
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .aggregation import AggregationTables, decode_level, join_levels
+from .metric_tables import MetricTables, decode_metric_level, join_metric_levels
 from .blocks import read_block, unpack_payload
 from .bundle import decode_bundle
 from .defaults import fill_definitions, fill_parameters
@@ -489,6 +490,28 @@ class Archive:
         return tables
 
     @cached_property
+    def metric_tables(self) -> MetricTables | None:
+        """The metric-integral pyramid (METRIC_LEVEL blocks, spec 4.11), checked against
+        itself, the definitions and the roots; None when the file has none."""
+        entries = [entry for entry in self._sections if entry.kind == SectionKind.METRIC_LEVEL]
+        if not entries:
+            return None
+        first, last = self.time_range
+        rows = max(set(range(len(self.definitions.locations))) | set(self.roots), default=-1) + 1
+        levels = [decode_metric_level(self.payload(entry), self.path, entry.offset) for entry in entries]
+        for entry, level in zip(entries, levels):
+            if entry.first != level.level or entry.count != level.slices:
+                raise CorruptArchiveError(f"metric level {level.level}: the directory says level {entry.first} "
+                                          f"of {entry.count} slices", path=self.path, offset=entry.offset)
+            if ((level.start, level.stop) != (first, last + 1) or level.metrics != len(self.definitions.metrics)
+                    or level.locations != rows):
+                raise CorruptArchiveError(f"metric level {level.level} covers {level.start}..{level.stop}, "
+                                          f"{level.metrics} metrics and {level.locations} locations, the trace "
+                                          f"{first}..{last + 1}, {len(self.definitions.metrics)} and {rows}",
+                                          path=self.path, offset=entry.offset)
+        return join_metric_levels(levels, self.path, entries[0].offset)
+
+    @cached_property
     def parameters(self) -> dict[str, Any]:
         """The PARAMETERS section: bounds, b, L, zstd level, provenance and build metrics."""
         document = self._filled_json(SectionKind.PARAMETERS, lambda document: fill_parameters(
@@ -661,6 +684,12 @@ class Archive:
         and state (regions, or their groups), exactly (`ccgformat.query.aggregate`)."""
         result: AggregateModel = run_query("aggregate", self, slices, start, stop, states, locations)
         return result
+
+    def metric_integrals(self, slices: int, start: int | None = None, stop: int | None = None,
+                         metrics: list[int] | None = None, locations: list[int] | None = None) -> Any:
+        """Per location, time slice and metric, the metric's integral over the slice (spec
+        4.11, `ccgformat.query.metric_integrals`)."""
+        return run_query("metric_integrals", self, slices, start, stop, metrics, locations)
 
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:

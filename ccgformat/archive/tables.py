@@ -50,6 +50,10 @@ class _Reader:
             raise self.fail(f"{name} holds a value of 2**63 or more")
         return values.astype(np.int64)
 
+    def bits(self, count: int | None = None, name: str = "stream") -> np.ndarray:
+        """The next stream as uint64, unchecked (float64 bits)."""
+        return self._next(count, name)
+
     def signed(self, count: int | None = None, name: str = "stream") -> np.ndarray:
         """The next stream, zigzag-decoded."""
         return unzigzag(self._next(count, name))

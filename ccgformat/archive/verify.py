@@ -168,6 +168,8 @@ class _Verifier:
             self.check_indexes_agree(listed, by_kind)
         if by_kind.get(SectionKind.AGGREGATE_LEVEL):
             self.check_aggregation(by_kind[SectionKind.AGGREGATE_LEVEL][0])
+        if by_kind.get(SectionKind.METRIC_LEVEL):
+            self.check_metric_tables(by_kind[SectionKind.METRIC_LEVEL][0])
         handled = {int(kind) for kind in SectionKind}
         for entry in self.entries:
             if entry.kind not in handled or entry.kind == SectionKind.FOOTER:
@@ -204,6 +206,22 @@ class _Verifier:
                     summary[row[0]] += row[3]
             if not np.array_equal(summary, whole[node]):
                 self.add(entry, f"aggregation level 0 differs from the summary index at location {location}")
+                return
+
+    def check_metric_tables(self, entry: DirectoryEntry) -> None:
+        """The metric pyramid (spec 4.11) is sound and equals, bit for bit, the integrals the
+        graph gives at its finest level and their pairwise sums."""
+        try:
+            tables = self.archive.metric_tables
+        except CcgError as error:
+            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            return
+        if tables is None or self.problems:
+            return
+        expected = run_query("metric_levels", self.archive, tables.levels[0].finest)
+        for level, (k, _, _, _, values) in zip(tables.levels, expected):
+            if not np.array_equal(level.dense(), values, equal_nan=True):
+                self.add(entry, f"metric level {k} differs from the integrals of the graph")
                 return
 
     # ------------------------------------------------------------------ framing

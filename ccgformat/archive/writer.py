@@ -36,6 +36,7 @@ from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, BUNDLE_MINOR_VER
                      largest_raw_length)
 from .codec import stream_bytes
 from .aggregation import encode_level
+from .metric_tables import encode_metric_level
 from .queries import run_query
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
@@ -358,8 +359,9 @@ class Writer:
         return self._output.commit()
 
     def _aggregation_levels(self, graph: Graph, share: float) -> None:
-        """AGGREGATE_LEVEL blocks for k = 0, 1, ... while all of them together stay within
-        ``share`` of the bytes written so far (level 0 always)."""
+        """AGGREGATE_LEVEL blocks for k = 0, 1, ..., then METRIC_LEVEL blocks likewise, while
+        all of them together stay within ``share`` of the bytes written so far (level 0 of
+        each always)."""
         self._write_ready(wait=True)  # the budget counts every block before, whatever the threads
         budget = int(self._offset * share)
         used = 0
@@ -370,6 +372,16 @@ class Writer:
             if k and used > budget:
                 break
             self._block(SectionKind.AGGREGATE_LEVEL, raw, must_understand=False, first=k, count=1 << k,
+                        compressed=packed)
+            self._aggregated = True
+        # the metric tables (spec 4.11) share the budget, after the aggregation tables
+        for k, finest, start, stop, values in run_query("metric_levels", graph):
+            raw = encode_metric_level(k, finest, start, stop, values)
+            packed = self._other_level.compress(raw)
+            used += len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
+            if k and used > budget:
+                break
+            self._block(SectionKind.METRIC_LEVEL, raw, must_understand=False, first=k, count=1 << k,
                         compressed=packed)
             self._aggregated = True
 

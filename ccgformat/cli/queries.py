@@ -61,8 +61,9 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                     "START + floor(k*(STOP-START)/T), and give per location and slice the exclusive time "
                     "in ticks of each state (region or region group) as the innermost open region.")
     p.add_argument("--slices", type=bounded_int(1, 1000000), required=True, metavar="T", help="time slices")
-    p.add_argument("--states", choices=("region", "group"), default="region",
-                   help="states: regions or region groups (default %(default)s)")
+    p.add_argument("--states", choices=("region", "group", "metric"), default="region",
+                   help="states: regions, region groups, or the metrics' integrals per slice (spec 4.11; "
+                        "default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=cmd_aggregate)
 
@@ -152,17 +153,24 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
         start, stop = _window(archive, args)
         if start is not None and stop is not None and stop <= start:
             raise UsageError(f"the window {start}..{stop} is empty")
-        model = archive.aggregate(args.slices, start, stop, args.states, chosen_locations(archive, args.location))
+        chosen = chosen_locations(archive, args.location)
+        if args.states == "metric":
+            model = archive.metric_integrals(args.slices, start, stop, locations=chosen)
+            states, show = model.names, (lambda v: f"{v:,.6g}")
+        else:
+            model = archive.aggregate(args.slices, start, stop, args.states, chosen)
+            states, show = model.states, (lambda v: f"{int(v):,}")
         names = [archive.definitions.locations[location].name if location < len(archive.definitions.locations)
                  else f"location {location}" for location in model.locations.tolist()]
     if args.json:
-        print(json.dumps({"bounds": model.bounds.tolist(), "states": list(model.states), "locations": names,
+        print(json.dumps({"bounds": model.bounds.tolist(), "states": list(states), "locations": names,
                           "values": model.values.tolist()}))
         return 0
     totals = model.values.sum(axis=(0, 1))
-    order = sorted(range(len(model.states)), key=lambda x: -int(totals[x]))
-    print("\n".join(_table(["state", "ticks", *(f"slice {t}" for t in range(min(model.values.shape[1], 8)))],
-                           [[model.states[x], f"{int(totals[x]):,}",
-                             *(f"{int(v):,}" for v in model.values[:, :8, x].sum(axis=0))] for x in order], left=1)))
+    order = sorted(range(len(states)), key=lambda x: -abs(totals[x]))
+    print("\n".join(_table(["state", "ticks" if args.states != "metric" else "integral",
+                            *(f"slice {t}" for t in range(min(model.values.shape[1], 8)))],
+                           [[states[x], show(totals[x]), *(show(v) for v in model.values[:, :8, x].sum(axis=0))]
+                            for x in order], left=1)))
     print(f"{len(names):,} locations, {len(model.bounds) - 1:,} slices from {model.bounds[0]} to {model.bounds[-1]}")
     return 0

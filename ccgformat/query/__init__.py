@@ -11,6 +11,7 @@ Each takes a `ccgformat.Graph` or an open `ccgformat.Archive` (`overview`: an ar
 from ..archive import register_query
 from .aggregate import aggregate
 from .aggregate_tables import levels as aggregation_levels
+from .metric_integrals import metric_integrals, metric_levels
 from .messages import Messages, messages
 from .overview import Overview, overview
 from .profile import Profile, profile
@@ -24,3 +25,5 @@ register_query("messages", messages)
 register_query("aggregate", aggregate)
 register_query("overview", overview)
 register_query("aggregation_levels", aggregation_levels)
+register_query("metric_integrals", metric_integrals)
+register_query("metric_levels", metric_levels)

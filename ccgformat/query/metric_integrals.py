@@ -1,0 +1,254 @@
+"""Metric integrals (issue 15; spec 4.11): per metric, location and time slice, what the
+metric's samples say about the slice, as a float64.
+
+- ``absolute`` (and ``rate``) metrics: the time integral, in value x ticks, of the step
+  function "the last sample's value holds until the next sample of the metric on the
+  location, the last one until the location's last event; nothing before the first".
+- ``accumulated`` metrics (counters since some start): the increase within the slice, the
+  sum of ``v_i - v_(i-1)`` over the samples ``i`` in the slice (a location's first sample
+  of the metric adds nothing: nothing is known before it).
+- ``relative`` metrics (each sample the increase since the previous one): the sum of the
+  samples in the slice.
+
+Values are taken as float64 (int64, uint64 or the double bits per ``Metric.value_type``);
+a contribution (``v x length`` of a step piece within one slice, or one increase) is
+rounded once, and a slice adds its contributions in time order from 0.0. Integer metrics
+are exact while every contribution and partial sum stays below 2^53 in magnitude.
+
+The slices are those of the model (`column_bounds`). An archive with METRIC_LEVEL tables
+answers the slices that are unions of table cells from the tables (cells added left to
+right) and the rest from the events of the graph, read over just those pieces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from ..model import EventKind
+from .aggregate_tables import LEVELS, MAX_CELLS, trace_window
+from .timeline import column_bounds
+
+__all__ = ["MetricIntegrals", "metric_integrals", "metric_levels"]
+
+#: How a metric's samples make a slice's number: a step-function integral, the increases
+#: of a counter, or the sum of the samples.
+STEP, INCREASE, SUM = 0, 1, 2
+_RULES = {"accumulated": INCREASE, "relative": SUM}
+
+
+@dataclass(frozen=True, eq=False)
+class MetricIntegrals:
+    """``values[r, t, m]`` (float64): the integral of metric ``metrics[m]`` (spec 4.11) on
+    location ``locations[r]`` within slice ``[bounds[t], bounds[t + 1])``."""
+
+    bounds: np.ndarray
+    metrics: np.ndarray
+    names: tuple[str, ...]
+    locations: np.ndarray
+    values: np.ndarray
+
+
+def _as_float(bits: np.ndarray, value_type: str) -> np.ndarray:
+    if value_type == "double":
+        return bits.astype(np.int64).view(np.float64)
+    return bits.astype(np.int64).view(np.uint64).astype(np.float64) if value_type == "uint64" \
+        else bits.astype(np.float64)
+
+
+def _before(walker: Any, index: int, wanted: set[int]) -> dict[int, int]:
+    """metric -> the raw value of its last sample before event ``index``, for the metrics
+    of ``wanted`` sampled before it (a walk backwards until each is found)."""
+    found: dict[int, int] = {}
+    for batch in walker.events(0, index, reverse=True):
+        rows = np.flatnonzero(batch.kind == EventKind.METRIC)
+        for metric, value in zip(batch.ref[rows].tolist(), batch.value[rows].tolist()):
+            if metric in wanted and metric not in found:
+                found[metric] = value
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _window_events(walker: Any, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """time, metric and raw value of the samples among events ``first <= i < last``."""
+    parts = [(b.time[m], b.ref[m], b.value[m]) for b in walker.events(first, last)
+             for m in [b.kind == EventKind.METRIC]]
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return tuple(np.concatenate(column) for column in zip(*parts))  # type: ignore[return-value]
+
+
+def _step_pieces(bounds: np.ndarray, begin: np.ndarray, end: np.ndarray,
+                 value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(column, piece start, value x length) of the segments ``[begin, end)`` (disjoint,
+    increasing, inside the bounds) cut at the column bounds."""
+    keep = end > begin
+    begin, end, value = begin[keep], end[keep], value[keep]
+    c0 = np.searchsorted(bounds, begin, "right") - 1
+    c1 = np.searchsorted(bounds, end - 1, "right") - 1
+    counts = c1 - c0 + 1
+    segment = np.repeat(np.arange(len(begin)), counts)
+    column = c0[segment] + np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    lo = np.maximum(bounds[column], begin[segment])
+    hi = np.minimum(bounds[column + 1], end[segment])
+    return column, lo, value[segment] * (hi - lo).astype(np.float64)
+
+
+def _span(walker: Any, location_end: int, bounds: np.ndarray, metrics: list[int], rules: list[int],
+          types: list[str]) -> np.ndarray:
+    """``[columns, metrics]``: the integrals of one location over the columns ``bounds``."""
+    out = np.zeros((len(bounds) - 1, len(metrics)))
+    first, last = walker.find(int(bounds[0])), walker.find(int(bounds[-1]))
+    time, ref, raw = _window_events(walker, first, last)
+    if not len(time) and all(rule != STEP for rule in rules):
+        return out
+    prior = _before(walker, first, set(metrics))
+    stop = min(int(bounds[-1]), location_end)
+    for m, (metric, rule, value_type) in enumerate(zip(metrics, rules, types)):
+        mine = ref == metric
+        t = time[mine]
+        v = _as_float(raw[mine], value_type)
+        p = _as_float(np.array([prior[metric]], np.int64), value_type) if metric in prior else v[:0]
+        if rule == STEP:
+            begin = np.concatenate([np.full(len(p), bounds[0]), t])
+            end = np.minimum(np.append(begin[1:], stop), stop)
+            column, start, piece = _step_pieces(bounds, begin, end, np.concatenate([p, v]))
+            order = np.argsort(start, kind="stable")
+            column, piece = column[order], piece[order]
+        else:
+            column = np.searchsorted(bounds, t, "right") - 1
+            piece = v if rule == SUM else np.diff(np.concatenate([p, v]))
+            column = column if rule == SUM or len(p) else column[1:]
+        out[:, m] = np.bincount(column, weights=piece, minlength=len(out))
+    return out
+
+
+def _metric_setup(source: Any, metrics: Iterable[int] | None) -> tuple[list[int], list[int], list[str]]:
+    defined = source.definitions.metrics
+    chosen = list(range(len(defined))) if metrics is None else sorted(set(int(m) for m in metrics))
+    for metric in chosen:
+        if not 0 <= metric < len(defined):
+            raise ValueError(f"no metric {metric} in the trace")
+    return (chosen, [_RULES.get(defined[m].mode, STEP) for m in chosen],
+            [defined[m].value_type for m in chosen])
+
+
+def _graph_integrals(source: Any, chosen: list[int], bounds: np.ndarray, metrics: list[int]) -> np.ndarray:
+    """``[locations, columns, metrics]`` straight from the events."""
+    _, rules, types = _metric_setup(source, metrics)
+    out = np.zeros((len(chosen), len(bounds) - 1, len(metrics)))
+    for row, location in enumerate(chosen):
+        root = source.roots.get(location)
+        if root is not None and root.events and metrics:
+            out[row] = _span(source.location(location), root.end, bounds, metrics, rules, types)
+    return out
+
+
+def _locations(source: Any, locations: Iterable[int] | None) -> list[int]:
+    every = set(range(len(source.definitions.locations))) | set(source.roots)
+    chosen = sorted(every) if locations is None else sorted(set(int(location) for location in locations))
+    missing = [location for location in chosen if location not in every]
+    if missing:
+        raise ValueError(f"no location {missing[0]} in the trace")
+    return chosen
+
+
+def _graph_pieces(source: Any, chosen: list[int], pieces: list[tuple[int, int]], metrics: list[int]) -> np.ndarray:
+    """``[locations, pieces, metrics]``: the integrals of ``pieces`` (disjoint, in time
+    order), each run of adjacent pieces read in one pass over its events."""
+    out = np.zeros((len(chosen), len(pieces), len(metrics)))
+    first = 0
+    for i in range(1, len(pieces) + 1):
+        if i == len(pieces) or pieces[i][0] != pieces[i - 1][1]:
+            bounds = np.array([a for a, _ in pieces[first:i]] + [pieces[i - 1][1]], np.int64)
+            out[:, first:i] = _graph_integrals(source, chosen, bounds, metrics)
+            first = i
+    return out
+
+
+def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray, metrics: list[int],
+                 out: np.ndarray) -> None:
+    """Fill ``out``: per slice, the graph's piece before its first table cell, the cells
+    left to right, then the graph's piece after its last cell (pieces outside the trace
+    hold nothing)."""
+    for level in tables.levels:  # the coarsest level whose cells cover the slices exactly, else the finest
+        fine = column_bounds(tables.start, tables.stop, level.slices)
+        first = np.searchsorted(fine, bounds[:-1], "left")
+        last = np.searchsorted(fine, bounds[1:], "right") - 1
+        whole = first < last
+        if (whole & (fine[np.minimum(first, level.slices)] == bounds[:-1])
+                & (fine[np.maximum(last, 0)] == bounds[1:])).all():
+            break
+    pieces: list[tuple[int, int]] = []
+    head = np.full(len(bounds) - 1, -1)  # slice -> its piece before the cells (or its only piece), tail: after
+    tail = np.full(len(bounds) - 1, -1)
+    for t, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
+        ends = [(a, int(fine[first[t]])), (int(fine[last[t]]), b)] if whole[t] else [(a, b)]
+        for slot, (x, y) in zip((head, tail), ends):
+            x, y = max(x, tables.start), min(y, tables.stop)
+            if x < y:
+                slot[t] = len(pieces)
+                pieces.append((x, y))
+    graph = _graph_pieces(source, chosen, pieces, metrics) if pieces else np.zeros((len(chosen), 0, len(metrics)))
+    dense = level.dense(chosen, metrics)  # [rows, cells, metrics]
+    zero = np.zeros((len(chosen), len(metrics)))
+    for t in range(len(bounds) - 1):
+        total = graph[:, head[t]] if head[t] >= 0 else zero
+        for cell in range(int(first[t]), int(last[t])) if whole[t] else ():
+            total = total + dense[:, cell]
+        out[:, t] = total + graph[:, tail[t]] if tail[t] >= 0 else total
+
+
+def metric_integrals(source: Any, slices: int, start: int | None = None, stop: int | None = None,
+                     metrics: Iterable[int] | None = None, locations: Iterable[int] | None = None) -> MetricIntegrals:
+    """The integrals of ``metrics`` (default: all) over ``[start, stop)`` (default: the
+    whole trace) in ``slices`` slices on ``locations`` (default: all) of a `Graph` or
+    `Archive`."""
+    if isinstance(slices, bool) or not isinstance(slices, (int, np.integer)) or slices < 1:
+        raise ValueError(f"slices must be an integer >= 1, not {slices!r}")
+    first, last = trace_window(source)
+    start = first if start is None else int(start)
+    stop = last if stop is None else int(stop)
+    if stop <= start:
+        raise ValueError(f"the window {start}..{stop} is empty")
+    chosen_metrics = _metric_setup(source, metrics)[0]
+    chosen = _locations(source, locations)
+    bounds = column_bounds(start, stop, int(slices))
+    tables = getattr(source, "metric_tables", None)
+    if tables is None:
+        values = _graph_integrals(source, chosen, bounds, chosen_metrics)
+    else:
+        values = np.zeros((len(chosen), int(slices), len(chosen_metrics)))
+        _from_tables(source, tables, chosen, bounds, chosen_metrics, values)
+    names = tuple(source.definitions.metrics[m].name for m in chosen_metrics)
+    return MetricIntegrals(bounds, np.array(chosen_metrics, np.int64), names, np.array(chosen, np.int64), values)
+
+
+def finest_level(locations: int, metrics: int) -> int:
+    """The finest table level: `LEVELS`, or less while ``locations x 2^k x metrics`` cells
+    would exceed `MAX_CELLS`."""
+    k = LEVELS
+    while k and locations * (1 << k) * metrics > MAX_CELLS:
+        k -= 1
+    return k
+
+
+def metric_levels(source: Any, finest: int | None = None) -> Iterator[tuple[int, int, int, int, np.ndarray]]:
+    """``(k, finest, start, stop, values[locations, 2^k, metrics])`` for k = 0..finest: the
+    level ``finest`` (default `finest_level`) from the graph, each coarser one the sums of
+    the next one's pairs of slices; nothing for a trace without metrics."""
+    defined = len(source.definitions.metrics)
+    rows = max(set(range(len(source.definitions.locations))) | set(source.roots), default=-1) + 1
+    if not defined or not rows:
+        return
+    finest = finest_level(rows, defined) if finest is None else finest
+    start, stop = trace_window(source)
+    values = [_graph_integrals(source, list(range(rows)), column_bounds(start, stop, 1 << finest),
+                               list(range(defined)))]
+    while values[-1].shape[1] > 1:
+        values.append(values[-1][:, 0::2] + values[-1][:, 1::2])
+    for k, level in enumerate(reversed(values)):
+        yield k, finest, start, stop, level

@@ -51,8 +51,8 @@ def per_location(path, defs, stream, params, options) -> bytes:
     return path.read_bytes()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(traces(), params_strategy, st.permutations(range(LOCATIONS)), st.integers(0, LOCATIONS),
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(traces(), params_strategy, st.permutations(range(LOCATIONS)), st.integers(2, LOCATIONS),
        st.lists(st.integers(1, 3), min_size=LOCATIONS, max_size=LOCATIONS), st.sampled_from([2, 7, 65536]),
        st.sampled_from([1, 2, 3, 4096]), st.sampled_from([1, 10, 1 << 20]), st.sampled_from([3, 4096]))
 def test_write_trace_groups_write_the_per_location_file(tmp_path_factory, monkeypatch, trace, params, order, fed,

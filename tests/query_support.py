@@ -8,29 +8,10 @@ from hypothesis import strategies as st
 import ccgformat
 from .corpus import corpus_path
 
-#: Every corpus trace the importers read, by a short name (all but OTF's read_from_buffer,
-#: whose definitions are missing on purpose).
-CORPUS = {
-    "chrome-rocprof": ("chrome-json", "otf2_cli_chrome_trace_converter", "tests", "data",
-                       "memcpy-host-device.rocprofiler.json.gz"),
-    "epilog-le": ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_merged_le.elg"),
-    "epilog-be": ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_merged_be.elg"),
-    "otf-hello": ("otf", "otf-vis", "otf_traces", "hello", "hello_world.otf"),
-    "otf-out": ("otf", "otf-vis", "otf_traces", "out", "out.otf"),
-    "otf-philosophers": ("otf", "otf-vis", "otf_traces", "philosophers", "philosophers.otf"),
-    "otf2-stencil": ("otf2", "TraceR", "examples", "stencil4d-otf", "traces-32", "traces.otf2"),
-    "otf2-pingpong": ("otf2", "pipit", "pipit", "tests", "data", "ping-pong-otf2", "traces.otf2"),
-    "otf2-pingpong-papi": ("otf2", "pipit", "pipit", "tests", "data", "ping-pong-otf2-papi", "traces.otf2"),
-    "paje-java": ("paje", "paje", "Traces", "JavaTest.trace"),
-    "paje-links": ("paje", "pajeng", "traces", "links.trace"),
-    "paje-native": ("paje", "pajeng", "traces", "native_sample.trace"),
-    "paje-states": ("paje", "pajeng", "traces", "states.trace"),
-    "paje-variables": ("paje", "pajeng", "traces", "variables.trace"),
-    "paje-events": ("paje", "pajeng", "traces", "events.trace"),
-    "paje-containers": ("paje", "pajeng", "traces", "containers.trace"),
-    "paje-multiple-files": ("paje", "pajeng", "traces", "multiple_files", "root.trace"),
-    "epilog-rank1": ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_local_rank1_le.elg"),
-}
+from corpus_root import CORPUS_TRACES  # noqa: E402 (tools/, on the path through tests/corpus.py)
+
+#: Every corpus trace the importers read, by a short name (tools/corpus_root.py).
+CORPUS = CORPUS_TRACES
 
 _CONVERTED: dict[str, ccgformat.Archive] = {}
 

@@ -44,9 +44,10 @@ def tree_definitions() -> Definitions:
 
 
 def written(path, trace, params, budget=1000.0, **options):
-    """An archive of ``trace`` with every pyramid level (a budget far above the graph's size)."""
+    """An archive of ``trace`` with every pyramid level (a budget far above the graph's size),
+    each level in a block of its own (no BUNDLE), where the damage tests find them."""
     graph = oracle.build_with(tree_definitions(), trace, params)
-    ccgformat.save_graph(graph, path, nodes_per_block=3, aggregation=budget, **options)
+    ccgformat.save_graph(graph, path, nodes_per_block=3, aggregation=budget, **{"bundle": False, **options})
     return ccgformat.open(path)
 
 
@@ -134,7 +135,7 @@ def test_written_by_default_within_the_budget(tmp_path):
     import synth
     definitions, streams = synth.synthesize(64, 2000, jitter=0.2, seed=3)
     path = tmp_path / "s.ccg"
-    ccgformat.write_trace(path, definitions, ((loc, streams(loc)) for loc in range(64)))
+    ccgformat.write_trace(path, definitions, ((loc, streams(loc)) for loc in range(64)), bundle=False)
     with ccgformat.open(path) as archive:
         entries = [e for e in archive.directory if e.kind == SectionKind.AGGREGATE_LEVEL]
         cost = sum(e.length + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size for e in entries)
@@ -143,7 +144,7 @@ def test_written_by_default_within_the_budget(tmp_path):
         assert archive.version == (1, 4)
         assert verify(path) == []
     ccgformat.write_trace(path, definitions, ((loc, streams(loc)) for loc in range(64)), aggregation=None,
-                         references="ids")  # PREDICTED_NODES blocks would make it 1.4 too
+                         references="ids", bundle=False)  # PREDICTED_NODES blocks would make it 1.4 too
     with ccgformat.open(path) as archive:
         assert archive.aggregation_tables is None and archive.version == (1, 3)
 

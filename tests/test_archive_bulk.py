@@ -4,7 +4,6 @@ with numpy give the file the per-location path writes, under both backends."""
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from ccgformat.graph.walk import LocationWalker
 from ccgformat.model import Event, EventBatch, EventKind
 from ccgformat.params import Params
 
+from .test_backend_differential import backend
 from .traces import definitions, traces
 
 BACKENDS = ("python", "native")
@@ -36,15 +36,6 @@ except ImportError:  # pragma: no cover - a machine without a C compiler
 params_strategy = st.builds(Params, abs_dev=st.sampled_from([0, 0, 3, 1000]), rel_dev=st.sampled_from([0.0, 0.5]),
                             branching=st.integers(2, 5), search_length=st.integers(1, 8))
 
-
-@contextlib.contextmanager
-def backend(name: str):
-    saved = backends.ACTIVE
-    backends.ACTIVE = name
-    try:
-        yield
-    finally:
-        backends.ACTIVE = saved
 
 
 def columns(trace: dict[int, list[Event]], order: list[int]) -> tuple[EventBatch, np.ndarray]:

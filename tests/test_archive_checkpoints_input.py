@@ -3,28 +3,18 @@ of the built locations; lossy archives keep the indexes of the rebuilt events.""
 
 from __future__ import annotations
 
-import contextlib
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccgformat as ccg
-from ccgformat import backends
 from ccgformat.archive import SectionKind
 from ccgformat.archive.indexes import checkpoints, recorder
 from ccgformat.graph import Builder
 
+from .test_backend_differential import backend
 from .traces import batches, definitions, traces
 
-
-@contextlib.contextmanager
-def backend(name: str):
-    saved = backends.ACTIVE
-    backends.ACTIVE = name
-    try:
-        yield
-    finally:
-        backends.ACTIVE = saved
 
 
 @settings(max_examples=40, deadline=None)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccgformat as ccg
-from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_LEVEL, SectionKind, Writer
+from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_SEARCH, SectionKind, Writer
 from ccgformat.archive import compression
 from ccgformat.archive.blocks import read_block
 from ccgformat.archive.layout import BlockFlags
@@ -69,16 +69,25 @@ def zstd(raw: bytes, level: int) -> bytes:
     return zstandard.ZstdCompressor(level=level, write_content_size=True).compress(raw)
 
 
-def synthetic(path: Path, level: int | None, jitter: float = 0.2, events: int = 6000, pattern: str = "spmd") -> int:
+def zstd_searching(raw: bytes, level: int, search_log: int, target_length: int) -> bytes:
+    """``raw`` compressed with the level's parameters for its size but the given search."""
+    params = zstandard.ZstdCompressionParameters.from_level(level, source_size=len(raw), write_content_size=1,
+                                                            search_log=search_log, target_length=target_length)
+    return zstandard.ZstdCompressor(compression_params=params).compress(raw)
+
+
+def synthetic(path: Path, level: int | None, jitter: float = 0.2, events: int = 6000, pattern: str = "spmd",
+              params: ccg.Params | None = None, bundle: bool = True) -> int:
     defs, events_of = synth.synthesize(3, events, jitter=jitter, seed=3, pattern=pattern)
-    ccg.write_trace(path, defs, ((loc, events_of(loc)) for loc in range(3)), level=level)
+    ccg.write_trace(path, defs, ((loc, events_of(loc)) for loc in range(3)), params or ccg.Params(), level=level,
+                    bundle=bundle)
     return path.stat().st_size
 
 
 @pytest.mark.parametrize("pattern, jitter", [("ring", 0.0), ("spmd", 0.2)])
-def test_the_default_compresses_nodes_at_the_nodes_level_the_most_compressible_and_the_rest_at_19(tmp_path, pattern,
-                                                                                                  jitter):
-    synthetic(tmp_path / "a.ccg", None, jitter, 60_000, pattern)
+def test_the_default_compresses_nodes_with_a_shorter_search_the_most_compressible_and_the_rest_at_19(
+        tmp_path, pattern, jitter):
+    synthetic(tmp_path / "a.ccg", None, jitter, 60_000, pattern, bundle=False)  # node blocks of their own
     blocks = stored_blocks(tmp_path / "a.ccg")
     node_kinds = {SectionKind.NODES, SectionKind.PREDICTED_NODES}
     assert {kind for kind, _, _ in blocks} - node_kinds and {kind for kind, _, _ in blocks} & node_kinds
@@ -86,14 +95,14 @@ def test_the_default_compresses_nodes_at_the_nodes_level_the_most_compressible_a
         if kind not in node_kinds:
             assert stored == zstd(raw, DEFAULT_LEVEL), kind
             continue
-        fast = zstd(raw, DEFAULT_NODES_LEVEL)
+        fast = zstd_searching(raw, DEFAULT_LEVEL, *DEFAULT_NODES_SEARCH)
         strong = zstd(raw, DEFAULT_LEVEL) if len(fast) * compression.STRONG_RATIO < len(raw) else fast
         assert stored == min(fast, strong, key=len)
-    # the regular trace has blocks of both kinds
-    assert jitter or any(stored != zstd(raw, DEFAULT_NODES_LEVEL) for kind, raw, stored in blocks
-                         if kind in node_kinds)
+    # the regular trace has blocks of both kinds, the jittered one has blocks the search changes
+    assert any(stored != zstd_searching(raw, DEFAULT_LEVEL, *DEFAULT_NODES_SEARCH) if not jitter
+               else stored != zstd(raw, DEFAULT_LEVEL) for kind, raw, stored in blocks if kind in node_kinds)
     with ccg.open(tmp_path / "a.ccg") as archive:
-        assert archive.parameters["zstd_level"] == DEFAULT_NODES_LEVEL
+        assert archive.parameters["zstd_level"] == DEFAULT_LEVEL
 
 
 def test_an_explicit_level_compresses_every_block_at_it(tmp_path):
@@ -103,10 +112,14 @@ def test_an_explicit_level_compresses_every_block_at_it(tmp_path):
         assert archive.parameters["zstd_level"] == 4
 
 
-@pytest.mark.parametrize("pattern, jitter", [("spmd", 0.0), ("spmd", 0.2), ("ring", 0.0), ("ring", 1.0)])
-def test_the_default_is_within_2_percent_of_level_19_on_synthetic_traces(tmp_path, pattern, jitter):
-    default = synthetic(tmp_path / "default.ccg", None, jitter, 60_000, pattern)
-    assert default <= 1.02 * synthetic(tmp_path / "19.ccg", 19, jitter, 60_000, pattern)
+LOSSY = ccg.Params(abs_dev=1000, rel_dev=0.05)
+
+
+@pytest.mark.parametrize("pattern, jitter, params", [("spmd", 0.0, None), ("spmd", 0.2, None), ("ring", 0.0, None),
+                                                     ("ring", 1.0, None), ("spmd", 0.2, LOSSY), ("ring", 1.0, LOSSY)])
+def test_the_default_is_within_2_percent_of_level_19_on_synthetic_traces(tmp_path, pattern, jitter, params):
+    default = synthetic(tmp_path / "default.ccg", None, jitter, 60_000, pattern, params)
+    assert default <= 1.02 * synthetic(tmp_path / "19.ccg", 19, jitter, 60_000, pattern, params)
 
 
 @pytest.mark.parametrize("parts", CORPUS, ids=lambda parts: parts[-1])
@@ -119,10 +132,10 @@ def test_the_default_is_within_2_percent_of_level_19_on_the_corpus(tmp_path, par
 def test_a_failing_worker_fails_the_write_and_leaves_no_file(tmp_path, monkeypatch):
     real = compression.compress
 
-    def failing(raw: bytes, level: int) -> bytes:
-        if level == DEFAULT_NODES_LEVEL:
+    def failing(raw: bytes, level: int, search: tuple[int, int] | None = None) -> bytes:
+        if search == DEFAULT_NODES_SEARCH:
             raise MemoryError("compressing a NODES block")
-        return real(raw, level)
+        return real(raw, level, search)
 
     monkeypatch.setattr(compression, "compress", failing)
     defs, events_of = synth.synthesize(2, 3000, jitter=0.2, seed=1)

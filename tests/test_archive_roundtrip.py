@@ -121,16 +121,18 @@ def test_summary_and_snapshot_checkpoints(tmp_path_factory, trace, interval):
                 assert snap["stack"] == stack
 
 
-def test_open_reads_only_header_and_footer(tmp_path, monkeypatch):
+def test_open_reads_only_header_footer_and_bundle(tmp_path, monkeypatch):
+    """Opening reads the footer and the one BUNDLE block of the small sections written
+    last (spec 2.5), never a node block."""
     trace = {0: [ccg.Event(t, EventKind.SEND, 0, 0, 0, 0, t) for t in range(500)]}
     path, _ = write(tmp_path, trace, nodes_per_block=16)
     reads = []
     original = ccg.Archive.payload
     monkeypatch.setattr(ccg.Archive, "payload", lambda self, entry: reads.append(entry.kind) or original(self, entry))
     with ccg.open(path) as archive:
-        assert reads == []
+        assert reads == [SectionKind.BUNDLE]
         assert archive.location(0).event(250).size == 250
-        blocks = sum(entry.kind == SectionKind.NODES for entry in archive._directory)
+        blocks = sum(entry.kind == SectionKind.NODES for entry in archive.sections)
         # one block per level on the path: root, two artificial levels, the send (500 > 20**2)
         assert blocks > 30 and reads.count(SectionKind.NODES) <= 4
 
@@ -174,8 +176,8 @@ def test_index_blocks_find_locations_written_in_any_order(tmp_path, monkeypatch,
     ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()),
                     tables=tables)
     with ccg.open(path) as archive:
-        assert archive.version == ((1, 4) if tables else (1, 3))
-        assert sum(e.kind in (SectionKind.SUMMARY, SectionKind.CHECKPOINT_TABLE) for e in archive.directory) == 3
+        assert archive.version == ((1, 4) if tables else (1, 3))  # the last table lies in a BUNDLE block
+        assert sum(e.kind in (SectionKind.SUMMARY, SectionKind.CHECKPOINT_TABLE) for e in archive.sections) == 3
         for loc in trace:
             assert archive.checkpoints(SectionKind.SUMMARY, loc)[-1]["messages"] == [1, loc, 0, 0]
 
@@ -229,6 +231,7 @@ def test_save_graph_lists_every_defined_location_and_refuses_a_graph_without_one
     assert sorted(graph.roots) == [0, 1, 2] and graph.roots[0].events == graph.roots[2].events == 0
     ccg.save_graph(graph, tmp_path / "all.ccg")
     with ccg.open(tmp_path / "all.ccg") as archive:
+        # 1.4 for the BUNDLE block that holds the small sections
         assert archive.version == (1, 4) and archive.locations == [0, 1, 2]
     partial = dataclasses.replace(graph, roots={1: graph.roots[1]})
     with pytest.raises(ValueError, match=r"defined locations without a root: \[0, 2\]"):

@@ -130,7 +130,7 @@ def test_many_locations_read_as_in_the_json_layout(tmp_path, monkeypatch):
     with ccg.open(old) as a, ccg.open(new) as b:
         assert (a.version, b.version) == ((1, 3), (1, 4))
         assert a.definitions == b.definitions and a.roots == b.roots
-        assert sum(e.kind == SectionKind.CHECKPOINT_TABLE for e in b.directory) > 1
+        assert sum(e.kind == SectionKind.CHECKPOINT_TABLE for e in b.sections) > 1
         for location in (0, 1, 377, 699):
             summary, snapshots = a.checkpoints(SectionKind.SUMMARY, location), \
                 a.checkpoints(SectionKind.SNAPSHOTS, location)
@@ -160,7 +160,8 @@ def test_a_location_costs_a_few_bytes(tmp_path, tables, most):
     for count in (1000, 4000):
         definitions_, batches = synth.synthesize(count, 50, jitter=0.0, seed=0, batch_size=256)
         path = tmp_path / f"{count}.ccg"
-        ccg.write_trace(path, definitions_, ((loc, batches(loc)) for loc in range(count)), tables=tables)
+        ccg.write_trace(path, definitions_, ((loc, batches(loc)) for loc in range(count)), tables=tables,
+                        bundle=False)  # each section in a block of its own, to be counted
         with ccg.open(path) as archive:
             costs.append(sum(e.length + 16 + 48 for e in archive.directory
                              if (tables, e.kind) in PER_LOCATION) / count)
@@ -192,8 +193,9 @@ def test_a_table_compressing_past_4096_to_1_stays_compressed(tmp_path, tables):
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory) -> Path:
-    """200 locations: enough for a LOCATION_TABLE."""
-    path = write(tmp_path_factory.mktemp("tables") / "good.ccg", 200, 60, tables=True, checkpoint_interval=25)
+    """200 locations: enough for a LOCATION_TABLE (each table in a block of its own, to damage)."""
+    path = write(tmp_path_factory.mktemp("tables") / "good.ccg", 200, 60, tables=True, checkpoint_interval=25,
+                 bundle=False)
     assert entries_of(path, SectionKind.LOCATION_TABLE)
     return path
 

@@ -159,7 +159,7 @@ def small_archive(tmp_path_factory) -> tuple[bytes, Any]:
     ccg.write_trace(path, definitions, ((loc, [EventBatch.from_events(ev)]) for loc, ev in trace.items()),
                     ccg.Params(branching=3), level=1, checkpoint_interval=64, nodes_per_block=4)
     with ccg.open(path) as archive:
-        assert sum(e.kind == SectionKind.NODES for e in archive._directory) >= 3
+        assert sum(e.kind == SectionKind.NODES for e in archive.sections) >= 3
         assert archive.stats.n < archive.stats.N
     content = read_everything(path)
     assert content[0] == definitions

@@ -245,8 +245,12 @@ def test_info_json_describes_the_archive(trace, capsys):
     document = json.loads(out)
     with ccg.open(trace["ccg"]) as ar:
         stats = ar.stats
-        node_kinds = {e.kind for e in ar._directory if e.kind in NODE_KINDS}
+        node_kinds = {e.kind for e in ar.sections if e.kind in NODE_KINDS}
         assert document["format_version"] == "1.4"
+        # info lists the blocks and the bundles' members, whose stored bytes are the bundle's
+        bundles = [e for e in ar._directory if e.kind == SectionKind.BUNDLE]
+        assert bundles, "the small sections of this archive are bundled"
+        assert document["sections"]["BUNDLE"]["stored_bytes"] == sum(e.length for e in bundles)
         assert document["locations"] == LOCATIONS
         assert document["events"] == stats.events == sum(map(len, trace["events"].values()))
         assert document["time_range"] == list(ar.time_range)
@@ -256,7 +260,7 @@ def test_info_json_describes_the_archive(trace, capsys):
         assert document["R_memory"] == pytest.approx(stats.r_memory)
         assert document["file_bytes"] == os.path.getsize(trace["ccg"])
         assert document["bytes_per_event"] == pytest.approx(stats.file_bytes / stats.events)
-        nodes = [e for e in ar._directory if e.kind in NODE_KINDS]
+        nodes = [e for e in ar.sections if e.kind in NODE_KINDS]
     assert document["parameters"] == {"abs_dev": 0, "rel_dev": 0.0, "rel_size": 0.0, "rel_metric": 0.0,
                                       "branching": 20, "search_length": 1000, "zstd_level": 3,
                                       "checkpoint_interval": 200, "nodes_per_block": 400}
@@ -265,11 +269,12 @@ def test_info_json_describes_the_archive(trace, capsys):
     names = {SectionKind(kind).name for kind in node_kinds}
     for name in names:
         listed = [e for e in nodes if SectionKind(e.kind).name == name]
-        assert document["sections"][name] == {"blocks": len(listed), "stored_bytes": sum(e.length for e in listed),
+        assert document["sections"][name] == {"blocks": len(listed),
+                                              "stored_bytes": sum(e.length for e in listed if e.member < 0),
                                               "raw_bytes": sum(e.raw_length for e in listed)}
     assert len(nodes) > 1
     assert set(document["sections"]) == names | {"CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE",
-                                              "AGGREGATE_LEVEL"}
+                                              "AGGREGATE_LEVEL", "BUNDLE"}
 
 
 def test_info_text(trace, capsys):

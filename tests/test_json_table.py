@@ -86,16 +86,17 @@ def test_the_writer_stores_per_location_records_as_a_table(tmp_path):
 
 @pytest.mark.parametrize("count", [1, 3])
 def test_small_definitions_stay_json(tmp_path, count):
-    """A few locations are smaller in JSON: without aggregation tables the file stays
-    readable by 1.3 readers."""
+    """A few locations are smaller in JSON than in a LOCATION_TABLE: without aggregation
+    tables and bundles the file stays readable by 1.3 readers."""
     definitions = Definitions(regions=[Region("main")],
                               locations=[Location(f"rank {i}", "process") for i in range(count)])
     events = EventBatch.from_events([(10, K.ENTER, 0), (20, K.LEAVE, 0)])
     path = tmp_path / "small.ccg"
-    write_trace(path, definitions, ((i, [events]) for i in range(count)), aggregation=None)
+    write_trace(path, definitions, ((i, [events]) for i in range(count)), aggregation=None, bundle=False)
     with ccgformat.open(path) as archive:
         assert archive.version == (1, 3)
-        assert SectionKind.DEFINITIONS in {entry.kind for entry in archive.directory}
+        kinds = {entry.kind for entry in archive.directory}
+        assert SectionKind.DEFINITIONS in kinds and SectionKind.LOCATION_TABLE not in kinds
 
 
 def test_extensions_are_decoded_when_first_used():

@@ -105,7 +105,7 @@ def test_many_roots_overflow_the_pending_stack_identically():
 @pytest.mark.parametrize("path", VECTORS, ids=lambda p: p.name)
 def test_every_vector_block_decodes_identically(path):
     archive = Archive(path)
-    nodes = [entry for entry in archive.directory if entry.kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES)]
+    nodes = [entry for entry in archive.sections if entry.kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES)]
     assert nodes
     for entry in nodes:
         raw, predicted = archive.payload(entry), entry.kind == SectionKind.PREDICTED_NODES
@@ -123,7 +123,7 @@ def seeds() -> list[bytes]:
     if not SEEDS:
         for path in VECTORS:
             archive = Archive(path)
-            SEEDS.extend(archive.payload(e) for e in archive.directory if e.kind == SectionKind.NODES)
+            SEEDS.extend(archive.payload(e) for e in archive.sections if e.kind == SectionKind.NODES)
         metric = [ccg.Event(t, EventKind.METRIC, ref=t % 3, value=5 * t - 40) for t in range(12)]
         calls = [ccg.Event(0, EventKind.ENTER, 0), *metric[:4], ccg.Event(19, EventKind.LEAVE, 0)]
         pool = build({0: calls, 1: calls, 2: metric})
@@ -251,7 +251,7 @@ def test_native_blocks_outlive_their_eviction_and_walks_read_through_a_tiny_cach
     with ccg.open(path) as archive:
         pool = archive.pool
         count = len(pool.block_first) - 1
-        assert pool.block_first.tolist() == [e.first for e in archive.directory if e.kind == SectionKind.NODES] + [len(pool)]
+        assert pool.block_first.tolist() == [e.first for e in archive.sections if e.kind == SectionKind.NODES] + [len(pool)]
         taken = [pool.native_block(k) for k in range(count)]   # all but one leave the cache meanwhile
         assert [int(block.nodes.first) for block in taken] == pool.block_first[:-1].tolist()
         with pytest.raises(CorruptArchiveError, match="does not exist"):

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccgformat.query.overview_curve import default_p, explore
+from ccgformat.query.overview_curve import coarsest, default_p, explore
 from ccgformat.query.overview_dp import partition
 from ccgformat.query.overview_measures import measures, proportions
 
-from .overview_support import random_model
+from .overview_support import hierarchy_of, model_of, random_model, trees
 from .test_overview_dp import _all_partitions, _pic
 
 
@@ -49,3 +49,21 @@ def test_the_default_p_sits_before_the_largest_loss_jump() -> None:
     curve = explore(found)
     chosen = partition(found, default_p(curve))
     assert sorted(chosen.node.tolist()) == [1, 6] and chosen.loss == pytest.approx(0.0, abs=1e-9)
+
+
+@settings(max_examples=40)
+@given(trees(6), st.integers(1, 4), st.integers(1, 4), st.integers(0, 2**32 - 1), st.booleans())
+def test_the_optimum_at_p_1_is_the_whole_without_a_dp(tree: object, slices: int, states: int, seed: int,
+                                                      normalize: bool) -> None:
+    """`coarsest` stands for the DP at p = 1 in `explore` (either backend): the same part,
+    pIC, gain and loss."""
+    hierarchy = hierarchy_of(tree)
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 50, (hierarchy.leaves, slices, states)) * (rng.random((hierarchy.leaves, slices, 1)) > 0.3)
+    found = measures(hierarchy, proportions(model_of(hierarchy, values)))
+    found = found.normalized() if normalize else found
+    solved = partition(found, 1.0)
+    shortcut = coarsest(found)
+    assert shortcut.same_parts(solved)
+    assert (shortcut.pic, shortcut.gain, shortcut.loss) == pytest.approx((solved.pic, solved.gain, solved.loss),
+                                                                        rel=1e-12, abs=1e-12)

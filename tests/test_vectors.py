@@ -181,12 +181,14 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), tables=False)
         with ccg.open(path) as archive:
             assert archive.version == (1, minor)
-        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), aggregation=None)
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), aggregation=None,
+                        bundle=False)
         with ccg.open(path) as archive:
             assert archive.version == (1, 3)
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
-        with ccg.open(path) as archive:
-            assert archive.version == (1, 4) and archive.aggregation_tables is not None
+        with ccg.open(path) as archive:  # the small sections, level 0 of the tables among them, in a BUNDLE block
+            assert archive.version == (1, 4) and [e.kind for e in archive.directory] == [SectionKind.BUNDLE]
+            assert archive.aggregation_tables is not None
 
 
 def test_roots_list_every_defined_location_since_1_3():

@@ -1,16 +1,18 @@
-"""The zstd size/speed curve the default levels were chosen from (issue 17).
+"""The zstd size/speed curve the default node compression was chosen from (issue 17).
 
-Every trace (the synthetic families and each corpus trace) is written once at level 19;
-its blocks' raw payloads are then compressed again at every level of `LEVELS` and as the
-writer's default does (``default``: DEFAULT_NODES_LEVEL, the most compressible blocks at
-19 too). Per level the table gives the NODES bytes and compression seconds (one thread,
-median of the repeats), and the file size with the NODES blocks at that level and the
-other blocks at 19 (the default's split), relative to the file at level 19 throughout.
+Every trace (the synthetic families, lossless and lossy, and each corpus trace) is written
+once at level 19; its node blocks' raw payloads (NODES and PREDICTED_NODES) are then
+compressed again at every setting of `SETTINGS` - plain levels, and level 19's parameters
+with a shorter search (search_log, target_length) - and as the writer's default does.
+Per setting the table gives the node bytes, the compression CPU seconds (one thread,
+median of the repeats) and their ratio to plain 19's in the same run, and the file size
+with the node blocks so compressed and the other blocks at 19, relative to the file at 19.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
 import time
@@ -18,17 +20,26 @@ from pathlib import Path
 from typing import Any, Callable
 
 import synth
+from bench_builder import PARAM_SETS
 from benchkit import Column, benchmark, fmt_float, fmt_int, run_repeated
 from corpus_root import corpus_root
 
 import ccgformat
-from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_LEVEL, SectionKind
+from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_SEARCH, SectionKind
 from ccgformat.archive.blocks import read_block, unpack_payload
 from ccgformat.archive.compression import STRONG_RATIO, Level
 from ccgformat.archive.layout import BLOCK_OVERHEAD
 from ccgformat.errors import CcgError
 
-LEVELS = (3, 9, 12, 13, 14, 15, 16, 17, 19)
+#: the settings of the curve: label -> how the node blocks are compressed (plain 19 first:
+#: the baseline of the time ratios)
+SETTINGS: dict[str, Level] = {
+    "19": Level(19),
+    **{str(level): Level(level) for level in (3, 9, 12, 15, 16, 17)},
+    **{f"19 s{log} t{length}": Level(19, (log, length))
+       for log, length in ((2, 64), (3, 16), (3, 32), (4, 16), (4, 32), (4, 64))},
+    "default": Level(DEFAULT_LEVEL, DEFAULT_NODES_SEARCH),
+}
 #: the synthetic families: name -> synth.synthesize keyword arguments
 FAMILIES: dict[str, dict[str, Any]] = {
     "spmd regular": {"jitter": 0.0, "seed": 1},
@@ -36,6 +47,9 @@ FAMILIES: dict[str, dict[str, Any]] = {
     "ring regular": {"pattern": "ring", "jitter": 0.0, "seed": 1},
     "ring jittered 1": {"pattern": "ring", "jitter": 1.0, "seed": 1},
 }
+#: the parameter sets the synthetic families are written with (bench_builder.PARAM_SETS)
+FAMILY_PARAMS = ("lossless", "lossy")
+NODE_KINDS = (SectionKind.NODES, SectionKind.PREDICTED_NODES)
 
 
 def _payloads(path: Path) -> list[tuple[SectionKind, bytes, int]]:
@@ -53,26 +67,27 @@ def _payloads(path: Path) -> list[tuple[SectionKind, bytes, int]]:
 def _curve(name: str, path: Path, repeat: int) -> list[dict[str, Any]]:
     blocks = _payloads(path)
     file_19 = path.stat().st_size
-    nodes = [raw for kind, raw, _ in blocks if kind == SectionKind.NODES]
-    nodes_19 = sum(size for kind, _, size in blocks if kind == SectionKind.NODES)
+    nodes = [raw for kind, raw, _ in blocks if kind in NODE_KINDS]
+    nodes_19 = sum(size for kind, _, size in blocks if kind in NODE_KINDS)
     rows = []
-    for level in (*LEVELS, "default"):
-        compress = (Level(DEFAULT_NODES_LEVEL, DEFAULT_LEVEL) if level == "default" else Level(level)).compress
-        stored = [compress(raw) for raw in nodes]
-        seconds = run_repeated(lambda: _timed(compress, nodes), repeat)
+    for label, level in SETTINGS.items():
+        stored = [level.compress(raw) for raw in nodes]
+        seconds = run_repeated(lambda: _cpu_seconds(level.compress, nodes), repeat)
         nodes_bytes = sum(BLOCK_OVERHEAD + len(s) for s in stored)
-        rows.append({"trace": name, "level": level, "raw_nodes_bytes": sum(map(len, nodes)),
+        rows.append({"trace": name, "level": label, "raw_nodes_bytes": sum(map(len, nodes)),
                      "nodes_bytes": nodes_bytes, "nodes_seconds": seconds.as_dict(),
+                     "seconds_vs_19": seconds.median / rows[0]["nodes_seconds"]["median"] if rows else 1.0,
                      "file_bytes": file_19 - nodes_19 + nodes_bytes, "file_19_bytes": file_19,
                      "vs_19": (file_19 - nodes_19 + nodes_bytes) / file_19})
     return rows
 
 
-def _timed(compress: Callable[[bytes], bytes], payloads: list[bytes]) -> float:
-    t0 = time.perf_counter()
+def _cpu_seconds(compress: Callable[[bytes], bytes], payloads: list[bytes]) -> float:
+    """CPU seconds of this thread (the machine's load changes them less than wall time)."""
+    t0 = time.thread_time()
     for raw in payloads:
         compress(raw)
-    return time.perf_counter() - t0
+    return time.thread_time() - t0
 
 
 def _corpus_traces() -> list[tuple[str, Path]]:
@@ -96,14 +111,16 @@ def _corpus_traces() -> list[tuple[str, Path]]:
     "levels",
     "zstd size/speed curve: NODES bytes and seconds per level, file size with NODES at that level vs level 19",
     [
-        (f"zstd levels (NODES s: one thread, median (min-max); file: NODES at the level, the rest at 19, / the "
-         f"file at 19; default: NODES at {DEFAULT_NODES_LEVEL}, those it shrinks more than "
-         f"{STRONG_RATIO} times at {DEFAULT_LEVEL} if smaller)", [
+        (f"zstd settings of the node blocks (s L t T: level 19's parameters with search_log L, target_length T; "
+         f"NODES s: CPU of one thread, median; s/19: over plain 19's; file: node blocks so, the rest at 19, / the "
+         f"file at 19; default: 19 s{DEFAULT_NODES_SEARCH[0]} t{DEFAULT_NODES_SEARCH[1]}, those it shrinks "
+         f"more than {STRONG_RATIO} times at plain {DEFAULT_LEVEL} if smaller)", [
             Column("trace", lambda e: e["trace"], "<"),
             Column("level", lambda e: str(e["level"])),
             Column("raw NODES", lambda e: fmt_int(e["raw_nodes_bytes"])),
             Column("NODES bytes", lambda e: fmt_int(e["nodes_bytes"])),
             Column("NODES s", lambda e: f"{e['nodes_seconds']['median']:.3f}"),
+            Column("s/19", lambda e: fmt_float(e["seconds_vs_19"], 3)),
             Column("file bytes", lambda e: fmt_int(e["file_bytes"])),
             Column("vs 19", lambda e: fmt_float(e["vs_19"], 4)),
         ]),
@@ -111,13 +128,13 @@ def _corpus_traces() -> list[tuple[str, Path]]:
 def levels_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="ccg-levels-") as folder:
-        for name, arguments in FAMILIES.items():
+        for (name, arguments), params in itertools.product(FAMILIES.items(), FAMILY_PARAMS):
             definitions, events = synth.synthesize(options.locations, options.events_per_location, **arguments)
             path = Path(folder) / "synthetic.ccg"
             ccgformat.write_trace(path, definitions, ((loc, events(loc)) for loc in range(options.locations)),
-                                  level=19)
-            entries += _curve(f"synth {name}", path, options.repeat)
-            print(f"  levels: synth {name}", file=sys.stderr, flush=True)
+                                  ccgformat.Params(**PARAM_SETS[params]), level=19)
+            entries += _curve(f"synth {name} {params}", path, options.repeat)
+            print(f"  levels: synth {name} {params}", file=sys.stderr, flush=True)
         for name, source in _corpus_traces():
             path = Path(folder) / "corpus.ccg"
             try:

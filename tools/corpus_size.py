@@ -15,30 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from benchkit import Column, benchmark, fmt_int
-from corpus_root import corpus_root
+from corpus_root import CORPUS_TRACES, corpus_root
 
-#: the corpus traces, by name: their path inside the corpus (tests/query_support.py lists the same)
-TRACES: dict[str, tuple[str, ...]] = {
-    "chrome-rocprof": ("chrome-json", "otf2_cli_chrome_trace_converter", "tests", "data",
-                       "memcpy-host-device.rocprofiler.json.gz"),
-    "epilog-le": ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_merged_le.elg"),
-    "epilog-be": ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_merged_be.elg"),
-    "epilog-rank1": ("epilog", "GENERATED-by-scalasca-1.4-elg_rw", "ref_local_rank1_le.elg"),
-    "otf-hello": ("otf", "otf-vis", "otf_traces", "hello", "hello_world.otf"),
-    "otf-out": ("otf", "otf-vis", "otf_traces", "out", "out.otf"),
-    "otf-philosophers": ("otf", "otf-vis", "otf_traces", "philosophers", "philosophers.otf"),
-    "otf2-stencil": ("otf2", "TraceR", "examples", "stencil4d-otf", "traces-32", "traces.otf2"),
-    "otf2-pingpong": ("otf2", "pipit", "pipit", "tests", "data", "ping-pong-otf2", "traces.otf2"),
-    "otf2-pingpong-papi": ("otf2", "pipit", "pipit", "tests", "data", "ping-pong-otf2-papi", "traces.otf2"),
-    "paje-java": ("paje", "paje", "Traces", "JavaTest.trace"),
-    "paje-links": ("paje", "pajeng", "traces", "links.trace"),
-    "paje-native": ("paje", "pajeng", "traces", "native_sample.trace"),
-    "paje-states": ("paje", "pajeng", "traces", "states.trace"),
-    "paje-variables": ("paje", "pajeng", "traces", "variables.trace"),
-    "paje-events": ("paje", "pajeng", "traces", "events.trace"),
-    "paje-containers": ("paje", "pajeng", "traces", "containers.trace"),
-    "paje-multiple-files": ("paje", "pajeng", "traces", "multiple_files", "root.trace"),
-}
+#: the corpus traces, by name: their path inside the corpus
+TRACES = CORPUS_TRACES
 
 
 def original_files(source: Path) -> list[Path]:
@@ -98,7 +78,7 @@ def measure_all(names: list[str] | None = None) -> list[dict[str, Any]]:
 
 
 #: the section columns of the table, in file order
-SECTIONS = ("NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "EXTENSION_TABLE", "LOCATION_TABLE", "PARAMETERS",
+SECTIONS = ("NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "EXTENSION_TABLE", "LOCATION_TABLE", "PARAMETERS", "BUNDLE",
             "ROOT_TABLE", "framing")
 
 

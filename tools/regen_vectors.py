@@ -58,6 +58,7 @@ import zstandard
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ccgformat as ccg  # noqa: E402
 from ccgformat.archive.blocks import frame_block
+from ccgformat.archive.bundle import decode_bundle, encode_bundle
 from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream
 from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, FILE_HEADER, TRAILER,
                                       BlockFlags, SectionKind)
@@ -118,6 +119,9 @@ class Vector:
     references: str = "auto"
     #: the aggregation tables' share of the bytes before them (format 1.4, spec 4.10); None: none
     aggregation: float | None = ccg.archive.AGGREGATION_BUDGET
+    #: the writer's BUNDLE block (format 1.4) for the sections written last; off for the
+    #: vectors that show each section in a block of its own
+    bundle: bool = False
 
     @property
     def locations(self) -> list[int]:
@@ -513,10 +517,20 @@ def aggregation() -> Vector:
                   definitions, trace, aggregation=3.0)
 
 
+def bundle() -> Vector:
+    vector = minimal()
+    return replace(vector, name="bundle", bundle=True, notes=[], summary=(
+        "`minimal.ccg` as the writer writes it by default: its NODES, CHECKPOINT_TABLE, "
+        "DEFINITIONS, PARAMETERS and ROOT_TABLE sections are members of one BUNDLE block "
+        "(format 1.4, spec 2.5), one zstd frame, and DEFINITIONS and PARAMETERS leave out "
+        "their default values (spec 4.1, 4.2): 470 bytes where `minimal.ccg` takes 976."))
+
+
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
-                                               many_locations_json, predicted_references, extension_records, aggregation]
+                                               many_locations_json, predicted_references, extension_records, aggregation,
+                                               bundle]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -528,7 +542,7 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
                     nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references,
-                    aggregation=vector.aggregation)
+                    aggregation=vector.aggregation, bundle=vector.bundle)
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
         parsed = parse(path.read_bytes())
@@ -614,8 +628,8 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         out.append("")
     out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOT_TABLE,",
             "LOCATION_TABLE, CHECKPOINT_TABLE, EXTENSION_TABLE, in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
-            "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, and the",
-            "FOOTER) and every event kind; the test checks that too.", "",
+            "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, in",
+            "`bundle.ccg` BUNDLE, and the FOOTER) and every event kind; the test checks that too.", "",
             "## Format 1.2 (`1.2/`)",
             "",
             "`minimal`, `every_kind`, `wide_split`, `lossy` and `empty_location` as this script wrote",
@@ -648,6 +662,9 @@ def section_summary(data: bytes) -> str:
     counts: dict[str, int] = {}
     for entry in archive.entries:
         name = SectionKind(entry.kind).name if entry.kind in set(SectionKind) else f"kind {entry.kind}"
+        if entry.kind == SectionKind.BUNDLE:
+            raw = zstandard.ZstdDecompressor().decompress(archive.stored[archive.entries.index(entry)])
+            name += " (" + ", ".join(SectionKind(member.kind).name for member, _ in decode_bundle(raw, entry, "")) + ")"
         counts[name] = counts.get(name, 0) + 1
     return ", ".join(f"{name} x{n}" if n > 1 else name for name, n in counts.items()) + ", FOOTER"
 
@@ -1062,17 +1079,53 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     return bads
 
 
+def bundle_bad_archives(base: bytes) -> list[Bad]:
+    """Damaged BUNDLE blocks of ``base`` (bundle.ccg): the bundle's raw payload or its
+    directory entry changed, the block recompressed with a valid CRC and footer."""
+    def damage(change: Callable[[list[tuple[int, int, int, int, bytes]]], bytes | None],
+               count: Callable[[int], int] = lambda n: n) -> tuple[bytes, int]:
+        q = parse(base)
+        k = index_of(q, SectionKind.BUNDLE)
+        raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
+        members = [(e.kind, e.flags, e.first, e.count, payload) for e, payload in decode_bundle(raw, q.entries[k], "")]
+        raw = change(members) or encode_bundle(members)
+        q.stored[k] = zstd_frame(raw)
+        q.entries[k] = replace(q.entries[k], raw_length=len(raw), count=count(len(members)))
+        data = build(q)
+        return data, parse(data).entries[k].offset
+
+    def nested(members: list[tuple[int, int, int, int, bytes]]) -> None:
+        members[0] = (int(SectionKind.BUNDLE), *members[0][1:])
+
+    def unknown(members: list[tuple[int, int, int, int, bytes]]) -> None:
+        members.append((65535, int(BlockFlags.MUST_UNDERSTAND), 0, 0, b"a section of a kind no version assigns\n"))
+
+    bads = []
+    for name, how, change, count, raises in (
+            ("bundle_short.ccg", "its raw payload one byte short, so that the last member runs past it",
+             lambda members: encode_bundle(members)[:-1], lambda n: n, "CorruptArchiveError"),
+            ("bundle_count.ccg", "the directory's member count one more than the bundle holds",
+             lambda members: None, lambda n: n + 1, "CorruptArchiveError"),
+            ("bundle_nested.ccg", "its first member's kind set to BUNDLE (11), which no bundle holds",
+             nested, lambda n: n, "CorruptArchiveError"),
+            ("bundle_unknown_member.ccg", "one more member, of kind 65535 (never assigned) with MUST_UNDERSTAND",
+             unknown, lambda n: n, "UnsupportedVersionError")):
+        data, offset = damage(change, count)
+        bads.append(Bad(name, f"bundle.ccg with {how} (recompressed; valid CRC and footer)", raises, offset, data))
+    return bads
+
+
 def bad_readme(bads: list[Bad]) -> str:
     out = [
         "# Damaged archives",
         "",
         "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` and, for the",
-        "LOCATION_TABLE, `many_locations.ccg`, for the aggregation tables `aggregation.ccg` (the",
-        "only writer of these files; never edit them by hand). `tests/test_bad_archives.py`",
-        "parses the table below, so the two cannot drift: reading a file - opening it, the",
-        "definitions, parameters and stats, every location's events in full, `event(i)`, `find`,",
-        "the checkpoints and the model at every level of the aggregation tables - must raise",
-        "exactly the exception named (not a subclass), and when an",
+        "LOCATION_TABLE, `many_locations.ccg`, for the aggregation tables `aggregation.ccg`, for",
+        "the BUNDLE block `bundle.ccg` (the only writer of these files; never edit them by hand).",
+        "`tests/test_bad_archives.py` parses the table below, so the two cannot drift: reading a",
+        "file - opening it, the definitions, parameters and stats, every location's events in",
+        "full, `event(i)`, `find`, the checkpoints and the model at every level of the",
+        "aggregation tables - must raise exactly the exception named (not a subclass), and when an",
         "offset is given the error's `offset` attribute and its message (`at byte N`) must name",
         "it. \"reads fine\" means reading succeeds and gives the events of `every_kind`. The files",
         "also seed the fuzz corpus. All exception classes live in `ccgformat.errors` and derive",
@@ -1097,7 +1150,7 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
     vectors = [make() for make in VECTOR_BUILDERS]
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
-    bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs)
+    bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs) + bundle_bad_archives(blobs["bundle"])
     for bad in bads:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)

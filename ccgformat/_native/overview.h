@@ -22,12 +22,14 @@ typedef struct ccg_overview_tree {
 int ccg_overview_measures(const ccg_overview_tree *tree, int64_t slices, int64_t states, const double *values,
                           const double *infos, double *gain, double *loss);
 
-/* The DP at p: pic, parts and cut ([nodes, T (T + 1) / 2]) for every area, nodes from the
- * last to the root. Candidates, in order: one part (cut j), the spatial cut (-1), the
- * temporal cuts c = i .. j - 1; of those within tolerance * max(1, |top|) of the highest
- * pIC, the one with the fewest parts wins, then the first. Returns CCG_OK or CCG_ERR_MEMORY. */
+/* The DP at p: the cut ([nodes, T (T + 1) / 2]) of every area, and the best pIC and part
+ * count of the whole (root, 0 .. slices - 1); nodes are solved in postorder, holding the
+ * pIC and part counts of only the children of the nodes on the path. Candidates, in order:
+ * one part (cut j), the spatial cut (-1), the temporal cuts c = i .. j - 1; of those within
+ * tolerance * max(1, |top|) of the highest pIC, the one with the fewest parts wins, then the
+ * first. Returns CCG_OK or CCG_ERR_MEMORY. */
 int ccg_overview_solve(const ccg_overview_tree *tree, int64_t slices, const double *gain, const double *loss,
-                       double p, double tolerance, double *pic, int32_t *parts, int32_t *cut);
+                       double p, double tolerance, double *whole, int32_t *whole_parts, int32_t *cut);
 
 /* The parts of the partition the cuts give from (root, 0 .. slices - 1), depth first
  * (children in order, the earlier interval first), at most capacity of them. Returns how

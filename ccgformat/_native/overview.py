@@ -53,17 +53,15 @@ def solve(measures: Any, p: float, tolerance: float) -> tuple[float, np.ndarray,
     hierarchy, slices = measures.hierarchy, measures.slices
     gain = np.ascontiguousarray(measures.gain, dtype=np.float64)
     loss = np.ascontiguousarray(measures.loss, dtype=np.float64)
-    pic = np.empty_like(gain)
-    parts = np.empty(gain.shape, dtype=np.int32)
     cut = np.empty(gain.shape, dtype=np.int32)
+    whole = ffi.new("double *")
+    whole_parts = ffi.new("int32_t *")
     tree = _tree(hierarchy)
-    code = lib.ccg_overview_solve(tree, slices, _doubles(gain), _doubles(loss), float(p), tolerance, _doubles(pic),
-                                  ffi.cast("int32_t *", ffi.from_buffer(parts)),
-                                  ffi.cast("int32_t *", ffi.from_buffer(cut)))
+    code = lib.ccg_overview_solve(tree, slices, _doubles(gain), _doubles(loss), float(p), tolerance, whole,
+                                  whole_parts, ffi.cast("int32_t *", ffi.from_buffer(cut)))
     if code:
         raise failure(code, "the overview DP ran out of memory")
-    whole = (slices - 1) * slices // 2  # the column of (0, slices - 1)
-    count = int(parts[0, whole])
+    count = int(whole_parts[0])
     node, first, last = (np.empty(count, dtype=np.int64) for _ in range(3))
     found = lib.ccg_overview_parts(tree, slices, ffi.cast("const int32_t *", ffi.from_buffer(cut)), count,
                                    ffi.cast("int64_t *", ffi.from_buffer(node)),
@@ -72,4 +70,4 @@ def solve(measures: Any, p: float, tolerance: float) -> tuple[float, np.ndarray,
     if found != count:
         raise MemoryError("the overview partition could not be listed") if found == -2 else \
             RuntimeError(f"the overview partition has more parts than the DP counted ({count})")
-    return float(pic[0, whole]), node, first, last
+    return float(whole[0]), node, first, last

@@ -9,10 +9,10 @@ from .export import ExportFormat, exporter_for, exporters, register_exporter
 from .layout import MAGIC, SectionKind
 from .queries import register_query
 from .reader import Archive, ArchiveStats, open_archive
-from .writer import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_LEVEL,
-                     DEFAULT_NODES_PER_BLOCK, Writer, save_graph, write_trace)
+from .writer import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK,
+                     DEFAULT_NODES_SEARCH, Writer, save_graph, write_trace)
 
-__all__ = ["AGGREGATION_BUDGET", "DEFAULT_CHECKPOINT_INTERVAL", "DEFAULT_LEVEL", "DEFAULT_NODES_LEVEL",
+__all__ = ["AGGREGATION_BUDGET", "DEFAULT_CHECKPOINT_INTERVAL", "DEFAULT_LEVEL", "DEFAULT_NODES_SEARCH",
            "DEFAULT_NODES_PER_BLOCK", "MAGIC", "Archive", "ArchiveStats", "ExportFormat", "SectionKind", "Writer",
            "exporter_for", "exporters", "open_archive",
            "register_exporter", "register_query", "save_graph", "write_table", "write_trace"]

@@ -23,22 +23,33 @@ def frame_block(kind: int, flags: int, payload: bytes) -> bytes:
     return head + payload + BLOCK_CRC.pack(crc32c(payload, crc32c(head)))
 
 
-def compress(payload: bytes, level: int) -> bytes:
-    """One zstd frame holding ``payload`` and its size; safe to call from any thread."""
-    return _compressor(level).compress(payload)
+def compress(payload: bytes, level: int, search: tuple[int, int] | None = None) -> bytes:
+    """One zstd frame holding ``payload`` and its size; safe to call from any thread.
+    ``search``: (search_log, target_length) in place of the level's own for this size."""
+    return _compressor(level, search, len(payload)).compress(payload)
 
 
 _local = threading.local()
 
 
-def _compressor(level: int) -> zstandard.ZstdCompressor:
-    """One compressor per level and thread, reused: a new one per block costs more than
-    compressing a small block (the same bytes either way), and a compressor must not be
-    used by two threads at once."""
-    cache: dict[int, zstandard.ZstdCompressor] = _local.__dict__.setdefault("compressors", {})
-    if level not in cache:
-        cache[level] = zstandard.ZstdCompressor(level=level, write_content_size=True)
-    return cache[level]
+def _compressor(level: int, search: tuple[int, int] | None, size: int) -> zstandard.ZstdCompressor:
+    """One compressor per parameter set and thread, reused: a new one per block costs more
+    than compressing a small block (the same bytes either way), and a compressor must not
+    be used by two threads at once. A plain level adapts its parameters to each payload's
+    size itself; a shortened search starts from the level's parameters for ``size``."""
+    cache: dict[tuple[int, ...], zstandard.ZstdCompressor] = _local.__dict__.setdefault("compressors", {})
+    if search is None:
+        key: tuple[int, ...] = (level,)
+        if key not in cache:
+            cache[key] = zstandard.ZstdCompressor(level=level, write_content_size=True)
+        return cache[key]
+    params = zstandard.ZstdCompressionParameters.from_level(
+        level, source_size=size, write_content_size=1, search_log=search[0], target_length=search[1])
+    key = (level, params.window_log, params.chain_log, params.hash_log, params.search_log, params.min_match,
+           params.target_length, params.strategy)
+    if key not in cache:
+        cache[key] = zstandard.ZstdCompressor(compression_params=params)
+    return cache[key]
 
 
 def read_block(data: memoryview | bytes, offset: int, path: str, *, expect_kind: int | None = None

@@ -8,14 +8,12 @@ interval, or whose calls do not balance, take the per-location path of
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from typing import Iterator
 
 import numpy as np
 
 from ..graph.graph import Graph
+from ..gcpause import collector_paused
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .checkpoint_columns import CheckpointColumns
@@ -47,7 +45,7 @@ def write_table(path: str | os.PathLike[str], definitions: Definitions, batch: E
     """Build and write an archive of a whole trace held as columns: location
     ``locations[i]`` (default i) holds the events ``offsets[i]:offsets[i + 1]`` of
     ``batch``. Defined locations left out are written without events. Returns the graph."""
-    with _collector_paused():
+    with collector_paused():
         builder = make_builder(params, definitions, repair=repair)
         builder.add_locations(np.arange(len(offsets) - 1) if locations is None else locations, batch, offsets)
         graph = builder.finish()
@@ -55,16 +53,3 @@ def write_table(path: str | os.PathLike[str], definitions: Definitions, batch: E
                     nodes_per_block=nodes_per_block)
     return graph
 
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off: the roots made per location (acyclic) would make it
-    traverse every object of the definitions again and again (a quarter of the time at
-    10^5 locations)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

@@ -25,6 +25,8 @@ PREDICTED_NODES_MINOR_VERSION = 4
 EXTENSION_TABLE_MINOR_VERSION = 4
 #: the minor version that introduced the AGGREGATE_LEVEL tables
 AGGREGATION_MINOR_VERSION = 4
+#: the minor version that introduced BUNDLE blocks
+BUNDLE_MINOR_VERSION = 4
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")
@@ -65,6 +67,7 @@ class SectionKind(IntEnum):
     LOCATION_TABLE = 8    #: since 1.3, the DEFINITIONS lists that grow with the locations
     CHECKPOINT_TABLE = 9  #: since 1.3, instead of SNAPSHOTS and SUMMARY
     EXTENSION_TABLE = 10  #: since 1.4, the DEFINITIONS member `extensions` as columns
+    BUNDLE = 11           #: since 1.4, several small sections in one zstd frame
     PREDICTED_NODES = 12  #: since 1.4, a NODES block whose child references are predicted
     AGGREGATE_LEVEL = 16  #: since 1.4, one level of the aggregation pyramid
 

@@ -31,6 +31,8 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .aggregation import AggregationTables, decode_level, join_levels
 from .blocks import read_block, unpack_payload
+from .bundle import decode_bundle
+from .defaults import fill_definitions, fill_parameters
 from ..backends import native
 from .codec import NodeBlock
 from .export import exporter_for
@@ -258,13 +260,16 @@ class Archive:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self.file_bytes = size
         self._closed = False
+        #: the raw payloads of the sections inside BUNDLE blocks
+        self._members: dict[DirectoryEntry, bytes] = {}
         try:
             self._directory = self._read_footer()
+            self._sections = self._expand_bundles()
         except BaseException:
             self.close()
             raise
-        self.pool = ArchivePool(self, [e for e in self._directory if e.kind in NODE_KINDS])
-        self._indexes: dict[int, dict[Any, Any]] = {}  # decoded index blocks by offset
+        self.pool = ArchivePool(self, [e for e in self._sections if e.kind in NODE_KINDS])
+        self._indexes: dict[DirectoryEntry, dict[Any, Any]] = {}  # decoded index sections
         self._index_blocks: dict[SectionKind, tuple[list[int], list[DirectoryEntry]]] = {}
 
     # ----------------------------------------------------------------- opening
@@ -292,7 +297,7 @@ class Archive:
             raise CorruptArchiveError("footer block does not end at the trailer", path=self.path,
                                       offset=footer_offset)
         directory = decode_directory(bytes(stored), self.path, footer_offset)
-        expected_node = 0
+        self._footer_offset = footer_offset
         for entry in directory:
             if entry.offset < FILE_HEADER.size or entry.offset + BLOCK_OVERHEAD + entry.length > footer_offset:
                 raise CorruptArchiveError(f"block listed at {entry.offset} with {entry.length} bytes lies "
@@ -303,6 +308,24 @@ class Archive:
             if entry.raw_length > largest_raw_length(entry.length, minor):
                 raise CorruptArchiveError(f"block at {entry.offset} claims {entry.raw_length} bytes "
                                           f"uncompressed from {entry.length}", path=self.path, offset=entry.offset)
+        return directory
+
+    def _expand_bundles(self) -> list[DirectoryEntry]:
+        """The sections: the footer's blocks with every BUNDLE block replaced by its
+        members (decoded now: a writer bundles only small sections), checked together."""
+        sections: list[DirectoryEntry] = []
+        for block in self._directory:
+            if block.kind not in _KNOWN_KINDS or block.kind != SectionKind.BUNDLE:
+                sections.append(block)
+                continue
+            if block.first or not block.flags & BlockFlags.MUST_UNDERSTAND:
+                raise CorruptArchiveError("a BUNDLE block's directory entry has a non-zero first or lacks "
+                                          "MUST_UNDERSTAND", path=self.path, offset=block.offset)
+            for member, raw in decode_bundle(self.payload(block), block, self.path):
+                self._members[member] = raw
+                sections.append(member)
+        expected_node = 0
+        for entry in sections:
             if entry.kind not in _KNOWN_KINDS and entry.flags & BlockFlags.MUST_UNDERSTAND:
                 raise UnsupportedVersionError(f"section kind {entry.kind} must be understood but is "
                                               f"unknown to this reader", path=self.path, offset=entry.offset)
@@ -318,12 +341,12 @@ class Archive:
                                 ((SectionKind.PARAMETERS,), True),
                                 ((SectionKind.ROOTS, SectionKind.ROOT_TABLE), True),
                                 ((SectionKind.LOCATION_TABLE,), False)):
-            listed = sum(entry.kind in kinds for entry in directory)
+            listed = sum(entry.kind in kinds for entry in sections)
             if listed > 1 or required and not listed:
                 names = " or ".join(kind.name for kind in kinds)
                 raise CorruptArchiveError(f"the footer must list {'exactly' if required else 'at most'} one {names} "
-                                          f"block", path=self.path, offset=footer_offset)
-        return directory
+                                          f"block (or bundle member)", path=self.path, offset=self._footer_offset)
+        return sections
 
     @property
     def version(self) -> tuple[int, int]:
@@ -336,24 +359,33 @@ class Archive:
         """Every block the footer lists, in file order."""
         return list(self._directory)
 
+    @property
+    def sections(self) -> list[DirectoryEntry]:
+        """Every section in file order: the footer's blocks, with the members of each
+        BUNDLE block in its place."""
+        return list(self._sections)
+
     def payload(self, entry: DirectoryEntry) -> bytes:
-        """The checked, decompressed payload of one block."""
+        """The checked, decompressed payload of one block or bundle member."""
         return unpack_payload(entry.flags, self._stored(entry), entry.raw_length, self.path, entry.offset)
 
     def _stored(self, entry: DirectoryEntry) -> memoryview:
-        """The stored payload of one block, its framing and CRC checked."""
+        """The stored payload of one block, its framing and CRC checked (of a bundle
+        member: its raw payload)."""
         if self._closed:
             raise ValueError("the archive is closed")
+        if entry.member >= 0:
+            return memoryview(self._members[entry])
         kind, flags, stored = read_block(self._map, entry.offset, self.path, expect_kind=entry.kind)
         if flags != entry.flags or len(stored) != entry.length:
             raise CorruptArchiveError("block header disagrees with the footer", path=self.path, offset=entry.offset)
         return stored
 
     def _section(self, kind: SectionKind) -> DirectoryEntry:
-        return next(entry for entry in self._directory if entry.kind == kind)
+        return next(entry for entry in self._sections if entry.kind == kind)
 
     def _optional_section(self, kind: SectionKind) -> DirectoryEntry | None:
-        return next((entry for entry in self._directory if entry.kind == kind), None)
+        return next((entry for entry in self._sections if entry.kind == kind), None)
 
     def _json(self, kind: SectionKind) -> Any:
         entry = self._section(kind)
@@ -376,10 +408,22 @@ class Archive:
 
     # ----------------------------------------------------------------- metadata
 
+    def _filled_json(self, kind: SectionKind, fill: Callable[[Any], Any]) -> Any:
+        """A JSON section; a BUNDLE member's with the default values it leaves out filled
+        back (spec 4.1, 4.2)."""
+        entry = self._section(kind)
+        document = self._json(kind)
+        if entry.member < 0:
+            return document
+        try:
+            return fill(document)
+        except TypeError as error:
+            raise CorruptArchiveError(f"{kind.name} section: {error}", path=self.path, offset=entry.offset) from None
+
     @cached_property
     def definitions(self) -> Definitions:
         entry = self._section(SectionKind.DEFINITIONS)
-        document = self._json(SectionKind.DEFINITIONS)
+        document = self._filled_json(SectionKind.DEFINITIONS, fill_definitions)
         extensions = self._optional_section(SectionKind.EXTENSION_TABLE)
         if extensions is not None and isinstance(document, dict) and "extensions" in document:
             raise CorruptArchiveError("definitions section has extensions beside an EXTENSION_TABLE block",
@@ -424,7 +468,7 @@ class Archive:
     def aggregation_tables(self) -> AggregationTables | None:
         """The aggregation pyramid (AGGREGATE_LEVEL blocks, spec 4.10), checked against
         itself, the hierarchy and the roots; None when the file has none."""
-        entries = [entry for entry in self._directory if entry.kind == SectionKind.AGGREGATE_LEVEL]
+        entries = [entry for entry in self._sections if entry.kind == SectionKind.AGGREGATE_LEVEL]
         if not entries:
             return None
         levels = [decode_level(self.payload(entry), self.path, entry.offset) for entry in entries]
@@ -447,7 +491,8 @@ class Archive:
     @cached_property
     def parameters(self) -> dict[str, Any]:
         """The PARAMETERS section: bounds, b, L, zstd level, provenance and build metrics."""
-        document = self._json(SectionKind.PARAMETERS)
+        document = self._filled_json(SectionKind.PARAMETERS, lambda document: fill_parameters(
+            document, self._filled_json(SectionKind.DEFINITIONS, fill_definitions).get("provenance")))
         if not isinstance(document, dict):
             raise CorruptArchiveError("parameters section is not an object", path=self.path,
                                       offset=self._section(SectionKind.PARAMETERS).offset)
@@ -549,22 +594,22 @@ class Archive:
         first locations."""
         found = self._index_blocks.get(kind)
         if found is None:
-            entries = sorted((entry for entry in self._directory if entry.kind == kind), key=lambda e: e.first)
+            entries = sorted((entry for entry in self._sections if entry.kind == kind), key=lambda e: e.first)
             found = self._index_blocks[kind] = ([entry.first for entry in entries], entries)
         return found
 
     def _checkpoint_table(self, entry: DirectoryEntry) -> dict[int, list[dict[str, Any]]]:
         """A CHECKPOINT_TABLE block's checkpoints by location, decoded once."""
-        cached = self._indexes.get(entry.offset)
+        cached = self._indexes.get(entry)
         if cached is None:
             _, locations = decode_checkpoint_table(self.payload(entry), self.path, entry.offset)
-            cached = self._indexes[entry.offset] = dict(locations)
+            cached = self._indexes[entry] = dict(locations)
         return cached
 
     def _index_document(self, entry: DirectoryEntry) -> dict[Any, dict[str, Any]]:
         """An index section's items by location (the first of each), parsed once: a
         look-up per location, not a scan of the section."""
-        cached = self._indexes.get(entry.offset)
+        cached = self._indexes.get(entry)
         if cached is None:
             document = decode_json(self.payload(entry), SectionKind(entry.kind).name, self.path, entry.offset)
             if not isinstance(document, dict) or not isinstance(document.get("locations"), list):
@@ -574,7 +619,7 @@ class Archive:
                 key = item.get("location") if isinstance(item, dict) else None
                 if isinstance(key, (int, float)):  # no other JSON value equals a location id
                     cached.setdefault(key, item)
-            self._indexes[entry.offset] = cached
+            self._indexes[entry] = cached
         return cached
 
     def events(self, start: int | None = None, stop: int | None = None, *,

@@ -54,6 +54,7 @@ class DirectoryEntry:
     raw_length: int   # payload bytes after decompression
     first: int        # first node id (NODES) or location (SNAPSHOTS, SUMMARY), else 0
     count: int        # nodes, or checkpoints, else 0
+    member: int = -1  # a section inside a BUNDLE block (at ``offset``): its position there
 
     def pack(self) -> bytes:
         return DIRECTORY_ENTRY.pack(self.kind, self.flags, 0, self.offset, self.length, self.raw_length,

@@ -115,7 +115,8 @@ class _Verifier:
         self.archive = archive
         self.path = archive.path
         self.problems: list[Problem] = []
-        self.entries = sorted(archive.directory, key=lambda e: e.offset)
+        #: the sections (a BUNDLE block's members at its offset, in their order)
+        self.entries = sorted(archive.sections, key=lambda e: (e.offset, e.member))
         self.definitions: Definitions | None = None
         self.roots: dict[int, LocationRoot] | None = None
         self.blocks: list[_Nodes] = []        # decoded node blocks, in id order
@@ -213,7 +214,7 @@ class _Verifier:
         footer_length, _ = TRAILER.unpack_from(self.archive._map, size - TRAILER.size)
         footer_offset = size - TRAILER.size - footer_length
         position = FILE_HEADER.size
-        for entry in self.entries:
+        for entry in sorted(self.archive.directory, key=lambda e: e.offset):
             if entry.kind == SectionKind.FOOTER:
                 self.add(entry, "the footer lists a FOOTER block")
             if entry.offset < position:

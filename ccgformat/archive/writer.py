@@ -10,6 +10,7 @@ temporary name in the target's folder, flushed to disk and renamed at the end
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Iterable
 
 from .._version import __version__
 from ..atomic import AtomicOutput
+from ..gcpause import collector_paused
 from ..graph.graph import Graph
 from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
@@ -26,10 +28,13 @@ from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
-from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
+from .bundle import encode_bundle
+from .defaults import strip_definitions, strip_parameters
+from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, BUNDLE_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
+                     EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
-                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
+                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
                      largest_raw_length)
 from .codec import stream_bytes
 from .aggregation import encode_level
@@ -40,14 +45,16 @@ from .checkpoint_columns import CheckpointColumns
 from .groups import SmallLocations
 from .tables import encode_checkpoint_columns, encode_root_table, split_definitions
 
-#: zstd level of every block but NODES by default: once per file, small, and the strongest
-#: levels pay off on large definitions (a Chrome trace's file: 26% larger all at 15)
+#: zstd level of every block by default: the other blocks are written once per file, and
+#: the strongest levels pay off on large definitions (a Chrome trace's file: 26% larger all
+#: at 15)
 DEFAULT_LEVEL = 19
-#: zstd level of the NODES blocks by default, those it shrinks more than
-#: `compression.STRONG_RATIO` times compressed at DEFAULT_LEVEL if that is smaller: every
-#: trace measured stays within 2% of its file size at level 19 (at most +1.1%), at a
-#: quarter of its time (docs/compression.md, `tools/bench.py levels`)
-DEFAULT_NODES_LEVEL = 15
+#: the node blocks are compressed by default with level 19's parameters for their size but
+#: this shorter search (search_log, target_length), those it shrinks more than
+#: `compression.STRONG_RATIO` times with level 19's own too if smaller: every trace
+#: measured stays within 2% of its file size at level 19 (at most +0.7%), at 0.64 of its
+#: zstd time (docs/compression.md, `tools/bench.py levels`)
+DEFAULT_NODES_SEARCH = (4, 32)
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 DEFAULT_NODES_PER_BLOCK = 4096
 LOCATIONS_PER_INDEX_BLOCK = 64
@@ -69,6 +76,10 @@ AGGREGATION_BUDGET = 0.10
 #: LOCATION_TABLE bytes (before compression) up to which the whole DEFINITIONS in JSON
 #: is tried as well (about 1,200 locations of regular names)
 WHOLE_DEFINITIONS_TRIAL = 16384
+#: the sections written last are tried in one BUNDLE block while their raw payloads
+#: total less than this (256 KiB): beyond, the framing they would save is noise, and a reader
+#: decodes a bundle when it opens the file
+BUNDLE_RAW_BYTES = 1 << 18
 
 
 class Writer:
@@ -78,21 +89,22 @@ class Writer:
     format 1.3; without, they are ROOTS, the JSON SNAPSHOTS and SUMMARY and the whole
     DEFINITIONS in JSON, which readers of 1.0-1.2 read too.
 
-    ``level``: the zstd level of every block; None (the default) compresses the NODES
-    blocks at DEFAULT_NODES_LEVEL (the most compressible of them at DEFAULT_LEVEL, see
-    `compression.Level`) and the rest at DEFAULT_LEVEL. ``threads``: how many
+    ``level``: the zstd level of every block; None (the default) compresses every block at
+    DEFAULT_LEVEL, the node blocks with its shorter search DEFAULT_NODES_SEARCH (see
+    `compression.Level`). ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
     ``references``: one of `REFERENCE_CODINGS`. With ``tables``, the file also holds the
     aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
     ... while they take at most that share of the bytes written before them (default
-    `AGGREGATION_BUDGET`), level 0 always.
+    `AGGREGATION_BUDGET`), level 0 always. ``bundle`` (with the
+    tables): the blocks `finish` makes go in one BUNDLE block when that is smaller (format 1.4).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                  threads: int | None = None, references: str = "auto",
-                 aggregation: float | None = AGGREGATION_BUDGET):
+                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True):
         if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if references not in REFERENCE_CODINGS:
@@ -101,12 +113,13 @@ class Writer:
             raise ValueError("checkpoint_interval and nodes_per_block must be positive")
         self.path = Path(path)
         #: the level of the NODES blocks, as PARAMETERS records it
-        self.level = DEFAULT_NODES_LEVEL if level is None else level
-        self._nodes_level = Level(DEFAULT_NODES_LEVEL, DEFAULT_LEVEL) if level is None else Level(level)
-        self._other_level = Level(DEFAULT_LEVEL if level is None else level)
+        self.level = DEFAULT_LEVEL if level is None else level
+        self._nodes_level = Level(self.level, DEFAULT_NODES_SEARCH if level is None else None)
+        self._other_level = Level(self.level)
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
         self.tables = tables
+        self.bundle = bundle and tables  # the layout for older readers has no bundles
         self._queue: CompressionQueue[tuple[SectionKind, bool, int, int]] = \
             CompressionQueue(default_threads() if threads is None else threads)
         self.references = references
@@ -127,7 +140,13 @@ class Writer:
         self._columns: list[CheckpointColumns] = []  # locations of `add_location_columns` not yet written
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
+        self._bundle = False  # whether a BUNDLE block (1.4) was written
+        #: while `finish` runs with the tables: the blocks it makes, kept to be tried as a bundle
+        self._deferred: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]] | None = None
         self._pending_checkpoints = 0
+        #: the last CHECKPOINT_TABLE block of `add_checkpoint_columns` while it holds fewer
+        #: than CHECKPOINTS_PER_TABLE_BLOCK checkpoints
+        self._held_columns: CheckpointColumns | None = None
         self._offset = 0
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
 
@@ -150,10 +169,34 @@ class Writer:
 
     def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
                count: int = 0, compressed: bytes | None = None) -> None:
-        """Queue a block; it is written once it and the blocks before it are compressed."""
-        level = self._nodes_level if kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES) else self._other_level
-        self._queue.put((kind, must_understand, first, count), raw, level, compressed)
+        """Queue a block; it is written once it and the blocks before it are compressed
+        (in `finish`, once the writer has chosen whether to bundle it)."""
+        if self._deferred is not None:
+            self._deferred.append((kind, raw, must_understand, first, count, compressed))
+            return
+        self._queue.put((kind, must_understand, first, count), raw, self._level_of(kind), compressed)
         self._write_ready()
+
+    def _level_of(self, kind: SectionKind) -> Level:
+        return self._nodes_level if kind in NODE_KINDS else self._other_level
+
+    def _write_deferred(self) -> None:
+        """Write the blocks `finish` made: in one BUNDLE block when their raw payloads
+        total less than BUNDLE_RAW_BYTES and that makes the file smaller, else each alone."""
+        deferred, self._deferred = self._deferred or [], None
+        if len(deferred) > 1 and sum(len(item[1]) for item in deferred) < BUNDLE_RAW_BYTES:
+            alone = sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(
+                raw, compressed or self._level_of(kind).compress(raw))[0])
+                for kind, raw, _, _, _, compressed in deferred)
+            raw = encode_bundle([(kind, int(BlockFlags.MUST_UNDERSTAND) if must_understand else 0, first, count, raw)
+                                 for kind, raw, must_understand, first, count, _ in _without_defaults(deferred)])
+            packed = self._other_level.compress(raw)
+            if BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(raw, packed)[0]) < alone:
+                self._bundle = True
+                self._block(SectionKind.BUNDLE, raw, must_understand=True, count=len(deferred), compressed=packed)
+                return
+        for kind, raw, must_understand, first, count, compressed in deferred:
+            self._block(kind, raw, must_understand=must_understand, first=first, count=count, compressed=compressed)
 
     def _write_ready(self, *, wait: bool = False) -> None:
         for (kind, must_understand, first, count), raw, compressed in self._queue.ready(wait=wait):
@@ -265,7 +308,10 @@ class Writer:
             raise ValueError("checkpoint columns are written as tables; this writer writes the JSON layout")
         self._flush_indexes()
         for part in columns.blocks(CHECKPOINTS_PER_TABLE_BLOCK):
-            self._checkpoint_block(part)
+            if int(part.counts.sum()) >= CHECKPOINTS_PER_TABLE_BLOCK:
+                self._checkpoint_block(part)
+            else:  # the last, short block waits for `finish`, as `add_location`'s do
+                self._held_columns = part
 
     def _checkpoint_block(self, columns: CheckpointColumns) -> None:
         self._block(SectionKind.CHECKPOINT_TABLE, encode_checkpoint_columns(self.checkpoint_interval, columns),
@@ -273,6 +319,9 @@ class Writer:
         self._summaries = True
 
     def _flush_indexes(self) -> None:
+        if self._held_columns is not None:
+            self._checkpoint_block(self._held_columns)
+            self._held_columns = None
         if not self._indexes and not self._columns:
             return
         self._indexes.sort(key=lambda item: item[0])
@@ -299,6 +348,8 @@ class Writer:
         missing = sorted(set(range(len(graph.definitions.locations))) - set(graph.roots))
         if missing:
             raise ValueError(f"defined locations without a root: {missing[:10]}")
+        if self.bundle:
+            self._deferred = []
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
         if self.aggregation is not None:
@@ -308,6 +359,7 @@ class Writer:
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
                     (encode_root_table if self.tables else encode_roots)(graph.roots), must_understand=True,
                     count=len(graph.roots))
+        self._write_deferred()
         self._write_ready(wait=True)
         self._queue.close()
         footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND),
@@ -316,7 +368,8 @@ class Writer:
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
         minor = AGGREGATION_MINOR_VERSION if self._aggregated else PREDICTED_NODES_MINOR_VERSION if self._predicted \
-            else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else TABLES_MINOR_VERSION if self.tables \
+            else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else BUNDLE_MINOR_VERSION if self._bundle \
+            else TABLES_MINOR_VERSION if self.tables \
             else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:
@@ -362,13 +415,26 @@ class Writer:
         }
 
 
+def _without_defaults(blocks: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]]
+                      ) -> list[tuple[SectionKind, bytes, bool, int, int, bytes | None]]:
+    """The blocks with DEFINITIONS and PARAMETERS stripped of their default values, as
+    members of a BUNDLE block store them (spec 4.1, 4.2)."""
+    definitions = next(json.loads(raw) for kind, raw, *_ in blocks if kind == SectionKind.DEFINITIONS)
+    stripped = {SectionKind.DEFINITIONS: strip_definitions(definitions)}
+    for kind, raw, *_ in blocks:
+        if kind == SectionKind.PARAMETERS:
+            stripped[kind] = strip_parameters(json.loads(raw), definitions.get("provenance", {}))
+    return [(kind, encode_json(stripped[kind]) if kind in stripped else raw, *rest)
+            for kind, raw, *rest in blocks]
+
+
 def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
                 repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto",
-                aggregation: float | None = AGGREGATION_BUDGET) -> Graph:
+                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -376,7 +442,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``, ``aggregation``: as for `Writer`.
+    ``references``, ``aggregation``, ``bundle``: as for `Writer`.
     Returns the built graph.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
@@ -384,9 +450,11 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     """
     builder = make_builder(params, definitions, repair=repair)
     from_input = params.lossless and not repair
-    with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, tables=tables, threads=threads,
-                references=references, aggregation=aggregation) as writer:
+    # the collector paused: the importer's and the builder's objects are acyclic, and its
+    # passes over them took a quarter of the CPU at 20,000 locations
+    with collector_paused(), Writer(path, level=level, checkpoint_interval=checkpoint_interval,
+                                    nodes_per_block=nodes_per_block, tables=tables, threads=threads,
+                                    references=references, aggregation=aggregation, bundle=bundle) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         small = SmallLocations(builder, writer, from_input) if tables and not repair else None
         indexed: set[int] = set()
@@ -428,11 +496,11 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto",
-               aggregation: float | None = AGGREGATION_BUDGET) -> Path:
-    """Write an already built graph as an archive (``references``, ``aggregation``: as for
-    `Writer`)."""
-    with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, references=references, aggregation=aggregation) as writer:
+               aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True) -> Path:
+    """Write an already built graph as an archive (``references``, ``aggregation``,
+    ``bundle``: as for `Writer`)."""
+    with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
+                references=references, aggregation=aggregation, bundle=bundle) as writer:
         writer.add_nodes(graph.pool, final=True)
         for location in graph.roots:
             writer.add_location(location, graph.location(location))

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TextIO
 
-from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_LEVEL, exporter_for, exporters,
+from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, exporter_for, exporters,
                        open_archive)
 from ..errors import FormatError, ParameterError
 from ..formats import ConvertProgress, ConvertReport, convert, formats
@@ -44,9 +44,8 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--search-length", type=bounded_int(1), default=defaults.search_length, metavar="L",
                    help="S-list search length L (default %(default)s)")
     p.add_argument("--level", type=bounded_int(1, 22), default=None, metavar="Z",
-                   help=f"zstd level 1..22 of every block (default: {DEFAULT_NODES_LEVEL} for the node blocks, "
-                        f"{DEFAULT_LEVEL} for the most compressible of them and the rest: within 2%% of "
-                        f"{DEFAULT_LEVEL} everywhere, several times faster)")
+                   help=f"zstd level 1..22 of every block (default: {DEFAULT_LEVEL}, the node blocks with a "
+                        f"shorter search: within 2%% of plain {DEFAULT_LEVEL} everywhere, faster)")
     p.add_argument("--checkpoint-interval", type=bounded_int(1), default=DEFAULT_CHECKPOINT_INTERVAL,
                    metavar="K", help="snapshot/summary checkpoint every K events (default %(default)s)")
     p.add_argument("--repair", action="store_true",

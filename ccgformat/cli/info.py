@@ -43,10 +43,11 @@ def info_document(archive: Archive) -> dict[str, Any]:
     definitions = archive.definitions
     start, end = archive.time_range
     sections: dict[str, dict[str, int]] = {}
-    for entry in archive.directory:
+    # the blocks, and the members of BUNDLE blocks, whose stored bytes are the bundle's
+    for entry in archive.directory + [entry for entry in archive.sections if entry.member >= 0]:
         row = sections.setdefault(kind_name(entry.kind), {"blocks": 0, "stored_bytes": 0, "raw_bytes": 0})
         row["blocks"] += 1
-        row["stored_bytes"] += entry.length
+        row["stored_bytes"] += entry.length if entry.member < 0 else 0
         row["raw_bytes"] += entry.raw_length
     keys = ("abs_dev", "rel_dev", "rel_size", "rel_metric", "branching", "search_length", "zstd_level",
             "checkpoint_interval", "nodes_per_block")

@@ -17,20 +17,19 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..aggregate_model import AggregateModel, Hierarchy
-from ..figures import palette
-from ..figures.curve import CurveFigure, draw_curve
-from ..figures.drawing import Drawing
-from ..figures.overview import OverviewFigure, draw_overview
-from ..figures.treemap import TreemapFigure, draw_treemap
 from .overview_curve import Curve, default_p, explore
 from .overview_dp import Partition, partition
 from .overview_measures import Measures, measures, proportions
 from .overview_parts import cell_prefix, label_nodes, mode_of, part_sums, visual_aggregates
+
+if TYPE_CHECKING:  # the figures are imported when a picture is drawn, not on every overview
+    from ..figures.drawing import Drawing
+    from ..figures.overview import OverviewFigure
 
 __all__ = ["KINDS", "Overview", "overview", "overview_of"]
 
@@ -84,12 +83,12 @@ class Overview:
         node, mode, proportion = self.part_modes()
         _, first, last, _ = self._parts()
         leaves = np.asarray(h.leaf_locations).tolist()
+        low, high = np.asarray(h.first_leaf)[node].tolist(), np.asarray(h.stop_leaf)[node].tolist()
         paths = {n: h.path(n) for n in set(node.tolist())}
-        parts = [{"locations": leaves[h.first_leaf[n]:h.stop_leaf[n]], "node": paths[n], "first": int(f),
-                  "last": int(l), "mode": self.model.states[m] if self.model.states else None,
-                  "proportion": float(x)}
-                 for n, f, l, m, x in zip(node.tolist(), first.tolist(), last.tolist(), mode.tolist(),
-                                          proportion.tolist())]
+        states = [self.model.states[m] for m in mode.tolist()] if self.model.states else [None] * len(node)
+        parts = [{"locations": leaves[a:b], "node": paths[n], "first": f, "last": l, "mode": m, "proportion": x}
+                 for n, a, b, f, l, m, x in zip(node.tolist(), low, high, first.tolist(), last.tolist(), states,
+                                                proportion.tolist())]
         return {"p": self.p, "pic": self.partition.pic, "gain": self.partition.gain, "loss": self.partition.loss,
                 "kind": self.kind, "normalize": self.normalize, "bounds": np.asarray(self.model.bounds).tolist(),
                 "states": list(self.model.states), "parts": parts}
@@ -105,6 +104,8 @@ class Overview:
     def figure(self, plot_height: int = 480, threshold: float = THRESHOLD_PIXELS) -> OverviewFigure:
         """The overview picture's content, with parts thinner than ``threshold`` pixels
         replaced by visual aggregates."""
+        from ..figures import palette
+        from ..figures.overview import OverviewFigure
         h, colours = self.hierarchy, palette(len(self.model.states))
         row_height = plot_height / max(h.leaves, 1)
         node, first, last, row = self._parts()
@@ -131,10 +132,13 @@ class Overview:
         """The overview picture (a treemap for ``kind="spatial"``)."""
         if self.kind == "spatial":
             return self.treemap(width, plot_height)
+        from ..figures.overview import draw_overview
         return draw_overview(self.figure(plot_height), width, plot_height)
 
     def treemap(self, width: int = 1000, height: int = 600) -> Drawing:
         """The squarified treemap of the parts over the whole window (paper 002)."""
+        from ..figures import palette
+        from ..figures.treemap import TreemapFigure, draw_treemap
         h = self.hierarchy
         node, _, _, _ = self._parts()
         total = self._r.sum(axis=1)
@@ -150,6 +154,7 @@ class Overview:
 
     def curve_drawing(self, width: int = 800, height: int = 420) -> Drawing:
         """The quality curves: gain and loss of every optimum against p."""
+        from ..figures.curve import CurveFigure, draw_curve
         curve = self.quality_curve()
         gain = np.array([o.gain for o in curve.optima])
         loss = np.array([o.loss for o in curve.optima])

@@ -8,6 +8,10 @@ differ, at the point where their two lines cross (the midpoint when they do not 
 inside), and stops when the optimal pIC at the crossing is that of the two lines (then no
 other partition is optimal inside) or when ``b - a`` falls below ``threshold``.
 
+At p = 1 the optimum is known without a DP (`coarsest`): gain is superadditive (merging
+two parts never lowers it, as ``(a + b) log2 (a + b) >= a log2 a + b log2 b``), so the whole
+trace as one part has the highest pIC, and ties go to the fewest parts.
+
 The default p (`default_p`): with gain and loss of every optimum normalised by their
 largest values, the largest jump of normalised loss between consecutive optima marks where
 aggregating further starts to lose much information; the default is the middle of the
@@ -21,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .overview_dp import TOLERANCE, Partition, partition
-from .overview_measures import Measures
+from .overview_measures import Measures, interval_index
 
-__all__ = ["Curve", "THRESHOLD", "default_p", "explore"]
+__all__ = ["Curve", "THRESHOLD", "coarsest", "default_p", "explore"]
 
 #: How close two values of p may get before `explore` stops bisecting between them.
 THRESHOLD = 1e-4
@@ -54,9 +58,17 @@ def _crossing(a: Partition, b: Partition, low: float, high: float) -> float | No
     return p if low < p < high and (a.gain + a.loss) != (b.gain + b.loss) else None
 
 
+def coarsest(measures: Measures) -> Partition:
+    """The optimum at p = 1: the root over all slices as one part (module docstring)."""
+    whole = interval_index(0, measures.slices - 1)
+    gain, loss = float(measures.gain[0, whole]), float(measures.loss[0, whole])
+    one = np.zeros(1, dtype=np.int64)
+    return Partition(1.0, gain, gain, loss, one, one.copy(), np.full(1, measures.slices - 1, dtype=np.int64))
+
+
 def explore(measures: Measures, threshold: float = THRESHOLD) -> Curve:
     """The distinct optimal partitions for p in [0, 1] (see the module docstring)."""
-    found: dict[float, Partition] = {0.0: partition(measures, 0.0), 1.0: partition(measures, 1.0)}
+    found: dict[float, Partition] = {0.0: partition(measures, 0.0), 1.0: coarsest(measures)}
     pending = [(0.0, 1.0)]
     while pending:
         low, high = pending.pop()

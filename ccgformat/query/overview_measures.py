@@ -56,8 +56,8 @@ def proportions(model: AggregateModel) -> np.ndarray:
     leaf order (a slice of zero duration has proportions 0)."""
     durations = np.diff(np.asarray(model.bounds, dtype=np.int64)).astype(np.float64)
     values = model.values_by_leaf().astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(durations[None, :, None] > 0, values / durations[None, :, None], 0.0)
+    # a finite value over an infinite duration is 0: the idle slices, in place, without temporaries
+    return np.divide(values, np.where(durations > 0, durations, np.inf)[None, :, None], out=values)
 
 
 def leaf_prefix(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -72,8 +72,9 @@ def leaf_prefix(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _xlogx(v: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(v > 0, v * np.log2(np.where(v > 0, v, 1.0)), 0.0)
+    out = np.zeros(v.shape)
+    np.log2(v, out=out, where=v > 0)
+    return np.multiply(out, v, out=out)
 
 
 def measures_reference(hierarchy: Hierarchy, r: np.ndarray) -> Measures:

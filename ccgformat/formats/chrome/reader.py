@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import math
 import struct
 from dataclasses import dataclass, field
@@ -13,6 +11,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ...errors import FormatError
+from ...gcpause import collector_paused
 from ...model import (COLUMNS, KIND_FIELDS, PEER_KINDS, Definitions, EventBatch, EventKind, Location, Metric,
                       Region, SystemTreeNode)
 from ..common import StringTable, batches
@@ -458,21 +457,9 @@ def _location_tokens(spans: list[_Span], points: list[_Point]) -> list[list[tupl
     return [[(kind, item) for _, _, kind, item in tokens]]
 
 
-@contextlib.contextmanager
-def _without_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: parsing allocates millions of small acyclic
-    objects, and collections triggered by them would take half of the time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
 
 def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBatch]]]]:
-    with _without_gc():
+    with collector_paused():
         definitions, tables = _Importer(Source(path)).build()
 
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:

@@ -16,9 +16,7 @@ reader selected, so one reader for all of them is quadratic (20,000 locations: 0
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import gc
 import os
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,6 +25,7 @@ import numpy as np
 
 from ... import backends
 from ...errors import CcgError, FormatError
+from ...gcpause import collector_paused
 from ...model import Definitions, EventBatch
 from ..common import StringTable, batches
 from .anchor import find_anchor
@@ -58,7 +57,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
     try:
         _otf2.Reader_SetSerialCollectiveCallbacks(handle)
         try:
-            with _collection_paused():     # the definitions are acyclic: 100,000 lists for 20,000 locations
+            with collector_paused():     # the definitions are acyclic: 100,000 lists for 20,000 locations
                 definitions, tables = read_definitions(handle, binding, str(anchor.with_suffix(".def")))
         except errors as error:
             raise FormatError(f"cannot read the global definitions: {error}",
@@ -127,17 +126,6 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
 
     return definitions, streams()
 
-
-@contextlib.contextmanager
-def _collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector off (as it was before, after)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _open(binding: Binding, anchor: Path) -> Any:

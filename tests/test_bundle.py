@@ -1,0 +1,108 @@
+"""BUNDLE blocks (spec 2.5) and the default values their DEFINITIONS and PARAMETERS
+members leave out (spec 4.1, 4.2)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import ccgformat as ccg
+from ccgformat.archive import reader
+from ccgformat.archive.bundle import decode_bundle, encode_bundle
+from ccgformat.archive.layout import SectionKind
+from ccgformat.archive.sections import DirectoryEntry
+from ccgformat.archive.verify import verify
+from ccgformat.errors import CorruptArchiveError, UnsupportedVersionError
+from ccgformat.model import (Communicator, Definitions, EventBatch, EventKind as K, Location, Metric, Region,
+                             SystemTreeNode)
+
+
+def definitions() -> Definitions:
+    """Records with default and other values in every field that has a default."""
+    return Definitions(
+        regions=[Region("main"), Region("MPI_Send", "function", "mpi", "MPI"), Region("loop", "loop", "user", "")],
+        system_tree=[SystemTreeNode("node", "node"), SystemTreeNode("proc", "process", 0)],
+        locations=[Location("rank 0"), Location("thread 1", "thread", 1)],
+        communicators=[Communicator("WORLD", (0, 1)), Communicator("none")],
+        metrics=[Metric("cycles"), Metric("energy", "J", "absolute", "double")],
+        strings=["a"], timer_resolution=1000, clock_offset=-5, provenance={"source_format": "test"})
+
+
+def write(path, *, bundle: bool, params: ccg.Params = ccg.Params()):
+    events = EventBatch.from_events([(10, K.ENTER, 0), (20, K.ENTER, 1), (25, K.SEND, 1, 0, 0, 0, 8),
+                                     (30, K.LEAVE, 1), (90, K.LEAVE, 0)])
+    ccg.write_trace(path, definitions(), [(0, [events])], params, bundle=bundle, checkpoint_interval=2,
+                    aggregation=None)  # without the tables (1.4), the file without a bundle is 1.3
+    return path
+
+
+@pytest.mark.parametrize("params", [ccg.Params(), ccg.Params(abs_dev=3, rel_dev=0.1, branching=5)])
+def test_a_bundled_archive_reads_as_the_blocks_alone(tmp_path, params):
+    bundled, alone = write(tmp_path / "b.ccg", bundle=True, params=params), \
+        write(tmp_path / "a.ccg", bundle=False, params=params)
+    with ccg.open(bundled) as b, ccg.open(alone) as a:
+        assert [e.kind for e in b.directory] == [SectionKind.BUNDLE]
+        assert b.version == (1, 4) and a.version == (1, 3)
+        assert b.definitions == a.definitions == definitions()
+        assert b.parameters == a.parameters and b.params == a.params == params
+        assert b.roots == a.roots
+        assert b.checkpoints(SectionKind.SUMMARY, 0) == a.checkpoints(SectionKind.SUMMARY, 0)
+        assert len(b.checkpoints(SectionKind.SUMMARY, 0)) > 1
+        assert [list(x.rows()) for x in b.location(0).events()] == [list(x.rows()) for x in a.location(0).events()]
+    assert bundled.stat().st_size < alone.stat().st_size
+    assert verify(bundled) == []
+
+
+def test_members_leave_the_defaults_out(tmp_path):
+    path = write(tmp_path / "b.ccg", bundle=True)
+    with ccg.open(path) as archive:
+        members = {e.kind: json.loads(archive.payload(e)) for e in archive.sections
+                   if e.kind in (SectionKind.DEFINITIONS, SectionKind.PARAMETERS)}
+    definitions_, parameters = members[SectionKind.DEFINITIONS], members[SectionKind.PARAMETERS]
+    assert definitions_["regions"][0] == {"name": "main"}
+    assert definitions_["regions"][2] == {"name": "loop", "role": "loop"}
+    assert definitions_["locations"] == [{"name": "rank 0"}, {"name": "thread 1", "kind": "thread", "parent": 1}]
+    assert definitions_["communicators"][1] == {"name": "none"} and "system_tree" in definitions_
+    assert "strings" in definitions_ and "clock_offset" in definitions_ and "metrics" in definitions_
+    assert definitions_["metrics"][0] == {"name": "cycles"}
+    # the defaults and the definitions' provenance left out; checkpoint_interval 2 is not the default
+    assert set(parameters) == {"converter", "metrics", "checkpoint_interval"}
+
+
+def test_a_reader_without_bundles_refuses_the_file(tmp_path, monkeypatch):
+    """Spec 2.5: BUNDLE is MUST_UNDERSTAND, so a 1.3 reader refuses a file with one instead
+    of missing its sections."""
+    path = write(tmp_path / "b.ccg", bundle=True)
+    monkeypatch.setattr(reader, "_KNOWN_KINDS", reader._KNOWN_KINDS - {int(SectionKind.BUNDLE)})
+    with pytest.raises(UnsupportedVersionError, match="kind 11"):
+        ccg.open(path)
+
+
+def test_a_json_section_alone_keeps_every_member(tmp_path):
+    """Outside a bundle a missing member is corruption, as in 1.3."""
+    path = write(tmp_path / "a.ccg", bundle=False)
+    with ccg.open(path) as archive:
+        entry = next(e for e in archive.directory if e.kind == SectionKind.DEFINITIONS)
+        assert '"role":"function"' in archive.payload(entry).decode()
+
+
+members = st.lists(st.tuples(st.sampled_from([1, 2, 3, 7, 9, 12, 300, 65535]), st.sampled_from([0, 1]),
+                             st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1), st.binary(max_size=40)),
+                   min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(members)
+def test_bundles_round_trip_and_every_cut_is_corrupt(items):
+    raw = encode_bundle(items)
+    block = DirectoryEntry(int(SectionKind.BUNDLE), 3, 100, 0, len(raw), 0, len(items))
+    decoded = decode_bundle(raw, block, "x.ccg")
+    assert [(e.kind, e.flags, e.first, e.count, payload) for e, payload in decoded] == items
+    assert [e.member for e, _ in decoded] == list(range(len(items)))
+    for cut in range(len(raw)):
+        with pytest.raises(CorruptArchiveError, match="at byte 100"):
+            decode_bundle(raw[:cut], block, "x.ccg")
+    with pytest.raises(CorruptArchiveError, match="after the last member"):
+        decode_bundle(raw + b"\0", block, "x.ccg")

@@ -100,15 +100,17 @@ class NativeBuilder:
             raise self._error(rc)
         self._counts[location] = self._counts.get(location, 0) + len(batch)
 
-    def add_locations(self, locations: np.ndarray, batch: EventBatch, offsets: np.ndarray) -> None:
+    def add_locations(self, locations: np.ndarray, batch: EventBatch, offsets: np.ndarray) -> np.ndarray:
         """`add` and `end_location` for whole locations in one C call: ``locations[i]``
-        holds the events ``offsets[i]:offsets[i + 1]`` of ``batch``."""
+        holds the events ``offsets[i]:offsets[i + 1]`` of ``batch``. Returns their roots
+        as rows (root, start, end, events)."""
         locations, offsets = whole_locations(locations, offsets, len(batch), self._roots)
         if batch.kind.dtype != np.uint8:  # checked and converted per location, as `add` does
+            roots = []
             for location, first, stop in zip(locations.tolist(), offsets[:-1].tolist(), offsets[1:].tolist()):
                 self.add(location, batch[first:stop])
-                self.end_location(location)
-            return
+                roots.append(self.end_location(location))
+            return np.array(roots, np.int64).reshape(-1, 4)
         buffer = self._ffi.from_buffer
         arrays = [np.ascontiguousarray(getattr(batch, name), dtype=np.int64) for name in ("time",) + COLUMNS]
         columns = [buffer("int64_t[]", array) for array in arrays]
@@ -127,6 +129,7 @@ class NativeBuilder:
         self._collect_repairs()
         if rc:
             raise self._error(rc)
+        return out
 
     def end_location(self, location: int) -> LocationRoot:
         """Finish one location: close (or, repairing, report) open regions, finalize its root."""

@@ -9,58 +9,23 @@ interval, or whose calls do not balance, take the per-location path of
 from __future__ import annotations
 
 import os
-from typing import Iterator
 
 import numpy as np
 
 from ..graph.graph import Graph
 from ..gcpause import collector_paused
-from ..model import COLUMNS, Definitions, EventBatch
+from ..model import Definitions, EventBatch
 from ..params import Params
-from .checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
-from .indexes import checkpoints
+from .checkpoint_columns import CheckpointColumns
+from .groups import location_checkpoints
 from .many import root_columns
-from .native import builder as make_builder, walk_locations, walker
+from .native import builder as make_builder
 from .writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK, Writer
-
-#: events walked back at once for the end checkpoints (bounds the memory of that pass)
-EVENTS_PER_PASS = 1 << 22
-
-
-def _passes(counts: np.ndarray) -> Iterator[slice]:
-    """Runs of consecutive locations holding about EVENTS_PER_PASS events (at least one location)."""
-    done = np.cumsum(counts)
-    start = 0
-    while start < len(counts):
-        before = int(done[start - 1]) if start else 0
-        stop = max(int(np.searchsorted(done, before + EVENTS_PER_PASS, side="right")), start + 1)
-        yield slice(start, stop)
-        start = stop
-
 
 def graph_checkpoints(graph: Graph, interval: int, path: str | None = None) -> CheckpointColumns:
     """The checkpoints of every location of ``graph`` (`indexes.checkpoints` of each)."""
     locations, roots, starts, _, counts = root_columns(graph.roots)
-    small = np.flatnonzero(counts <= interval)
-    parts, single = [], []
-    for run in _passes(counts[small]):
-        chosen = small[run]
-        offsets = np.concatenate(([0], np.cumsum(counts[chosen])))
-        batch = walk_locations(graph.pool, locations[chosen], roots[chosen], starts[chosen], offsets, path)
-        ok = balanced(batch, offsets)
-        if not ok.all():  # left for the per-location path
-            single.extend(chosen[~ok].tolist())
-            keep = np.repeat(ok, np.diff(offsets))
-            batch = EventBatch(**{name: getattr(batch, name)[keep] for name in ("time", "kind") + COLUMNS})
-            chosen = chosen[ok]
-            offsets = np.concatenate(([0], np.cumsum(counts[chosen])))
-        parts.append(end_checkpoints(locations[chosen], starts[chosen], batch, offsets))
-    single.extend(np.flatnonzero(counts > interval).tolist())
-    if single:
-        parts.append(CheckpointColumns.from_checkpoints(
-            (int(locations[i]), checkpoints(walker(graph.pool, int(roots[i]), int(starts[i]), int(locations[i])),
-                                            interval)) for i in sorted(single)))
-    return CheckpointColumns.concat(parts) if parts else CheckpointColumns.from_checkpoints([])
+    return location_checkpoints(graph.pool, locations, roots, starts, counts, interval, path)
 
 
 def write_graph(path: str | os.PathLike[str], graph: Graph, *, level: int | None = None,

@@ -9,6 +9,7 @@ temporary name in the target's folder, flushed to disk and renamed at the end
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from dataclasses import replace
@@ -17,6 +18,7 @@ from typing import Iterable
 
 from .._version import __version__
 from ..atomic import AtomicOutput
+from ..gcpause import collector_paused
 from ..graph.graph import Graph
 from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
@@ -41,6 +43,7 @@ from .queries import run_query
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .checkpoint_columns import CheckpointColumns
+from .groups import SmallLocations
 from .tables import encode_checkpoint_columns, encode_root_table, split_definitions
 
 #: zstd level of every block by default: the other blocks are written once per file, and
@@ -135,6 +138,7 @@ class Writer:
         self._nodes_written = 0
         self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
+        self._columns: list[CheckpointColumns] = []  # locations of `add_location_columns` not yet written
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
         self._bundle = False  # whether a BUNDLE block (1.4) was written
@@ -281,6 +285,23 @@ class Writer:
                 len(self._indexes) == LOCATIONS_PER_INDEX_BLOCK:
             self._flush_indexes()
 
+    def checkpoints_before_flush(self) -> int:
+        """How many more checkpoints make `add_checkpoints` write the CHECKPOINT_TABLE
+        block (tables only)."""
+        return CHECKPOINTS_PER_TABLE_BLOCK - self._pending_checkpoints
+
+    def add_location_columns(self, columns: CheckpointColumns) -> None:
+        """`add_checkpoints` of the locations of ``columns`` one after another (tables
+        only): only their last may bring the pending checkpoints to
+        `checkpoints_before_flush`."""
+        total = int(columns.counts.sum())
+        if not self.tables or total - int(columns.counts[-1]) >= self.checkpoints_before_flush():
+            raise ValueError("location columns must fit before the next CHECKPOINT_TABLE block of tables")
+        self._columns.append(columns)
+        self._pending_checkpoints += total
+        if self._pending_checkpoints >= CHECKPOINTS_PER_TABLE_BLOCK:
+            self._flush_indexes()
+
     def add_checkpoint_columns(self, columns: CheckpointColumns) -> None:
         """Record the checkpoints of many finished locations (after those of `add_location`),
         in the CHECKPOINT_TABLE blocks `add_location` would write for them one at a time."""
@@ -302,12 +323,14 @@ class Writer:
         if self._held_columns is not None:
             self._checkpoint_block(self._held_columns)
             self._held_columns = None
-        if not self._indexes:
+        if not self._indexes and not self._columns:
             return
         self._indexes.sort(key=lambda item: item[0])
-        first = self._indexes[0][0]
         if self.tables:
-            self._checkpoint_block(CheckpointColumns.from_checkpoints(self._indexes))
+            self._checkpoint_block(CheckpointColumns.concat(
+                [CheckpointColumns.from_checkpoints(self._indexes)] + self._columns if self._indexes else self._columns))
+            self._columns.clear()
+        first = self._indexes[0][0] if self._indexes else 0
         for kind, part in () if self.tables else ((SectionKind.SNAPSHOTS, Checkpoint.snapshot_json),
                                                   (SectionKind.SUMMARY, Checkpoint.summary_json)):
             payload = {"interval": self.checkpoint_interval,
@@ -424,7 +447,9 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True) -> Graph:
-    """Build and write an archive in one streaming pass, one location after another.
+    """Build and write an archive in one streaming pass, one location after another
+    (with ``tables`` and without ``repair``, the small locations in groups:
+    `groups.SmallLocations`, the same file).
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
@@ -437,13 +462,29 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     """
     builder = make_builder(params, definitions, repair=repair)
     from_input = params.lossless and not repair
-    with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, tables=tables, threads=threads,
-                references=references, aggregation=aggregation, bundle=bundle) as writer:
+    # the collector paused: the importer's and the builder's objects are acyclic, and its
+    # passes over them took a quarter of the CPU at 20,000 locations
+    with collector_paused(), Writer(path, level=level, checkpoint_interval=checkpoint_interval,
+                                    nodes_per_block=nodes_per_block, tables=tables, threads=threads,
+                                    references=references, aggregation=aggregation, bundle=bundle) as writer:
+        # repairs may change a location's event count, so its checkpoint count, after the fact
+        small = SmallLocations(builder, writer, from_input) if tables and not repair else None
         indexed: set[int] = set()
         for location, batches in locations:
+            indexed.add(location)
+            stream, head, events = iter(batches), [], 0
+            if small is not None:  # read up to one checkpoint interval of events ahead
+                for batch in stream:
+                    head.append(batch)
+                    events += len(batch)
+                    if events > writer.checkpoint_interval:
+                        break
+                else:
+                    small.add(location, head)
+                    continue
+                small.build()  # the locations before this large one are built before it
             record = recorder(writer.checkpoint_interval) if from_input else None
-            for batch in batches:
+            for batch in itertools.chain(head, stream):
                 builder.add(location, batch)
                 if record is not None:
                     record.add(batch)
@@ -454,7 +495,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 writer.add_checkpoints(location, record.finish(root.start))
             else:
                 writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
-            indexed.add(location)
+        if small is not None:
+            small.build()
         graph = builder.finish()
         for location in sorted(graph.roots.keys() - indexed):  # defined locations never fed (spec 4.3)
             writer.add_location(location, graph.location(location))

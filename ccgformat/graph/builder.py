@@ -183,13 +183,16 @@ class Builder:
                 parent.append(self._atomic(state, kind, time, {name: col[i] for name, col in columns.items()}))
         state.last_time = times[-1]
 
-    def add_locations(self, locations: np.ndarray, batch: EventBatch, offsets: np.ndarray) -> None:
+    def add_locations(self, locations: np.ndarray, batch: EventBatch, offsets: np.ndarray) -> np.ndarray:
         """`add` and `end_location` for whole locations: ``locations[i]`` holds the events
-        ``offsets[i]:offsets[i + 1]`` of ``batch``."""
+        ``offsets[i]:offsets[i + 1]`` of ``batch``. Returns their roots as rows (root,
+        start, end, events)."""
         locations, offsets = whole_locations(locations, offsets, len(batch), self._roots)
+        roots = []
         for location, first, stop in zip(locations.tolist(), offsets[:-1].tolist(), offsets[1:].tolist()):
             self.add(location, batch[first:stop])
-            self.end_location(location)
+            roots.append(self.end_location(location))
+        return np.array(roots, np.int64).reshape(-1, 4)
 
     def end_location(self, location: int) -> LocationRoot:
         """Finish one location: close (or, repairing, report) open regions, finalize its root."""

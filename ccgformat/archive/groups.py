@@ -1,0 +1,114 @@
+"""Many small locations built and indexed together: the checkpoints of finished
+locations as columns (`location_checkpoints`), and the groups in which `write_trace` feeds
+the small locations of a stream to the builder in one call each (`SmallLocations`).
+
+A location of at most one checkpoint interval has one checkpoint, at its end; when its
+calls balance, `checkpoint_columns.end_checkpoints` computes it with numpy together with
+the others of its group. The rest take the per-location path of `indexes.checkpoints`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..model import COLUMNS, EventBatch
+from .checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
+from .indexes import checkpoints
+from .native import walk_locations, walker
+
+#: events walked back at once for the end checkpoints (bounds the memory of that pass)
+EVENTS_PER_PASS = 1 << 22
+#: events of the small locations a stream's group holds before they are built (an importer's
+#: batches may keep larger buffers alive: 20,000 x 50 from OTF2 peaks at 594 MB with 2^18,
+#: 863 MB with 2^20, at the same time)
+EVENTS_PER_GROUP = 1 << 18
+
+
+def _passes(counts: np.ndarray) -> Iterator[slice]:
+    """Runs of consecutive locations holding about EVENTS_PER_PASS events (at least one location)."""
+    done = np.cumsum(counts)
+    start = 0
+    while start < len(counts):
+        before = int(done[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(done, before + EVENTS_PER_PASS, side="right")), start + 1)
+        yield slice(start, stop)
+        start = stop
+
+
+def location_checkpoints(pool: Any, locations: np.ndarray, roots: np.ndarray, starts: np.ndarray,
+                         counts: np.ndarray, interval: int, path: str | None = None, *,
+                         events: EventBatch | None = None) -> CheckpointColumns:
+    """The checkpoints of finished ``locations`` (`indexes.checkpoints` of each), given
+    their root nodes, first timestamps and event counts. ``events``: the locations'
+    events in that order, when the graph is lossless (it gives them back) and every
+    location has at most ``interval`` events, so that they need no walk."""
+    small = np.flatnonzero(counts <= interval)
+    parts, single = [], []
+    for run in [slice(0, len(small))] if events is not None else _passes(counts[small]):
+        chosen = small[run]
+        offsets = np.concatenate(([0], np.cumsum(counts[chosen])))
+        batch = events if events is not None else \
+            walk_locations(pool, locations[chosen], roots[chosen], starts[chosen], offsets, path)
+        ok = balanced(batch, offsets)
+        if not ok.all():  # left for the per-location path
+            single.extend(chosen[~ok].tolist())
+            keep = np.repeat(ok, np.diff(offsets))
+            batch = EventBatch(**{name: getattr(batch, name)[keep] for name in ("time", "kind") + COLUMNS})
+            chosen = chosen[ok]
+            offsets = np.concatenate(([0], np.cumsum(counts[chosen])))
+        parts.append(end_checkpoints(locations[chosen], starts[chosen], batch, offsets))
+    single.extend(np.flatnonzero(counts > interval).tolist())
+    if single:
+        parts.append(CheckpointColumns.from_checkpoints(
+            (int(locations[i]), checkpoints(walker(pool, int(roots[i]), int(starts[i]), int(locations[i])),
+                                            interval)) for i in sorted(single)))
+    return CheckpointColumns.concat(parts) if parts else CheckpointColumns.from_checkpoints([])
+
+
+class SmallLocations:
+    """The small locations of a stream (at most one checkpoint interval of events each),
+    held until `build` feeds them to the builder in one call per CHECKPOINT_TABLE block
+    and gives the writer their checkpoints as columns. The file is the one the
+    per-location path writes: the builder sees the locations in the same order, and each
+    run ends where `Writer.add_checkpoints` would flush the block, after the node blocks
+    that path writes before it. ``from_input``: the graph is lossless and the
+    checkpoints are made from the input."""
+
+    def __init__(self, builder: Any, writer: Any, from_input: bool) -> None:
+        self.builder, self.writer, self.from_input = builder, writer, from_input
+        self.locations: list[int] = []
+        self.batches: list[EventBatch] = []
+        self.counts: list[int] = []
+        self.events = 0
+
+    def add(self, location: int, batches: list[EventBatch]) -> None:
+        """Hold a small location's events (building the group first when it is full)."""
+        self.locations.append(location)
+        self.batches.extend(batches)
+        self.counts.append(sum(len(b) for b in batches))
+        self.events += self.counts[-1]
+        if self.events >= EVENTS_PER_GROUP:
+            self.build()
+
+    def build(self) -> None:
+        """Build and index the locations held, in runs that end at the writer's flushes."""
+        if not self.locations:
+            return
+        locations = np.array(self.locations, np.int64)
+        counts = np.array(self.counts, np.int64)
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        batch = EventBatch.concat(self.batches) if len(self.batches) != 1 else self.batches[0]
+        self.locations, self.batches, self.counts, self.events = [], [], [], 0
+        start = 0
+        while start < len(locations):
+            stop = min(len(locations), start + self.writer.checkpoints_before_flush())
+            run = batch[int(offsets[start]):int(offsets[stop])]
+            cuts = offsets[start:stop + 1] - offsets[start]
+            roots = self.builder.add_locations(locations[start:stop], run, cuts)
+            self.writer.add_nodes(self.builder.pool)
+            self.writer.add_location_columns(location_checkpoints(
+                self.builder.pool, locations[start:stop], roots[:, 0], roots[:, 1], roots[:, 3],
+                self.writer.checkpoint_interval, events=run if self.from_input else None))
+            start = stop

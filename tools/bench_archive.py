@@ -109,17 +109,18 @@ def write_parquet(path: Path, events: EventBatch, offsets: np.ndarray) -> float:
 
 
 def section_sizes(archive: Any) -> dict[str, dict[str, int]]:
-    """Blocks, bytes on disk and raw bytes of every section kind of an open archive;
-    FOOTER holds the rest of the file (directory, header, trailer)."""
+    """Blocks, bytes on disk and raw bytes of every section kind of an open archive, the
+    members of a BUNDLE block counted as blocks of their own whose bytes on disk are the
+    BUNDLE's; FOOTER holds the rest of the file (directory, header, trailer)."""
     from ccgformat.archive.layout import BLOCK_OVERHEAD, SectionKind
 
     known = {int(k) for k in SectionKind}
     sections: dict[str, dict[str, int]] = {}
-    for entry in archive._directory:
+    for entry in [*archive.directory, *(e for e in archive.sections if e.member >= 0)]:
         name = SectionKind(entry.kind).name if entry.kind in known else str(entry.kind)
         part = sections.setdefault(name, {"blocks": 0, "bytes": 0, "raw_bytes": 0})
         part["blocks"] += 1
-        part["bytes"] += BLOCK_OVERHEAD + entry.length
+        part["bytes"] += BLOCK_OVERHEAD + entry.length if entry.member < 0 else 0
         part["raw_bytes"] += entry.raw_length
     listed = sum(part["bytes"] for part in sections.values())
     sections["FOOTER"] = {"blocks": 1, "bytes": archive.stats.file_bytes - listed, "raw_bytes": 0}

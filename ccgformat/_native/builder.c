@@ -460,6 +460,8 @@ static int time_deviation(const ccg_builder *b, const int64_t *candidate, const 
  * clamped to [lo, hi] (0 <= lo <= hi). */
 static int64_t round_to_grid(i128 target, int64_t lo, int64_t hi, int64_t mantissa)
 {
+    if (lo == hi)
+        return lo;
     int64_t value = target < lo ? lo : target > hi ? hi : (int64_t)target;
     int exponent = 0;
     while ((value >> exponent) >= 2 * mantissa)
@@ -941,7 +943,7 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
         return NULL;
     b->abs_dev = abs_dev < 0 ? 0 : abs_dev > CCG_ABS_LIMIT ? CCG_ABS_LIMIT : abs_dev;
     b->rel_time = rel_time, b->rel_size = rel_size, b->rel_metric = rel_metric;
-    b->grid = rel_time > 0 ? ((((int64_t)1 << 31) + rel_time - 1) / rel_time) : 0;
+    b->grid = rel_time > 0 ? ((((int64_t)1 << 31) + rel_time - 1) / rel_time) : 1;
     if (rel_time > 0 && b->grid < 1)
         b->grid = 1;
     b->exact_time = exact_time;

@@ -11,15 +11,15 @@ def grid_mantissa(rel_numerator: int) -> int:
     """M of the rounding grid for a relative bound ``rel_numerator / 2**32``: the integers
     ``m * 2**e`` with ``M <= m < 2M`` (and every integer below 2M). Its step at x is at
     most x / M, so ``M = ceil(1 / (2 rel))`` leaves a grid point within the bound of every
-    gap; 0 for an exact bound."""
-    if rel_numerator <= 0:
-        return 0
-    return max(1, -(-(1 << 31) // rel_numerator))
+    gap; 1 for a bound of 0."""
+    return max(1, -(-(1 << 31) // rel_numerator)) if rel_numerator > 0 else 1
 
 
 def round_to_grid(target: int, lo: int, hi: int, mantissa: int) -> int:
     """The grid point (`grid_mantissa`) in ``[lo, hi]`` nearest to ``target`` (the lower
     on a tie), else ``target`` clamped to ``[lo, hi]``; requires ``0 <= lo <= hi``."""
+    if lo == hi:
+        return lo
     value = min(max(target, lo), hi)
     exponent = 0
     while value >> exponent >= 2 * mantissa:

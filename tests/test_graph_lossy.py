@@ -96,3 +96,65 @@ def test_jittered_repetitions_compress_more_when_lossy(seed, bounds):
         sizes[params.lossless] = graph.metrics.n
     assert sizes[False] < sizes[True]
 
+
+
+def _on_grid(x: int, mantissa: int) -> bool:
+    """x is m * 2**e with mantissa <= m < 2 mantissa, or below 2 mantissa."""
+    e = 0
+    while x >> e >= 2 * mantissa:
+        e += 1
+    return x % (1 << e) == 0
+
+
+@given(st.integers(-50, 5000), st.integers(0, 4000), st.integers(0, 400), st.integers(1, 40))
+def test_round_to_grid_takes_the_nearest_grid_point_in_range(target, lo, width, mantissa):
+    from ccgformat.graph.rounding import round_to_grid
+
+    hi = lo + width
+    points = [x for x in range(lo, hi + 1) if _on_grid(x, mantissa)]
+    expected = min(points, key=lambda x: (abs(x - target), x)) if points else min(max(target, lo), hi)
+    assert round_to_grid(target, lo, hi, mantissa) == expected
+
+
+@given(st.sampled_from([0.01, 0.05, 0.2, 0.5, 1.0, 3.0]), st.integers(0, 10**12))
+def test_the_grid_has_a_point_within_the_relative_bound_of_every_gap(rel, gap):
+    from ccgformat.graph.rounding import grid_mantissa, round_to_grid
+    from ccgformat.params import rel_numerator, within_rel
+
+    numerator = rel_numerator(rel)
+    mantissa = grid_mantissa(numerator)
+    tolerance = (numerator * gap) >> 32
+    value = round_to_grid(gap, max(0, gap - tolerance), gap + tolerance, mantissa)
+    assert within_rel(value, gap, numerator) and _on_grid(value, mantissa)
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(1000, 0.05), (100, 0.05), (300, 0.2)]))
+def test_stored_lossy_gaps_lie_on_the_grid(seed, bounds):
+    """Issue 17: the gaps of the nodes a lossy graph stores take few distinct values (the
+    grid), whatever the jitter, so they compress towards the floor; bounds still hold."""
+    import numpy as np
+
+    from ccgformat.graph.rounding import grid_mantissa
+    from ccgformat.model import EventBatch
+    from ccgformat.params import rel_numerator
+
+    rng = np.random.default_rng(seed)
+    rows, time = [(0, EventKind.ENTER, 0)], 0
+    for _ in range(200):
+        for region, work in ((1, 300), (2, 2000)):
+            time += int(rng.integers(50, 400))
+            rows.append((time, EventKind.ENTER, region))
+            time += int(work * rng.lognormal(0, 0.25))
+            rows.append((time, EventKind.LEAVE, region))
+    rows.append((time + 10, EventKind.LEAVE, 0))
+    events = EventBatch.from_events(rows)
+    abs_dev, rel_dev = bounds
+    params = Params(abs_dev=abs_dev, rel_dev=rel_dev, branching=4)
+    builder = Builder(params)
+    builder.add(0, events)
+    graph = builder.finish()
+    check_location(list(events.rows()), [e for b in graph.location(0).events() for e in b.rows()], params)
+    mantissa = grid_mantissa(rel_numerator(rel_dev))
+    gaps = [d for durations in graph.pool.durations if durations for d in durations[::2]]
+    on_grid = sum(_on_grid(gap, mantissa) for gap in gaps)
+    assert on_grid >= 0.9 * len(gaps), (on_grid, len(gaps))

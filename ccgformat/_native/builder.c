@@ -73,6 +73,7 @@ typedef struct {
 
 struct ccg_builder {
     int64_t abs_dev, rel_time, rel_size, rel_metric, branching, search_length;
+    int64_t grid;  /* rounding.grid_mantissa(rel_time) */
     int exact_time;
     ccg_rules rules;
     int64_t metric_count;
@@ -97,7 +98,7 @@ struct ccg_builder {
     CCG_VEC(ccg_repair) repairs;
 
     /* scratch */
-    CCG_VEC(int64_t) durations_tmp, children_tmp, sum_id_tmp, sum_value_tmp;
+    CCG_VEC(int64_t) durations_tmp, rounded_tmp, children_tmp, sum_id_tmp, sum_value_tmp;
     CCG_VEC(uint8_t) drop;
 
     ccg_error error;
@@ -454,6 +455,65 @@ static int time_deviation(const ccg_builder *b, const int64_t *candidate, const 
     return 1;
 }
 
+/* rounding.round_to_grid: the grid point m * 2**e (mantissa <= m < 2 mantissa, or any
+ * value below 2 mantissa) in [lo, hi] nearest to target, the lower on a tie, else target
+ * clamped to [lo, hi] (0 <= lo <= hi). */
+static int64_t round_to_grid(i128 target, int64_t lo, int64_t hi, int64_t mantissa)
+{
+    if (lo == hi)
+        return lo;
+    int64_t value = target < lo ? lo : target > hi ? hi : (int64_t)target;
+    int exponent = 0;
+    while ((value >> exponent) >= 2 * mantissa)
+        exponent++;
+    i128 down = (i128)((value >> exponent) << exponent);
+    i128 up = down == value ? down : down + ((i128)1 << exponent), best = -1;
+    i128 points[2] = {down, up};
+    for (int k = 0; k < 2; k++) {
+        i128 d = points[k] - target, bd = best - target;
+        if (points[k] >= lo && points[k] <= hi &&
+            (best < 0 || (d < 0 ? -d : d) < (bd < 0 ? -bd : bd)))
+            best = points[k];
+    }
+    return best < 0 ? value : (int64_t)best;
+}
+
+/* builder._round_gaps: ``own`` with every gap rounded onto the grid by error diffusion
+ * inside the bounds into ``rounded``; 0 when nothing moves or a gap cannot stay inside. */
+static int round_gaps(const ccg_builder *b, const int64_t *own, int64_t *rounded, const entry *entries,
+                      int64_t count, int64_t start_drift, i128 bound_lo, i128 bound_hi)
+{
+    i128 shift = 0, drift = 0;
+    int changed = 0;
+    for (int64_t j = 0; j <= count; j++) {
+        int64_t gap = own[2 * j];
+        i128 tolerance = ((i128)b->rel_time * gap) >> REL_SCALE_BITS;
+        i128 elo = drift, ehi = drift;
+        if (j < count)
+            elo += entries[j].lo, ehi += entries[j].hi;
+        i128 lo = gap - tolerance, hi = gap + tolerance;
+        if (lo < 0)
+            lo = 0;
+        if (lo < gap - shift + bound_lo - elo)
+            lo = gap - shift + bound_lo - elo;
+        if (hi > gap - shift + bound_hi - ehi)
+            hi = gap - shift + bound_hi - ehi;
+        if (hi > INT64_MAX)
+            hi = INT64_MAX;
+        if (lo > hi)
+            return 0;
+        int64_t value = round_to_grid(gap - start_drift - drift - shift, (int64_t)lo, (int64_t)hi, b->grid);
+        rounded[2 * j] = value;
+        changed |= value != gap;
+        shift += (i128)value - gap;
+        if (j < count) {
+            rounded[2 * j + 1] = own[2 * j + 1];
+            drift += entry_drift(&entries[j]);
+        }
+    }
+    return changed;
+}
+
 /* builder._finalize: durations (4.3), then a replacement or a new pool node. */
 static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start, int64_t start_drift,
                     const entry *entries, int64_t count, int64_t end, entry *out)
@@ -530,6 +590,17 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
                 out->node = candidate, out->total = b->total.data[candidate], out->lo = dlo, out->hi = dhi;
                 return CCG_OK;
             }
+        }
+    }
+    if (!b->exact_time) {
+        if (CCG_RESERVE(b->rounded_tmp, ndur))
+            return fail_memory(b);
+        i128 bound_lo = -(i128)b->abs_dev - start_drift, bound_hi = (i128)b->abs_dev - start_drift;
+        int64_t *rounded = b->rounded_tmp.data;
+        if (round_gaps(b, own, rounded, entries, count, start_drift, bound_lo, bound_hi) &&
+            time_deviation(b, rounded, own, entries, count, drift, bound_lo, bound_hi, &lo, &hi)) {
+            memcpy(own, rounded, (size_t)ndur * sizeof *own);
+            size = inner_bytes(kind, count, own, ndur);
         }
     }
     int64_t sums, events = kind == CCG_CALL ? 2 : 0, total = 0;
@@ -872,6 +943,9 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
         return NULL;
     b->abs_dev = abs_dev < 0 ? 0 : abs_dev > CCG_ABS_LIMIT ? CCG_ABS_LIMIT : abs_dev;
     b->rel_time = rel_time, b->rel_size = rel_size, b->rel_metric = rel_metric;
+    b->grid = rel_time > 0 ? ((((int64_t)1 << 31) + rel_time - 1) / rel_time) : 1;
+    if (rel_time > 0 && b->grid < 1)
+        b->grid = 1;
     b->exact_time = exact_time;
     b->branching = branching < 2 ? 2 : branching;
     b->search_length = search_length < 1 ? 1 : search_length;
@@ -919,7 +993,7 @@ void ccg_builder_free(ccg_builder *b)
     free(b->states.data), free(b->free_slots.data);
     ccg_map_free(&b->location_index);
     free(b->repairs.data);
-    free(b->durations_tmp.data), free(b->children_tmp.data), free(b->sum_id_tmp.data);
+    free(b->durations_tmp.data), free(b->rounded_tmp.data), free(b->children_tmp.data), free(b->sum_id_tmp.data);
     free(b->sum_value_tmp.data), free(b->drop.data);
     free(b);
 }

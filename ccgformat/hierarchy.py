@@ -26,99 +26,110 @@ __all__ = ["ROOT_NAME", "hierarchy_of"]
 ROOT_NAME = "trace"
 
 
-def _tree_parents(definitions: Definitions) -> list[int]:
+def _tree_parents(definitions: Definitions) -> np.ndarray:
     """The system tree's parents (-1 for a top), checked: in range and without cycles."""
     tree = definitions.system_tree
-    parents = [-1 if node.parent is None else node.parent for node in tree]
-    for index, parent in enumerate(parents):
-        if parent != -1 and not 0 <= parent < len(tree):
-            raise ValueError(f"system tree node {index} names parent {parent} outside the {len(tree)} nodes")
-    state = [0] * len(tree)  # 0 unseen, 1 on the current path, 2 done
-    for index in range(len(tree)):
-        path = []
-        node = index
-        while node != -1 and state[node] == 0:
-            state[node] = 1
-            path.append(node)
-            node = parents[node]
-        if node != -1 and state[node] == 1:
-            raise ValueError(f"system tree node {node} is its own ancestor")
-        for node in path:
-            state[node] = 2
+    parents = np.array([-1 if node.parent is None else node.parent for node in tree], np.int64)
+    outside = np.flatnonzero((parents < -1) | (parents >= len(tree)))
+    if len(outside):
+        index = int(outside[0])
+        raise ValueError(f"system tree node {index} names parent {int(parents[index])} outside the {len(tree)} nodes")
+    ancestor, reach = parents.copy(), 1
+    while reach < len(tree) and (ancestor != -1).any():  # after len(tree) steps up, only cycles remain
+        ancestor = np.where(ancestor == -1, -1, ancestor[ancestor])
+        reach *= 2
+    cyclic = ancestor[ancestor != -1]
+    if len(cyclic):
+        raise ValueError(f"system tree node {int(cyclic.min())} is its own ancestor")
     return parents
+
+
+def _reduce_up(parents: np.ndarray, values: np.ndarray, minimum: bool) -> np.ndarray:
+    """Each item's minimum (or sum) of ``values`` over its subtree, by doubling: after
+    step k an item holds its descendants closer than 2^k."""
+    out, ancestor = values.copy(), parents.copy()
+    while (ancestor != -1).any():
+        below = np.flatnonzero(ancestor != -1)
+        if minimum:
+            np.minimum.at(out, ancestor[below], out[below])
+        else:
+            out = out + np.bincount(ancestor[below], out[below], len(out)).astype(out.dtype)
+        ancestor = np.where(ancestor == -1, -1, ancestor[ancestor])
+    return out
+
+
+def _sum_down(parents: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each item's sum of ``values`` over its path up to its top, by doubling."""
+    out, ancestor = values.copy(), parents.copy()
+    while (ancestor != -1).any():
+        below = ancestor != -1
+        out[below] += out[ancestor[below]]
+        ancestor = np.where(below, ancestor[ancestor], -1)
+    return out
 
 
 def hierarchy_of(definitions: Definitions, locations: Iterable[int]) -> Hierarchy:
     """The hierarchy over ``locations`` (archive location indexes; those beyond the
     definitions, or without a valid parent, hang under the root). Raises ValueError when
     the system tree or a location's parent is malformed."""
-    chosen = sorted(set(int(location) for location in locations))
+    chosen = np.unique(np.fromiter((int(location) for location in locations), np.int64))
     tree = definitions.system_tree
-    parents = _tree_parents(definitions)
     defined = definitions.locations
-    # items: tree nodes are 0..len(tree)-1, location i is len(tree) + position in `chosen`
-    children: dict[int, list[int]] = {}
-    lowest = [-1] * len(tree)  # smallest location index below each tree node (-1: none)
-    tops: list[int] = []
-    for position, location in enumerate(chosen):
-        item = len(tree) + position
-        parent = defined[location].parent if location < len(defined) else None
-        if parent is not None and not 0 <= parent < len(tree):
-            raise ValueError(f"location {location} names parent {parent} outside the {len(tree)} "
-                             f"system tree nodes")
-        if parent is None:
-            tops.append(item)
-            continue
-        children.setdefault(parent, []).append(item)
-        node = parent
-        while node != -1 and lowest[node] == -1:  # first location below: mark the path up
-            lowest[node] = location
-            grand = parents[node]
-            if grand == -1:
-                tops.append(node)
-            else:
-                children.setdefault(grand, []).append(node)
-            node = grand
-
-    def key(item: int) -> int:
-        return lowest[item] if item < len(tree) else chosen[item - len(tree)]
-
+    tree_parents = _tree_parents(definitions)
+    size = len(tree)
+    location_parents = np.array([-1 if location >= len(defined) or defined[location].parent is None
+                                 else defined[location].parent for location in chosen.tolist()], np.int64)
+    outside = np.flatnonzero((location_parents < -1) | (location_parents >= size))
+    if len(outside):
+        position = int(outside[0])
+        raise ValueError(f"location {int(chosen[position])} names parent {int(location_parents[position])} "
+                         f"outside the {size} system tree nodes")
+    # items: tree nodes 0..size-1, then the chosen locations, then the synthetic root
+    parents = np.concatenate([tree_parents, location_parents, [-1]])
+    key = np.concatenate([np.full(size, np.iinfo(np.int64).max, np.int64), chosen, [-1]])
+    key = _reduce_up(parents, key, True)  # the smallest location below every item
+    kept = np.flatnonzero(key[:-1] != np.iinfo(np.int64).max)
+    tops = kept[parents[kept] == -1]
+    if len(tops) == 1 and tops[0] < size:  # a single tree node holds every location
+        root = int(tops[0])
+    else:
+        root = len(parents) - 1
+        kept = np.append(kept, root)
+        parents[tops] = root
+    renumber = np.full(len(parents), -1, np.int64)
+    renumber[kept] = np.arange(len(kept))
+    parents, key = np.where(parents[kept] == -1, -1, renumber[parents[kept]]), key[kept]
+    # preorder: an item follows its parent, after its elder siblings' subtrees
+    sizes = _reduce_up(parents, np.ones(len(kept), np.int64), False)
+    siblings = np.lexsort((key, parents))
+    ends = np.cumsum(sizes[siblings])
+    group = np.flatnonzero(np.r_[True, parents[siblings][1:] != parents[siblings][:-1]])
+    before = ends - sizes[siblings] - np.repeat((ends - sizes[siblings])[group], np.diff(np.r_[group, len(kept)]))
+    offset = np.empty(len(kept), np.int64)
+    offset[siblings] = before + 1
+    offset[parents == -1] = 0
+    order = np.empty(len(kept), np.int64)
+    order[_sum_down(parents, offset)] = np.arange(len(kept))
+    items = kept[order]
+    is_leaf = (items >= size) & (items < size + len(chosen))
+    first = np.concatenate([[0], np.cumsum(is_leaf)[:-1]])
+    leaf_locations = chosen[items[is_leaf] - size]
+    position = np.empty(len(kept), np.int64)
+    position[order] = np.arange(len(kept))
+    parent_out = np.where(parents[order] == -1, -1, position[parents[order]])
+    stop = first + _reduce_up(parent_out, is_leaf.astype(np.int64), False)
     names: list[str] = []
     kinds: list[str] = []
-    parent_out: list[int] = []
-    leaf_locations: list[int] = []
-    first: list[int] = []
-    stop: list[int] = []
-    synthetic = not (len(tops) == 1 and tops[0] < len(tree))
-    stack: list[tuple[int, int]] = [(item, -1) for item in sorted(tops, key=key, reverse=True)]
-    if synthetic:
-        names.append(ROOT_NAME)
-        kinds.append(ROOT_NAME)
-        parent_out.append(-1)
-        first.append(0)
-        stop.append(len(chosen))
-        stack = [(item, 0) for item, _ in stack]
-    ends: list[tuple[int, int]] = []  # (node, depth in the stack) waiting for their stop leaf
-    while stack:
-        item, parent = stack.pop()
-        node = len(names)
-        parent_out.append(parent)
-        first.append(len(leaf_locations))
-        stop.append(-1)
-        if item < len(tree):
+    for item in items.tolist():
+        if item < size:
             names.append(tree[item].name)
             kinds.append(tree[item].kind)
-            below = sorted(children[item], key=key, reverse=True)
-            stack.extend((child, node) for child in below)
-            ends.append((node, len(stack) - len(below)))
-        else:
-            location = chosen[item - len(tree)]
+        elif item - size < len(chosen):
+            location = int(chosen[item - size])
             known = location < len(defined)
             names.append(defined[location].name if known else f"location {location}")
             kinds.append(defined[location].kind if known else "location")
-            leaf_locations.append(location)
-            stop[node] = len(leaf_locations)
-        while ends and len(stack) <= ends[-1][1]:  # every child of the node was visited
-            stop[ends.pop()[0]] = len(leaf_locations)
-    return Hierarchy(tuple(names), tuple(kinds), np.array(parent_out, np.int64), np.array(first, np.int64),
-                     np.array(stop, np.int64), np.array(leaf_locations, np.int64))
+        else:
+            names.append(ROOT_NAME)
+            kinds.append(ROOT_NAME)
+    return Hierarchy(tuple(names), tuple(kinds), parent_out, first, stop, leaf_locations)

@@ -171,6 +171,57 @@ def test_hierarchy_follows_the_definitions(definitions, data):
         assert got == want
 
 
+def _preorder(definitions, chosen):
+    """The hierarchy by hand: (name, parent row, leaf location or -1) in preorder, from a
+    recursive walk of the tree with children ordered by their smallest location."""
+    tree, defined = definitions.system_tree, definitions.locations
+    parent_of = {("loc", loc): (defined[loc].parent if loc < len(defined) else None) for loc in chosen}
+    below = {}
+    for loc in chosen:
+        node = parent_of[("loc", loc)]
+        while node is not None:
+            below.setdefault(node, []).append(loc)
+            parent_of[("tree", node)] = tree[node].parent
+            node = tree[node].parent
+    items = [("loc", loc) for loc in chosen] + [("tree", node) for node in below]
+    lowest = {item: item[1] if item[0] == "loc" else min(below[item[1]]) for item in items}
+    tops = [item for item in items if parent_of[item] is None]
+    kids = {item: sorted((i for i in items if i[0] == "loc" and parent_of[i] == item[1] or
+                          i[0] == "tree" and parent_of[i] == item[1] and item[0] == "tree"), key=lowest.get)
+            for item in items if item[0] == "tree"}
+    rows = []
+
+    def visit(item, parent):
+        row = len(rows)
+        if item[0] == "tree":
+            rows.append((tree[item[1]].name, parent, -1))
+            for kid in kids[item]:
+                visit(kid, row)
+        else:
+            loc = item[1]
+            rows.append((defined[loc].name if loc < len(defined) else f"location {loc}", parent, loc))
+
+    if len(tops) == 1 and tops[0][0] == "tree":
+        visit(tops[0], -1)
+    else:
+        rows.append((ROOT_NAME, -1, -1))
+        for top in sorted(tops, key=lowest.get):
+            visit(top, 0)
+    return rows
+
+
+@settings(max_examples=300, deadline=None)
+@given(forests(), st.data())
+def test_hierarchy_is_the_preorder_by_hand(definitions, data):
+    count = len(definitions.locations)
+    chosen = sorted(data.draw(st.lists(st.integers(0, count + 1), unique=True)))
+    h = hierarchy_of(definitions, chosen)
+    leaf = [int(h.leaf_locations[h.first_leaf[n]]) if not len(h.children(n)) and h.stop_leaf[n] > h.first_leaf[n]
+            else -1 for n in range(len(h))]
+    assert list(zip(h.names, h.parents.tolist(), leaf)) == _preorder(definitions, chosen)
+    assert h.leaf_locations.tolist() == [row[2] for row in _preorder(definitions, chosen) if row[2] >= 0]
+
+
 def test_hierarchy_refuses_a_cycle_or_a_parent_out_of_range():
     loop = Definitions(system_tree=[SystemTreeNode("a", "node", 1), SystemTreeNode("b", "node", 0)],
                        locations=[Location("x", "thread", 0)])

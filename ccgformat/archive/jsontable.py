@@ -44,6 +44,7 @@ class _Encoder:
         self.paths = _Paths()
         self.last_integer: list[int] = [0]
         self.last_number: list[int] = [-1]
+        self.splits: dict[str, tuple[int, int, int | None]] = {}  # string -> prefix, suffix, number
 
     def text(self, value: str) -> int:
         return self.texts.setdefault(value, len(self.texts))
@@ -56,13 +57,17 @@ class _Encoder:
         return child
 
     def string(self, value: str, path: int) -> None:
-        match = NUMBERED.fullmatch(value)
+        split = self.splits.get(value)
+        if split is None:
+            match = NUMBERED.fullmatch(value)
+            split = self.splits[value] = (self.text(match[1] if match else value),
+                                          self.text(match[3] if match else ""), int(match[2]) if match else None)
+        prefix, suffix, number = split
         c = self.columns
-        c["prefix"].append(self.text(match[1] if match else value))
-        c["suffix"].append(self.text(match[3] if match else ""))
-        c["numbered"].append(1 if match else 0)
-        if match:
-            number = int(match[2])
+        c["prefix"].append(prefix)
+        c["suffix"].append(suffix)
+        c["numbered"].append(0 if number is None else 1)
+        if number is not None:
             c["number"].append(number - self.last_number[path] - 1)
             self.last_number[path] = number
 

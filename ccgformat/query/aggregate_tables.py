@@ -73,10 +73,18 @@ def location_times(source: Any, locations: list[int], boundaries: np.ndarray, st
 
 
 def node_sums(hierarchy: Hierarchy, leaves: np.ndarray) -> np.ndarray:
-    """``[nodes, ...]``: each node's sum over its leaves (rows of ``leaves`` in leaf order)."""
-    running = np.zeros((len(leaves) + 1,) + leaves.shape[1:], np.int64)
-    np.cumsum(leaves, axis=0, out=running[1:])
-    return running[hierarchy.stop_leaf] - running[hierarchy.first_leaf]
+    """``[nodes, ...]``: each node's sum over its leaves (rows of ``leaves`` in leaf order);
+    a node over one leaf copies its row, the others take differences of running sums."""
+    first, stop = hierarchy.first_leaf, hierarchy.stop_leaf
+    out = np.zeros((len(first),) + leaves.shape[1:], np.int64)
+    single = np.flatnonzero(stop - first == 1)
+    out[single] = leaves[first[single]]
+    several = np.flatnonzero(stop - first > 1)
+    if len(several):
+        running = np.zeros((len(leaves) + 1,) + leaves.shape[1:], np.int64)
+        np.cumsum(leaves, axis=0, out=running[1:])
+        out[several] = running[stop[several]] - running[first[several]]
+    return out
 
 
 def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, int, np.ndarray]]:

@@ -391,25 +391,17 @@ class Writer:
         self._write_ready(wait=True)  # the budget counts every block before, whatever the threads
         budget = int(self._offset * share)
         used = 0
-        for k, start, stop, values in run_query("aggregation_levels", graph):
-            raw = encode_level(k, start, stop, values)
-            packed = self._other_level.compress(raw)
-            used += len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
-            if k and used > budget:
-                break
-            self._block(SectionKind.AGGREGATE_LEVEL, raw, must_understand=False, first=k, count=1 << k,
-                        compressed=packed)
-            self._aggregated = True
         # the metric tables (spec 4.11) share the budget, after the aggregation tables
-        for k, finest, start, stop, values in run_query("metric_levels", graph):
-            raw = encode_metric_level(k, finest, start, stop, values)
-            packed = self._other_level.compress(raw)
-            used += len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
-            if k and used > budget:
-                break
-            self._block(SectionKind.METRIC_LEVEL, raw, must_understand=False, first=k, count=1 << k,
-                        compressed=packed)
-            self._aggregated = True
+        for kind, query, encode in ((SectionKind.AGGREGATE_LEVEL, "aggregation_levels", encode_level),
+                                    (SectionKind.METRIC_LEVEL, "metric_levels", encode_metric_level)):
+            for level in run_query(query, graph):
+                k, raw = level[0], encode(*level)
+                packed = self._other_level.compress(raw)
+                used += len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
+                if k and used > budget:
+                    break
+                self._block(kind, raw, must_understand=False, first=k, count=1 << k, compressed=packed)
+                self._aggregated = True
 
     def abort(self) -> None:
         """Drop the temporary file; nothing appears under the target name."""

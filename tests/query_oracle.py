@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from ccgformat.model import EventKind
 
@@ -116,9 +116,9 @@ def timeline(events_by_location, boundaries, group_of, groups, by="location"):
 
 def messages(events_by_location, start=None, stop=None):
     """Brute-force matching: per (sender, receiver, comm, tag) the k-th send (in the
-    sender's order) with the k-th receive (in the receiver's); returns the set of
-    (sender, send_time, receiver, recv_time, comm, tag, size) with an end in
-    ``[start, stop)`` and the leftover events in it."""
+    sender's order) with the k-th receive (in the receiver's); returns the multiset
+    (a Counter: equal messages may repeat) of (sender, send_time, receiver, recv_time,
+    comm, tag, size) with an end in ``[start, stop)`` and the leftover events in it."""
     lo = NO_START if start is None else start
     hi = NO_STOP if stop is None else stop
     inside = lambda t: lo <= t < hi  # noqa: E731
@@ -129,11 +129,11 @@ def messages(events_by_location, start=None, stop=None):
                 sends[(location, e.ref, e.comm, e.tag)].append(e)
             elif e.kind in (EventKind.RECV, EventKind.IRECV):
                 receives[(e.ref, location, e.comm, e.tag)].append(e)
-    matched, left = set(), []
+    matched, left = Counter(), []
     for key in set(sends) | set(receives):
         s, r = sends.get(key, []), receives.get(key, [])
-        matched |= {(key[0], a.time, key[1], b.time, key[2], key[3], a.size) for a, b in zip(s, r)
-                    if inside(a.time) or inside(b.time)}
+        matched.update((key[0], a.time, key[1], b.time, key[2], key[3], a.size) for a, b in zip(s, r)
+                       if inside(a.time) or inside(b.time))
         left += [(key[0], e.time) for e in s[len(r):] if inside(e.time)]
         left += [(key[1], e.time) for e in r[len(s):] if inside(e.time)]
     return matched, sorted(left)

@@ -172,9 +172,6 @@ def test_damaged_level_is_refused():
 
 @pytest.mark.parametrize("name", ["otf2-pingpong-papi"])
 def test_corpus_trace_with_metrics(tmp_path_factory, name):
-    from .corpus import corpus_available, required
-    if not corpus_available() and not required():
-        pytest.skip("the trace corpus is missing")
     archive = converted(tmp_path_factory, name)
     assert archive.metric_tables is not None
     assert not [p for p in verify(archive.path) if p.kind == SectionKind.METRIC_LEVEL]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -119,10 +120,10 @@ def decode_level(raw: bytes, path: str, offset: int) -> AggregationLevel:
 
 
 @dataclass(frozen=True)
-class AggregationTables:
-    """The pyramid: ``levels[k]`` holds ``2**k`` slices, k = 0..K."""
+class Pyramid:
+    """Levels of a table over the whole trace: ``levels[k]`` holds ``2**k`` slices, k = 0..K."""
 
-    levels: tuple[AggregationLevel, ...]
+    levels: tuple[Any, ...]
 
     @property
     def start(self) -> int:
@@ -131,6 +132,19 @@ class AggregationTables:
     @property
     def stop(self) -> int:
         return self.levels[0].stop
+
+
+def levels_in_order(levels: list[Any], fail: Callable[[str], CorruptArchiveError]) -> list[Any]:
+    """``levels`` sorted by level, which must be 0..K once each."""
+    levels = sorted(levels, key=lambda level: level.level)
+    if [level.level for level in levels] != list(range(len(levels))):
+        raise fail(f"levels {[level.level for level in levels]} are not 0..K once each")
+    return levels
+
+
+@dataclass(frozen=True)
+class AggregationTables(Pyramid):
+    """The region pyramid (AGGREGATE_LEVEL blocks)."""
 
     @property
     def states(self) -> int:
@@ -144,9 +158,7 @@ def join_levels(levels: list[AggregationLevel], hierarchy: Hierarchy, path: str,
     def fail(reason: str) -> CorruptArchiveError:
         return CorruptArchiveError(f"aggregation tables: {reason}", path=path, offset=offset)
 
-    levels = sorted(levels, key=lambda level: level.level)
-    if [level.level for level in levels] != list(range(len(levels))):
-        raise fail(f"levels {[level.level for level in levels]} are not 0..K once each")
+    levels = levels_in_order(levels, fail)
     shape = {(level.start, level.stop, level.states, level.nodes) for level in levels}
     if len(shape) != 1:
         raise fail("levels differ in window, states or nodes")

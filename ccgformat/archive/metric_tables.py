@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from .aggregation import MAX_LEVEL
+from .aggregation import MAX_LEVEL, Pyramid, levels_in_order
 from .codec import encode_stream
 from .tables import _Reader
 
@@ -103,18 +103,8 @@ def decode_metric_level(raw: bytes, path: str, offset: int) -> MetricLevel:
 
 
 @dataclass(frozen=True)
-class MetricTables:
-    """The pyramid: ``levels[k]`` holds ``2**k`` slices, k = 0..K."""
-
-    levels: tuple[MetricLevel, ...]
-
-    @property
-    def start(self) -> int:
-        return self.levels[0].start
-
-    @property
-    def stop(self) -> int:
-        return self.levels[0].stop
+class MetricTables(Pyramid):
+    """The metric pyramid (METRIC_LEVEL blocks)."""
 
 
 def join_metric_levels(levels: list[MetricLevel], path: str, offset: int) -> MetricTables:
@@ -124,9 +114,7 @@ def join_metric_levels(levels: list[MetricLevel], path: str, offset: int) -> Met
     def fail(reason: str) -> CorruptArchiveError:
         return CorruptArchiveError(f"metric tables: {reason}", path=path, offset=offset)
 
-    levels = sorted(levels, key=lambda level: level.level)
-    if [level.level for level in levels] != list(range(len(levels))):
-        raise fail(f"levels {[level.level for level in levels]} are not 0..K once each")
+    levels = levels_in_order(levels, fail)
     if len({(level.start, level.stop, level.finest, level.metrics, level.locations) for level in levels}) != 1:
         raise fail("levels differ in window, finest level, metrics or locations")
     finer = None

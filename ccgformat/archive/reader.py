@@ -465,18 +465,25 @@ class Archive:
                      or self._section(SectionKind.DEFINITIONS))
             raise CorruptArchiveError(f"definitions: {error}", path=self.path, offset=entry.offset) from None
 
+    def _levels(self, kind: SectionKind, decode: Callable[[bytes, str, int], Any], name: str
+                ) -> tuple[list[DirectoryEntry], list[Any]]:
+        """The sections of a pyramid's ``kind`` and their decoded levels, each the level and
+        slice count its directory entry says."""
+        entries = [entry for entry in self._sections if entry.kind == kind]
+        levels = [decode(self.payload(entry), self.path, entry.offset) for entry in entries]
+        for entry, level in zip(entries, levels):
+            if entry.first != level.level or entry.count != level.slices:
+                raise CorruptArchiveError(f"{name} level {level.level}: the directory says level {entry.first} "
+                                          f"of {entry.count} slices", path=self.path, offset=entry.offset)
+        return entries, levels
+
     @cached_property
     def aggregation_tables(self) -> AggregationTables | None:
         """The aggregation pyramid (AGGREGATE_LEVEL blocks, spec 4.10), checked against
         itself, the hierarchy and the roots; None when the file has none."""
-        entries = [entry for entry in self._sections if entry.kind == SectionKind.AGGREGATE_LEVEL]
+        entries, levels = self._levels(SectionKind.AGGREGATE_LEVEL, decode_level, "aggregate")
         if not entries:
             return None
-        levels = [decode_level(self.payload(entry), self.path, entry.offset) for entry in entries]
-        for entry, level in zip(entries, levels):
-            if entry.first != level.level or entry.count != level.slices:
-                raise CorruptArchiveError(f"aggregate level {level.level}: the directory says level {entry.first} "
-                                          f"of {entry.count} slices", path=self.path, offset=entry.offset)
         tables = join_levels(levels, self.hierarchy, self.path, entries[0].offset)
         held = tables.levels[0].state
         states = max(len(self.definitions.regions), int(held.max()) + 1 if len(held) else 0)
@@ -493,16 +500,12 @@ class Archive:
     def metric_tables(self) -> MetricTables | None:
         """The metric-integral pyramid (METRIC_LEVEL blocks, spec 4.11), checked against
         itself, the definitions and the roots; None when the file has none."""
-        entries = [entry for entry in self._sections if entry.kind == SectionKind.METRIC_LEVEL]
+        entries, levels = self._levels(SectionKind.METRIC_LEVEL, decode_metric_level, "metric")
         if not entries:
             return None
         first, last = self.time_range
         rows = max(set(range(len(self.definitions.locations))) | set(self.roots), default=-1) + 1
-        levels = [decode_metric_level(self.payload(entry), self.path, entry.offset) for entry in entries]
         for entry, level in zip(entries, levels):
-            if entry.first != level.level or entry.count != level.slices:
-                raise CorruptArchiveError(f"metric level {level.level}: the directory says level {entry.first} "
-                                          f"of {entry.count} slices", path=self.path, offset=entry.offset)
             if ((level.start, level.stop) != (first, last + 1) or level.metrics != len(self.definitions.metrics)
                     or level.locations != rows):
                 raise CorruptArchiveError(f"metric level {level.level} covers {level.start}..{level.stop}, "

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..aggregate_model import AggregateModel, Hierarchy
 from ..hierarchy import hierarchy_of
-from .aggregate_tables import location_times, source_hierarchy, state_count, trace_window
+from .aggregate_tables import location_times, sliced_window, source_hierarchy, state_count
 from .groups import region_groups
 from .timeline import column_bounds
 from .timeline_walk import _cell_sums
@@ -103,19 +103,12 @@ def aggregate(source: Any, slices: int, start: int | None = None, stop: int | No
               states: str = "region", locations: Iterable[int] | None = None) -> AggregateModel:
     """The model of ``[start, stop)`` (default: the whole trace) in ``slices`` slices over
     ``locations`` (default: all) of a `Graph` or `Archive`, exactly."""
-    if isinstance(slices, bool) or not isinstance(slices, (int, np.integer)) or slices < 1:
-        raise ValueError(f"slices must be an integer >= 1, not {slices!r}")
     if states not in STATES:
         raise ValueError(f"states must be 'region' or 'group', not {states!r}")
-    first, last = trace_window(source)
-    start = first if start is None else int(start)
-    stop = last if stop is None else int(stop)
-    if stop <= start:
-        raise ValueError(f"the window {start}..{stop} is empty")
+    bounds = sliced_window(source, slices, start, stop)
     tables = getattr(source, "aggregation_tables", None)
     regions = tables.states if tables is not None else state_count(source)
     chosen, hierarchy = _locations(source, locations)
-    bounds = column_bounds(start, stop, int(slices))
     values = np.zeros((len(chosen), int(slices), regions), np.int64)
     if tables is None:
         values += location_times(source, chosen, bounds, regions)

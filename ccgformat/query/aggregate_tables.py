@@ -38,6 +38,19 @@ def trace_window(source: Any) -> tuple[int, int]:
     return min(root.start for root in roots), max(root.end for root in roots) + 1
 
 
+def sliced_window(source: Any, slices: int, start: int | None, stop: int | None) -> np.ndarray:
+    """The ``slices + 1`` bounds of ``[start, stop)`` (default: the whole trace) that the
+    model queries answer, after checking ``slices`` and that the window is not empty."""
+    if isinstance(slices, bool) or not isinstance(slices, (int, np.integer)) or slices < 1:
+        raise ValueError(f"slices must be an integer >= 1, not {slices!r}")
+    first, last = trace_window(source)
+    start = first if start is None else int(start)
+    stop = last if stop is None else int(stop)
+    if stop <= start:
+        raise ValueError(f"the window {start}..{stop} is empty")
+    return column_bounds(start, stop, int(slices))
+
+
 def state_count(source: Any) -> int:
     """The regions of the model (spec 4.10): the defined ones, and beyond them up to the
     largest region id that holds time anywhere in the trace."""

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from ..model import EventKind
-from .aggregate_tables import LEVELS, MAX_CELLS, trace_window
+from .aggregate_tables import LEVELS, MAX_CELLS, sliced_window, trace_window
 from .timeline import column_bounds
 
 __all__ = ["MetricIntegrals", "metric_integrals", "metric_levels"]
@@ -207,16 +207,9 @@ def metric_integrals(source: Any, slices: int, start: int | None = None, stop: i
     """The integrals of ``metrics`` (default: all) over ``[start, stop)`` (default: the
     whole trace) in ``slices`` slices on ``locations`` (default: all) of a `Graph` or
     `Archive`."""
-    if isinstance(slices, bool) or not isinstance(slices, (int, np.integer)) or slices < 1:
-        raise ValueError(f"slices must be an integer >= 1, not {slices!r}")
-    first, last = trace_window(source)
-    start = first if start is None else int(start)
-    stop = last if stop is None else int(stop)
-    if stop <= start:
-        raise ValueError(f"the window {start}..{stop} is empty")
+    bounds = sliced_window(source, slices, start, stop)
     chosen_metrics = _metric_setup(source, metrics)[0]
     chosen = _locations(source, locations)
-    bounds = column_bounds(start, stop, int(slices))
     tables = getattr(source, "metric_tables", None)
     if tables is None:
         values = _graph_integrals(source, chosen, bounds, chosen_metrics)

@@ -82,3 +82,29 @@ def test_member_data_not_matching_its_header(damage: str, tmp_path: Path) -> Non
             _events(path)
     else:
         assert len(_events(path)) == 2
+
+
+@pytest.mark.parametrize("definitions_first", [True, False])
+def test_detected_whether_or_not_the_definitions_come_first(definitions_first: bool, tmp_path: Path) -> None:
+    """`sniff` answers from the first local header when it names the definitions and from
+    the central directory otherwise; both find the file an npz trace."""
+    from ccgformat.formats import detect
+    source = _write(tmp_path / "a.npz", {name: _npy(values) for name, values in _columns().items()})
+    with zipfile.ZipFile(source) as archive:
+        members = archive.namelist()
+    order = members if definitions_first else members[1:] + members[:1]
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(tmp_path / "b.npz", "w") as new:
+        for member in order:
+            new.writestr(member, old.read(member))
+    assert detect(tmp_path / "b.npz") == "npz"
+    assert _events(tmp_path / "b.npz") == _events(source)
+
+
+def test_a_cut_file_whose_first_member_is_the_definitions_is_refused_on_reading(tmp_path: Path) -> None:
+    """The first local header is enough to call a file npz; reading it finds the damage."""
+    from ccgformat.formats import detect
+    source = _write(tmp_path / "a.npz", {name: _npy(values) for name, values in _columns().items()})
+    (tmp_path / "cut.npz").write_bytes(source.read_bytes()[:200])
+    assert detect(tmp_path / "cut.npz") == "npz"
+    with pytest.raises(FormatError):
+        read(tmp_path / "cut.npz")

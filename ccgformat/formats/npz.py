@@ -36,9 +36,14 @@ _SIMPLE_HEADER = re.compile(rb"\{'descr': '(<[iu][248]|\|[iu]1)', 'fortran_order
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """A zip file with a ``definitions_json`` member."""
+    """A zip file with a ``definitions_json`` member. When it is the first member (the
+    local header at byte 0 names it, as tools/synth.py writes it) the central directory,
+    which lists every location's columns, is not read here: `read` reads it once."""
     if not head.startswith(ZIP_MAGIC):
         return False
+    name = f"{DEFINITIONS_MEMBER}.npy".encode()
+    if head[26:28] == len(name).to_bytes(2, "little") and head[30:30 + len(name)] == name:
+        return True
     try:
         with zipfile.ZipFile(path) as archive:
             return f"{DEFINITIONS_MEMBER}.npy" in archive.namelist()
@@ -49,16 +54,20 @@ def sniff(path: Path, head: bytes) -> bool:
 def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBatch]]]]:
     name = str(path)
     try:
-        data = np.load(path, allow_pickle=False)
-    except _ERRORS as error:
+        handle = open(path, "rb")  # ours to close: numpy leaves a file it opened open when the zip is damaged
+    except OSError as error:
         raise FormatError(f"not a readable numpy zip file: {error}", path=name) from None
     try:
+        try:
+            data = np.load(handle, allow_pickle=False)
+        except _ERRORS as error:
+            raise FormatError(f"not a readable numpy zip file: {error}", path=name) from None
         if not isinstance(data, np.lib.npyio.NpzFile):
             raise FormatError("a single numpy array, not a numpy zip file", path=name)
         definitions = _definitions(data, name)
         locations = _locations(data, definitions, name)
     except BaseException:
-        data.close()
+        handle.close()
         raise
 
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
@@ -67,6 +76,7 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
                 yield location, _batches(data, location, name)
         finally:
             data.close()
+            handle.close()
 
     return definitions, streams()
 

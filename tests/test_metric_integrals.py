@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import ccgformat
 from ccgformat import Params
 from ccgformat.archive.layout import SectionKind
-from ccgformat.archive.metric_tables import decode_metric_level, encode_metric_level, join_metric_levels
+from ccgformat.archive.metric_tables import MetricLevel, decode_metric_level, encode_metric_level, join_metric_levels
 from ccgformat.archive.verify import verify
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.model import Definitions, EventKind, Metric
@@ -149,23 +149,31 @@ def test_a_worked_example(tmp_path):
         assert archive.metric_integrals(1).values[0, 0].tolist() == [30.0, 2 * 10 + 5 * 20, 0.0]
 
 
+def encoded(level: int, finest: int, values: np.ndarray) -> bytes:
+    """The payload of a level over [0, 10) from its dense ``[locations, 2^level, metrics]`` values."""
+    locations, slices, metrics = values.shape
+    cell, metric = np.nonzero(values.reshape(locations * slices, metrics))
+    return encode_metric_level(MetricLevel(level, finest, 0, 10, metrics, locations, cell, metric,
+                                           values.reshape(locations * slices, metrics)[cell, metric]))
+
+
 def test_levels_that_do_not_add_up_are_refused():
     fine = np.array([[[1.0], [2.0]]])
-    levels = [decode_metric_level(encode_metric_level(k, 1, 0, 10, values), "x", 0)
+    levels = [decode_metric_level(encoded(k, 1, values), "x", 0)
               for k, values in ((0, np.array([[[3.5]]])), (1, fine))]
     with pytest.raises(CorruptArchiveError, match="not the sums of level 1"):
         join_metric_levels(levels, "x", 0)
-    levels[0] = decode_metric_level(encode_metric_level(0, 1, 0, 10, np.array([[[3.0]]])), "x", 0)
+    levels[0] = decode_metric_level(encoded(0, 1, np.array([[[3.0]]])), "x", 0)
     assert join_metric_levels(levels, "x", 0).levels[1].dense().tolist() == fine.tolist()
 
 
 def test_damaged_level_is_refused():
     with pytest.raises(CorruptArchiveError, match="metric level"):
         decode_metric_level(b"\0" * 10, "x", 0)
-    raw = encode_metric_level(0, 0, 0, 10, np.ones((1, 1, 1)))
+    raw = encoded(0, 0, np.ones((1, 1, 1)))
     with pytest.raises(CorruptArchiveError):
         decode_metric_level(raw[:-1], "x", 0)
-    bad = encode_metric_level(2, 1, 0, 10, np.ones((1, 4, 1)))  # a level finer than its finest
+    bad = encoded(2, 1, np.ones((1, 4, 1)))  # a level finer than its finest
     with pytest.raises(CorruptArchiveError, match="out of range"):
         decode_metric_level(bad, "x", 0)
 

@@ -26,7 +26,7 @@ EVENTS_PER_PASS = 1 << 22
 EVENTS_PER_GROUP = 1 << 18
 
 
-def _passes(counts: np.ndarray) -> Iterator[slice]:
+def event_passes(counts: np.ndarray) -> Iterator[slice]:
     """Runs of consecutive locations holding about EVENTS_PER_PASS events (at least one location)."""
     done = np.cumsum(counts)
     start = 0
@@ -46,7 +46,7 @@ def location_checkpoints(pool: Any, locations: np.ndarray, roots: np.ndarray, st
     location has at most ``interval`` events, so that they need no walk."""
     small = np.flatnonzero(counts <= interval)
     parts, single = [], []
-    for run in [slice(0, len(small))] if events is not None else _passes(counts[small]):
+    for run in [slice(0, len(small))] if events is not None else event_passes(counts[small]):
         chosen = small[run]
         offsets = np.concatenate(([0], np.cumsum(counts[chosen])))
         batch = events if events is not None else \

@@ -55,19 +55,16 @@ class MetricLevel:
         return padded[rows][:, :, columns]
 
 
-def encode_metric_level(level: int, finest: int, start: int, stop: int, values: np.ndarray) -> bytes:
-    """The raw payload of level ``level`` from its dense ``[locations, 2**level, metrics]`` values."""
-    locations, slices, metrics = values.shape
-    flat = values.reshape(locations * slices, metrics)
-    cells, metric = np.nonzero(flat)
-    counts = np.bincount(cells, minlength=locations * slices)
-    previous = np.full(len(metric), -1, np.int64)
-    same = np.zeros(len(metric), bool)
-    same[1:] = cells[1:] == cells[:-1]
-    previous[same] = metric[:-1][same[1:]]
-    return (METRIC_HEADER.pack(start, stop, level, finest, metrics, locations)
-            + encode_stream(counts.astype(np.uint64)) + encode_stream((metric - previous - 1).astype(np.uint64))
-            + encode_stream(np.ascontiguousarray(flat[cells, metric], np.float64).view(np.uint64)))
+def encode_metric_level(level: MetricLevel) -> bytes:
+    """The raw payload of a level (its entries ordered by cell then metric, none ±0.0)."""
+    counts = np.bincount(level.cell, minlength=level.locations << level.level)
+    previous = np.full(len(level.metric), -1, np.int64)
+    same = np.zeros(len(level.metric), bool)
+    same[1:] = level.cell[1:] == level.cell[:-1]
+    previous[same] = level.metric[:-1][same[1:]]
+    return (METRIC_HEADER.pack(level.start, level.stop, level.level, level.finest, level.metrics, level.locations)
+            + encode_stream(counts.astype(np.uint64)) + encode_stream((level.metric - previous - 1).astype(np.uint64))
+            + encode_stream(np.ascontiguousarray(level.value, np.float64).view(np.uint64)))
 
 
 def decode_metric_level(raw: bytes, path: str, offset: int) -> MetricLevel:

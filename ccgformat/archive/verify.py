@@ -219,9 +219,9 @@ class _Verifier:
         if tables is None or self.problems:
             return
         expected = run_query("metric_levels", self.archive, tables.levels[0].finest)
-        for level, (k, _, _, _, values) in zip(tables.levels, expected):
-            if not np.array_equal(level.dense(), values, equal_nan=True):
-                self.add(entry, f"metric level {k} differs from the integrals of the graph")
+        for level, computed in zip(tables.levels, expected):
+            if not np.array_equal(level.dense(), computed.dense(), equal_nan=True):
+                self.add(entry, f"metric level {level.level} differs from the integrals of the graph")
                 return
 
     # ------------------------------------------------------------------ framing

@@ -392,10 +392,10 @@ class Writer:
         budget = int(self._offset * share)
         used = 0
         # the metric tables (spec 4.11) share the budget, after the aggregation tables
-        for kind, query, encode in ((SectionKind.AGGREGATE_LEVEL, "aggregation_levels", encode_level),
-                                    (SectionKind.METRIC_LEVEL, "metric_levels", encode_metric_level)):
-            for level in run_query(query, graph):
-                k, raw = level[0], encode(*level)
+        aggregation = ((level[0], encode_level(*level)) for level in run_query("aggregation_levels", graph))
+        metric = ((level.level, encode_metric_level(level)) for level in run_query("metric_levels", graph))
+        for kind, levels in ((SectionKind.AGGREGATE_LEVEL, aggregation), (SectionKind.METRIC_LEVEL, metric)):
+            for k, raw in levels:
                 packed = self._other_level.compress(raw)
                 used += len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
                 if k and used > budget:

@@ -27,6 +27,9 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from ..archive.groups import event_passes
+from ..archive.metric_tables import MetricLevel
+from ..archive.native import walk_locations
 from ..model import EventKind
 from .aggregate_tables import LEVELS, MAX_CELLS, sliced_window, trace_window
 from .timeline import column_bounds
@@ -83,9 +86,9 @@ def _window_events(walker: Any, first: int, last: int) -> tuple[np.ndarray, np.n
 
 def _step_pieces(bounds: np.ndarray, begin: np.ndarray, end: np.ndarray,
                  value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(column, piece start, value x length) of the segments ``[begin, end)`` (disjoint,
-    increasing, inside the bounds) cut at the column bounds."""
-    keep = end > begin
+    """(segment, column, value x length) of the segments ``[begin, end)`` (each inside the
+    bounds) cut at the column bounds, in segment order; empty segments give nothing."""
+    keep = np.flatnonzero(end > begin)
     begin, end, value = begin[keep], end[keep], value[keep]
     c0 = np.searchsorted(bounds, begin, "right") - 1
     c1 = np.searchsorted(bounds, end - 1, "right") - 1
@@ -94,36 +97,57 @@ def _step_pieces(bounds: np.ndarray, begin: np.ndarray, end: np.ndarray,
     column = c0[segment] + np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     lo = np.maximum(bounds[column], begin[segment])
     hi = np.minimum(bounds[column + 1], end[segment])
-    return column, lo, value[segment] * (hi - lo).astype(np.float64)
+    return keep[segment], column, value[segment] * (hi - lo).astype(np.float64)
+
+
+def _contributions(columns: int, row: np.ndarray, time: np.ndarray, ref: np.ndarray, raw: np.ndarray,
+                   stop: np.ndarray, bounds: np.ndarray, metrics: list[int], rules: list[int], types: list[str],
+                   prior: dict[int, int] | None = None) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Per metric ``m`` (index into ``metrics``): ``(m, cell, contribution)`` with cell
+    ``row x columns + column``, each cell's contributions in time order, for the samples
+    (``row``, ``time``, metric ``ref``, ``raw`` value) within the columns ``bounds``,
+    ordered by row then time; ``stop[r]``: where row ``r``'s last sample stops holding.
+    ``prior`` (one row only): metric -> the raw value of its last sample before ``bounds[0]``."""
+    for m, (metric, rule, value_type) in enumerate(zip(metrics, rules, types)):
+        mine = ref == metric
+        r, t, v = row[mine], time[mine], _as_float(raw[mine], value_type)
+        if prior is not None and metric in prior and rule != SUM:  # the sample before, as the row's first
+            r = np.concatenate([[0], r])
+            t = np.concatenate([[bounds[0]], t])
+            v = np.concatenate([_as_float(np.array([prior[metric]], np.int64), value_type), v])
+        first = np.ones(len(r), bool)  # the row's first sample of the metric
+        first[1:] = r[1:] != r[:-1]
+        if rule == STEP:
+            last = np.append(first[1:], True)
+            end = np.minimum(np.where(last, stop[r], np.append(t[1:], 0)), stop[r])
+            segment, column, piece = _step_pieces(bounds, t, end, v)
+            yield m, r[segment] * columns + column, piece
+        else:
+            column = np.searchsorted(bounds, t, "right") - 1
+            piece = v if rule == SUM else np.diff(v, prepend=0.0)
+            counted = slice(None) if rule == SUM else ~first
+            yield m, (r * columns + column)[counted], piece[counted]
+
+
+def _integrals(rows: int, *samples: Any, **options: Any) -> np.ndarray:
+    """``[rows, columns, metrics]``: the sums of `_contributions` (same arguments)."""
+    columns = len(samples[5]) - 1
+    out = np.zeros((rows, columns, len(samples[6])))
+    for m, cell, piece in _contributions(columns, *samples, **options):
+        out[:, :, m] = np.bincount(cell, weights=piece, minlength=rows * columns).reshape(rows, columns)
+    return out
 
 
 def _span(walker: Any, location_end: int, bounds: np.ndarray, metrics: list[int], rules: list[int],
           types: list[str]) -> np.ndarray:
     """``[columns, metrics]``: the integrals of one location over the columns ``bounds``."""
-    out = np.zeros((len(bounds) - 1, len(metrics)))
     first, last = walker.find(int(bounds[0])), walker.find(int(bounds[-1]))
     time, ref, raw = _window_events(walker, first, last)
     if not len(time) and all(rule != STEP for rule in rules):
-        return out
-    prior = _before(walker, first, set(metrics))
-    stop = min(int(bounds[-1]), location_end)
-    for m, (metric, rule, value_type) in enumerate(zip(metrics, rules, types)):
-        mine = ref == metric
-        t = time[mine]
-        v = _as_float(raw[mine], value_type)
-        p = _as_float(np.array([prior[metric]], np.int64), value_type) if metric in prior else v[:0]
-        if rule == STEP:
-            begin = np.concatenate([np.full(len(p), bounds[0]), t])
-            end = np.minimum(np.append(begin[1:], stop), stop)
-            column, start, piece = _step_pieces(bounds, begin, end, np.concatenate([p, v]))
-            order = np.argsort(start, kind="stable")
-            column, piece = column[order], piece[order]
-        else:
-            column = np.searchsorted(bounds, t, "right") - 1
-            piece = v if rule == SUM else np.diff(np.concatenate([p, v]))
-            column = column if rule == SUM or len(p) else column[1:]
-        out[:, m] = np.bincount(column, weights=piece, minlength=len(out))
-    return out
+        return np.zeros((len(bounds) - 1, len(metrics)))
+    stop = np.array([min(int(bounds[-1]), location_end)], np.int64)
+    return _integrals(1, np.zeros(len(time), np.int64), time, ref, raw, stop, bounds, metrics, rules, types,
+                      _before(walker, first, set(metrics)))[0]
 
 
 def _metric_setup(source: Any, metrics: Iterable[int] | None) -> tuple[list[int], list[int], list[str]]:
@@ -136,14 +160,42 @@ def _metric_setup(source: Any, metrics: Iterable[int] | None) -> tuple[list[int]
             [defined[m].value_type for m in chosen])
 
 
+def _walked_samples(source: Any, rows: list[int]) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
+    """``(locations, (row, time, ref, raw, stop))`` per run of ``rows`` (locations with
+    events) walked together, about `event_passes` events at a time: the metric samples
+    of the run, ``row`` indexing into the run, and each location's last event time."""
+    roots = [source.roots[location] for location in rows]
+    counts = np.array([root.events for root in roots], np.int64)
+    for run in event_passes(counts):
+        offsets = np.concatenate(([0], np.cumsum(counts[run])))
+        locations = np.array(rows[run], np.int64)
+        batch = walk_locations(source.pool, locations, np.array([root.root for root in roots[run]], np.int64),
+                               np.array([root.start for root in roots[run]], np.int64), offsets,
+                               getattr(source, "path", None))
+        samples = np.flatnonzero(batch.kind == EventKind.METRIC)
+        yield locations, (np.searchsorted(offsets, samples, "right") - 1, batch.time[samples], batch.ref[samples],
+                          batch.value[samples], np.array([root.end for root in roots[run]], np.int64))
+
+
 def _graph_integrals(source: Any, chosen: list[int], bounds: np.ndarray, metrics: list[int]) -> np.ndarray:
-    """``[locations, columns, metrics]`` straight from the events."""
+    """``[locations, columns, metrics]`` straight from the events: one walk of many
+    locations at a time when the columns cover the whole trace, else a window of each."""
     _, rules, types = _metric_setup(source, metrics)
     out = np.zeros((len(chosen), len(bounds) - 1, len(metrics)))
-    for row, location in enumerate(chosen):
-        root = source.roots.get(location)
-        if root is not None and root.events and metrics:
-            out[row] = _span(source.location(location), root.end, bounds, metrics, rules, types)
+    rows = [row for row, location in enumerate(chosen)
+            if (root := source.roots.get(location)) is not None and root.events]
+    if not rows or not metrics:
+        return out
+    first, last = trace_window(source)
+    if bounds[0] > first or bounds[-1] < last:
+        for row in rows:
+            root = source.roots[chosen[row]]
+            out[row] = _span(source.location(chosen[row]), root.end, bounds, metrics, rules, types)
+        return out
+    row_of = {location: row for row, location in enumerate(chosen)}
+    for locations, samples in _walked_samples(source, [chosen[row] for row in rows]):
+        out[[row_of[location] for location in locations.tolist()]] = _integrals(
+            len(locations), *samples, bounds, metrics, rules, types)
     return out
 
 
@@ -229,19 +281,39 @@ def finest_level(locations: int, metrics: int) -> int:
     return k
 
 
-def metric_levels(source: Any, finest: int | None = None) -> Iterator[tuple[int, int, int, int, np.ndarray]]:
-    """``(k, finest, start, stop, values[locations, 2^k, metrics])`` for k = 0..finest: the
-    level ``finest`` (default `finest_level`) from the graph, each coarser one the sums of
-    the next one's pairs of slices; nothing for a trace without metrics."""
+def _pair_sums(key: np.ndarray, value: np.ndarray, metrics: int) -> tuple[np.ndarray, np.ndarray]:
+    """The next coarser level of a sparse one (keys ``cell x metrics + metric``, increasing):
+    each cell the float64 sum of its two halves, left then right (spec 4.11)."""
+    parent, inverse = np.unique((key // metrics >> 1) * metrics + key % metrics, return_inverse=True)
+    return parent, np.bincount(inverse, weights=value, minlength=len(parent))
+
+
+def metric_levels(source: Any, finest: int | None = None) -> Iterator[MetricLevel]:
+    """Levels 0..finest of the metric tables (spec 4.11; ``finest`` default `finest_level`),
+    sparse: the level ``finest`` from the graph, each coarser one the sums of the next
+    one's pairs of slices; nothing for a trace without metrics."""
     defined = len(source.definitions.metrics)
     rows = max(set(range(len(source.definitions.locations))) | set(source.roots), default=-1) + 1
     if not defined or not rows:
         return
     finest = finest_level(rows, defined) if finest is None else finest
     start, stop = trace_window(source)
-    values = [_graph_integrals(source, list(range(rows)), column_bounds(start, stop, 1 << finest),
-                               list(range(defined)))]
-    while values[-1].shape[1] > 1:
-        values.append(values[-1][:, 0::2] + values[-1][:, 1::2])
-    for k, level in enumerate(reversed(values)):
-        yield k, finest, start, stop, level
+    bounds = column_bounds(start, stop, 1 << finest)
+    metrics, rules, types = _metric_setup(source, None)
+    keys, pieces = [], []
+    for locations, samples in _walked_samples(source, sorted(r for r, root in source.roots.items() if root.events)):
+        for m, cell, piece in _contributions(1 << finest, *samples, bounds, metrics, rules, types):
+            row, column = np.divmod(cell, 1 << finest)
+            keys.append(((locations[row] << finest) + column) * defined + m)
+            pieces.append(piece)
+    key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    order = np.argsort(key, kind="stable")  # each cell's contributions stay in time order
+    key, inverse = np.unique(key[order], return_inverse=True)
+    value = np.bincount(inverse, weights=np.concatenate(pieces)[order] if pieces else None, minlength=len(key))
+    levels = [(key, value.astype(np.float64))]
+    for _ in range(finest):
+        levels.append(_pair_sums(*levels[-1], defined))
+    for k, (key, value) in enumerate(reversed(levels)):
+        stored = value != 0.0  # NaN is stored
+        yield MetricLevel(k, finest, start, stop, defined, rows, key[stored] // defined, key[stored] % defined,
+                          value[stored])

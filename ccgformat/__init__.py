@@ -7,6 +7,9 @@ from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError,
 from .formats import convert
 from .graph import Graph
 from . import query as _query  # noqa: F401 - registers the Archive query methods
+from .aggregate_model import AggregateModel, Hierarchy
+from .query import Messages, Overview, Profile, Timeline
+from .query.metric_integrals import MetricIntegrals
 
 if backend == "native":
     from ._native.builder import NativeBuilder as Builder
@@ -17,6 +20,8 @@ from .params import Params
 
 from ._version import __version__
 
-__all__ = ["Archive", "ArchiveError", "Builder", "CcgError", "ChecksumError", "CorruptArchiveError", "Definitions",
-           "Event", "EventBatch", "EventKind", "FormatError", "Graph", "InputTraceError", "ParameterError", "convert", "Params", "TraceError", "TruncatedError",
-           "UnsupportedVersionError", "Writer", "__version__", "backend", "open", "save_graph", "write_table", "write_trace"]
+__all__ = ["AggregateModel", "Archive", "ArchiveError", "Builder", "CcgError", "ChecksumError", "CorruptArchiveError",
+           "Definitions", "Event", "EventBatch", "EventKind", "FormatError", "Graph", "Hierarchy", "InputTraceError",
+           "Messages", "MetricIntegrals", "Overview", "ParameterError", "Params", "Profile", "Timeline", "TraceError",
+           "TruncatedError", "UnsupportedVersionError", "Writer", "__version__", "backend", "convert", "open",
+           "save_graph", "write_table", "write_trace"]

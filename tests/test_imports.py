@@ -79,3 +79,16 @@ def test_the_imports_are_read():
 ])
 def test_imports_flow_one_way(importers, forbidden, why):
     assert offences(importers, forbidden) == [], why
+
+
+def test_query_results_are_exported_from_the_package_root():
+    """Every result type an archive query returns can be named as ``ccgformat.X``."""
+    import ccgformat
+    vector = PACKAGE.parent / "spec" / "vectors" / "metric_integrals.ccg"
+    with ccgformat.open(vector) as archive:
+        first, last = archive.time_range
+        results = [archive.profile(), archive.timeline(first, last + 1, 8), archive.messages(),
+                   archive.aggregate(4), archive.metric_integrals(4), archive.overview(4), archive.hierarchy]
+        for result in results:
+            assert getattr(ccgformat, type(result).__name__) is type(result)
+            assert type(result).__name__ in ccgformat.__all__

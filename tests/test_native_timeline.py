@@ -82,3 +82,28 @@ def test_a_child_that_is_not_an_earlier_node_is_refused():
 def test_a_root_outside_the_tables_is_refused():
     with pytest.raises(CorruptArchiveError, match="not in the tables"):
         _corrupt_walk(lambda t: t.children, root_shift=100)
+
+
+@settings(max_examples=100, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]),
+       st.integers(1, 4), st.integers(0, 2**32))
+def test_native_bottom_up_equals_the_rounds(trace, params, columns, seed):
+    """The C sub-tree sums equal the numpy rounds, bit for bit, wrapping included."""
+    t = tables_for(oracle.build(trace, params).pool)
+    own = np.random.default_rng(seed).integers(-(1 << 63), (1 << 63) - 1, size=(len(t), columns), dtype=np.int64)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(backends, "ACTIVE", "native")
+        got = t.bottom_up(own)
+    assert np.array_equal(got, t.bottom_up_by_rounds(own))
+
+
+def test_bottom_up_refuses_a_child_that_is_not_an_earlier_node():
+    from ccgformat._native.timeline import bottom_up
+    trace = {0: [Event(0, EventKind.ENTER, 0), Event(10, EventKind.ENTER, 1), Event(20, EventKind.LEAVE, 1),
+                 Event(30, EventKind.LEAVE, 0)]}
+    t = tables_for(oracle.build(trace).pool)
+    children = t.children.copy()
+    parent = int(np.flatnonzero(t.child_count > 0)[0])
+    children[t.child_start[parent]] = parent
+    with pytest.raises(CorruptArchiveError, match="not an earlier node"):
+        bottom_up(dataclasses.replace(t, children=children), np.zeros((len(t), 2), np.int64))

@@ -265,3 +265,21 @@ int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs,
     free(p.stack);
     return code;
 }
+
+int ccg_bottom_up(const ccg_query_tables *t, int64_t groups, const int64_t *own, int64_t *out, char *error) {
+    for (int64_t v = 0; v < t->count; v++) {
+        int64_t *row = out + v * groups;
+        for (int64_t g = 0; g < groups; g++)
+            row[g] = own[v * groups + g];
+        for (int64_t e = t->child_start[v]; e < t->child_start[v + 1]; e++) {
+            int64_t c = t->children[e];
+            if (c < 0 || c >= v)
+                return fail(error, CCG_ERR_INPUT, "node %lld has child %lld, not an earlier node", (long long)v,
+                            (long long)c);
+            const int64_t *below = out + c * groups;
+            for (int64_t g = 0; g < groups; g++)
+                row[g] = add64(row[g], below[g]);
+        }
+    }
+    return CCG_OK;
+}

@@ -41,4 +41,10 @@ typedef struct ccg_timeline_canvas {
 int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs, const ccg_timeline_canvas *c,
                        int64_t roots, const int64_t *root, const int64_t *begin, const int64_t *row, char *error);
 
+/* Per node, the sum of own (groups columns per node) over its sub-tree, every reference
+ * counted: S[v] = own[v] + the sum of S[c] over the children c (formula 4.26), into out
+ * (same shape; sums wrap like numpy's int64), in one pass by node id: every child is an
+ * earlier node (as the node blocks store them), else an error. */
+int ccg_bottom_up(const ccg_query_tables *t, int64_t groups, const int64_t *own, int64_t *out, char *error);
+
 #endif

@@ -1,5 +1,6 @@
 """The timeline by location in C (timeline.c): `paint` gives the image that
-`ccgformat.query.timeline_walk._walk` paints with rows by location."""
+`ccgformat.query.timeline_walk._walk` paints with rows by location, `bottom_up` the
+sub-tree sums of `NodeTables.bottom_up`."""
 
 from __future__ import annotations
 
@@ -52,3 +53,18 @@ def paint(t: Any, group_of: np.ndarray, exclusive: np.ndarray, runs: Any, bounda
     if code:
         raise failure(code, ffi.string(error).decode("utf-8", "replace"))
     return image
+
+
+def bottom_up(t: Any, own: np.ndarray) -> np.ndarray:
+    """`NodeTables.bottom_up` of the NodeTables ``t``: per node, ``own`` (rows per node)
+    summed over its sub-tree, every reference counted."""
+    values = np.ascontiguousarray(own, dtype=np.int64)
+    out = np.empty_like(values)
+    groups = values.shape[1] if values.ndim == 2 else 1
+    if len(values) != len(t):
+        raise ValueError("own needs one row per node")
+    error = ffi.new("char[]", _ERROR_SIZE)
+    code = lib.ccg_bottom_up(_tables(t), groups, _pointer(values), ffi.from_buffer("int64_t[]", out), error)
+    if code:
+        raise failure(code, ffi.string(error).decode("utf-8", "replace"))
+    return out

@@ -281,11 +281,20 @@ def finest_level(locations: int, metrics: int) -> int:
     return k
 
 
+def _sum_runs(key: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys of ``key`` (sorted) and per key the float64 sum of its values,
+    added from 0.0 in array order."""
+    first = np.ones(len(key), bool)
+    first[1:] = key[1:] != key[:-1]
+    return key[first], np.bincount(np.cumsum(first) - 1, weights=value, minlength=int(first.sum()))
+
+
 def _pair_sums(key: np.ndarray, value: np.ndarray, metrics: int) -> tuple[np.ndarray, np.ndarray]:
     """The next coarser level of a sparse one (keys ``cell x metrics + metric``, increasing):
     each cell the float64 sum of its two halves, left then right (spec 4.11)."""
-    parent, inverse = np.unique((key // metrics >> 1) * metrics + key % metrics, return_inverse=True)
-    return parent, np.bincount(inverse, weights=value, minlength=len(parent))
+    parent = (key // metrics >> 1) * metrics + key % metrics
+    order = np.argsort(parent, kind="stable") if metrics > 1 else slice(None)  # one metric: already sorted
+    return _sum_runs(parent[order], value[order])
 
 
 def metric_levels(source: Any, finest: int | None = None) -> Iterator[MetricLevel]:
@@ -308,11 +317,9 @@ def metric_levels(source: Any, finest: int | None = None) -> Iterator[MetricLeve
             pieces.append(piece)
     key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     order = np.argsort(key, kind="stable")  # each cell's contributions stay in time order
-    key, inverse = np.unique(key[order], return_inverse=True)
-    value = np.bincount(inverse, weights=np.concatenate(pieces)[order] if pieces else None, minlength=len(key))
-    levels = [(key, value.astype(np.float64))]
+    levels = [_sum_runs(key[order], np.concatenate(pieces)[order] if pieces else np.zeros(0))]
     for _ in range(finest):
-        levels.append(_pair_sums(*levels[-1], defined))
+        levels.append(_pair_sums(*levels[-1], defined) if len(levels[-1][0]) else levels[-1])
     for k, (key, value) in enumerate(reversed(levels)):
         stored = value != 0.0  # NaN is stored
         yield MetricLevel(k, finest, start, stop, defined, rows, key[stored] // defined, key[stored] % defined,

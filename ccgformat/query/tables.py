@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backends import native
 from ..graph.pool import NodeKind
 
 
@@ -151,7 +152,15 @@ class NodeTables:
 
     def bottom_up(self, own: np.ndarray) -> np.ndarray:
         """Per node, the sum of ``own`` (rows per node) over its sub-tree, every reference
-        counted: ``S[v] = own[v] + sum of S[c] over the children c`` (4.26)."""
+        counted: ``S[v] = own[v] + sum of S[c] over the children c`` (4.26); in C under the
+        native core (`ccgformat._native.timeline.bottom_up`), else `bottom_up_by_rounds`."""
+        if native():
+            from .._native.timeline import bottom_up
+            return bottom_up(self, own)
+        return self.bottom_up_by_rounds(own)
+
+    def bottom_up_by_rounds(self, own: np.ndarray) -> np.ndarray:
+        """`bottom_up` with numpy, one round of `levels` at a time (the reference)."""
         total = own.copy()
         for nodes in self.levels()[1:]:  # every node after the first round has children
             kids, _ = self.expand(nodes)

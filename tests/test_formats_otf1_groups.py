@@ -17,7 +17,9 @@ import ccgformat
 from ccgformat.archive.verify import verify
 from ccgformat.formats import read
 from ccgformat.hierarchy import ROOT_NAME
+from ccgformat.model import EventBatch
 
+from .corpus import require_module
 from .test_formats_otf1 import as_printed, assert_same_as_otfprint
 
 FIRST_GROUP = 0x100  # group ids apart from process ids, so that a DPGA names one thing
@@ -131,6 +133,30 @@ def test_communicator_flags(tmp_path: Path) -> None:
         assert [(n, p) for n, k, p in shape(archive.hierarchy) if k == "process group"] == [
             ("counters", ROOT_NAME), ("plain list", ROOT_NAME)]
         assert [c.name for c in archive.definitions.communicators] == [name for name, _ in groups]
+
+
+def test_export_to_otf2_keeps_the_levels(tmp_path: Path) -> None:
+    """OTF v1 with groups -> .ccg -> OTF2 -> .ccg: the same events per location and the
+    same process-group nodes over the same locations."""
+    require_module("otf2", "the otf2 package is not installed")
+    master = write_otf(tmp_path, [0, 0, 0, 0, 1, 0], [("rack", [1, 2, 3, 4, 5]), ("host a", [1, 2, 5]),
+                                                      ("host b", [3, 4])])
+    with converted(tmp_path, master) as archive:
+        archive.export(tmp_path / "out.otf2")
+        want = levels_of(archive.hierarchy)
+        events = {i: list(EventBatch.concat(list(archive.location(i).events())).rows()) for i in archive.locations}
+    assert [name for name, _, _ in want] == ["rack", "host a", "host b"]
+    ccgformat.convert(tmp_path / "out.otf2" / "traces.otf2", tmp_path / "back.ccg")
+    with ccgformat.open(tmp_path / "back.ccg") as back:
+        assert levels_of(back.hierarchy) == want
+        assert {i: list(EventBatch.concat(list(back.location(i).events())).rows()) for i in back.locations} == events
+
+
+def levels_of(hierarchy: Any) -> list[tuple[str, str, list[int]]]:
+    """The process-group nodes in preorder: name, parent's name, locations below."""
+    h = hierarchy
+    return [(h.names[n], h.names[h.parents[n]], sorted(h.leaf_locations[h.first_leaf[n]:h.stop_leaf[n]].tolist()))
+            for n in range(len(h)) if h.kinds[n] == "process group"]
 
 
 # --------------------------------------------------------------------------- random groups

@@ -15,7 +15,7 @@ is lost; the OTF ids behind each model index are listed there too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -181,7 +181,7 @@ class _Builder:
                                       {self.catalog.groups[g] for g in flagged if g in self.catalog.groups})
         nodes = {group: len(tree) + rank for rank, group in enumerate(levels)}
         for process, group in holder.items():
-            tree[process] = replace(tree[process], parent=nodes[group])
+            tree[process] = SystemTreeNode(tree[process].name, tree[process].kind, nodes[group])
         for group, parent in levels.items():
             tree.append(SystemTreeNode(self.definitions.communicators[group].name, "process group",
                                        None if parent is None else nodes[parent]))

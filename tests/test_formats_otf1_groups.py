@@ -1,13 +1,13 @@
 """OTF v1 process groups as levels of the resource hierarchy (issue 15): hand-written traces
 with node groups, nested, overlapping and communicator-flagged groups, checked through
-`Archive.hierarchy`, the aggregation tables and `otfprint`; random groups against the
-rule of `ccgformat.formats.otf1.groups`, stated as properties of its result."""
+`Archive.hierarchy`, the aggregation tables, `otfprint` and an OTF2 round trip; random
+groups against a brute-force statement of the rule of `ccgformat.formats.otf1.groups`."""
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from hypothesis import given, settings
@@ -26,10 +26,10 @@ FIRST_GROUP = 0x100  # group ids apart from process ids, so that a DPGA names on
 
 
 def write_otf(folder: Path, parents: list[int], groups: list[tuple[str, list[int]]],
-              attributes: list[str] = ()) -> Path:
+              attributes: Sequence[str] = ()) -> Path:
     """A trace of processes 1..n (``parents[i]``: the parent of process i + 1, 0 for none),
     the groups as ``DPG`` records with ids from `FIRST_GROUP` on, extra definition lines,
-    and per process one call of f1 whose length grows with the process id."""
+    and per process a call of f1 around one of f2, both as long as the process id makes them."""
     processes = range(1, len(parents) + 1)
     definitions = ['DV1.c.5"test"', "DTRf4240", 'DFG1NM"grp"', 'DF1G1NM"f1"', 'DF2G1NM"f2"']
     definitions += [f'DP{p:x}NM"p{p}"' + (f"PT{parent:x}" if parent else "") for p, parent in zip(processes, parents)]

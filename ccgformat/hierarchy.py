@@ -3,7 +3,7 @@ locations as its leaves, as a `Hierarchy` in preorder.
 
 Every importer records its source's hierarchy in ``Definitions.system_tree`` (OTF2 system
 tree and location groups, the Paje container tree, EPILOG machine/node/process, OTF v1
-processes and their threads, Chrome processes) and attaches each location to a tree node
+process groups, processes and their threads, Chrome processes) and attaches each location to a tree node
 (``Location.parent``). Tree nodes with no chosen location below them are left out; the
 tops of the forest and the locations without a parent hang under one synthetic root
 unless a single tree node already holds them all. Children are ordered by the smallest

@@ -57,6 +57,7 @@ _DEF_FIELDS = {
     "DefProcess": re.compile(r'stream \d+, process (\d+), name "(.*)", parent (\d+)'),
     "DefFunction": re.compile(r'stream \d+, function (\d+), name "(.*)", group \d+, source \d+'),
     "DefTimerResolution": re.compile(r"stream \d+, TicksPerSecond (\d+)"),
+    "DefProcessGroup": re.compile(r'stream \d+, group (\d+), name "(.*)", procs ?(.*)'),
 }
 
 
@@ -151,9 +152,14 @@ def assert_same_as_otfprint(definitions: Definitions, events: dict[int, list[tup
     assert {p: [e for e in items if e[1] == "Marker"] for p, items in events.items()} == \
         {p: [e for e in items if e[1] == "Marker"] for p, items in printed.items()}
     ext = definitions.extensions["otf1"]
-    assert [(str(ext["process"][i]), loc.name, str(ext["process"][node.parent] if node.parent is not None else 0))
-            for i, (loc, node) in enumerate(zip(definitions.locations, definitions.system_tree, strict=True))] == \
-        printed_definitions["DefProcess"]
+    processes = len(definitions.locations)  # the process groups' system-tree nodes follow the processes'
+    assert [(str(ext["process"][i]), loc.name,
+             str(ext["process"][node.parent] if node.parent is not None and node.parent < processes else 0))
+            for i, (loc, node) in enumerate(zip(definitions.locations, definitions.system_tree[:processes],
+                                                strict=True))] == printed_definitions["DefProcess"]
+    assert [(str(g), c.name, ", ".join(str(ext["process"][m]) for m in c.members))
+            for g, c in zip(ext["process_group"], definitions.communicators, strict=True)] == \
+        printed_definitions.get("DefProcessGroup", [])
     assert [(str(f), r.name) for f, r in zip(ext["function"], definitions.regions, strict=True)] == \
         [f[:2] for f in printed_definitions["DefFunction"]]
     assert [(str(definitions.timer_resolution),)] == printed_definitions["DefTimerResolution"]

@@ -10,8 +10,9 @@ events (``otfaux`` writes them) and are not read.
 
 Mapping to the event model: definitions as described in `definitions` (processes ->
 locations and a system tree following ``PT`` parents, functions -> regions, process
-groups -> communicators, counters -> metrics, ``DTR`` -> timer resolution; time stamps
-are OTF ticks, clock offset 0), events as described in `events`, markers in `markers`.
+groups -> communicators and, those that describe the machine (`groups`), system-tree
+levels above the processes, counters -> metrics, ``DTR`` -> timer resolution; time
+stamps are OTF ticks, clock offset 0), events as described in `events`, markers in `markers`.
 Everything the common model has no place for is kept for a lossless export: all
 definition records, the master's stream table and the marker definitions in
 ``extensions["otf1"]``, per-event extras (source locations, key-values, durations,

@@ -1,14 +1,16 @@
 """OTF v1 definition records to `Definitions`, and the id tables events are resolved with.
 
 Processes (``DP``) become locations in definition order, each with a system-tree node of
-its own whose parent is the node of its ``PT`` parent (a process with a parent is a
-thread). Functions (``DF``) become regions (their group is the ``DFG`` name), process
-groups (``DPG``) communicators, counters (``DCNT``) metrics (``ACC``/``ABS`` mode;
-``DOUBLE`` counters hold IEEE bits, signed integer types are ``int64``, the rest keep
-their raw 64 bits as ``uint64``). ``DTR`` gives the timer resolution, ``DV``/``DCR`` the
-provenance. Every definition record, in file order with its stream and key-values, is
-kept in ``extensions["otf1"]["definitions"]`` so nothing is lost; the OTF ids behind
-each model index are listed there too.
+its own (node i for location i) whose parent is the node of its ``PT`` parent (a process
+with a parent is a thread). Process groups (``DPG``) become communicators, and those that
+describe the machine also system-tree nodes above the processes (kind ``process group``,
+after the processes' nodes, in definition order; the rule is in `groups`). Functions
+(``DF``) become regions (their group is the ``DFG`` name), counters (``DCNT``) metrics
+(``ACC``/``ABS`` mode; ``DOUBLE`` counters hold IEEE bits, signed integer types are
+``int64``, the rest keep their raw 64 bits as ``uint64``). ``DTR`` gives the timer
+resolution, ``DV``/``DCR`` the provenance. Every definition record, in file order with
+its stream and key-values, is kept in ``extensions["otf1"]["definitions"]`` so nothing
+is lost; the OTF ids behind each model index are listed there too.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ...errors import FormatError
 from ...model import Communicator, Definitions, Location, Metric, Region, SystemTreeNode
 from .files import lines
 from .grammar import DEFINITION_FILE, KEY_VALUE
+from .groups import group_levels, is_communicator
 
 _ABSOLUTE, _VARTYPE_BITS, _DOUBLE, _SIGNED, _FLOAT = 1, 480, 288, 32, 256
 
@@ -105,6 +108,7 @@ class _Builder:
             members = tuple(self._process(record, p, "member") for p in record.fields["members"])
             catalog.groups[group] = len(defs.communicators)
             defs.communicators.append(Communicator(record.fields["name"], members))
+        self._levels()
         for counter, record in self.unique("DefCounter", "counter").items():
             catalog.counters[counter] = len(defs.metrics)
             defs.metrics.append(_metric(record.fields))
@@ -157,6 +161,30 @@ class _Builder:
             self.definitions.system_tree.append(
                 SystemTreeNode(name, kind, self.catalog.processes[parent] if parent else None))
             self.definitions.locations.append(Location(name, kind, index))
+
+    def _levels(self) -> None:
+        """The process groups that are hierarchy levels (`groups`; the communicators so far
+        are the groups in definition order) as system-tree nodes after the processes' own,
+        each top process's node under the smallest group holding it."""
+        lists: dict[int, set[int]] = {}
+        for record in self.of("DefAttributeList"):
+            lists.setdefault(record.fields["attribute_list"], set()).update(record.fields["attributes"])
+        flagged = {record.fields["process"] for record in self.of("DefProcessOrGroupAttributes")
+                   if is_communicator(record.fields["attribute_list"], lists)}
+        tree = self.definitions.system_tree
+        tops = []
+        for top, node in enumerate(tree):
+            while node.parent is not None:
+                top, node = node.parent, tree[node.parent]
+            tops.append(top)
+        levels, holder = group_levels(tops, [c.members for c in self.definitions.communicators],
+                                      {self.catalog.groups[g] for g in flagged if g in self.catalog.groups})
+        nodes = {group: len(tree) + rank for rank, group in enumerate(levels)}
+        for process, group in holder.items():
+            tree[process] = SystemTreeNode(tree[process].name, tree[process].kind, nodes[group])
+        for group, parent in levels.items():
+            tree.append(SystemTreeNode(self.definitions.communicators[group].name, "process group",
+                                       None if parent is None else nodes[parent]))
 
     def _timer(self) -> None:
         values = {r.fields["ticks_per_second"]: r for r in self.of("DefTimerResolution")}

@@ -71,32 +71,20 @@ class _Encoder:
             c["number"].append(number - self.last_number[path] - 1)
             self.last_number[path] = number
 
-    def integer(self, value: int, path: int) -> None:
-        self.columns["shape"].append(INTEGER)
-        step = value - self.last_integer[path]
-        self.columns["integer"].append(step if -_I64 <= step < _I64 else (step + _I64) % _U64 - _I64)
-        self.last_integer[path] = value
-
     def value(self, value: Any, path: int) -> None:
         c = self.columns
         kind = type(value)
         if kind is int and -_I64 <= value < _I64:
-            self.integer(value, path)
+            c["shape"].append(INTEGER)
+            step = value - self.last_integer[path]
+            c["integer"].append(step if -_I64 <= step < _I64 else (step + _I64) % _U64 - _I64)
+            self.last_integer[path] = value
         elif kind is list or kind is tuple:
             c["shape"].append(ARRAY)
             c["length"].append(len(value))
             children = self.paths.positions(path, len(value), self.child)
-            shape = c["shape"]
-            for position, item in enumerate(value):  # strings and integers without a call of value
-                child = children[position] if position < POSITIONS else children[POSITIONS]
-                item_kind = type(item)
-                if item_kind is str:
-                    shape.append(STRING)
-                    self.string(item, child)
-                elif item_kind is int and -_I64 <= item < _I64:
-                    self.integer(item, child)
-                else:
-                    self.value(item, child)
+            for position, item in enumerate(value):
+                self.value(item, children[position] if position < POSITIONS else children[POSITIONS])
         elif kind is str:
             c["shape"].append(STRING)
             self.string(value, path)

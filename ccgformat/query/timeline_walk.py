@@ -204,10 +204,11 @@ def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
     found = memo.get(key)
     if found is None:
         groups = int(group_of.max()) + 1 if len(group_of) else 1
-        own = np.zeros((len(t), groups), dtype=np.int64)
+        own = np.zeros((len(t), groups + 1), dtype=np.int64)  # the last column sums nothing
         calls = np.flatnonzero(t.kind == NodeKind.CALL)
         own[calls, group_of[t.key0[calls]]] = t.total[calls] - t.inner[calls]
-        found = memo[key] = np.column_stack((t.bottom_up(own), t.total - t.calltime))
+        found = memo[key] = t.bottom_up(own)
+        found[:, groups] = t.total - t.calltime
     return found
 
 

@@ -210,3 +210,23 @@ def test_ccg_aggregate_states_metric(capsys):
         for row, location in enumerate(archive.locations):
             exact, _ = brute(archive, answer["bounds"], location)
             assert answer["values"][row] == [[float(x) for x in cells] for cells in exact]
+
+
+@settings(max_examples=40, deadline=None)
+@given(trace=sampled_traces(), interval=st.sampled_from([3, 1 << 16]))
+def test_tables_from_the_input_samples_equal_a_walk(tmp_path_factory, trace, interval):
+    """`write_trace` keeps a lossless conversion's samples as they pass (small locations in
+    groups, large ones batch by batch: ``interval``) and builds the metric tables from them;
+    every level equals the one computed from a walk of the graph, bit for bit."""
+    from ccgformat.archive.queries import run_query
+    path = tmp_path_factory.mktemp("samples") / "t.ccg"
+    defs = definitions()
+    defs.locations.extend(ccgformat.model.Location(f"rank {i}") for i in range(len(defs.locations), max(trace) + 1))
+    ccgformat.write_trace(path, defs, ((location, traces.batches(events)) for location, events in trace.items()),
+                          checkpoint_interval=interval, aggregation=1000.0)
+    with ccgformat.open(path) as archive:
+        stored = archive.metric_tables.levels
+        walked = list(run_query("metric_levels", archive, stored[0].finest))
+        assert len(walked) == len(stored)
+        for level, expected in zip(stored, walked):
+            assert np.array_equal(level.dense(), expected.dense(), equal_nan=True)

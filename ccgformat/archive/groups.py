@@ -17,6 +17,7 @@ from ..model import COLUMNS, EventBatch
 from .checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
 from .indexes import checkpoints
 from .native import walk_locations, walker
+from .samples import MetricSamples
 
 #: events walked back at once for the end checkpoints (bounds the memory of that pass)
 EVENTS_PER_PASS = 1 << 22
@@ -74,10 +75,10 @@ class SmallLocations:
     per-location path writes: the builder sees the locations in the same order, and each
     run ends where `Writer.add_checkpoints` would flush the block, after the node blocks
     that path writes before it. ``from_input``: the graph is lossless and the
-    checkpoints are made from the input."""
+    checkpoints are made from the input; ``samples`` keeps their metric samples."""
 
-    def __init__(self, builder: Any, writer: Any, from_input: bool) -> None:
-        self.builder, self.writer, self.from_input = builder, writer, from_input
+    def __init__(self, builder: Any, writer: Any, from_input: bool, samples: MetricSamples | None = None) -> None:
+        self.builder, self.writer, self.from_input, self.samples = builder, writer, from_input, samples
         self.locations: list[int] = []
         self.batches: list[EventBatch] = []
         self.counts: list[int] = []
@@ -100,6 +101,8 @@ class SmallLocations:
         counts = np.array(self.counts, np.int64)
         offsets = np.concatenate(([0], np.cumsum(counts)))
         batch = EventBatch.concat(self.batches) if len(self.batches) != 1 else self.batches[0]
+        if self.samples is not None:
+            self.samples.add(locations, batch, offsets)
         self.locations, self.batches, self.counts, self.events = [], [], [], 0
         start = 0
         while start < len(locations):

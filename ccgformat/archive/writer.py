@@ -40,6 +40,7 @@ from .codec import stream_bytes
 from .aggregation import encode_level
 from .metric_tables import encode_metric_level
 from .queries import run_query
+from .samples import MetricSamples
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .checkpoint_columns import CheckpointColumns
@@ -345,8 +346,10 @@ class Writer:
         self._indexes.clear()
         self._pending_checkpoints = 0
 
-    def finish(self, graph: Graph) -> Path:
+    def finish(self, graph: Graph, samples: MetricSamples | None = None) -> Path:
         """Write the rest of the graph, the footer and the trailer; publish the file.
+        ``samples``: every metric sample of the graph's events, when they are known
+        without a walk (the metric tables then read them).
 
         Every location the definitions define must have a root (spec 4.3)."""
         missing = sorted(set(range(len(graph.definitions.locations))) - set(graph.roots))
@@ -357,7 +360,7 @@ class Writer:
         self.add_nodes(graph.pool, final=True)
         self._flush_indexes()
         if self.aggregation is not None:
-            self._aggregation_levels(graph, self.aggregation)
+            self._aggregation_levels(graph, self.aggregation, samples)
         self._definitions(graph.definitions)
         self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
@@ -384,7 +387,7 @@ class Writer:
         self._file.close()
         return self._output.commit()
 
-    def _aggregation_levels(self, graph: Graph, share: float) -> None:
+    def _aggregation_levels(self, graph: Graph, share: float, samples: MetricSamples | None) -> None:
         """AGGREGATE_LEVEL blocks for k = 0, 1, ..., then METRIC_LEVEL blocks likewise, while
         all of them together stay within ``share`` of the bytes written so far (level 0 of
         each always)."""
@@ -393,7 +396,8 @@ class Writer:
         used = 0
         # the metric tables (spec 4.11) share the budget, after the aggregation tables
         aggregation = ((level[0], encode_level(*level)) for level in run_query("aggregation_levels", graph))
-        metric = ((level.level, encode_metric_level(level)) for level in run_query("metric_levels", graph))
+        metric = ((level.level, encode_metric_level(level))
+                  for level in run_query("metric_levels", graph, None, samples and samples.columns()))
         for kind, levels in ((SectionKind.AGGREGATE_LEVEL, aggregation), (SectionKind.METRIC_LEVEL, metric)):
             for k, raw in levels:
                 packed = self._other_level.compress(raw)
@@ -463,7 +467,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                                     nodes_per_block=nodes_per_block, tables=tables, threads=threads,
                                     references=references, aggregation=aggregation, bundle=bundle) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
-        small = SmallLocations(builder, writer, from_input) if tables and not repair else None
+        samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
+        small = SmallLocations(builder, writer, from_input, samples) if tables and not repair else None
         indexed: set[int] = set()
         for location, batches in locations:
             indexed.add(location)
@@ -483,6 +488,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 builder.add(location, batch)
                 if record is not None:
                     record.add(batch)
+                if samples is not None:
+                    samples.add([location], batch, [0, len(batch)])
                 writer.add_nodes(builder.pool)
             root = builder.end_location(location)
             writer.add_nodes(builder.pool)
@@ -495,7 +502,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
         graph = builder.finish()
         for location in sorted(graph.roots.keys() - indexed):  # defined locations never fed (spec 4.3)
             writer.add_location(location, graph.location(location))
-        writer.finish(graph)
+        writer.finish(graph, samples)
     return graph
 
 

@@ -297,10 +297,21 @@ def _pair_sums(key: np.ndarray, value: np.ndarray, metrics: int) -> tuple[np.nda
     return _sum_runs(parent[order], value[order])
 
 
-def metric_levels(source: Any, finest: int | None = None) -> Iterator[MetricLevel]:
+def _given_samples(source: Any, samples: tuple[np.ndarray, ...]) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
+    """`_walked_samples` of every location with events, from ``samples`` (`MetricSamples.columns`)."""
+    location, time, ref, raw = samples
+    run = np.array(sorted(r for r, root in source.roots.items() if root.events), np.int64)
+    yield run, (np.searchsorted(run, location), time, ref, raw,
+                np.array([source.roots[r].end for r in run.tolist()], np.int64))
+
+
+def metric_levels(source: Any, finest: int | None = None,
+                  samples: tuple[np.ndarray, ...] | None = None) -> Iterator[MetricLevel]:
     """Levels 0..finest of the metric tables (spec 4.11; ``finest`` default `finest_level`),
-    sparse: the level ``finest`` from the graph, each coarser one the sums of the next
-    one's pairs of slices; nothing for a trace without metrics."""
+    sparse: the level ``finest`` from the graph's samples (walked, or ``samples``, the
+    ``(location, time, metric, raw value)`` columns of all of them when known), each
+    coarser one the sums of the next one's pairs of slices; nothing for a trace without
+    metrics."""
     defined = len(source.definitions.metrics)
     rows = max(set(range(len(source.definitions.locations))) | set(source.roots), default=-1) + 1
     if not defined or not rows:
@@ -310,8 +321,10 @@ def metric_levels(source: Any, finest: int | None = None) -> Iterator[MetricLeve
     bounds = column_bounds(start, stop, 1 << finest)
     metrics, rules, types = _metric_setup(source, None)
     keys, pieces = [], []
-    for locations, samples in _walked_samples(source, sorted(r for r, root in source.roots.items() if root.events)):
-        for m, cell, piece in _contributions(1 << finest, *samples, bounds, metrics, rules, types):
+    runs = _given_samples(source, samples) if samples is not None else \
+        _walked_samples(source, sorted(r for r, root in source.roots.items() if root.events))
+    for locations, run in runs:
+        for m, cell, piece in _contributions(1 << finest, *run, bounds, metrics, rules, types):
             row, column = np.divmod(cell, 1 << finest)
             keys.append(((locations[row] << finest) + column) * defined + m)
             pieces.append(piece)

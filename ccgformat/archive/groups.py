@@ -45,12 +45,15 @@ def location_checkpoints(pool: Any, locations: np.ndarray, roots: np.ndarray, st
     events in that order, when the graph is lossless (it gives them back) and every
     location has at most ``interval`` events, so that they need no walk."""
     small = np.flatnonzero(counts <= interval)
-    parts, single = [], []
-    for run in [slice(0, len(small))] if events is not None else event_passes(counts[small]):
+    parts, single, passed = [], [], 0
+    for run in event_passes(counts[small]):
         chosen = small[run]
         offsets = np.concatenate(([0], np.cumsum(counts[chosen])))
-        batch = events if events is not None else \
-            walk_locations(pool, locations[chosen], roots[chosen], starts[chosen], offsets, path)
+        if events is not None:  # every location is small: the runs follow one another
+            batch = events[passed:passed + int(offsets[-1])]
+            passed += int(offsets[-1])
+        else:
+            batch = walk_locations(pool, locations[chosen], roots[chosen], starts[chosen], offsets, path)
         ok = balanced(batch, offsets)
         if not ok.all():  # left for the per-location path
             single.extend(chosen[~ok].tolist())

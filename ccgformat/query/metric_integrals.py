@@ -32,6 +32,7 @@ from ..archive.metric_tables import MetricLevel
 from ..archive.native import walk_locations
 from ..model import EventKind
 from .aggregate_tables import LEVELS, MAX_CELLS, sliced_window, trace_window
+from .tables import tables_for
 from .timeline import column_bounds
 
 __all__ = ["MetricIntegrals", "metric_integrals", "metric_levels"]
@@ -291,9 +292,10 @@ def _pair_sums(key: np.ndarray, value: np.ndarray, metrics: int) -> tuple[np.nda
 def metric_levels(source: Any, finest: int | None = None) -> Iterator[MetricLevel]:
     """Levels 0..finest of the metric tables (spec 4.11; ``finest`` default `finest_level`),
     sparse: the level ``finest`` from the graph, each coarser one the sums of the next
-    one's pairs of slices; nothing for a trace without metrics."""
+    one's pairs of slices; nothing for a trace without metrics. A pool without METRIC
+    nodes holds no sample: its levels are empty, without a walk of the locations."""
     defined = len(source.definitions.metrics)
-    rows = max(set(range(len(source.definitions.locations))) | set(source.roots), default=-1) + 1
+    rows = max(len(source.definitions.locations), max(source.roots, default=-1) + 1)
     if not defined or not rows:
         return
     finest = finest_level(rows, defined) if finest is None else finest
@@ -301,7 +303,9 @@ def metric_levels(source: Any, finest: int | None = None) -> Iterator[MetricLeve
     bounds = column_bounds(start, stop, 1 << finest)
     metrics, rules, types = _metric_setup(source, None)
     keys, pieces = [], []
-    for locations, samples in _walked_samples(source, sorted(r for r, root in source.roots.items() if root.events)):
+    walked = sorted(r for r, root in source.roots.items() if root.events) \
+        if (tables_for(source.pool).kind == EventKind.METRIC).any() else []
+    for locations, samples in _walked_samples(source, walked):
         for m, cell, piece in _contributions(1 << finest, *samples, bounds, metrics, rules, types):
             row, column = np.divmod(cell, 1 << finest)
             keys.append(((locations[row] << finest) + column) * defined + m)

@@ -69,7 +69,8 @@ def source_hierarchy(source: Any) -> Hierarchy:
     hierarchy = getattr(source, "hierarchy", None)
     if isinstance(hierarchy, Hierarchy):
         return hierarchy
-    return hierarchy_of(source.definitions, set(range(len(source.definitions.locations))) | set(source.roots))
+    return hierarchy_of(source.definitions, np.union1d(np.arange(len(source.definitions.locations)),
+                                                       np.fromiter(source.roots, np.int64, len(source.roots))))
 
 
 def location_times(source: Any, locations: list[int], boundaries: np.ndarray, states: int) -> np.ndarray:

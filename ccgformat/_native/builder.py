@@ -125,7 +125,7 @@ class NativeBuilder:
             for location in locations[:done].tolist():
                 self._open.discard(location)
                 self._counts.pop(location, None)
-        self._roots.update(zip(locations[:done].tolist(), (LocationRoot(*row) for row in out[:done].tolist())))
+        self._roots.update(zip(locations[:done].tolist(), map(LocationRoot._make, out[:done].tolist())))
         self._collect_repairs()
         if rc:
             raise self._error(rc)

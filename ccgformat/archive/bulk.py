@@ -13,13 +13,12 @@ import os
 
 import numpy as np
 
-from ..graph.graph import Graph
+from ..graph.graph import Graph, root_columns
 from ..gcpause import collector_paused
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .checkpoint_columns import CheckpointColumns
 from .groups import location_checkpoints
-from .many import root_columns
 from .native import builder as make_builder
 from .writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK, Writer
 

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from ..graph.graph import LocationRoot
+from ..graph.graph import LocationRoot, root_columns
 from ..model import Communicator, Definitions, Location, SystemTreeNode
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
 from .checkpoint_columns import CheckpointColumns
@@ -98,11 +98,11 @@ def _sums(steps: np.ndarray, initial: int = 0) -> np.ndarray:
 def encode_root_table(roots: dict[int, LocationRoot]) -> bytes:
     """Five streams: locations (delta-coded), root ids, starts and ends as signed steps
     from the previous location's (ends often align where starts do not), event counts."""
-    locations = sorted(roots)
-    rows = [roots[location] for location in locations]
-    columns = (np.array([getattr(r, name) for r in rows], np.int64) for name in ("root", "start", "end"))
-    return b"".join((_unsigned(_steps(np.array(locations, np.int64))), *(_signed(_steps(c)) for c in columns),
-                     _unsigned([r.events for r in rows])))
+    columns = root_columns(roots)
+    order = np.argsort(columns[0], kind="stable")
+    locations, root, start, end, events = (column[order] for column in columns)
+    return b"".join((_unsigned(_steps(locations)), *(_signed(_steps(c)) for c in (root, start, end)),
+                     _unsigned(events)))
 
 
 def decode_root_table(raw: bytes, path: str, offset: int) -> dict[int, LocationRoot]:

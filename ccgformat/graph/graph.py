@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import NamedTuple
+
+import numpy as np
 
 from ..model import Definitions, Repair
 from ..params import Params
@@ -19,6 +22,13 @@ class LocationRoot(NamedTuple):
     start: int
     end: int
     events: int
+
+
+def root_columns(roots: dict[int, LocationRoot]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Locations, root nodes, first and last timestamps and event counts of ``roots`` (in
+    its order), as contiguous int64 arrays: one pass over the roots."""
+    rows = np.fromiter(itertools.chain.from_iterable(roots.values()), np.int64, 4 * len(roots)).reshape(-1, 4)
+    return (np.fromiter(roots.keys(), np.int64, len(roots)), *np.ascontiguousarray(rows.T))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ the C arithmetic in 64 bits.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -125,7 +126,7 @@ class NativeBuilder:
             for location in locations[:done].tolist():
                 self._open.discard(location)
                 self._counts.pop(location, None)
-        self._roots.update(zip(locations[:done].tolist(), map(LocationRoot._make, out[:done].tolist())))
+        self._roots.update(zip(locations[:done].tolist(), itertools.starmap(LocationRoot, out[:done].tolist())))
         self._collect_repairs()
         if rc:
             raise self._error(rc)

@@ -150,7 +150,7 @@ def _entity_streams(items: list[Any], texts: dict[str, int]) -> list[bytes]:
     strings = np.empty(2 * len(items), dtype=object if objects else prefix.dtype)
     strings[0::2], strings[1::2] = prefix, suffix
     kinds = np.array(kinds, dtype=object if objects else str)
-    ids = intern_all(texts, np.concatenate((strings, kinds)) if len(items) else strings)
+    ids = np.concatenate((intern_all(texts, strings), intern_all(texts, kinds)))  # the ids of the two joined
     parent = np.array([0 if item.parent is None else item.parent + 1 for item in items], np.int64)
     number_steps = _steps(numbers, -1) - 1
     return [_unsigned(ids[0:2 * len(items):2]), _unsigned(ids[1:2 * len(items):2]), _unsigned(numbered.astype(np.int64)),

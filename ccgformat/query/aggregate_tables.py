@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..aggregate_model import Hierarchy
-from ..graph.graph import root_columns
+from ..graph.graph import source_root_columns
 from ..hierarchy import hierarchy_of
 from .tables import tables_for
 from .timeline import column_bounds
@@ -33,7 +33,7 @@ MAX_CELLS = 1 << 24
 
 def trace_window(source: Any) -> tuple[int, int]:
     """``(first event time, last event time + 1)``; ``(0, 1)`` without events."""
-    _, _, starts, ends, events = root_columns(source.roots)
+    _, _, starts, ends, events = source_root_columns(source)
     filled = events > 0
     if not filled.any():
         return 0, 1
@@ -72,14 +72,14 @@ def source_hierarchy(source: Any) -> Hierarchy:
     if isinstance(hierarchy, Hierarchy):
         return hierarchy
     return hierarchy_of(source.definitions, np.concatenate((np.arange(len(source.definitions.locations)),
-                                                            np.fromiter(source.roots, np.int64, len(source.roots)))))
+                                                            source_root_columns(source)[0])))
 
 
 def location_times(source: Any, locations: list[int] | np.ndarray, boundaries: np.ndarray, states: int) -> np.ndarray:
     """``[len(locations), columns, states]``: the region times of each location per column
     (the timeline walk, formula 4.28; zero for a location without a root)."""
     out = np.zeros((len(locations), len(boundaries) - 1, states), np.int64)
-    known, nodes, starts, _, _ = root_columns(source.roots)
+    known, nodes, starts, _, _ = source_root_columns(source)
     order = np.argsort(known, kind="stable")
     known, nodes, starts = known[order], nodes[order], starts[order]
     wanted = np.asarray(locations, np.int64)

@@ -145,11 +145,9 @@ def _entity_streams(items: list[Any], texts: dict[str, int]) -> list[bytes]:
     """prefix, suffix, numbered, number, kind, parent of system tree nodes or locations;
     texts are interned in the order prefix, suffix of each item, then the kinds."""
     prefix, suffix, numbered, numbers = split_names([item.name for item in items])
-    kinds = [item.kind for item in items]
-    objects = prefix.dtype == object or "\x00" in "".join(kinds)  # numpy's strings end at trailing NULs
-    strings = np.empty(2 * len(items), dtype=object if objects else prefix.dtype)
+    strings = np.empty(2 * len(items), dtype=prefix.dtype)
     strings[0::2], strings[1::2] = prefix, suffix
-    kinds = np.array(kinds, dtype=object if objects else str)
+    kinds = np.array([item.kind for item in items], dtype=object)  # as they are (numpy's str would drop trailing NULs)
     ids = np.concatenate((intern_all(texts, strings), intern_all(texts, kinds)))  # the ids of the two joined
     parent = np.array([0 if item.parent is None else item.parent + 1 for item in items], np.int64)
     number_steps = _steps(numbers, -1) - 1

@@ -15,6 +15,7 @@ the C arithmetic in 64 bits.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -125,7 +126,7 @@ class NativeBuilder:
             for location in locations[:done].tolist():
                 self._open.discard(location)
                 self._counts.pop(location, None)
-        self._roots.update(zip(locations[:done].tolist(), (LocationRoot(*row) for row in out[:done].tolist())))
+        self._roots.update(zip(locations[:done].tolist(), itertools.starmap(LocationRoot, out[:done].tolist())))
         self._collect_repairs()
         if rc:
             raise self._error(rc)
@@ -150,10 +151,14 @@ class NativeBuilder:
         empty root (spec 4.3: the roots list every defined location) and return the graph."""
         for location in sorted(self._open):
             self.end_location(location)
-        for location in range(len(self.definitions.locations)):
-            if location not in self._roots:
-                self.end_location(location)
-        return NativeGraph(self.pool, dict(sorted(self._roots.items())), self.params,  # type: ignore[arg-type]
+        finished = np.fromiter(self._roots, np.int64, len(self._roots))
+        missing = np.ones(len(self.definitions.locations), bool)
+        missing[finished[(finished >= 0) & (finished < len(missing))]] = False
+        for location in np.flatnonzero(missing).tolist():
+            self.end_location(location)
+        ascending = len(finished) == len(self._roots) and bool((finished[1:] > finished[:-1]).all())
+        roots = dict(self._roots) if ascending else dict(sorted(self._roots.items()))
+        return NativeGraph(self.pool, roots, self.params,  # type: ignore[arg-type]
                            self.definitions, self.metrics, tuple(self.repairs))
 
     def nodes(self) -> Any:

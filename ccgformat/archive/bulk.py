@@ -4,7 +4,8 @@ call (`add_locations`), every small location is walked back in one call
 (`native.walk_locations`) and its end checkpoint computed with numpy
 (`checkpoint_columns.end_checkpoints`); only locations of more than one checkpoint
 interval, or whose calls do not balance, take the per-location path of
-`indexes.checkpoints`. The file is the one `save_graph` writes of the same graph."""
+`indexes.checkpoints`; a lossless graph's small locations are not walked at all: their
+input is their events. The file is the one `save_graph` writes of the same graph."""
 
 from __future__ import annotations
 
@@ -12,13 +13,12 @@ import os
 
 import numpy as np
 
-from ..graph.graph import Graph
+from ..graph.graph import Graph, root_columns
 from ..gcpause import collector_paused
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .checkpoint_columns import CheckpointColumns
 from .groups import location_checkpoints
-from .many import root_columns
 from .native import builder as make_builder
 from .writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK, Writer
 
@@ -30,11 +30,13 @@ def graph_checkpoints(graph: Graph, interval: int, path: str | None = None) -> C
 
 def write_graph(path: str | os.PathLike[str], graph: Graph, *, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> None:
-    """Write a built graph: its nodes, then the checkpoints of all its locations."""
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, checkpoints: CheckpointColumns | None = None) -> None:
+    """Write a built graph: its nodes, then the checkpoints of all its locations
+    (``checkpoints`` when given, else `graph_checkpoints`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block) as writer:
         writer.add_nodes(graph.pool, final=True)
-        writer.add_checkpoint_columns(graph_checkpoints(graph, checkpoint_interval, str(path)))
+        writer.add_checkpoint_columns(graph_checkpoints(graph, checkpoint_interval, str(path))
+                                      if checkpoints is None else checkpoints)
         writer.finish(graph)
 
 
@@ -44,12 +46,22 @@ def write_table(path: str | os.PathLike[str], definitions: Definitions, batch: E
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK) -> Graph:
     """Build and write an archive of a whole trace held as columns: location
     ``locations[i]`` (default i) holds the events ``offsets[i]:offsets[i + 1]`` of
-    ``batch``. Defined locations left out are written without events. Returns the graph."""
+    ``batch``. Defined locations left out are written without events. Returns the graph.
+
+    When the graph is lossless, and locations 0, 1, ... are its only ones, each of at most
+    one checkpoint interval, their checkpoints are made from ``batch`` (the events the
+    graph gives back) instead of from a walk of the graph."""
     with collector_paused():
         builder = make_builder(params, definitions, repair=repair)
-        builder.add_locations(np.arange(len(offsets) - 1) if locations is None else locations, batch, offsets)
+        fed = np.arange(len(offsets) - 1) if locations is None else np.asarray(locations, np.int64)
+        roots = builder.add_locations(fed, batch, offsets)
         graph = builder.finish()
+        from_input = params.lossless and not repair and len(graph.roots) == len(fed) \
+            and np.array_equal(fed, np.arange(len(fed))) and bool((roots[:, 3] <= checkpoint_interval).all())
         write_graph(path, graph, level=level, checkpoint_interval=checkpoint_interval,
-                    nodes_per_block=nodes_per_block)
+                    nodes_per_block=nodes_per_block,
+                    checkpoints=location_checkpoints(graph.pool, fed, roots[:, 0], roots[:, 1], roots[:, 3],
+                                                     checkpoint_interval, str(path), events=batch)
+                    if from_input else None)
     return graph
 

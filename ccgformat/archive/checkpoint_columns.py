@@ -131,11 +131,10 @@ def balanced(batch: EventBatch, offsets: np.ndarray) -> np.ndarray:
     depth = np.cumsum(step)
     locations = len(offsets) - 1
     before = np.concatenate(([0], depth))[offsets]  # the running depth where each location starts
-    counts = np.diff(offsets)
-    owner = np.repeat(np.arange(locations), counts)
     low = np.zeros(locations, np.int64)
-    if len(depth):
-        np.minimum.at(low, owner, depth - before[owner])
+    filled = np.flatnonzero(np.diff(offsets) > 0)  # each one's rows end where the next filled one's start
+    if len(filled):
+        low[filled] = np.minimum(np.minimum.reduceat(depth, offsets[filled]) - before[filled], 0)
     return (low >= 0) & (before[1:] == before[:-1])
 
 
@@ -169,14 +168,21 @@ def end_checkpoints(locations: np.ndarray, starts: np.ndarray, batch: EventBatch
         collective = kind == EventKind.COLL_END
         grouped("operations", collective, [ones, batch.size, batch.recv_size])
 
-        def per_location(values: np.ndarray) -> np.ndarray:
-            sums = np.concatenate(([0], np.cumsum(values, dtype=np.int64)))
-            return sums[offsets[1:]] - sums[offsets[:-1]]
+        def per_location(mask: np.ndarray, *columns: np.ndarray) -> list[np.ndarray]:
+            """Per location, the count of the events of ``mask`` and the wrapping sums of ``columns`` over them."""
+            chosen = np.flatnonzero(mask)
+            owners = owner[chosen]
+            first = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))[:len(chosen)]
+            out = np.zeros((1 + len(columns), count), np.int64)
+            for row, values in enumerate((np.ones(len(chosen), np.int64),) + tuple(c[chosen] for c in columns)):
+                if len(chosen):
+                    out[row, owners[first]] = np.add.reduceat(np.asarray(values, np.int64), first)
+            return list(out)
 
-        rows["messages"] = np.stack([per_location(sends), per_location(np.where(sends, batch.size, 0)),
-                                     per_location(receives), per_location(np.where(receives, batch.size, 0))], axis=1)
-        rows["collectives"] = np.stack([per_location(collective), per_location(np.where(collective, batch.size, 0)),
-                                        per_location(np.where(collective, batch.recv_size, 0))], axis=1)
+        (sent, sent_bytes), (received, received_bytes) = (per_location(sends, batch.size),
+                                                          per_location(receives, batch.size))
+        rows["messages"] = np.stack([sent, sent_bytes, received, received_bytes], axis=1)
+        rows["collectives"] = np.stack(per_location(collective, batch.size, batch.recv_size), axis=1)
         sizes["messages"] = sizes["collectives"] = np.ones(count, np.int64)
 
         metric = np.flatnonzero(kind == EventKind.METRIC)
@@ -201,7 +207,8 @@ def _calls(owner: np.ndarray, count: int, batch: EventBatch, offsets: np.ndarray
     enter = batch.kind[position] == EventKind.ENTER
     depth = np.cumsum(np.where(enter, 1, -1))  # zero where each (balanced) location starts
     level = np.where(enter, depth - 1, depth)
-    order = np.lexsort((position, level))  # by level, then position: each call's ENTER then its LEAVE
+    # by level, then position: each call's ENTER then its LEAVE (a radix sort for shallow calls)
+    order = np.argsort(level.astype(np.int16) if len(level) and int(level.max()) < 1 << 15 else level, kind="stable")
     pairs = order.reshape(-1, 2)
     enters, leaves = position[pairs[:, 0]], position[pairs[:, 1]]
     call_level = level[pairs[:, 0]]
@@ -213,9 +220,11 @@ def _calls(owner: np.ndarray, count: int, batch: EventBatch, offsets: np.ndarray
         span = len(batch) + 1
         key = call_level * span + enters
         nested = np.flatnonzero(call_level > 0)
-        parent = np.searchsorted(key, (call_level[nested] - 1) * span + enters[nested]) - 1
+        parent = np.searchsorted(key, (call_level[nested] - 1) * span + enters[nested]) - 1  # nondecreasing
         children = np.zeros(len(key), np.int64)
-        np.add.at(children, parent, inclusive[nested])
+        if len(parent):
+            first = np.flatnonzero(np.concatenate(([True], parent[1:] != parent[:-1])))
+            children[parent[first]] = np.add.reduceat(inclusive[nested], first)
         exclusive = inclusive - children
     call_owner = owner[enters]
     order, first = _groups(call_owner, region)

@@ -9,20 +9,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from ..graph.graph import LocationRoot
+from ..graph.graph import LocationRoot, root_columns
 from ..graph.pool import NodeKind
 from ..model import COLUMNS, EventBatch
 from .native import walk_locations
 
 #: events walked at once (bounds the walk's own buffer; the merge keeps what it returns)
 EVENTS_PER_WALK = 1 << 20
-
-
-def root_columns(roots: dict[int, LocationRoot]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Locations, root nodes, first and last timestamps and event counts of ``roots``, as int64 arrays."""
-    values = roots.values()
-    return (np.fromiter(roots.keys(), np.int64, len(roots)),
-            *(np.fromiter((r[k] for r in values), np.int64, len(roots)) for k in range(4)))
 
 
 def check_roots(pool: Any, locations: np.ndarray, roots: np.ndarray, starts: np.ndarray, ends: np.ndarray,

@@ -12,6 +12,9 @@ import numpy as np
 NUMBERED = re.compile(r"(.*?)(0|[1-9][0-9]{0,17})([^0-9]*)", re.DOTALL)
 _MAX_DIGITS = 18
 _ZERO, _NINE = ord("0"), ord("9")
+#: `intern_all` compares each string with the one this many places before (the prefix
+#: and suffix of a name alternate)
+_LAG = 2
 
 
 def split_names(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -36,14 +39,17 @@ def split_names(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     start = np.where(leading.any(axis=1), np.argmax(leading, axis=1), last)
     rows = np.arange(count)
     number = np.zeros(count, np.int64)
-    for k in range(_MAX_DIGITS):
+    for k in range(int((last - start)[numbered].max(initial=-1)) + 1):  # the longest number's digits
         position = last - k
         value = codes[rows, np.maximum(position, 0)].astype(np.int64) - _ZERO
         number += np.where(numbered & (position >= start), value * 10 ** k, 0)
     cut = np.where(numbered, start, length)
     prefix = np.where(column < cut[:, None], codes, 0)
-    after = np.where(numbered, last + 1, length)[:, None] + column
-    suffix = np.where(after < length[:, None], codes[rows[:, None], np.minimum(after, width - 1)], 0)
+    tail = np.where(numbered, last + 1, length)  # where the suffix starts
+    suffix = np.zeros((count, width), np.uint32)
+    some = np.flatnonzero(tail < length)  # the names with a suffix (few of them, as a rule)
+    after = tail[some, None] + column
+    suffix[some] = np.where(after < length[some, None], codes[some[:, None], np.minimum(after, width - 1)], 0)
     as_text = f"<U{width}"
     return (prefix.astype(np.uint32).view(as_text).reshape(count),
             suffix.astype(np.uint32).view(as_text).reshape(count), numbered, number[numbered])
@@ -60,11 +66,23 @@ def _split_each(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
 def intern_all(texts: dict[str, int], strings: np.ndarray) -> np.ndarray:
     """The ids of ``strings`` in ``texts``, adding the new ones in order of first
-    appearance (as ``texts.setdefault(s, len(texts))`` one string after another)."""
+    appearance (as ``texts.setdefault(s, len(texts))`` one string after another).
+
+    Only the strings unlike the one `_LAG` places before are sorted: a string equal to
+    it takes its id (the prefixes, suffixes and kinds of regular names repeat so)."""
     if not len(strings):
         return np.zeros(0, np.int64)
-    unique, first, inverse = np.unique(strings, return_index=True, return_inverse=True)
+    count = len(strings)
+    repeat = np.zeros(count, bool)
+    repeat[_LAG:] = strings[_LAG:] == strings[:-_LAG]
+    heads = np.flatnonzero(~repeat)
+    source = np.where(repeat, 0, np.arange(count))  # then each string's head: the last before it in its class
+    for offset in range(_LAG):
+        np.maximum.accumulate(source[offset::_LAG], out=source[offset::_LAG])
+    unique, first, inverse = np.unique(strings[heads], return_index=True, return_inverse=True)
     ids = np.empty(len(unique), np.int64)
     for k in np.argsort(first, kind="stable").tolist():
         ids[k] = texts.setdefault(str(unique[k]), len(texts))
-    return ids[inverse.reshape(-1)]
+    rank = np.empty(count, np.int64)
+    rank[heads] = np.arange(len(heads))
+    return ids[inverse.reshape(-1)][rank[source]]

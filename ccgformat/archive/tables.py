@@ -13,7 +13,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from ..graph.graph import LocationRoot
+from ..graph.graph import LocationRoot, root_columns
 from ..model import Communicator, Definitions, Location, SystemTreeNode
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
 from .checkpoint_columns import CheckpointColumns
@@ -98,11 +98,11 @@ def _sums(steps: np.ndarray, initial: int = 0) -> np.ndarray:
 def encode_root_table(roots: dict[int, LocationRoot]) -> bytes:
     """Five streams: locations (delta-coded), root ids, starts and ends as signed steps
     from the previous location's (ends often align where starts do not), event counts."""
-    locations = sorted(roots)
-    rows = [roots[location] for location in locations]
-    columns = (np.array([getattr(r, name) for r in rows], np.int64) for name in ("root", "start", "end"))
-    return b"".join((_unsigned(_steps(np.array(locations, np.int64))), *(_signed(_steps(c)) for c in columns),
-                     _unsigned([r.events for r in rows])))
+    columns = root_columns(roots)
+    order = np.argsort(columns[0], kind="stable")
+    locations, root, start, end, events = (column[order] for column in columns)
+    return b"".join((_unsigned(_steps(locations)), *(_signed(_steps(c)) for c in (root, start, end)),
+                     _unsigned(events)))
 
 
 def decode_root_table(raw: bytes, path: str, offset: int) -> dict[int, LocationRoot]:
@@ -145,12 +145,10 @@ def _entity_streams(items: list[Any], texts: dict[str, int]) -> list[bytes]:
     """prefix, suffix, numbered, number, kind, parent of system tree nodes or locations;
     texts are interned in the order prefix, suffix of each item, then the kinds."""
     prefix, suffix, numbered, numbers = split_names([item.name for item in items])
-    kinds = [item.kind for item in items]
-    objects = prefix.dtype == object or "\x00" in "".join(kinds)  # numpy's strings end at trailing NULs
-    strings = np.empty(2 * len(items), dtype=object if objects else prefix.dtype)
+    strings = np.empty(2 * len(items), dtype=prefix.dtype)
     strings[0::2], strings[1::2] = prefix, suffix
-    kinds = np.array(kinds, dtype=object if objects else str)
-    ids = intern_all(texts, np.concatenate((strings, kinds)) if len(items) else strings)
+    kinds = np.array([item.kind for item in items], dtype=object)  # as they are (numpy's str would drop trailing NULs)
+    ids = np.concatenate((intern_all(texts, strings), intern_all(texts, kinds)))  # the ids of the two joined
     parent = np.array([0 if item.parent is None else item.parent + 1 for item in items], np.int64)
     number_steps = _steps(numbers, -1) - 1
     return [_unsigned(ids[0:2 * len(items):2]), _unsigned(ids[1:2 * len(items):2]), _unsigned(numbered.astype(np.int64)),

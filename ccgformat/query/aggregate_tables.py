@@ -14,6 +14,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..aggregate_model import Hierarchy
+from ..graph.graph import source_root_columns
 from ..hierarchy import hierarchy_of
 from .tables import tables_for
 from .timeline import column_bounds
@@ -32,10 +33,11 @@ MAX_CELLS = 1 << 24
 
 def trace_window(source: Any) -> tuple[int, int]:
     """``(first event time, last event time + 1)``; ``(0, 1)`` without events."""
-    roots = [root for root in source.roots.values() if root.events]
-    if not roots:
+    _, _, starts, ends, events = source_root_columns(source)
+    filled = events > 0
+    if not filled.any():
         return 0, 1
-    return min(root.start for root in roots), max(root.end for root in roots) + 1
+    return int(starts[filled].min()), int(ends[filled].max()) + 1
 
 
 def sliced_window(source: Any, slices: int, start: int | None, stop: int | None) -> np.ndarray:
@@ -69,19 +71,23 @@ def source_hierarchy(source: Any) -> Hierarchy:
     hierarchy = getattr(source, "hierarchy", None)
     if isinstance(hierarchy, Hierarchy):
         return hierarchy
-    return hierarchy_of(source.definitions, set(range(len(source.definitions.locations))) | set(source.roots))
+    return hierarchy_of(source.definitions, np.concatenate((np.arange(len(source.definitions.locations)),
+                                                            source_root_columns(source)[0])))
 
 
-def location_times(source: Any, locations: list[int], boundaries: np.ndarray, states: int) -> np.ndarray:
+def location_times(source: Any, locations: list[int] | np.ndarray, boundaries: np.ndarray, states: int) -> np.ndarray:
     """``[len(locations), columns, states]``: the region times of each location per column
     (the timeline walk, formula 4.28; zero for a location without a root)."""
     out = np.zeros((len(locations), len(boundaries) - 1, states), np.int64)
-    rows = [row for row, location in enumerate(locations) if location in source.roots]
-    if states and rows:
-        roots = [source.roots[locations[row]] for row in rows]
+    known, nodes, starts, _, _ = source_root_columns(source)
+    order = np.argsort(known, kind="stable")
+    known, nodes, starts = known[order], nodes[order], starts[order]
+    wanted = np.asarray(locations, np.int64)
+    at = np.minimum(np.searchsorted(known, wanted), max(len(known) - 1, 0))
+    rows = np.flatnonzero(known[at] == wanted) if len(known) else np.zeros(0, np.int64)
+    if states and len(rows):
         out[rows] = exclusive_times(tables_for(source.pool), np.arange(states, dtype=np.int64), boundaries, states,
-                                    np.array([root.root for root in roots], np.int64),
-                                    np.array([root.start for root in roots], np.int64), False)
+                                    nodes[at[rows]], starts[at[rows]], False)
     return out
 
 
@@ -106,7 +112,7 @@ def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, in
     hierarchy = source_hierarchy(source)
     start, stop = trace_window(source)
     states = state_count(source)
-    leaves = hierarchy.leaf_locations.tolist()
+    leaves = hierarchy.leaf_locations
     for k in range(LEVELS + 1 if count is None else count):
         if count is None and k and len(hierarchy) * (1 << k) * max(states, 1) > MAX_CELLS:
             return

@@ -30,8 +30,10 @@ import numpy as np
 from ..archive.groups import event_passes
 from ..archive.metric_tables import MetricLevel
 from ..archive.native import walk_locations
+from ..graph.graph import source_root_columns
 from ..model import EventKind
 from .aggregate_tables import LEVELS, MAX_CELLS, sliced_window, trace_window
+from .tables import tables_for
 from .timeline import column_bounds
 
 __all__ = ["MetricIntegrals", "metric_integrals", "metric_levels"]
@@ -300,20 +302,21 @@ def _pair_sums(key: np.ndarray, value: np.ndarray, metrics: int) -> tuple[np.nda
 def _given_samples(source: Any, samples: tuple[np.ndarray, ...]) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
     """`_walked_samples` of every location with events, from ``samples`` (`MetricSamples.columns`)."""
     location, time, ref, raw = samples
-    run = np.array(sorted(r for r, root in source.roots.items() if root.events), np.int64)
-    yield run, (np.searchsorted(run, location), time, ref, raw,
-                np.array([source.roots[r].end for r in run.tolist()], np.int64))
+    locations, _, _, ends, _ = source_root_columns(source)
+    order = np.argsort(locations)
+    run, ends = locations[order], ends[order]
+    yield run, (np.searchsorted(run, location), time, ref, raw, ends)
 
 
 def metric_levels(source: Any, finest: int | None = None,
                   samples: tuple[np.ndarray, ...] | None = None) -> Iterator[MetricLevel]:
     """Levels 0..finest of the metric tables (spec 4.11; ``finest`` default `finest_level`),
-    sparse: the level ``finest`` from the graph's samples (walked, or ``samples``, the
-    ``(location, time, metric, raw value)`` columns of all of them when known), each
-    coarser one the sums of the next one's pairs of slices; nothing for a trace without
-    metrics."""
+    sparse: the level ``finest`` from the graph's samples (``samples``, the ``(location,
+    time, metric, raw value)`` columns of all of them when known, else walked; a pool
+    without METRIC nodes holds none and needs no walk), each coarser one the sums of the
+    next one's pairs of slices; nothing for a trace without metrics."""
     defined = len(source.definitions.metrics)
-    rows = max(set(range(len(source.definitions.locations))) | set(source.roots), default=-1) + 1
+    rows = max(len(source.definitions.locations), max(source.roots, default=-1) + 1)
     if not defined or not rows:
         return
     finest = finest_level(rows, defined) if finest is None else finest
@@ -321,8 +324,12 @@ def metric_levels(source: Any, finest: int | None = None,
     bounds = column_bounds(start, stop, 1 << finest)
     metrics, rules, types = _metric_setup(source, None)
     keys, pieces = [], []
-    runs = _given_samples(source, samples) if samples is not None else \
-        _walked_samples(source, sorted(r for r, root in source.roots.items() if root.events))
+    if samples is not None:
+        runs = _given_samples(source, samples)
+    else:
+        walked = sorted(r for r, root in source.roots.items() if root.events) \
+            if (tables_for(source.pool).kind == EventKind.METRIC).any() else []
+        runs = _walked_samples(source, walked)
     for locations, run in runs:
         for m, cell, piece in _contributions(1 << finest, *run, bounds, metrics, rules, types):
             row, column = np.divmod(cell, 1 << finest)

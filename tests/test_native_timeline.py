@@ -91,10 +91,13 @@ def test_native_bottom_up_equals_the_rounds(trace, params, columns, seed):
     """The C sub-tree sums equal the numpy rounds, bit for bit, wrapping included."""
     t = tables_for(oracle.build(trace, params).pool)
     own = np.random.default_rng(seed).integers(-(1 << 63), (1 << 63) - 1, size=(len(t), columns), dtype=np.int64)
+    want = t.bottom_up_by_rounds(own)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(backends, "ACTIVE", "native")
-        got = t.bottom_up(own)
-    assert np.array_equal(got, t.bottom_up_by_rounds(own))
+        assert np.array_equal(t.bottom_up(own), want)
+        overwritten = own.copy()
+        assert t.bottom_up(overwritten, overwrite=True) is overwritten
+    assert np.array_equal(overwritten, want)
 
 
 def test_bottom_up_refuses_a_child_that_is_not_an_earlier_node():

@@ -55,11 +55,13 @@ def paint(t: Any, group_of: np.ndarray, exclusive: np.ndarray, runs: Any, bounda
     return image
 
 
-def bottom_up(t: Any, own: np.ndarray) -> np.ndarray:
+def bottom_up(t: Any, own: np.ndarray, overwrite: bool = False) -> np.ndarray:
     """`NodeTables.bottom_up` of the NodeTables ``t``: per node, ``own`` (rows per node)
-    summed over its sub-tree, every reference counted."""
+    summed over its sub-tree, every reference counted (``overwrite``: into ``own`` when
+    it is C-contiguous int64; each row is read before it is written, its children's rows
+    are final by then)."""
     values = np.ascontiguousarray(own, dtype=np.int64)
-    out = np.empty_like(values)
+    out = values if overwrite and values is own else np.empty_like(values)
     groups = values.shape[1] if values.ndim == 2 else 1
     if len(values) != len(t):
         raise ValueError("own needs one row per node")

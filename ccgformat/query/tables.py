@@ -150,13 +150,14 @@ class NodeTables:
         self.__dict__["_levels"] = rounds
         return rounds
 
-    def bottom_up(self, own: np.ndarray) -> np.ndarray:
+    def bottom_up(self, own: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """Per node, the sum of ``own`` (rows per node) over its sub-tree, every reference
         counted: ``S[v] = own[v] + sum of S[c] over the children c`` (4.26); in C under the
-        native core (`ccgformat._native.timeline.bottom_up`), else `bottom_up_by_rounds`."""
+        native core (`ccgformat._native.timeline.bottom_up`; ``overwrite``: into ``own``
+        itself when it is a C-contiguous int64 array), else `bottom_up_by_rounds`."""
         if native():
             from .._native.timeline import bottom_up
-            return bottom_up(self, own)
+            return bottom_up(self, own, overwrite)
         return self.bottom_up_by_rounds(own)
 
     def bottom_up_by_rounds(self, own: np.ndarray) -> np.ndarray:

@@ -207,7 +207,7 @@ def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
         own = np.zeros((len(t), groups + 1), dtype=np.int64)  # the last column sums nothing
         calls = np.flatnonzero(t.kind == NodeKind.CALL)
         own[calls, group_of[t.key0[calls]]] = t.total[calls] - t.inner[calls]
-        found = memo[key] = t.bottom_up(own)
+        found = memo[key] = t.bottom_up(own, overwrite=True)
         found[:, groups] = t.total - t.calltime
     return found
 

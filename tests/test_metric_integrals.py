@@ -213,20 +213,27 @@ def test_ccg_aggregate_states_metric(capsys):
 
 
 @settings(max_examples=40, deadline=None)
-@given(trace=sampled_traces(), interval=st.sampled_from([3, 1 << 16]))
-def test_tables_from_the_input_samples_equal_a_walk(tmp_path_factory, trace, interval):
+@given(trace=sampled_traces(), interval=st.sampled_from([3, 1 << 16]), bulk=st.booleans())
+def test_tables_from_the_input_samples_equal_a_walk(tmp_path_factory, trace, interval, bulk):
     """`write_trace` keeps a lossless conversion's samples as they pass (small locations in
-    groups, large ones batch by batch: ``interval``) and builds the metric tables from them;
-    every level equals the one computed from a walk of the graph, bit for bit."""
+    groups, large ones batch by batch: ``interval``), `write_table` takes them from its
+    columns (``bulk``), and both build the metric tables from them; every level equals the
+    one computed from a walk of the graph, bit for bit."""
     from ccgformat.archive.queries import run_query
     path = tmp_path_factory.mktemp("samples") / "t.ccg"
     defs = definitions()
     defs.locations.extend(ccgformat.model.Location(f"rank {i}") for i in range(len(defs.locations), max(trace) + 1))
-    ccgformat.write_trace(path, defs, ((location, traces.batches(events)) for location, events in trace.items()),
-                          checkpoint_interval=interval, aggregation=1000.0)
+    if bulk:
+        order = sorted(trace)
+        batch = ccgformat.EventBatch.concat([b for location in order for b in traces.batches(trace[location])])
+        offsets = np.cumsum([0] + [len(trace[location]) for location in order])
+        ccgformat.write_table(path, defs, batch, offsets, locations=np.array(order), checkpoint_interval=interval)
+    else:
+        ccgformat.write_trace(path, defs, ((location, traces.batches(events)) for location, events in trace.items()),
+                              checkpoint_interval=interval, aggregation=1000.0)
     with ccgformat.open(path) as archive:
         stored = archive.metric_tables.levels
         walked = list(run_query("metric_levels", archive, stored[0].finest))
-        assert len(walked) == len(stored)
+        assert stored and len(walked) == stored[0].finest + 1  # levels 0..K of 0..finest are stored
         for level, expected in zip(stored, walked):
             assert np.array_equal(level.dense(), expected.dense(), equal_nan=True)

@@ -14,7 +14,8 @@ import os
 import numpy as np
 
 from ..graph.graph import Graph, root_columns
-from ..gcpause import collector_paused
+from ..bulkstep import bulk_step
+from .samples import MetricSamples
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .checkpoint_columns import CheckpointColumns
@@ -30,14 +31,16 @@ def graph_checkpoints(graph: Graph, interval: int, path: str | None = None) -> C
 
 def write_graph(path: str | os.PathLike[str], graph: Graph, *, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, checkpoints: CheckpointColumns | None = None) -> None:
+                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, checkpoints: CheckpointColumns | None = None,
+                samples: MetricSamples | None = None) -> None:
     """Write a built graph: its nodes, then the checkpoints of all its locations
-    (``checkpoints`` when given, else `graph_checkpoints`)."""
+    (``checkpoints`` when given, else `graph_checkpoints`); ``samples``: as for
+    `Writer.finish`."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block) as writer:
         writer.add_nodes(graph.pool, final=True)
         writer.add_checkpoint_columns(graph_checkpoints(graph, checkpoint_interval, str(path))
                                       if checkpoints is None else checkpoints)
-        writer.finish(graph)
+        writer.finish(graph, samples)
 
 
 def write_table(path: str | os.PathLike[str], definitions: Definitions, batch: EventBatch, offsets: np.ndarray,
@@ -50,18 +53,23 @@ def write_table(path: str | os.PathLike[str], definitions: Definitions, batch: E
 
     When the graph is lossless, and locations 0, 1, ... are its only ones, each of at most
     one checkpoint interval, their checkpoints are made from ``batch`` (the events the
-    graph gives back) instead of from a walk of the graph."""
-    with collector_paused():
+    graph gives back) instead of from a walk of the graph; so are the metric tables' samples
+    when it is lossless."""
+    with bulk_step():
         builder = make_builder(params, definitions, repair=repair)
         fed = np.arange(len(offsets) - 1) if locations is None else np.asarray(locations, np.int64)
         roots = builder.add_locations(fed, batch, offsets)
         graph = builder.finish()
+        samples = None
+        if params.lossless and not repair and definitions.metrics:  # the graph gives the samples back
+            samples = MetricSamples()
+            samples.add(fed, batch, offsets)
         from_input = params.lossless and not repair and len(graph.roots) == len(fed) \
             and np.array_equal(fed, np.arange(len(fed))) and bool((roots[:, 3] <= checkpoint_interval).all())
         write_graph(path, graph, level=level, checkpoint_interval=checkpoint_interval,
                     nodes_per_block=nodes_per_block,
                     checkpoints=location_checkpoints(graph.pool, fed, roots[:, 0], roots[:, 1], roots[:, 3],
                                                      checkpoint_interval, str(path), events=batch)
-                    if from_input else None)
+                    if from_input else None, samples=samples)
     return graph
 

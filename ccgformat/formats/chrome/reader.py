@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ...errors import FormatError
-from ...gcpause import collector_paused
+from ...bulkstep import collector_paused
 from ...model import (COLUMNS, KIND_FIELDS, PEER_KINDS, Definitions, EventBatch, EventKind, Location, Metric,
                       Region, SystemTreeNode)
 from ..common import StringTable, batches

@@ -25,7 +25,7 @@ import numpy as np
 
 from ... import backends
 from ...errors import CcgError, FormatError
-from ...gcpause import collector_paused
+from ...bulkstep import collector_paused
 from ...model import Definitions, EventBatch
 from ..common import StringTable, batches
 from .anchor import find_anchor

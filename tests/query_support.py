@@ -27,6 +27,21 @@ def converted(tmp_path_factory, name: str) -> ccgformat.Archive:
     return archive
 
 
+def with_tables(tmp_path_factory, name: str) -> ccgformat.Archive:
+    """The corpus trace ``name`` converted, then rewritten with every aggregation and
+    metric level (a budget beyond its size: by default a small trace holds none)."""
+    key = f"{name} with tables"
+    archive = _CONVERTED.get(key)
+    if archive is None:
+        source = converted(tmp_path_factory, name)
+        target = tmp_path_factory.mktemp("corpus") / f"{name}-tables.ccg"
+        ccgformat.write_trace(target, source.definitions,
+                              ((location, source.location(location).events()) for location in sorted(source.roots)),
+                              aggregation=1000.0)
+        archive = _CONVERTED[key] = ccgformat.open(target)
+    return archive
+
+
 def bounds(times: list[int]) -> st.SearchStrategy[int | None]:
     """A window bound for a trace with these event times: as often as not an event time or
     one tick either side (where ``<`` and ``<=`` differ), else open (None) or any time in

@@ -25,7 +25,7 @@ from ccgformat.query.tables import tables_for
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, bounds, converted
+from .query_support import CORPUS, bounds, with_tables
 from .test_query_aggregate import check
 
 LOSSY = Params(abs_dev=20, rel_dev=0.3)
@@ -151,7 +151,7 @@ def test_written_by_default_within_the_budget(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_corpus_tables_verify(tmp_path_factory, name):
-    archive = converted(tmp_path_factory, name)
+    archive = with_tables(tmp_path_factory, name)
     assert archive.aggregation_tables is not None
     assert np.array_equal(archive.aggregation_tables.levels[0].dense(), brute_level(archive, 0))
     assert verify(archive.path) == []

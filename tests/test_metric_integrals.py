@@ -24,7 +24,7 @@ from ccgformat.query.metric_integrals import metric_integrals
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import bounds, converted
+from .query_support import bounds, with_tables
 
 MODES = [("accumulated", "int64"), ("absolute", "int64"), ("relative", "uint64")]
 
@@ -187,7 +187,7 @@ def test_damaged_level_is_refused():
 
 @pytest.mark.parametrize("name", ["otf2-pingpong-papi"])
 def test_corpus_trace_with_metrics(tmp_path_factory, name):
-    archive = converted(tmp_path_factory, name)
+    archive = with_tables(tmp_path_factory, name)
     assert archive.metric_tables is not None
     assert not [p for p in verify(archive.path) if p.kind == SectionKind.METRIC_LEVEL]
     assert archive.definitions.metrics
@@ -227,7 +227,8 @@ def test_tables_from_the_input_samples_equal_a_walk(tmp_path_factory, trace, int
         order = sorted(trace)
         batch = ccgformat.EventBatch.concat([b for location in order for b in traces.batches(trace[location])])
         offsets = np.cumsum([0] + [len(trace[location]) for location in order])
-        ccgformat.write_table(path, defs, batch, offsets, locations=np.array(order), checkpoint_interval=interval)
+        ccgformat.write_table(path, defs, batch, offsets, locations=np.array(order), checkpoint_interval=interval,
+                              aggregation=1000.0)
     else:
         ccgformat.write_trace(path, defs, ((location, traces.batches(events)) for location, events in trace.items()),
                               checkpoint_interval=interval, aggregation=1000.0)

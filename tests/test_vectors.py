@@ -158,16 +158,22 @@ def test_every_kind_uses_several_blocks_and_checkpoints():
 
 
 def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
-    """Archives written with the tables (the default) hold the aggregation tables and are
-    1.4; without the tables, those whose definitions define a location are 1.3, the others
-    need 1.1 for DEFINITIONS extensions and 1.0 without them. The format 1.2 and 1.3
-    vectors keep their header."""
+    """Archives written with the tables (the default) are 1.4 when they hold a 1.4 section
+    (aggregation levels, which small files have none of within the 2% budget, a bundle,
+    predicted nodes, an extension table) and 1.3 otherwise; without the tables, those whose
+    definitions define a location are 1.3, the others need 1.1 for DEFINITIONS extensions
+    and 1.0 without them. The format 1.2 and 1.3 vectors keep their header."""
     with ccg.open(VECTORS / "empty_location.ccg") as archive:
-        assert archive.version == (1, 4)
+        assert archive.version == (1, 3)
         assert archive.definitions.extensions == {"otf2": {"location_ids": [7, 1 << 40], "paradigms": {"mpi": 1}}}
     for name in ("minimal", "every_kind", "wide_split", "lossy"):
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
-            assert archive.version == (1, 4) and archive.definitions.extensions == {}
+            assert archive.version == (1, 3) and archive.definitions.extensions == {}
+    since_1_4 = {SectionKind.AGGREGATE_LEVEL, SectionKind.METRIC_LEVEL, SectionKind.BUNDLE,
+                 SectionKind.PREDICTED_NODES, SectionKind.EXTENSION_TABLE}
+    for name in ("aggregation", "metric_integrals", "bundle", "predicted_references", "extension_records"):
+        with ccg.open(VECTORS / f"{name}.ccg") as archive:
+            assert archive.version == (1, 4) and since_1_4 & {entry.kind for entry in archive.directory}
     with ccg.open(VECTORS / "many_locations_json.ccg") as archive:  # without tables
         assert archive.version == (1, 3) and archive.definitions.extensions == {}
     for name in FORMAT_1_2:
@@ -186,8 +192,11 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
         with ccg.open(path) as archive:
             assert archive.version == (1, 3)
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
-        with ccg.open(path) as archive:  # the small sections, level 0 of the tables among them, in a BUNDLE block
+        with ccg.open(path) as archive:  # the small sections in a BUNDLE block; no level fits the budget
             assert archive.version == (1, 4) and [e.kind for e in archive.directory] == [SectionKind.BUNDLE]
+            assert archive.aggregation_tables is None
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), aggregation=100.0)
+        with ccg.open(path) as archive:  # a budget beyond the file: level 0 too
             assert archive.aggregation_tables is not None
 
 

@@ -101,7 +101,7 @@ class Writer:
     ``references``: one of `REFERENCE_CODINGS`. With ``tables``, the file also holds the
     aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
     ... while they take at most that share of the bytes written before them (default
-    `AGGREGATION_BUDGET`), level 0 always. ``bundle`` (with the
+    `AGGREGATION_BUDGET`; none when level 0 does not fit). ``bundle`` (with the
     tables): the blocks `finish` makes go in one BUNDLE block when that is smaller (format 1.4).
     """
 
@@ -389,10 +389,13 @@ class Writer:
 
     def _aggregation_levels(self, graph: Graph, share: float, samples: MetricSamples | None) -> None:
         """AGGREGATE_LEVEL blocks for k = 0, 1, ..., then METRIC_LEVEL blocks likewise, while
-        all of them together stay within ``share`` of the bytes written so far (level 0 of
-        each always)."""
+        all of them together stay within ``share`` of the bytes written so far; nothing is
+        computed when not even an empty block would fit (a small trace, whose graph answers
+        the model at once)."""
         self._write_ready(wait=True)  # the budget counts every block before, whatever the threads
         budget = int(self._offset * share)
+        if budget < BLOCK_OVERHEAD + DIRECTORY_ENTRY.size:
+            return
         used = 0
         # the metric tables (spec 4.11) share the budget, after the aggregation tables
         aggregation = ((level[0], encode_level(*level)) for level in run_query("aggregation_levels", graph))
@@ -402,7 +405,7 @@ class Writer:
             for k, raw in levels:
                 packed = self._other_level.compress(raw)
                 used += len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
-                if k and used > budget:
+                if used > budget:
                     break
                 self._block(kind, raw, must_understand=False, first=k, count=1 << k, compressed=packed)
                 self._aggregated = True

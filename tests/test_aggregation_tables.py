@@ -138,9 +138,12 @@ def test_written_by_default_within_the_budget(tmp_path):
     ccgformat.write_trace(path, definitions, ((loc, streams(loc)) for loc in range(64)), bundle=False)
     with ccgformat.open(path) as archive:
         entries = [e for e in archive.directory if e.kind == SectionKind.AGGREGATE_LEVEL]
-        cost = sum(e.length + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size for e in entries)
+        metric = [e for e in archive.directory if e.kind == SectionKind.METRIC_LEVEL]
+        cost = sum(e.length + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size for e in entries + metric)
         assert [e.first for e in entries] == list(range(len(entries)))
         assert len(entries) > 1 and cost <= writer_module.AGGREGATION_BUDGET * entries[0].offset
+        # the region pyramid stops before the budget, and the metric pyramid's level 0 still fits in it
+        assert definitions.metrics and [e.first for e in metric] == list(range(len(metric))) and metric
         assert archive.version == (1, 4)
         assert verify(path) == []
     ccgformat.write_trace(path, definitions, ((loc, streams(loc)) for loc in range(64)), aggregation=None,

@@ -404,9 +404,10 @@ class Writer:
         for kind, levels in ((SectionKind.AGGREGATE_LEVEL, aggregation), (SectionKind.METRIC_LEVEL, metric)):
             for k, raw in levels:
                 packed = self._other_level.compress(raw)
-                used += len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
-                if used > budget:
+                cost = len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
+                if used + cost > budget:  # this pyramid stops here; the next one may still fit
                     break
+                used += cost
                 self._block(kind, raw, must_understand=False, first=k, count=1 << k, compressed=packed)
                 self._aggregated = True
 

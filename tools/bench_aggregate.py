@@ -164,7 +164,8 @@ def run(options: argparse.Namespace) -> list[dict[str, Any]]:
         path = folder / f"{archive['trace']}.ccg"
         print(f"  rewriting {archive['trace']} without and with the tables ...", file=sys.stderr, flush=True)
         entry = {"trace": f"{archive['trace']} (rewritten)",
-                 **run_child("aggregate_convert", {"source": archive["path"], "archive": str(path), "rounds": 1})}
+                 **run_child("aggregate_convert", {"source": archive["path"], "archive": str(path),
+                                                                "rounds": options.repeat})}
         entry["target"] = _share(entry)
         entries.append(entry)
         for trace, candidate in ((archive["trace"] + " (the query benchmark's)", archive["path"]),

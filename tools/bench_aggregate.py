@@ -165,7 +165,7 @@ def run(options: argparse.Namespace) -> list[dict[str, Any]]:
         print(f"  rewriting {archive['trace']} without and with the tables ...", file=sys.stderr, flush=True)
         entry = {"trace": f"{archive['trace']} (rewritten)",
                  **run_child("aggregate_convert", {"source": archive["path"], "archive": str(path),
-                                                                "rounds": options.repeat})}
+                                                   "rounds": options.repeat})}
         entry["target"] = _share(entry)
         entries.append(entry)
         for trace, candidate in ((archive["trace"] + " (the query benchmark's)", archive["path"]),

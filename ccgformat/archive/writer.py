@@ -389,9 +389,10 @@ class Writer:
 
     def _aggregation_levels(self, graph: Graph, share: float, samples: MetricSamples | None) -> None:
         """AGGREGATE_LEVEL blocks for k = 0, 1, ..., then METRIC_LEVEL blocks likewise, while
-        all of them together stay within ``share`` of the bytes written so far; nothing is
-        computed when not even an empty block would fit (a small trace, whose graph answers
-        the model at once)."""
+        all of them together stay within ``share`` of the bytes written so far, and while
+        the budget left holds the last level's bytes again (the next level has at least as
+        many non-zero cells); nothing is computed when not even an empty block would fit (a
+        small trace, whose graph answers the model at once)."""
         self._write_ready(wait=True)  # the budget counts every block before, whatever the threads
         budget = int(self._offset * share)
         if budget < BLOCK_OVERHEAD + DIRECTORY_ENTRY.size:
@@ -410,6 +411,8 @@ class Writer:
                 used += cost
                 self._block(kind, raw, must_understand=False, first=k, count=1 << k, compressed=packed)
                 self._aggregated = True
+                if used + cost > budget:  # the next level holds at least as many cells: not computed
+                    break
 
     def abort(self) -> None:
         """Drop the temporary file; nothing appears under the target name."""

@@ -114,13 +114,24 @@ def node_sums(hierarchy: Hierarchy, leaves: np.ndarray) -> np.ndarray:
 
 def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, int, np.ndarray]]:
     """``(k, start, stop, values[nodes, 2^k, regions])`` for k = 0, 1, ... up to `LEVELS`
-    while a level stays within `MAX_CELLS` (level 0 always), or for k < ``count``."""
+    while a level stays within `MAX_CELLS` (level 0 always), or for k < ``count``. Level 0
+    comes from the roots' memoized times; the first finer level asked for walks the finest
+    level once, and every level between is the sums of pairs of slices of the next (the
+    levels nest, spec 4.10)."""
     hierarchy = source_hierarchy(source)
     start, stop = trace_window(source)
     states = state_count(source)
     leaves = hierarchy.leaf_locations
-    for k in range(LEVELS + 1 if count is None else count):
-        if count is None and k and len(hierarchy) * (1 << k) * max(states, 1) > MAX_CELLS:
-            return
-        boundaries = column_bounds(start, stop, 1 << k)
-        yield k, start, stop, node_sums(hierarchy, location_times(source, leaves, boundaries, states))
+    finest = LEVELS if count is None else count - 1
+    while count is None and finest and len(hierarchy) * (1 << finest) * max(states, 1) > MAX_CELLS:
+        finest -= 1
+    if finest < 0:
+        return
+    yield 0, start, stop, node_sums(hierarchy, location_times(source, leaves, column_bounds(start, stop, 1), states))
+    if finest < 1:
+        return
+    pyramid = [node_sums(hierarchy, location_times(source, leaves, column_bounds(start, stop, 1 << finest), states))]
+    while len(pyramid) < finest:
+        pyramid.append(pyramid[-1][:, 0::2] + pyramid[-1][:, 1::2])
+    for k, values in enumerate(reversed(pyramid), start=1):
+        yield k, start, stop, values

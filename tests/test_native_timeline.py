@@ -85,23 +85,24 @@ def test_a_root_outside_the_tables_is_refused():
 
 
 @settings(max_examples=100, deadline=None)
-@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]),
-       st.integers(1, 4), st.integers(0, 2**32))
-def test_native_bottom_up_equals_the_rounds(trace, params, columns, seed):
-    """The C sub-tree sums equal the numpy rounds, bit for bit, wrapping included."""
+@given(traces.traces(), st.sampled_from([Params(), Params(abs_dev=20, rel_dev=0.3, branching=3)]), st.data())
+def test_native_group_times_equal_the_reference(trace, params, data):
+    """The memoized sub-tree times per group in C equal numpy's bit for bit, for random
+    groupings of the regions."""
     t = tables_for(oracle.build(trace, params).pool)
-    own = np.random.default_rng(seed).integers(-(1 << 63), (1 << 63) - 1, size=(len(t), columns), dtype=np.int64)
-    want = t.bottom_up_by_rounds(own)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(backends, "ACTIVE", "native")
-        assert np.array_equal(t.bottom_up(own), want)
-        overwritten = own.copy()
-        assert t.bottom_up(overwritten, overwrite=True) is overwritten
-    assert np.array_equal(overwritten, want)
+    regions = max(t.regions, 1)
+    group_of = np.array(data.draw(st.lists(st.integers(0, 3), min_size=regions, max_size=regions)), np.int64)
+    found = {}
+    for backend in ("python", "native"):
+        fresh = dataclasses.replace(t)  # no memo of the other backend
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(backends, "ACTIVE", backend)
+            found[backend] = module.group_exclusive(fresh, group_of)
+    assert np.array_equal(found["native"], found["python"])
 
 
-def test_bottom_up_refuses_a_child_that_is_not_an_earlier_node():
-    from ccgformat._native.timeline import bottom_up
+def test_group_times_refuse_a_child_that_is_not_an_earlier_node():
+    from ccgformat._native.timeline import group_exclusive
     trace = {0: [Event(0, EventKind.ENTER, 0), Event(10, EventKind.ENTER, 1), Event(20, EventKind.LEAVE, 1),
                  Event(30, EventKind.LEAVE, 0)]}
     t = tables_for(oracle.build(trace).pool)
@@ -109,4 +110,4 @@ def test_bottom_up_refuses_a_child_that_is_not_an_earlier_node():
     parent = int(np.flatnonzero(t.child_count > 0)[0])
     children[t.child_start[parent]] = parent
     with pytest.raises(CorruptArchiveError, match="not an earlier node"):
-        bottom_up(dataclasses.replace(t, children=children), np.zeros((len(t), 2), np.int64))
+        group_exclusive(dataclasses.replace(t, children=children), np.arange(2), 2)

@@ -266,17 +266,26 @@ int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs,
     return code;
 }
 
-int ccg_bottom_up(const ccg_query_tables *t, int64_t groups, const int64_t *own, int64_t *out, char *error) {
+int ccg_group_exclusive(const ccg_query_tables *t, const int64_t *inner, int64_t regions, const int64_t *group_of,
+                        int64_t groups, int64_t *out, char *error) {
+    int64_t width = groups + 1;
     for (int64_t v = 0; v < t->count; v++) {
-        int64_t *row = out + v * groups;
-        for (int64_t g = 0; g < groups; g++)
-            row[g] = own[v * groups + g];
+        int64_t *row = out + v * width;
+        for (int64_t g = 0; g < width; g++)
+            row[g] = 0;
+        if (t->kind[v] == CALL) {
+            int64_t region = t->key0[v];
+            if (region < 0 || region >= regions || group_of[region] < 0 || group_of[region] >= groups)
+                return fail(error, CCG_ERR_INPUT, "node %lld: region %lld has no group of the %lld", (long long)v,
+                            (long long)region, (long long)groups);
+            add(&row[group_of[region]], (int64_t)((uint64_t)t->total[v] - (uint64_t)inner[v]));
+        }
         for (int64_t e = t->child_start[v]; e < t->child_start[v + 1]; e++) {
             int64_t c = t->children[e];
             if (c < 0 || c >= v)
                 return fail(error, CCG_ERR_INPUT, "node %lld has child %lld, not an earlier node", (long long)v,
                             (long long)c);
-            const int64_t *below = out + c * groups;
+            const int64_t *below = out + c * width;
             for (int64_t g = 0; g < groups; g++)
                 row[g] = add64(row[g], below[g]);
         }

@@ -41,10 +41,12 @@ typedef struct ccg_timeline_canvas {
 int ccg_timeline_paint(const ccg_query_tables *t, const ccg_timeline_runs *runs, const ccg_timeline_canvas *c,
                        int64_t roots, const int64_t *root, const int64_t *begin, const int64_t *row, char *error);
 
-/* Per node, the sum of own (groups columns per node) over its sub-tree, every reference
- * counted: S[v] = own[v] + the sum of S[c] over the children c (formula 4.26), into out
- * (same shape; sums wrap like numpy's int64), in one pass by node id: every child is an
- * earlier node (as the node blocks store them), else an error. */
-int ccg_bottom_up(const ccg_query_tables *t, int64_t groups, const int64_t *own, int64_t *out, char *error);
+/* `group_exclusive` of timeline.py: per node, groups + 1 columns into out - the exclusive
+ * time of its sub-tree's calls per group (formula 4.26: a call's own total - inner time
+ * in the group of its region, plus its children's sums, every reference counted; sums
+ * wrap like numpy's int64), in one pass by node id (every child is an earlier node, as the
+ * node blocks store them, else an error), and 0 in the last column (the caller's). */
+int ccg_group_exclusive(const ccg_query_tables *t, const int64_t *inner, int64_t regions, const int64_t *group_of,
+                        int64_t groups, int64_t *out, char *error);
 
 #endif

@@ -1,6 +1,6 @@
 """The timeline by location in C (timeline.c): `paint` gives the image that
-`ccgformat.query.timeline_walk._walk` paints with rows by location, `bottom_up` the
-sub-tree sums of `NodeTables.bottom_up`."""
+`ccgformat.query.timeline_walk._walk` paints with rows by location, `group_exclusive`
+its memoized sub-tree times per group."""
 
 from __future__ import annotations
 
@@ -55,18 +55,14 @@ def paint(t: Any, group_of: np.ndarray, exclusive: np.ndarray, runs: Any, bounda
     return image
 
 
-def bottom_up(t: Any, own: np.ndarray, overwrite: bool = False) -> np.ndarray:
-    """`NodeTables.bottom_up` of the NodeTables ``t``: per node, ``own`` (rows per node)
-    summed over its sub-tree, every reference counted (``overwrite``: into ``own`` when
-    it is C-contiguous int64; each row is read before it is written, its children's rows
-    are final by then)."""
-    values = np.ascontiguousarray(own, dtype=np.int64)
-    out = values if overwrite and values is own else np.empty_like(values)
-    groups = values.shape[1] if values.ndim == 2 else 1
-    if len(values) != len(t):
-        raise ValueError("own needs one row per node")
+def group_exclusive(t: Any, group_of: np.ndarray, groups: int) -> np.ndarray:
+    """`ccgformat.query.timeline_walk.group_exclusive` of the NodeTables ``t`` without its
+    last column (zero here): per node, its sub-tree's call time per group."""
+    out = np.empty((len(t), groups + 1), np.int64)
+    inner, regions = np.ascontiguousarray(t.inner, np.int64), np.ascontiguousarray(group_of, np.int64)
     error = ffi.new("char[]", _ERROR_SIZE)
-    code = lib.ccg_bottom_up(_tables(t), groups, _pointer(values), ffi.from_buffer("int64_t[]", out), error)
+    code = lib.ccg_group_exclusive(_tables(t), _pointer(inner), len(regions), _pointer(regions), groups,
+                                   ffi.from_buffer("int64_t[]", out), error)
     if code:
         raise failure(code, ffi.string(error).decode("utf-8", "replace"))
     return out

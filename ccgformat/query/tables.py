@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import native
 from ..graph.pool import NodeKind
 
 
@@ -150,18 +149,9 @@ class NodeTables:
         self.__dict__["_levels"] = rounds
         return rounds
 
-    def bottom_up(self, own: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    def bottom_up(self, own: np.ndarray) -> np.ndarray:
         """Per node, the sum of ``own`` (rows per node) over its sub-tree, every reference
-        counted: ``S[v] = own[v] + sum of S[c] over the children c`` (4.26); in C under the
-        native core (`ccgformat._native.timeline.bottom_up`; ``overwrite``: into ``own``
-        itself when it is a C-contiguous int64 array), else `bottom_up_by_rounds`."""
-        if native():
-            from .._native.timeline import bottom_up
-            return bottom_up(self, own, overwrite)
-        return self.bottom_up_by_rounds(own)
-
-    def bottom_up_by_rounds(self, own: np.ndarray) -> np.ndarray:
-        """`bottom_up` with numpy, one round of `levels` at a time (the reference)."""
+        counted: ``S[v] = own[v] + sum of S[c] over the children c`` (4.26)."""
         total = own.copy()
         for nodes in self.levels()[1:]:  # every node after the first round has children
             kids, _ = self.expand(nodes)

@@ -204,11 +204,16 @@ def group_exclusive(t: NodeTables, group_of: np.ndarray) -> np.ndarray:
     found = memo.get(key)
     if found is None:
         groups = int(group_of.max()) + 1 if len(group_of) else 1
-        own = np.zeros((len(t), groups + 1), dtype=np.int64)  # the last column sums nothing
-        calls = np.flatnonzero(t.kind == NodeKind.CALL)
-        own[calls, group_of[t.key0[calls]]] = t.total[calls] - t.inner[calls]
-        found = memo[key] = t.bottom_up(own, overwrite=True)
+        if backends.native():  # in C: no array of the calls' own times
+            from .._native.timeline import group_exclusive as sums
+            found = sums(t, group_of, groups)
+        else:
+            own = np.zeros((len(t), groups + 1), dtype=np.int64)  # the last column sums nothing
+            calls = np.flatnonzero(t.kind == NodeKind.CALL)
+            own[calls, group_of[t.key0[calls]]] = t.total[calls] - t.inner[calls]
+            found = t.bottom_up(own)
         found[:, groups] = t.total - t.calltime
+        memo[key] = found
     return found
 
 

@@ -62,11 +62,12 @@ def write_table(path: str | os.PathLike[str], definitions: Definitions, batch: E
         fed = np.arange(len(offsets) - 1) if locations is None else np.asarray(locations, np.int64)
         roots = builder.add_locations(fed, batch, offsets)
         graph = builder.finish()
+        gives_back = params.lossless and not repair  # the graph's events are its input
         samples = None
-        if params.lossless and not repair and definitions.metrics:  # the graph gives the samples back
+        if gives_back and definitions.metrics:
             samples = MetricSamples()
             samples.add(fed, batch, offsets)
-        from_input = params.lossless and not repair and len(graph.roots) == len(fed) \
+        from_input = gives_back and len(graph.roots) == len(fed) \
             and np.array_equal(fed, np.arange(len(fed))) and bool((roots[:, 3] <= checkpoint_interval).all())
         write_graph(path, graph, level=level, checkpoint_interval=checkpoint_interval,
                     nodes_per_block=nodes_per_block,

@@ -162,21 +162,27 @@ def _metric_setup(source: Any, metrics: Iterable[int] | None) -> tuple[list[int]
             [defined[m].value_type for m in chosen])
 
 
-def _walked_samples(source: Any, rows: list[int]) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
-    """``(locations, (row, time, ref, raw, stop))`` per run of ``rows`` (locations with
-    events) walked together, about `event_passes` events at a time: the metric samples
-    of the run, ``row`` indexing into the run, and each location's last event time."""
-    roots = [source.roots[location] for location in rows]
-    counts = np.array([root.events for root in roots], np.int64)
+def _root_rows(source: Any, locations: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Root node, first and last event time and event count of each of ``locations``
+    (which have roots), from `source_root_columns`."""
+    known, nodes, starts, ends, events = source_root_columns(source)
+    order = np.argsort(known, kind="stable")
+    at = order[np.searchsorted(known[order], locations)]
+    return nodes[at], starts[at], ends[at], events[at]
+
+
+def _walked_samples(source: Any, locations: np.ndarray) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
+    """``(locations, (row, time, ref, raw, stop))`` per run of ``locations`` (increasing,
+    with events) walked together, about `event_passes` events at a time: the metric
+    samples of the run, ``row`` indexing into the run, and each location's last event time."""
+    nodes, starts, ends, counts = _root_rows(source, locations)
     for run in event_passes(counts):
         offsets = np.concatenate(([0], np.cumsum(counts[run])))
-        locations = np.array(rows[run], np.int64)
-        batch = walk_locations(source.pool, locations, np.array([root.root for root in roots[run]], np.int64),
-                               np.array([root.start for root in roots[run]], np.int64), offsets,
+        batch = walk_locations(source.pool, locations[run], nodes[run], starts[run], offsets,
                                getattr(source, "path", None))
         samples = np.flatnonzero(batch.kind == EventKind.METRIC)
-        yield locations, (np.searchsorted(offsets, samples, "right") - 1, batch.time[samples], batch.ref[samples],
-                          batch.value[samples], np.array([root.end for root in roots[run]], np.int64))
+        yield locations[run], (np.searchsorted(offsets, samples, "right") - 1, batch.time[samples],
+                               batch.ref[samples], batch.value[samples], ends[run])
 
 
 def _graph_integrals(source: Any, chosen: list[int], bounds: np.ndarray, metrics: list[int]) -> np.ndarray:
@@ -194,10 +200,9 @@ def _graph_integrals(source: Any, chosen: list[int], bounds: np.ndarray, metrics
             root = source.roots[chosen[row]]
             out[row] = _span(source.location(chosen[row]), root.end, bounds, metrics, rules, types)
         return out
-    row_of = {location: row for row, location in enumerate(chosen)}
-    for locations, samples in _walked_samples(source, [chosen[row] for row in rows]):
-        out[[row_of[location] for location in locations.tolist()]] = _integrals(
-            len(locations), *samples, bounds, metrics, rules, types)
+    row_of = np.asarray(chosen, np.int64)
+    for locations, samples in _walked_samples(source, row_of[rows]):
+        out[np.searchsorted(row_of, locations)] = _integrals(len(locations), *samples, bounds, metrics, rules, types)
     return out
 
 
@@ -302,10 +307,8 @@ def _pair_sums(key: np.ndarray, value: np.ndarray, metrics: int) -> tuple[np.nda
 def _given_samples(source: Any, samples: tuple[np.ndarray, ...]) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
     """`_walked_samples` of every location with events, from ``samples`` (`MetricSamples.columns`)."""
     location, time, ref, raw = samples
-    locations, _, _, ends, _ = source_root_columns(source)
-    order = np.argsort(locations)
-    run, ends = locations[order], ends[order]
-    yield run, (np.searchsorted(run, location), time, ref, raw, ends)
+    run = np.sort(source_root_columns(source)[0])
+    yield run, (np.searchsorted(run, location), time, ref, raw, _root_rows(source, run)[2])
 
 
 def metric_levels(source: Any, finest: int | None = None,
@@ -327,8 +330,9 @@ def metric_levels(source: Any, finest: int | None = None,
     if samples is not None:
         runs = _given_samples(source, samples)
     else:
-        walked = sorted(r for r, root in source.roots.items() if root.events) \
-            if (tables_for(source.pool).kind == EventKind.METRIC).any() else []
+        known, _, _, _, events = source_root_columns(source)
+        walked = np.sort(known[events > 0]) if (tables_for(source.pool).kind == EventKind.METRIC).any() \
+            else np.zeros(0, np.int64)
         runs = _walked_samples(source, walked)
     for locations, run in runs:
         for m, cell, piece in _contributions(1 << finest, *run, bounds, metrics, rules, types):

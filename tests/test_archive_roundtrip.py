@@ -130,7 +130,7 @@ def test_open_reads_only_header_footer_and_bundle(tmp_path, monkeypatch):
     original = ccg.Archive.payload
     monkeypatch.setattr(ccg.Archive, "payload", lambda self, entry: reads.append(entry.kind) or original(self, entry))
     with ccg.open(path) as archive:
-        assert reads == [SectionKind.BUNDLE]
+        assert reads == [SectionKind.DICTIONARY_BUNDLE]
         assert archive.location(0).event(250).size == 250
         blocks = sum(entry.kind == SectionKind.NODES for entry in archive.sections)
         # one block per level on the path: root, two artificial levels, the send (500 > 20**2)
@@ -176,7 +176,7 @@ def test_index_blocks_find_locations_written_in_any_order(tmp_path, monkeypatch,
     ccg.write_trace(path, definitions(), ((loc, batches(events, 1)) for loc, events in trace.items()),
                     tables=tables)
     with ccg.open(path) as archive:
-        assert archive.version == ((1, 4) if tables else (1, 3))  # the last table lies in a BUNDLE block
+        assert archive.version == ((1, 5) if tables else (1, 3))  # the last table lies in a DICTIONARY_BUNDLE block
         assert sum(e.kind in (SectionKind.SUMMARY, SectionKind.CHECKPOINT_TABLE) for e in archive.sections) == 3
         for loc in trace:
             assert archive.checkpoints(SectionKind.SUMMARY, loc)[-1]["messages"] == [1, loc, 0, 0]
@@ -231,8 +231,8 @@ def test_save_graph_lists_every_defined_location_and_refuses_a_graph_without_one
     assert sorted(graph.roots) == [0, 1, 2] and graph.roots[0].events == graph.roots[2].events == 0
     ccg.save_graph(graph, tmp_path / "all.ccg")
     with ccg.open(tmp_path / "all.ccg") as archive:
-        # 1.4 for the BUNDLE block that holds the small sections
-        assert archive.version == (1, 4) and archive.locations == [0, 1, 2]
+        # 1.5 for the DICTIONARY_BUNDLE block that holds the small sections
+        assert archive.version == (1, 5) and archive.locations == [0, 1, 2]
     partial = dataclasses.replace(graph, roots={1: graph.roots[1]})
     with pytest.raises(ValueError, match=r"defined locations without a root: \[0, 2\]"):
         ccg.save_graph(partial, tmp_path / "partial.ccg")

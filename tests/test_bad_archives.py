@@ -22,6 +22,7 @@ import zstandard
 import ccgformat as ccg
 from ccgformat import errors
 from ccgformat.archive.blocks import crc32c, frame_block
+from ccgformat.archive.bundle import bundle_dictionary
 from ccgformat.archive.layout import (BLOCK_CRC, BLOCK_HEADER, END_MAGIC, FILE_HEADER, TRAILER, BlockFlags,
                                       SectionKind)
 from ccgformat.archive.sections import decode_directory, encode_directory
@@ -241,7 +242,9 @@ def unsealed(data: bytes) -> tuple[bytes, list[tuple[int, int]]]:
     spans, entries = [], []
     for entry in decode_directory(data[start:start + length], "", footer_offset):
         stored = data[entry.offset + BLOCK_HEADER.size:entry.offset + BLOCK_HEADER.size + entry.length]
-        raw = zstandard.ZstdDecompressor().decompress(stored) if entry.flags & BlockFlags.ZSTD else stored
+        dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
+        raw = zstandard.ZstdDecompressor(dict_data=dictionary).decompress(stored) if entry.flags & BlockFlags.ZSTD \
+            else stored
         flags = entry.flags & ~BlockFlags.ZSTD
         entries.append(replace(entry, flags=flags, offset=len(out), length=len(raw)))
         spans.append((len(out), len(out) + BLOCK_HEADER.size + len(raw)))

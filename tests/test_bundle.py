@@ -1,22 +1,30 @@
-"""BUNDLE blocks (spec 2.5) and the default values their DEFINITIONS and PARAMETERS
-members leave out (spec 4.1, 4.2)."""
+"""BUNDLE and DICTIONARY_BUNDLE blocks (spec 2.5, 2.6) and the default values their
+DEFINITIONS and PARAMETERS members leave out (spec 4.1, 4.2)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from importlib.resources import files
+from pathlib import Path
 
 import pytest
+import zstandard
 from hypothesis import given, settings, strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive import reader
-from ccgformat.archive.bundle import decode_bundle, encode_bundle
+from ccgformat.archive.bundle import DICTIONARY_FILE, bundle_dictionary, decode_bundle, encode_bundle
 from ccgformat.archive.layout import SectionKind
 from ccgformat.archive.sections import DirectoryEntry
 from ccgformat.archive.verify import verify
 from ccgformat.errors import CorruptArchiveError, UnsupportedVersionError
 from ccgformat.model import (Communicator, Definitions, EventBatch, EventKind as K, Location, Metric, Region,
                              SystemTreeNode)
+
+SPEC = Path(__file__).resolve().parent.parent / "spec"
+VECTORS = SPEC / "vectors"
 
 
 def definitions() -> Definitions:
@@ -43,8 +51,8 @@ def test_a_bundled_archive_reads_as_the_blocks_alone(tmp_path, params):
     bundled, alone = write(tmp_path / "b.ccg", bundle=True, params=params), \
         write(tmp_path / "a.ccg", bundle=False, params=params)
     with ccg.open(bundled) as b, ccg.open(alone) as a:
-        assert [e.kind for e in b.directory] == [SectionKind.BUNDLE]
-        assert b.version == (1, 4) and a.version == (1, 3)
+        assert [e.kind for e in b.directory] == [SectionKind.DICTIONARY_BUNDLE]
+        assert b.version == (1, 5) and a.version == (1, 3)
         assert b.definitions == a.definitions == definitions()
         assert b.parameters == a.parameters and b.params == a.params == params
         assert b.roots == a.roots
@@ -71,12 +79,15 @@ def test_members_leave_the_defaults_out(tmp_path):
     assert set(parameters) == {"converter", "metrics", "checkpoint_interval"}
 
 
-def test_a_reader_without_bundles_refuses_the_file(tmp_path, monkeypatch):
-    """Spec 2.5: BUNDLE is MUST_UNDERSTAND, so a 1.3 reader refuses a file with one instead
-    of missing its sections."""
-    path = write(tmp_path / "b.ccg", bundle=True)
-    monkeypatch.setattr(reader, "_KNOWN_KINDS", reader._KNOWN_KINDS - {int(SectionKind.BUNDLE)})
-    with pytest.raises(UnsupportedVersionError, match="kind 11"):
+@pytest.mark.parametrize("path", [VECTORS / "1.4" / "bundle.ccg", None])
+def test_a_reader_without_bundles_refuses_the_file(tmp_path, monkeypatch, path):
+    """Spec 2.5, 2.6: BUNDLE and DICTIONARY_BUNDLE are MUST_UNDERSTAND, so a 1.3 reader
+    refuses a file with a BUNDLE, and a 1.4 reader one with a DICTIONARY_BUNDLE, instead of
+    missing its sections or failing on the frame."""
+    kind = SectionKind.BUNDLE if path else SectionKind.DICTIONARY_BUNDLE
+    path = path or write(tmp_path / "b.ccg", bundle=True)
+    monkeypatch.setattr(reader, "_KNOWN_KINDS", reader._KNOWN_KINDS - {int(kind)})
+    with pytest.raises(UnsupportedVersionError, match=f"kind {int(kind)}"):
         ccg.open(path)
 
 
@@ -106,3 +117,29 @@ def test_bundles_round_trip_and_every_cut_is_corrupt(items):
             decode_bundle(raw[:cut], block, "x.ccg")
     with pytest.raises(CorruptArchiveError, match="after the last member"):
         decode_bundle(raw + b"\0", block, "x.ccg")
+
+
+def test_the_bundle_dictionary_is_the_one_the_spec_names():
+    """Spec 2.6 fixes the dictionary by size and SHA-256; the package's file must be it."""
+    text = SPEC.joinpath("format.md").read_text()
+    section = text[text.index("### 2.6 DICTIONARY_BUNDLE"):text.index("## 3. Versions")]
+    size, digest = re.search(r"([\d,]+) bytes, SHA-256\s+`([0-9a-f]{64})`", section).groups()
+    data = files("ccgformat.archive").joinpath(DICTIONARY_FILE).read_bytes()
+    assert len(data) == int(size.replace(",", "")) and hashlib.sha256(data).hexdigest() == digest
+    assert bundle_dictionary().as_bytes() == data
+
+
+def test_a_dictionary_bundle_needs_the_dictionary(tmp_path):
+    """The frame of a DICTIONARY_BUNDLE block refers into the dictionary: without it, it
+    does not decode to the bundle."""
+    path = write(tmp_path / "b.ccg", bundle=True)
+    with ccg.open(path) as archive:
+        entry = archive.directory[0]
+        stored = path.read_bytes()[entry.offset + 12:entry.offset + 12 + entry.length]
+        raw = archive.payload(entry)
+    assert len(decode_bundle(raw, entry, str(path))) == entry.count
+    try:
+        plain = zstandard.ZstdDecompressor().decompress(stored)
+    except zstandard.ZstdError:
+        plain = None
+    assert plain != raw

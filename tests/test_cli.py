@@ -246,11 +246,11 @@ def test_info_json_describes_the_archive(trace, capsys):
     with ccg.open(trace["ccg"]) as ar:
         stats = ar.stats
         node_kinds = {e.kind for e in ar.sections if e.kind in NODE_KINDS}
-        assert document["format_version"] == "1.4"
+        assert document["format_version"] == "1.5"
         # info lists the blocks and the bundles' members, whose stored bytes are the bundle's
-        bundles = [e for e in ar._directory if e.kind == SectionKind.BUNDLE]
+        bundles = [e for e in ar._directory if e.kind == SectionKind.DICTIONARY_BUNDLE]
         assert bundles, "the small sections of this archive are bundled"
-        assert document["sections"]["BUNDLE"]["stored_bytes"] == sum(e.length for e in bundles)
+        assert document["sections"]["DICTIONARY_BUNDLE"]["stored_bytes"] == sum(e.length for e in bundles)
         assert document["locations"] == LOCATIONS
         assert document["events"] == stats.events == sum(map(len, trace["events"].values()))
         assert document["time_range"] == list(ar.time_range)
@@ -275,13 +275,13 @@ def test_info_json_describes_the_archive(trace, capsys):
     assert len(nodes) > 1
     # a trace this small holds no aggregation level within the writer's 2% budget
     assert set(document["sections"]) == names | {"CHECKPOINT_TABLE", "DEFINITIONS", "PARAMETERS", "ROOT_TABLE",
-                                              "BUNDLE"}
+                                              "DICTIONARY_BUNDLE"}
 
 
 def test_info_text(trace, capsys):
     code, out, _ = run(capsys, "info", trace["ccg"])
     assert code == 0
-    for words in ("format version    1.4", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
+    for words in ("format version    1.5", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
                   "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 zstd=3 checkpoint_interval=200",
                   "generator=tools/synth.py", "NODES", "ROOT_TABLE"):
         assert words in out, words

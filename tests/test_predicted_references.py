@@ -150,8 +150,8 @@ def test_every_coding_reads_back_the_trace(tmp_path_factory, trace, nodes_per_bl
     elif references == "predicted":
         assert set(kinds) == {SectionKind.PREDICTED_NODES}
     with ccg.open(path) as archive:
-        bundled = any(entry.kind == SectionKind.BUNDLE for entry in archive.directory)
-        assert (archive.version[1] == 4) == (SectionKind.PREDICTED_NODES in kinds or bundled)
+        bundled = any(entry.kind == SectionKind.DICTIONARY_BUNDLE for entry in archive.directory)
+        assert archive.version[1] == (5 if bundled else 4 if SectionKind.PREDICTED_NODES in kinds else 3)
         for location, events in trace.items():
             rebuilt = [e for batch in archive.location(location).events() for e in batch.rows()]
             assert rebuilt == [e for batch in batches(events) for e in batch.rows()]

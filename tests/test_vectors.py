@@ -30,13 +30,15 @@ REFUSED = {"unknown_must_understand": UnsupportedVersionError}
 FORMAT_1_2 = tuple(f"1.2/{name}" for name in ("minimal", "every_kind", "wide_split", "lossy", "empty_location"))
 #: The vectors of format 1.3, kept byte for byte in spec/vectors/1.3.
 FORMAT_1_3 = tuple(f"1.3/{name}" for name in EXPECTED)
+#: The vectors of format 1.4 kept byte for byte in spec/vectors/1.4 (the BUNDLE block).
+FORMAT_1_4 = ("1.4/bundle",)
 UNKNOWN_KIND = 65535  # the kind no version assigns (spec 2.4)
 
 
 def vector_names() -> list[str]:
     """Every listed vector, as a path below spec/vectors without the suffix."""
     found = sorted(path.stem for path in VECTORS.glob("*.ccg")) if VECTORS.is_dir() else []
-    return sorted((set(found) | set(EXPECTED)) - set(REFUSED)) + list(FORMAT_1_2) + list(FORMAT_1_3)
+    return sorted((set(found) | set(EXPECTED)) - set(REFUSED)) + list(FORMAT_1_2) + list(FORMAT_1_3) + list(FORMAT_1_4)
 
 
 def describe(location: int, event: Event) -> str:
@@ -158,22 +160,28 @@ def test_every_kind_uses_several_blocks_and_checkpoints():
 
 
 def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
-    """Archives written with the tables (the default) are 1.4 when they hold a 1.4 section
-    (aggregation levels, which small files have none of within the 2% budget, a bundle,
-    predicted nodes, an extension table) and 1.3 otherwise; without the tables, those whose
-    definitions define a location are 1.3, the others need 1.1 for DEFINITIONS extensions
-    and 1.0 without them. The format 1.2 and 1.3 vectors keep their header."""
+    """Archives written with the tables (the default) are 1.5 when they hold a dictionary
+    bundle, 1.4 when they hold a 1.4 section (aggregation levels, which small files have
+    none of within the 2% budget, predicted nodes, an extension table) and 1.3 otherwise;
+    without the tables, those whose definitions define a location are 1.3, the others need
+    1.1 for DEFINITIONS extensions and 1.0 without them. The format 1.2, 1.3 and 1.4 vectors
+    keep their header."""
     with ccg.open(VECTORS / "empty_location.ccg") as archive:
         assert archive.version == (1, 3)
         assert archive.definitions.extensions == {"otf2": {"location_ids": [7, 1 << 40], "paradigms": {"mpi": 1}}}
     for name in ("minimal", "every_kind", "wide_split", "lossy"):
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
             assert archive.version == (1, 3) and archive.definitions.extensions == {}
-    since_1_4 = {SectionKind.AGGREGATE_LEVEL, SectionKind.METRIC_LEVEL, SectionKind.BUNDLE,
-                 SectionKind.PREDICTED_NODES, SectionKind.EXTENSION_TABLE}
-    for name in ("aggregation", "metric_integrals", "bundle", "predicted_references", "extension_records"):
+    since_1_4 = {SectionKind.AGGREGATE_LEVEL, SectionKind.METRIC_LEVEL, SectionKind.PREDICTED_NODES,
+                 SectionKind.EXTENSION_TABLE}
+    for name in ("aggregation", "metric_integrals", "predicted_references", "extension_records"):
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
             assert archive.version == (1, 4) and since_1_4 & {entry.kind for entry in archive.directory}
+    with ccg.open(VECTORS / "bundle.ccg") as archive:
+        assert archive.version == (1, 5) and [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
+    for name in FORMAT_1_4:
+        with ccg.open(VECTORS / f"{name}.ccg") as archive:
+            assert archive.version == (1, 4) and [e.kind for e in archive.directory] == [SectionKind.BUNDLE]
     with ccg.open(VECTORS / "many_locations_json.ccg") as archive:  # without tables
         assert archive.version == (1, 3) and archive.definitions.extensions == {}
     for name in FORMAT_1_2:
@@ -192,8 +200,9 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
         with ccg.open(path) as archive:
             assert archive.version == (1, 3)
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
-        with ccg.open(path) as archive:  # the small sections in a BUNDLE block; no level fits the budget
-            assert archive.version == (1, 4) and [e.kind for e in archive.directory] == [SectionKind.BUNDLE]
+        with ccg.open(path) as archive:  # the small sections in a dictionary bundle; no level fits the budget
+            assert archive.version == (1, 5)
+            assert [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
             assert archive.aggregation_tables is None
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), aggregation=100.0)
         with ccg.open(path) as archive:  # a budget beyond the file: level 0 too

@@ -78,8 +78,8 @@ def measure_all(names: list[str] | None = None) -> list[dict[str, Any]]:
 
 
 #: the section columns of the table, in file order
-SECTIONS = ("NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "EXTENSION_TABLE", "LOCATION_TABLE", "PARAMETERS", "BUNDLE",
-            "ROOT_TABLE", "framing")
+SECTIONS = ("NODES", "CHECKPOINT_TABLE", "DEFINITIONS", "EXTENSION_TABLE", "LOCATION_TABLE", "PARAMETERS",
+            "DICTIONARY_BUNDLE", "ROOT_TABLE", "framing")
 
 
 @benchmark("corpus-size", "archive bytes of every corpus trace against xz -9e of its original files, per section", [

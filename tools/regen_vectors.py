@@ -58,7 +58,7 @@ import zstandard
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ccgformat as ccg  # noqa: E402
 from ccgformat.archive.blocks import frame_block
-from ccgformat.archive.bundle import decode_bundle, encode_bundle
+from ccgformat.archive.bundle import bundle_dictionary, compress_with_dictionary, decode_bundle, encode_bundle
 from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream
 from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, FILE_HEADER, TRAILER,
                                       BlockFlags, SectionKind)
@@ -521,9 +521,10 @@ def bundle() -> Vector:
     vector = minimal()
     return replace(vector, name="bundle", bundle=True, notes=[], summary=(
         "`minimal.ccg` as the writer writes it by default: its NODES, CHECKPOINT_TABLE, "
-        "DEFINITIONS, PARAMETERS and ROOT_TABLE sections are members of one BUNDLE block "
-        "(format 1.4, spec 2.5), one zstd frame, and DEFINITIONS and PARAMETERS leave out "
-        "their default values (spec 4.1, 4.2): 470 bytes where `minimal.ccg` takes 976."))
+        "DEFINITIONS, PARAMETERS and ROOT_TABLE sections are members of one DICTIONARY_BUNDLE "
+        "block (format 1.5, spec 2.5 and 2.6), one zstd frame compressed with the bundle "
+        "dictionary, and DEFINITIONS and PARAMETERS leave out their default values (spec 4.1, "
+        "4.2). `1.4/bundle.ccg` is the same trace in a BUNDLE block, as the 1.4 writer wrote it."))
 
 
 def metric_integrals() -> Vector:
@@ -628,7 +629,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         "events lie within the bounds recorded in the archive's PARAMETERS section (see below).",
         "A vector a reader must refuse has no listing; its description names the error.",
         "",
-        "## Vectors (format 1.3; `extension_records` 1.4)",
+        "## Vectors (format 1.3 to 1.5: each file's header names its version)",
         "",
     ]
     for v in vectors:
@@ -651,7 +652,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
     out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOT_TABLE,",
             "LOCATION_TABLE, CHECKPOINT_TABLE, EXTENSION_TABLE, in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
             "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, in",
-            "`bundle.ccg` BUNDLE, and the FOOTER) and every event kind; the test checks that too.", "",
+            "`bundle.ccg` DICTIONARY_BUNDLE, in `1.4/bundle.ccg` BUNDLE, and the FOOTER) and every event kind; the test checks that too.", "",
             "## Format 1.2 (`1.2/`)",
             "",
             "`minimal`, `every_kind`, `wide_split`, `lossy` and `empty_location` as this script wrote",
@@ -664,7 +665,11 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
             "",
             "Every vector above except `unknown_must_understand` as this script wrote it for format",
             "1.3 (header minor version 3), kept byte for byte under the same rule. A reader must",
-            "read them as listed.", ""]
+            "read them as listed.", "",
+            "## Format 1.4 (`1.4/`)",
+            "",
+            "`bundle` as this script wrote it for format 1.4 (header minor version 4), with a BUNDLE",
+            "block (spec 2.5), kept byte for byte under the same rule. A reader must read it as listed.", ""]
     return "\n".join(out)
 
 
@@ -684,8 +689,10 @@ def section_summary(data: bytes) -> str:
     counts: dict[str, int] = {}
     for entry in archive.entries:
         name = SectionKind(entry.kind).name if entry.kind in set(SectionKind) else f"kind {entry.kind}"
-        if entry.kind == SectionKind.BUNDLE:
-            raw = zstandard.ZstdDecompressor().decompress(archive.stored[archive.entries.index(entry)])
+        if entry.kind in (SectionKind.BUNDLE, SectionKind.DICTIONARY_BUNDLE):
+            dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
+            raw = zstandard.ZstdDecompressor(dict_data=dictionary).decompress(
+                archive.stored[archive.entries.index(entry)])
             name += " (" + ", ".join(SectionKind(member.kind).name for member, _ in decode_bundle(raw, entry, "")) + ")"
         counts[name] = counts.get(name, 0) + 1
     return ", ".join(f"{name} x{n}" if n > 1 else name for name, n in counts.items()) + ", FOOTER"
@@ -800,6 +807,10 @@ FROZEN_SHA256 = {
         "unknown_optional.events.txt": "a591052f65a60e8903449a4e1eaa10dc2e4b8476172c66a8b37e0ca739345c80",
         "wide_split.ccg": "029f11387fb8624d539688fb07f5e70b5559c60c3298b18470a35d3e7c275671",
         "wide_split.events.txt": "b33d098631e03c9fec658a5618b848e57a5d2ed0313622f4f0c2bf02b41de081",
+    },
+    "1.4": {
+        "bundle.ccg": "58aa893de38b004dfed6c6247808974997cf6cd72aba2ce6198228f3b60e0488",
+        "bundle.events.txt": "a591052f65a60e8903449a4e1eaa10dc2e4b8476172c66a8b37e0ca739345c80",
     },
 }
 
@@ -1114,16 +1125,17 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
 
 
 def bundle_bad_archives(base: bytes) -> list[Bad]:
-    """Damaged BUNDLE blocks of ``base`` (bundle.ccg): the bundle's raw payload or its
-    directory entry changed, the block recompressed with a valid CRC and footer."""
+    """Damaged DICTIONARY_BUNDLE blocks of ``base`` (bundle.ccg): the bundle's raw payload
+    or its directory entry changed, the block recompressed (with the bundle dictionary) with
+    a valid CRC and footer."""
     def damage(change: Callable[[list[tuple[int, int, int, int, bytes]]], bytes | None],
                count: Callable[[int], int] = lambda n: n) -> tuple[bytes, int]:
         q = parse(base)
-        k = index_of(q, SectionKind.BUNDLE)
-        raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
+        k = index_of(q, SectionKind.DICTIONARY_BUNDLE)
+        raw = zstandard.ZstdDecompressor(dict_data=bundle_dictionary()).decompress(q.stored[k])
         members = [(e.kind, e.flags, e.first, e.count, payload) for e, payload in decode_bundle(raw, q.entries[k], "")]
         raw = change(members) or encode_bundle(members)
-        q.stored[k] = zstd_frame(raw)
+        q.stored[k] = compress_with_dictionary(raw, 19)
         q.entries[k] = replace(q.entries[k], raw_length=len(raw), count=count(len(members)))
         data = build(q)
         return data, parse(data).entries[k].offset

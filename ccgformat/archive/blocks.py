@@ -76,8 +76,10 @@ def read_block(data: memoryview | bytes, offset: int, path: str, *, expect_kind:
     return kind, flags, view[offset + BLOCK_HEADER.size:end]
 
 
-def unpack_payload(flags: int, stored: memoryview, raw_length: int, path: str, offset: int) -> bytes:
-    """The raw payload; ``raw_length`` (from the directory) bounds the allocation."""
+def unpack_payload(flags: int, stored: memoryview, raw_length: int, path: str, offset: int,
+                   dictionary: zstandard.ZstdCompressionDict | None = None) -> bytes:
+    """The raw payload; ``raw_length`` (from the directory) bounds the allocation.
+    ``dictionary``: the one the zstd frame was compressed with (none: without)."""
     if not flags & BlockFlags.ZSTD:
         if len(stored) != raw_length:
             raise CorruptArchiveError(f"block at {offset} holds {len(stored)} bytes, directory says "
@@ -88,7 +90,8 @@ def unpack_payload(flags: int, stored: memoryview, raw_length: int, path: str, o
         if declared != raw_length:
             raise CorruptArchiveError(f"block at {offset} decompresses to {declared} bytes, directory "
                                       f"says {raw_length}", path=path, offset=offset)
-        raw = zstandard.ZstdDecompressor().decompress(stored, max_output_size=raw_length)
+        decompressor = zstandard.ZstdDecompressor(dict_data=dictionary) if dictionary else zstandard.ZstdDecompressor()
+        raw = decompressor.decompress(stored, max_output_size=raw_length)
     except zstandard.ZstdError as error:
         raise CorruptArchiveError(f"zstd frame of block at {offset} is damaged: {error}",
                                   path=path, offset=offset) from None

@@ -1,19 +1,46 @@
-"""BUNDLE blocks (spec 2.5, format 1.4): several small sections in one zstd frame.
+"""BUNDLE blocks (spec 2.5, format 1.4): several small sections in one zstd frame; and
+DICTIONARY_BUNDLE blocks (spec 2.6, format 1.5): the same, compressed with the bundle
+dictionary.
 
 The raw payload is a member count, one entry per member (kind, flags, length, first,
 count, each an unsigned LEB128 varint) and the members' raw payloads one after another.
 Sharing one frame saves each member its framing, its directory entry and its own zstd
 frame, and lets zstd match text across members (the provenance that DEFINITIONS and
-PARAMETERS both hold)."""
+PARAMETERS both hold). The dictionary gives a small file's JSON the words it would
+otherwise spell out once: the member names of DEFINITIONS and PARAMETERS, and the records
+importers keep."""
 
 from __future__ import annotations
+
+import functools
+from importlib.resources import files
+
+import zstandard
 
 from ..errors import CorruptArchiveError
 from .layout import BlockFlags, SectionKind
 from .sections import DirectoryEntry
 
+#: the kinds of block that hold a bundle
+BUNDLE_KINDS = frozenset({SectionKind.BUNDLE, SectionKind.DICTIONARY_BUNDLE})
 #: kinds that never lie inside a bundle
-_NOT_MEMBERS = frozenset({SectionKind.FOOTER, SectionKind.BUNDLE})
+_NOT_MEMBERS = frozenset({SectionKind.FOOTER}) | BUNDLE_KINDS
+#: the bundle dictionary's file in this package (spec 2.6 gives its size and SHA-256)
+DICTIONARY_FILE = "bundle_dictionary_1.jsonl"
+
+
+@functools.cache
+def bundle_dictionary() -> zstandard.ZstdCompressionDict:
+    """The bundle dictionary of spec 2.6, as a zstd raw-content dictionary."""
+    return zstandard.ZstdCompressionDict(files(__package__).joinpath(DICTIONARY_FILE).read_bytes(),
+                                         dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+
+
+def compress_with_dictionary(raw: bytes, level: int) -> bytes:
+    """One zstd frame of ``raw`` (its size recorded, no dictionary id) compressed at
+    ``level`` with the bundle dictionary: a DICTIONARY_BUNDLE block's payload."""
+    return zstandard.ZstdCompressor(level=level, dict_data=bundle_dictionary(), write_content_size=True,
+                                    write_dict_id=False).compress(raw)
 
 
 def _varint(value: int) -> bytes:

@@ -25,8 +25,8 @@ PREDICTED_NODES_MINOR_VERSION = 4
 EXTENSION_TABLE_MINOR_VERSION = 4
 #: the minor version that introduced the AGGREGATE_LEVEL and METRIC_LEVEL tables
 AGGREGATION_MINOR_VERSION = 4
-#: the minor version that introduced BUNDLE blocks
-BUNDLE_MINOR_VERSION = 4
+#: the minor version that introduced DICTIONARY_BUNDLE blocks
+DICTIONARY_BUNDLE_MINOR_VERSION = 5
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")
@@ -69,6 +69,7 @@ class SectionKind(IntEnum):
     EXTENSION_TABLE = 10  #: since 1.4, the DEFINITIONS member `extensions` as columns
     BUNDLE = 11           #: since 1.4, several small sections in one zstd frame
     PREDICTED_NODES = 12  #: since 1.4, a NODES block whose child references are predicted
+    DICTIONARY_BUNDLE = 13  #: since 1.5, a BUNDLE compressed with the bundle dictionary
     AGGREGATE_LEVEL = 16  #: since 1.4, one level of the aggregation pyramid
     METRIC_LEVEL = 17     #: since 1.4, one level of the metric-integral pyramid
 

@@ -32,7 +32,7 @@ from ..params import Params
 from .aggregation import AggregationTables, decode_level, join_levels
 from .metric_tables import MetricTables, decode_metric_level, join_metric_levels
 from .blocks import read_block, unpack_payload
-from .bundle import decode_bundle
+from .bundle import BUNDLE_KINDS, bundle_dictionary, decode_bundle
 from .defaults import fill_definitions, fill_parameters
 from ..backends import native
 from .codec import NodeBlock
@@ -312,16 +312,17 @@ class Archive:
         return directory
 
     def _expand_bundles(self) -> list[DirectoryEntry]:
-        """The sections: the footer's blocks with every BUNDLE block replaced by its
-        members (decoded now: a writer bundles only small sections), checked together."""
+        """The sections: the footer's blocks with every BUNDLE or DICTIONARY_BUNDLE block
+        replaced by its members (decoded now: a writer bundles only small sections),
+        checked together."""
         sections: list[DirectoryEntry] = []
         for block in self._directory:
-            if block.kind not in _KNOWN_KINDS or block.kind != SectionKind.BUNDLE:
+            if block.kind not in _KNOWN_KINDS or block.kind not in BUNDLE_KINDS:
                 sections.append(block)
                 continue
             if block.first or not block.flags & BlockFlags.MUST_UNDERSTAND:
-                raise CorruptArchiveError("a BUNDLE block's directory entry has a non-zero first or lacks "
-                                          "MUST_UNDERSTAND", path=self.path, offset=block.offset)
+                raise CorruptArchiveError(f"a {SectionKind(block.kind).name} block's directory entry has a non-zero "
+                                          f"first or lacks MUST_UNDERSTAND", path=self.path, offset=block.offset)
             for member, raw in decode_bundle(self.payload(block), block, self.path):
                 self._members[member] = raw
                 sections.append(member)
@@ -363,12 +364,14 @@ class Archive:
     @property
     def sections(self) -> list[DirectoryEntry]:
         """Every section in file order: the footer's blocks, with the members of each
-        BUNDLE block in its place."""
+        BUNDLE or DICTIONARY_BUNDLE block in its place."""
         return list(self._sections)
 
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block or bundle member."""
-        return unpack_payload(entry.flags, self._stored(entry), entry.raw_length, self.path, entry.offset)
+        dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
+        return unpack_payload(entry.flags, self._stored(entry), entry.raw_length, self.path, entry.offset,
+                              dictionary)
 
     def _stored(self, entry: DirectoryEntry) -> memoryview:
         """The stored payload of one block, its framing and CRC checked (of a bundle

@@ -28,10 +28,10 @@ from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
-from .bundle import encode_bundle
+from .bundle import compress_with_dictionary, encode_bundle
 from .defaults import strip_definitions, strip_parameters
-from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, BUNDLE_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
-                     EXTENSION_TABLE_MINOR_VERSION,
+from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, DICTIONARY_BUNDLE_MINOR_VERSION, DIRECTORY_ENTRY,
+                     END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
                      SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
@@ -81,7 +81,7 @@ AGGREGATION_BUDGET = 0.02
 #: LOCATION_TABLE bytes (before compression) up to which the whole DEFINITIONS in JSON
 #: is tried as well (about 1,200 locations of regular names)
 WHOLE_DEFINITIONS_TRIAL = 16384
-#: the sections written last are tried in one BUNDLE block while their raw payloads
+#: the sections written last are tried in one DICTIONARY_BUNDLE block while their raw payloads
 #: total less than this (256 KiB): beyond, the framing they would save is noise, and a reader
 #: decodes a bundle when it opens the file
 BUNDLE_RAW_BYTES = 1 << 18
@@ -102,7 +102,8 @@ class Writer:
     aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
     ... while they take at most that share of the bytes written before them (default
     `AGGREGATION_BUDGET`; none when level 0 does not fit). ``bundle`` (with the
-    tables): the blocks `finish` makes go in one BUNDLE block when that is smaller (format 1.4).
+    tables): the blocks `finish` makes go in one DICTIONARY_BUNDLE block when that is smaller
+    (format 1.5).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
@@ -145,7 +146,7 @@ class Writer:
         self._columns: list[CheckpointColumns] = []  # locations of `add_location_columns` not yet written
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
-        self._bundle = False  # whether a BUNDLE block (1.4) was written
+        self._bundle = False  # whether a DICTIONARY_BUNDLE block (1.5) was written
         #: while `finish` runs with the tables: the blocks it makes, kept to be tried as a bundle
         self._deferred: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]] | None = None
         self._pending_checkpoints = 0
@@ -186,8 +187,9 @@ class Writer:
         return self._nodes_level if kind in NODE_KINDS else self._other_level
 
     def _write_deferred(self) -> None:
-        """Write the blocks `finish` made: in one BUNDLE block when their raw payloads
-        total less than BUNDLE_RAW_BYTES and that makes the file smaller, else each alone."""
+        """Write the blocks `finish` made: in one DICTIONARY_BUNDLE block when their raw
+        payloads total less than BUNDLE_RAW_BYTES and that makes the file smaller, else each
+        alone."""
         deferred, self._deferred = self._deferred or [], None
         if len(deferred) > 1 and sum(len(item[1]) for item in deferred) < BUNDLE_RAW_BYTES:
             alone = sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(
@@ -195,10 +197,11 @@ class Writer:
                 for kind, raw, _, _, _, compressed in deferred)
             raw = encode_bundle([(kind, int(BlockFlags.MUST_UNDERSTAND) if must_understand else 0, first, count, raw)
                                  for kind, raw, must_understand, first, count, _ in _without_defaults(deferred)])
-            packed = self._other_level.compress(raw)
+            packed = compress_with_dictionary(raw, self.level)
             if BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(raw, packed)[0]) < alone:
                 self._bundle = True
-                self._block(SectionKind.BUNDLE, raw, must_understand=True, count=len(deferred), compressed=packed)
+                self._block(SectionKind.DICTIONARY_BUNDLE, raw, must_understand=True, count=len(deferred),
+                            compressed=packed)
                 return
         for kind, raw, must_understand, first, count, compressed in deferred:
             self._block(kind, raw, must_understand=must_understand, first=first, count=count, compressed=compressed)
@@ -374,9 +377,9 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = AGGREGATION_MINOR_VERSION if self._aggregated else PREDICTED_NODES_MINOR_VERSION if self._predicted \
-            else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else BUNDLE_MINOR_VERSION if self._bundle \
-            else TABLES_MINOR_VERSION if self.tables \
+        minor = DICTIONARY_BUNDLE_MINOR_VERSION if self._bundle else AGGREGATION_MINOR_VERSION if self._aggregated \
+            else PREDICTED_NODES_MINOR_VERSION if self._predicted \
+            else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else TABLES_MINOR_VERSION if self.tables \
             else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:

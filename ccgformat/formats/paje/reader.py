@@ -482,14 +482,18 @@ class _Reader:
     def _columns(self, loc: _Loc, renumber: np.ndarray) -> dict[str, np.ndarray]:
         """A location's final columns, with a GENERIC hint right before every event that
         needs one (see `hints`)."""
-        kind = np.array(loc.kind, dtype=np.uint8)
-        ref = np.array(loc.ref, dtype=np.int64)
-        hint = np.array(loc.hint, dtype=np.int64)
-        peers = np.isin(kind, (EventKind.SEND, EventKind.RECV))
+        kind = np.frombuffer(loc.kind, dtype=np.uint8).copy()
+        ref = np.frombuffer(loc.ref, dtype=np.int64).copy()
+        peers = (kind == EventKind.SEND) | (kind == EventKind.RECV)
         ref[peers] = renumber[ref[peers]]
-        time = np.array(loc.time, dtype=np.int64)
+        time = np.frombuffer(loc.time, dtype=np.int64).copy()
+        comm, value = np.frombuffer(loc.comm, dtype=np.int64).copy(), np.frombuffer(loc.value, dtype=np.int64).copy()
         explicit = explicit_ways(time, kind, loc.way)
-        needed = np.union1d(np.flatnonzero(hint >= 0), np.fromiter(explicit, dtype=np.int64, count=len(explicit)))
+        hint = np.frombuffer(loc.hint, dtype=np.int64)
+        hinted = np.flatnonzero(hint >= 0)
+        if not len(hinted) and not explicit:  # most locations: no event needs a hint
+            return {"time": time, "kind": kind, "ref": ref, "comm": comm, "value": value}
+        needed = np.union1d(hinted, np.fromiter(explicit, dtype=np.int64, count=len(explicit)))
         texts = []
         for i in needed.tolist():
             entry = dict(self.hints[hint[i]]) if hint[i] >= 0 else {}
@@ -501,8 +505,8 @@ class _Reader:
             "time": np.insert(time, needed, time[needed]),
             "kind": np.insert(kind, needed, EventKind.GENERIC),
             "ref": np.insert(ref, needed, record_kind),
-            "comm": np.insert(np.array(loc.comm, dtype=np.int64), needed, 0),
-            "value": np.insert(np.array(loc.value, dtype=np.int64), needed, np.array(texts, dtype=np.int64)),
+            "comm": np.insert(comm, needed, 0),
+            "value": np.insert(value, needed, np.array(texts, dtype=np.int64)),
         }
 
 

@@ -113,6 +113,16 @@ def test_quick_import_benchmark_converts_every_format_and_the_synthetic_otf2(tmp
         assert e["convert_events_per_s"]["median"] > 0 and e["ccg_bytes"] > 0
 
 
+def test_import_locations_benchmark_converts_every_format_at_both_sizes(tmp_path):
+    entries = _run_quick("import-locations", tmp_path, "--import-locations", "1500")["benchmarks"]["import-locations"]
+    assert [(e["format"], e["locations"]) for e in entries] == [
+        (fmt, count) for fmt in ("chrome", "paje", "epilog", "otf1-streams") for count in (1000, 1500)]
+    for twin, e in zip(entries[::2], entries[1::2]):
+        assert e["events"] >= 2 * e["locations"] and "ratio" not in twin
+        per_location = [x["convert_seconds"]["median"] / x["locations"] for x in (e, twin)]
+        assert e["ratio"] == pytest.approx(per_location[0] / per_location[1])
+
+
 def _run_quick(name: str, tmp_path: Path, *extra: str, backend: str | None = None) -> dict:
     """Run one benchmark at 8 x 2,000 requested events per location (the native-* ones
     measure 10 times that), one repeat, under ``backend`` (default: the suite's own);

@@ -31,9 +31,9 @@ def _call(i: int) -> tuple[int, int, str]:
     return 1000 * i + 7, 1000 * i + 7 + 1 + i % 5, REGIONS[i % len(REGIONS)]
 
 
-def _definitions() -> Definitions:
+def _definitions(locations: int) -> Definitions:
     return Definitions(regions=[Region(name) for name in REGIONS], system_tree=[SystemTreeNode("m", "machine")],
-                       locations=[Location(f"rank {i}", parent=0) for i in range(LOCATIONS)],
+                       locations=[Location(f"rank {i}", parent=0) for i in range(locations)],
                        timer_resolution=1_000_000)
 
 
@@ -43,7 +43,7 @@ def _batch(i: int) -> EventBatch:
     return EventBatch.from_events([(enter, EventKind.ENTER, ref), (leave, EventKind.LEAVE, ref)])
 
 
-def _otf2(folder: Path) -> Path:
+def _otf2(folder: Path, locations: int) -> Path:
     """With the `otf2` package's writer and small chunks (our exporter's writes are durable:
     a few milliseconds per location)."""
     otf2 = require_module("otf2", "the otf2 package is not installed")
@@ -51,7 +51,7 @@ def _otf2(folder: Path) -> Path:
                           chunk_size_definitions=256 * 1024) as trace:
         group = trace.definitions.location_group("process", system_tree_parent=trace.definitions.system_tree_node("m"))
         regions = {name: trace.definitions.region(name) for name in REGIONS}
-        for i in range(LOCATIONS):
+        for i in range(locations):
             enter, leave, region = _call(i)
             events = trace.event_writer(f"rank {i}", group=group)
             events.enter(enter, regions[region])
@@ -59,21 +59,21 @@ def _otf2(folder: Path) -> Path:
     return folder / "t"
 
 
-def _ccg(folder: Path) -> Path:
-    ccgformat.write_trace(folder / "t.ccg", _definitions(), ((i, [_batch(i)]) for i in range(LOCATIONS)))
+def _ccg(folder: Path, locations: int) -> Path:
+    ccgformat.write_trace(folder / "t.ccg", _definitions(locations), ((i, [_batch(i)]) for i in range(locations)))
     return folder / "t.ccg"
 
 
-def _npz(folder: Path) -> Path:
+def _npz(folder: Path, locations: int) -> Path:
     sys.path.insert(0, str(ROOT / "tools"))
     import synth
-    synth.write_npz(folder / "t.npz", _definitions(), lambda i: iter([_batch(i)]))
+    synth.write_npz(folder / "t.npz", _definitions(locations), lambda i: iter([_batch(i)]))
     return folder / "t.npz"
 
 
-def _chrome(folder: Path) -> Path:
+def _chrome(folder: Path, locations: int) -> Path:
     events = []
-    for i in range(LOCATIONS):
+    for i in range(locations):
         enter, leave, region = _call(i)
         events += [{"ph": "B", "pid": 1, "tid": i, "ts": enter, "name": region},
                    {"ph": "E", "pid": 1, "tid": i, "ts": leave}]
@@ -81,19 +81,19 @@ def _chrome(folder: Path) -> Path:
     return folder / "t.json"
 
 
-def _paje(folder: Path) -> Path:
+def _paje(folder: Path, locations: int) -> Path:
     lines = [PAJE_HEADER.rsplit("6 0.0", 1)[0].rstrip("\n")]
-    lines += [f"6 0.0 p{i} P 0 p{i}" for i in range(LOCATIONS)]
-    for i in range(LOCATIONS):
+    lines += [f"6 0.0 p{i} P 0 p{i}" for i in range(locations)]
+    for i in range(locations):
         enter, leave, region = _call(i)
         lines += [f"12 {enter / 1e6:.6f} p{i} S {region}", f"14 {leave / 1e6:.6f} p{i} S"]
     (folder / "t.trace").write_text("\n".join(lines) + "\n")
     return folder / "t.trace"
 
 
-def _otf1(folder: Path, one_stream: bool) -> Path:
+def _otf1(folder: Path, locations: int, one_stream: bool) -> Path:
     """Function k is named "fk" by the writer."""
-    processes = {p: 0 for p in range(1, LOCATIONS + 1)}
+    processes = {p: 0 for p in range(1, locations + 1)}
     events = {}
     for p in processes:
         enter, leave, region = _call(p - 1)
@@ -104,19 +104,21 @@ def _otf1(folder: Path, one_stream: bool) -> Path:
                                "long": False, "one_stream": one_stream, "compression": None})
 
 
-def _epilog(folder: Path) -> Path:
-    run = Run(LOCATIONS, {10 + k: name for k, name in enumerate(REGIONS)})
+def _epilog(folder: Path, locations: int) -> Path:
+    run = Run(locations, {10 + k: name for k, name in enumerate(REGIONS)})
     run.communicator = False
-    for i in range(LOCATIONS):
+    for i in range(locations):
         enter, leave, region = _call(i)
         run.records += [("ENTER", i, enter, (10 + REGIONS.index(region),), ()), ("EXIT", i, leave, (), ())]
     return run.file().write(folder / "t.elg")
 
 
-WRITERS: dict[str, Callable[[Path], Path]] = {
+#: per input format, a writer of a trace of one call per location in that format (by our
+#: exporter or a test writer following the format's specification): folder, locations -> path
+WRITERS: dict[str, Callable[[Path, int], Path]] = {
     "otf2": _otf2, "ccg": _ccg, "npz": _npz, "chrome": _chrome, "paje": _paje, "epilog": _epilog,
-    "otf1": lambda folder: _otf1(folder, one_stream=True),
-    "otf1-streams": lambda folder: _otf1(folder, one_stream=False),
+    "otf1": lambda folder, locations: _otf1(folder, locations, one_stream=True),
+    "otf1-streams": lambda folder, locations: _otf1(folder, locations, one_stream=False),
 }
 
 
@@ -134,7 +136,7 @@ def _calls(definitions: Definitions, streams) -> list[tuple[int, int, str]]:
 
 @pytest.mark.parametrize("fmt", list(WRITERS))
 def test_many_locations_come_back(fmt: str, tmp_path: Path) -> None:
-    source = WRITERS[fmt](tmp_path)
+    source = WRITERS[fmt](tmp_path, LOCATIONS)
     assert detect(source) == fmt.split("-")[0]
     definitions, streams = read(source)
     named = (lambda region: f"f{REGIONS.index(region) + 1}") if fmt.startswith("otf1") else (lambda region: region)
@@ -145,7 +147,7 @@ def test_many_locations_come_back(fmt: str, tmp_path: Path) -> None:
 
 def test_many_locations_through_an_archive(tmp_path: Path) -> None:
     """The whole conversion: every location's call in the archive."""
-    report = ccgformat.convert(_chrome(tmp_path), tmp_path / "t.ccg")
+    report = ccgformat.convert(_chrome(tmp_path, LOCATIONS), tmp_path / "t.ccg")
     assert (report.locations, report.events) == (LOCATIONS, 2 * LOCATIONS)
     with ccgformat.open(tmp_path / "t.ccg") as archive:
         streams = ((location, archive.location(location).events()) for location in archive.locations)

@@ -42,6 +42,7 @@ import bench_aggregate  # noqa: E402,F401  (registers the aggregation benchmark)
 import bench_archive  # noqa: E402,F401  (registers the archive benchmark)
 import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
+import bench_importers  # noqa: E402,F401  (registers the import-locations benchmark)
 import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
@@ -130,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--memory-limit", type=float, default=8192, metavar="MB",
                         help="scale: a step whose resident set grows above MB is killed and reported "
                              "(the machine may be shared), 0 = no limit (default 8192)")
+    parser.add_argument("--import-locations", type=int, default=bench_importers.DEFAULT_LOCATIONS, metavar="N",
+                        help=f"import-locations: locations of every format's trace (default "
+                             f"{bench_importers.DEFAULT_LOCATIONS:,}; 1,000 too, for the ratio)")
     parser.add_argument("--locations", type=int, default=LOCATIONS, help=argparse.SUPPRESS)
     parser.add_argument("--json", metavar="FILE", help="also write all results as JSON to FILE")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
@@ -159,8 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.events_per_location = EVENTS_QUICK if args.quick else EVENTS_FULL
     if args.events_per_location < 2 or args.locations < 1:
         parser.error("--events-per-location must be >= 2")
-    if args.ratio_locations < 1 or args.timeout <= 0:
-        parser.error("--ratio-locations must be >= 1 and --timeout > 0")
+    if args.ratio_locations < 1 or args.timeout <= 0 or args.import_locations < 1:
+        parser.error("--ratio-locations and --import-locations must be >= 1 and --timeout > 0")
     for shape in args.shapes:
         try:
             Shape.parse(shape)

@@ -40,6 +40,13 @@ class SList:
             self._promote(self.entries.index(node))
         return node
 
+    def replace(self, old: int, new: int, soft: Hashable) -> None:
+        """Put ``new``, stored instead of sharing the equal cached node ``old``, in its
+        place (exact S-lists only); ``old`` leaves the cache area."""
+        assert self.exact is not None
+        self.entries[self.entries.index(old)] = new
+        self.exact[soft] = new
+
     def search(self, check: Callable[[int], Result | None]) -> tuple[int, Result] | None:
         """The first cached node for which ``check`` gives a result, and that result."""
         for position, node in enumerate(self.entries):

@@ -24,9 +24,9 @@ class Params:
     metric within this fraction (floating-point metrics are always exact).
     ``branching``: the bounded branching factor b (3.2.2). ``search_length``: the cache
     area L of every S-list (4.2.2). ``leaf_window``: with exact time, a leaf call (a call
-    without children) is shared with an equal earlier node only when that node was made or
-    last shared at most this many nodes ago, else stored again (0: always shared; see
-    docs/compression.md).
+    without children) whose S-list has had fewer hits than misses is shared with an equal
+    earlier node only when that node was made or last shared at most this many nodes ago,
+    else stored again (0: always shared; see docs/compression.md).
     """
 
     abs_dev: int = 0
@@ -35,7 +35,7 @@ class Params:
     rel_metric: float = 0.0
     branching: int = 20
     search_length: int = 1000
-    leaf_window: int = 16
+    leaf_window: int = 4
 
     def __post_init__(self) -> None:
         if not isinstance(self.abs_dev, int) or self.abs_dev < 0:

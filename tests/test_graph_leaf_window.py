@@ -28,8 +28,13 @@ ENTER, LEAVE = int(EventKind.ENTER), int(EventKind.LEAVE)
 
 def leaf_calls(durations: list[int], region: int = 1, gap: int = 3) -> list[Event]:
     """Calls of ``region`` without children, one per duration, ``gap`` ticks apart."""
+    return mixed_leaf_calls([(region, duration) for duration in durations], gap)
+
+
+def mixed_leaf_calls(calls: list[tuple[int, int]], gap: int = 3) -> list[Event]:
+    """Calls without children, one per (region, duration), ``gap`` ticks apart."""
     events, time = [], 0
-    for duration in durations:
+    for region, duration in calls:
         events += [Event(time, ENTER, ref=region), Event(time + duration, LEAVE, ref=region)]
         time += duration + gap
     return events
@@ -63,6 +68,17 @@ def test_a_far_exact_leaf_match_is_stored_again_and_a_near_one_shared(builder_cl
         graph = build(builder_class, Params(branching=1000, leaf_window=window), {0: events})
         assert copies(graph, 5) == expected, window
         assert rebuilt(graph, 0) == [tuple(e) for e in events]
+
+
+@pytest.mark.parametrize("builder_class", BUILDERS)
+def test_a_far_match_in_an_s_list_whose_durations_repeat_is_shared(builder_class):
+    # region 1 alternates 5 and 6 (2 misses, then only hits), region 2 makes 40 new nodes,
+    # then region 1 lasts 5 again: far, but its S-list has more hits than misses
+    calls = [(1, 5), (1, 6)] * 3 + [(2, d) for d in range(100, 140)] + [(1, 5)]
+    events = mixed_leaf_calls(calls)
+    graph = build(builder_class, Params(branching=1000, leaf_window=4), {0: events})
+    assert copies(graph, 5) == 1
+    assert rebuilt(graph, 0) == [tuple(e) for e in events]
 
 
 @pytest.mark.parametrize("builder_class", BUILDERS)

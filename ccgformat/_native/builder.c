@@ -68,6 +68,7 @@ typedef struct {
     int64_t one[3];   /* the data while cap <= 1 */
     int64_t *rows;    /* cap x width durations */
     int64_t n, cap, width;
+    int64_t hits, misses;  /* finalize's searches that found a node, that stored one */
     uint8_t exact;
 } slist;
 
@@ -392,9 +393,12 @@ static int slist_replace(ccg_builder *b, int64_t old, int64_t node)
 }
 
 /* builder._share_leaf: whether a leaf call is shared with the equal cached node ``found``
- * (made or last shared at most leaf_window nodes ago, or leaf_window 0); records the use. */
-static int share_leaf(ccg_builder *b, int64_t found)
+ * of ``s`` (an S-list with as many hits as misses, or ``found`` made or last shared at
+ * most leaf_window nodes ago, or leaf_window 0); records a use decided by the window. */
+static int share_leaf(ccg_builder *b, const slist *s, int64_t found)
 {
+    if (s->hits >= s->misses)
+        return 1;
     int64_t now = b->kind.n;
     if (b->leaf_window && now - b->last_use.data[found] > b->leaf_window)
         return 0;
@@ -575,8 +579,10 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
     if (b->exact_time) {  /* exact S-lists: one lookup by all properties */
         int64_t found = exact_find(b, kind, &region, keys, children, count, hard, own, ndur);
         if (found >= 0) {
-            promote(b, &b->slists.data[b->node_slist.data[found]], b->node_position.data[found]);
-            if (count || share_leaf(b, found)) {
+            slist *s = &b->slists.data[b->node_slist.data[found]];
+            promote(b, s, b->node_position.data[found]);
+            s->hits += 1;
+            if (count || share_leaf(b, s, found)) {
                 out->node = found, out->total = b->total.data[found], out->lo = lo, out->hi = hi;
                 return CCG_OK;
             }
@@ -645,6 +651,7 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
                                b->sum_id_tmp.data, b->sum_value_tmp.data, sums);
     if (node < 0 || (far < 0 ? slist_insert(b, s_index, node) : slist_replace(b, far, node)))
         return fail_memory(b);
+    b->slists.data[s_index].misses += 1;
     b->n += 1;
     b->m += size;
     out->node = node, out->total = total, out->lo = lo, out->hi = hi;

@@ -19,7 +19,7 @@ RECORDS: dict[str, dict[str, Any]] = {
 }
 #: PARAMETERS members and their defaults; `provenance` defaults to the definitions'
 PARAMETERS: dict[str, Any] = {"abs_dev": 0, "rel_dev": 0.0, "rel_size": 0.0, "rel_metric": 0.0, "branching": 20,
-                              "search_length": 1000, "leaf_window": 16, "zstd_level": 19, "checkpoint_interval": 65536,
+                              "search_length": 1000, "leaf_window": 4, "zstd_level": 19, "checkpoint_interval": 65536,
                               "nodes_per_block": 4096}
 
 

@@ -44,8 +44,8 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--search-length", type=bounded_int(1), default=defaults.search_length, metavar="L",
                    help="S-list search length L (default %(default)s)")
     p.add_argument("--leaf-window", type=bounded_int(0), default=defaults.leaf_window, metavar="W",
-                   help="lossless time: share a leaf call with an equal node only when that node was made or "
-                        "last shared at most W nodes ago (0: always; default %(default)s)")
+                   help="exact time: share a leaf call whose durations rarely repeat with an equal node only when "
+                        "that node was made or last shared at most W nodes ago (0: always; default %(default)s)")
     p.add_argument("--level", type=bounded_int(1, 22), default=None, metavar="Z",
                    help=f"zstd level 1..22 of every block (default: {DEFAULT_LEVEL}, the node blocks with a "
                         f"shorter search: within 2%% of plain {DEFAULT_LEVEL} everywhere, faster)")

@@ -23,7 +23,10 @@ class Params:
     this fraction. ``rel_metric``: differences between successive samples of an integer
     metric within this fraction (floating-point metrics are always exact).
     ``branching``: the bounded branching factor b (3.2.2). ``search_length``: the cache
-    area L of every S-list (4.2.2).
+    area L of every S-list (4.2.2). ``leaf_window``: with exact time, a leaf call (a call
+    without children) whose S-list has had fewer hits than misses is shared with an equal
+    earlier node only when that node was made or last shared at most this many nodes ago,
+    else stored again (0: always shared; see docs/compression.md).
     """
 
     abs_dev: int = 0
@@ -32,6 +35,7 @@ class Params:
     rel_metric: float = 0.0
     branching: int = 20
     search_length: int = 1000
+    leaf_window: int = 4
 
     def __post_init__(self) -> None:
         if not isinstance(self.abs_dev, int) or self.abs_dev < 0:
@@ -44,6 +48,8 @@ class Params:
             raise ParameterError(f"branching must be an integer in [2, 65535], got {self.branching!r}")
         if not isinstance(self.search_length, int) or self.search_length < 1:
             raise ParameterError(f"search_length must be a positive integer, got {self.search_length!r}")
+        if not isinstance(self.leaf_window, int) or self.leaf_window < 0:
+            raise ParameterError(f"leaf_window must be a non-negative integer, got {self.leaf_window!r}")
 
     @property
     def lossless(self) -> bool:

@@ -88,10 +88,10 @@ def test_convert_npz_is_lossless_by_default(trace, tmp_path, capsys):
 def test_convert_ccg_to_ccg_keeps_events_and_provenance_with_new_parameters(trace, tmp_path, capsys):
     target = tmp_path / "b.ccg"
     code, out, err = run(capsys, "convert", trace["ccg"], target, "--branching", 5, "--search-length", 7,
-                         "--level", 2, "--checkpoint-interval", 50, "--quiet")
+                         "--leaf-window", 3, "--level", 2, "--checkpoint-interval", 50, "--quiet")
     assert (code, out, err) == (0, "", "")
     with ccg.open(trace["ccg"]) as source, ccg.open(target) as result:
-        assert result.params == ccg.Params(branching=5, search_length=7)
+        assert result.params == ccg.Params(branching=5, search_length=7, leaf_window=3)
         assert result.parameters["zstd_level"] == 2 and result.parameters["checkpoint_interval"] == 50
         assert result.definitions == source.definitions
         assert result.parameters["provenance"] == source.parameters["provenance"]

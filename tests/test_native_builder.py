@@ -45,6 +45,7 @@ params_strategy = st.builds(
     rel_metric=st.sampled_from([0.0, 0.0, 0.05, 0.5]),
     branching=st.integers(2, 5),
     search_length=st.integers(1, 4),
+    leaf_window=st.sampled_from([0, 1, 2, 16]),
 )
 
 

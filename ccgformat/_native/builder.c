@@ -68,11 +68,12 @@ typedef struct {
     int64_t one[3];   /* the data while cap <= 1 */
     int64_t *rows;    /* cap x width durations */
     int64_t n, cap, width;
+    int64_t hits, misses;  /* finalize's searches that found a node, that stored one */
     uint8_t exact;
 } slist;
 
 struct ccg_builder {
-    int64_t abs_dev, rel_time, rel_size, rel_metric, branching, search_length;
+    int64_t abs_dev, rel_time, rel_size, rel_metric, branching, search_length, leaf_window;
     int64_t grid;  /* rounding.grid_mantissa(rel_time) */
     int exact_time;
     ccg_rules rules;
@@ -84,6 +85,7 @@ struct ccg_builder {
     CCG_VEC(int64_t) child_start, children, duration_start, durations, key_start, key, soft_start, soft;
     CCG_VEC(int64_t) events, total, metric_start, metric_id, metric_sum;
     CCG_VEC(int64_t) node_slist, node_position;  /* S-list of each node, position in it or -1 */
+    CCG_VEC(int64_t) last_use;  /* pool size when each node was made or last shared as a leaf call */
     ccg_nodes table;
     int64_t N, n, M, m;
 
@@ -145,7 +147,7 @@ static int64_t pool_append(ccg_builder *b, uint8_t kind, const int64_t *key, int
     int64_t node = b->kind.n;
     if (CCG_RESERVE(b->kind, node + 1) || CCG_RESERVE(b->events, node + 1) || CCG_RESERVE(b->total, node + 1) ||
         CCG_RESERVE(b->node_slist, node + 1) || CCG_RESERVE(b->node_position, node + 1) ||
-        CCG_RESERVE(b->child_start, node + 2) || CCG_RESERVE(b->duration_start, node + 2) ||
+        CCG_RESERVE(b->last_use, node + 1) || CCG_RESERVE(b->child_start, node + 2) || CCG_RESERVE(b->duration_start, node + 2) ||
         CCG_RESERVE(b->key_start, node + 2) || CCG_RESERVE(b->soft_start, node + 2) ||
         CCG_RESERVE(b->metric_start, node + 2))
         return -1;
@@ -160,7 +162,8 @@ static int64_t pool_append(ccg_builder *b, uint8_t kind, const int64_t *key, int
     b->total.data[node] = total;
     b->node_slist.data[node] = -1;
     b->node_position.data[node] = -1;
-    b->kind.n = b->events.n = b->total.n = b->node_slist.n = b->node_position.n = node + 1;
+    b->last_use.data[node] = node;
+    b->kind.n = b->events.n = b->total.n = b->node_slist.n = b->node_position.n = b->last_use.n = node + 1;
     return node;
 }
 
@@ -375,6 +378,34 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
     return 0;
 }
 
+/* SList.replace: ``node``, stored instead of sharing the equal cached node ``old`` of an
+ * exact S-list, takes its place; ``old`` leaves the cache area. */
+static int slist_replace(ccg_builder *b, int64_t old, int64_t node)
+{
+    int64_t s_index = b->node_slist.data[old], position = b->node_position.data[old];
+    slist *s = &b->slists.data[s_index];
+    ccg_idtable_delete(&b->exact, exact_hash_of(b, old), old);
+    b->node_position.data[old] = -1;
+    slist_nodes(s)[position] = node;  /* the same soft properties: head and total stay */
+    b->node_slist.data[node] = s_index;
+    b->node_position.data[node] = position;
+    return ccg_idtable_insert(&b->exact, exact_hash_of(b, node), node);
+}
+
+/* builder._share_leaf: whether a leaf call is shared with the equal cached node ``found``
+ * of ``s`` (an S-list with as many hits as misses, or ``found`` made or last shared at
+ * most leaf_window nodes ago, or leaf_window 0); records a use decided by the window. */
+static int share_leaf(ccg_builder *b, const slist *s, int64_t found)
+{
+    if (s->hits >= s->misses)
+        return 1;
+    int64_t now = b->kind.n;
+    if (b->leaf_window && now - b->last_use.data[found] > b->leaf_window)
+        return 0;
+    b->last_use.data[found] = now;
+    return 1;
+}
+
 /* params.within_rel: |new - original| << 32 <= numerator * |original|, exactly. */
 static inline int within_rel(int64_t new_value, int64_t original, int64_t numerator)
 {
@@ -544,12 +575,18 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
     b->M += size;
     uint64_t hard = hard_hash(kind, &region, keys, children, count);
     out->level = 0, out->start = start, out->end = end;
+    int64_t far = -1;  /* an equal leaf call not worth sharing (share_leaf), replaced in its S-list */
     if (b->exact_time) {  /* exact S-lists: one lookup by all properties */
         int64_t found = exact_find(b, kind, &region, keys, children, count, hard, own, ndur);
         if (found >= 0) {
-            promote(b, &b->slists.data[b->node_slist.data[found]], b->node_position.data[found]);
-            out->node = found, out->total = b->total.data[found], out->lo = lo, out->hi = hi;
-            return CCG_OK;
+            slist *s = &b->slists.data[b->node_slist.data[found]];
+            promote(b, s, b->node_position.data[found]);
+            s->hits += 1;
+            if (count || share_leaf(b, s, found)) {
+                out->node = found, out->total = b->total.data[found], out->lo = lo, out->hi = hi;
+                return CCG_OK;
+            }
+            far = found;
         }
     }
     int64_t s_index = slist_of(b, kind, &region, keys, children, count, hard, b->exact_time,
@@ -612,8 +649,9 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
         total += own[j];
     int64_t node = pool_append(b, kind, &region, keys, children, count, own, ndur, NULL, 0, events, total,
                                b->sum_id_tmp.data, b->sum_value_tmp.data, sums);
-    if (node < 0 || slist_insert(b, s_index, node))
+    if (node < 0 || (far < 0 ? slist_insert(b, s_index, node) : slist_replace(b, far, node)))
         return fail_memory(b);
+    b->slists.data[s_index].misses += 1;
     b->n += 1;
     b->m += size;
     out->node = node, out->total = total, out->lo = lo, out->hi = hi;
@@ -934,7 +972,7 @@ int ccg_builder_end_location(ccg_builder *b, int64_t location, int64_t *out)
 /* ------------------------------------------------------------------ lifetime and access */
 
 ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size, int64_t rel_metric,
-                             int exact_time, int64_t branching, int64_t search_length, int repair,
+                             int exact_time, int64_t branching, int64_t search_length, int64_t leaf_window, int repair,
                              int validate, int64_t regions, int64_t locations,
                              const uint8_t *double_metric, int64_t metric_count)
 {
@@ -949,6 +987,7 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
     b->exact_time = exact_time;
     b->branching = branching < 2 ? 2 : branching;
     b->search_length = search_length < 1 ? 1 : search_length;
+    b->leaf_window = leaf_window < 0 ? 0 : leaf_window;
     b->metric_count = metric_count > 0 ? metric_count : 0;
     b->rules.repair = repair, b->rules.references = validate;
     b->rules.regions = regions, b->rules.locations = locations, b->rules.metrics = b->metric_count;
@@ -964,7 +1003,8 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
         CCG_PUSH(b->soft_start, 0) || CCG_PUSH(b->metric_start, 0) || CCG_RESERVE(b->kind, 1) ||
         CCG_RESERVE(b->children, 1) || CCG_RESERVE(b->durations, 1) || CCG_RESERVE(b->key, 1) || CCG_RESERVE(b->soft, 1) ||
         CCG_RESERVE(b->events, 1) || CCG_RESERVE(b->total, 1) || CCG_RESERVE(b->metric_id, 1) ||
-        CCG_RESERVE(b->metric_sum, 1) || CCG_RESERVE(b->node_slist, 1) || CCG_RESERVE(b->node_position, 1)) {
+        CCG_RESERVE(b->metric_sum, 1) || CCG_RESERVE(b->node_slist, 1) || CCG_RESERVE(b->node_position, 1) ||
+        CCG_RESERVE(b->last_use, 1)) {
         ccg_builder_free(b);
         return NULL;
     }
@@ -980,7 +1020,7 @@ void ccg_builder_free(ccg_builder *b)
     free(b->duration_start.data), free(b->durations.data), free(b->key_start.data), free(b->key.data);
     free(b->soft_start.data), free(b->soft.data), free(b->events.data), free(b->total.data);
     free(b->metric_start.data), free(b->metric_id.data), free(b->metric_sum.data);
-    free(b->node_slist.data), free(b->node_position.data);
+    free(b->node_slist.data), free(b->node_position.data), free(b->last_use.data);
     for (int64_t s = 0; s < b->slists.n; s++) {
         if (b->slists.data[s].cap > 1)
             free(b->slists.data[s].data);

@@ -532,7 +532,8 @@ class Archive:
         p = self.parameters
         try:
             return Params(abs_dev=p["abs_dev"], rel_dev=p["rel_dev"], rel_size=p["rel_size"],
-                          rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"])
+                          rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"],
+                          leaf_window=p.get("leaf_window", 0))  # absent: written before the rule
         except (KeyError, TypeError, ValueError) as error:  # ValueError includes CcgError
             raise CorruptArchiveError(f"parameters section: {error}", path=self.path,
                                       offset=self._section(SectionKind.PARAMETERS).offset) from None

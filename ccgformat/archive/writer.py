@@ -427,7 +427,7 @@ class Writer:
         p, m = graph.params, graph.metrics
         return {
             "abs_dev": p.abs_dev, "rel_dev": p.rel_dev, "rel_size": p.rel_size, "rel_metric": p.rel_metric,
-            "branching": p.branching, "search_length": p.search_length,
+            "branching": p.branching, "search_length": p.search_length, "leaf_window": p.leaf_window,
             "zstd_level": self.level, "checkpoint_interval": self.checkpoint_interval,
             "nodes_per_block": self.nodes_per_block,
             "converter": f"ccgformat {__version__}",

@@ -34,7 +34,7 @@ from .graph import BuildMetrics, Graph, LocationRoot
 from .intervals import Interval
 from .pool import NodeKind, NodePool, node_bytes, wrap64
 from .rounding import INT64_MAX, grid_mantissa, round_to_grid
-from .slist import ReplacementIndex
+from .slist import ReplacementIndex, SList
 
 
 class Entry(NamedTuple):
@@ -147,6 +147,7 @@ class Builder:
                                          if m.value_type == "double")
         self.N = self.n = self.M = self.m = 0
         self._validate = definitions is not None
+        self._leaf_used: dict[int, int] = {}  # leaf call -> pool size when it was last shared
 
     # ------------------------------------------------------------------ public API
 
@@ -290,10 +291,14 @@ class Builder:
         self.N += 1
         self.M += size
         slist = self.index.slist((node.kind, node.key, children), self.params.exact_time)
+        far = None  # an equal leaf call not worth sharing (`_share_leaf`), replaced in its S-list
         if slist.exact is not None:
             found = slist.find_equal(own)
             if found is not None:
-                return Entry(found, 0, node.start, end, self.pool.total[found], self._hull(edges))
+                slist.hits += 1
+                if children or self._share_leaf(slist, found):
+                    return Entry(found, 0, node.start, end, self.pool.total[found], self._hull(edges))
+                far = found
         else:
             bound = self._time_bound.ominus(Interval.point(node.start_drift))
             match = slist.search(lambda candidate: self._time_deviation(
@@ -309,10 +314,32 @@ class Builder:
                 own, deviation = rounded, kept
                 size = node_bytes(node.kind, len(children), own)
         created = self.pool.add_inner(node.kind, node.key, children, own)
-        self.index.insert(slist, created, own)
+        slist.misses += 1
+        if far is None:
+            self.index.insert(slist, created, own)
+        else:
+            slist.replace(far, created, own)
         self.n += 1
         self.m += size
         return Entry(created, 0, node.start, end, sum(own), deviation)
+
+    def _share_leaf(self, slist: SList, found: int) -> bool:
+        """Whether a leaf call (a CALL without children) is shared with the equal cached
+        node ``found`` of ``slist``: when the S-list has had at least as many hits as
+        misses (its durations repeat: its matches are structure that parents share too),
+        else only when ``found`` was made or last shared at most ``leaf_window`` nodes
+        ago (0: always). The cache area of 3.3 trades search time for compression; here
+        a far match also costs bytes: its child reference (spec 5.7) is an import row or
+        a long distance, dearer than the leaf's one gap stored fresh
+        (docs/compression.md). Records a use decided by the window."""
+        if slist.hits >= slist.misses:
+            return True
+        now = len(self.pool)
+        window = self.params.leaf_window
+        if window and now - self._leaf_used.get(found, found) > window:
+            return False
+        self._leaf_used[found] = now
+        return True
 
     def _round_gaps(self, own: tuple[int, ...], entries: list[Entry], edges: list[Interval], start_drift: int,
                     bound: Interval) -> tuple[int, ...] | None:

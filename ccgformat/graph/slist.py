@@ -23,14 +23,17 @@ class SList:
 
     When compatibility means equality of the soft properties (a zero bound), the first
     match is the only equal entry, so ``exact`` keeps a dict from soft properties to node
-    and finds it without comparing entry by entry; the result is the same.
+    and finds it without comparing entry by entry; the result is the same. ``hits`` and
+    ``misses`` count the builder's searches of the S-list that found a node and those
+    that stored a new one (`Builder._share_leaf`).
     """
 
-    __slots__ = ("entries", "exact")
+    __slots__ = ("entries", "exact", "hits", "misses")
 
     def __init__(self, exact: bool):
         self.entries: list[int] = []
         self.exact: dict[Hashable, int] | None = {} if exact else None
+        self.hits = self.misses = 0
 
     def find_equal(self, soft: Hashable) -> int | None:
         """The cached node with exactly these soft properties (exact S-lists only)."""
@@ -39,6 +42,13 @@ class SList:
         if node is not None:
             self._promote(self.entries.index(node))
         return node
+
+    def replace(self, old: int, new: int, soft: Hashable) -> None:
+        """Put ``new``, stored instead of sharing the equal cached node ``old``, in its
+        place (exact S-lists only); ``old`` leaves the cache area."""
+        assert self.exact is not None
+        self.entries[self.entries.index(old)] = new
+        self.exact[soft] = new
 
     def search(self, check: Callable[[int], Result | None]) -> tuple[int, Result] | None:
         """The first cached node for which ``check`` gives a result, and that result."""

@@ -263,7 +263,7 @@ def test_info_json_describes_the_archive(trace, capsys):
         nodes = [e for e in ar.sections if e.kind in NODE_KINDS]
     assert document["parameters"] == {"abs_dev": 0, "rel_dev": 0.0, "rel_size": 0.0, "rel_metric": 0.0,
                                       "branching": 20, "search_length": 1000, "zstd_level": 3,
-                                      "checkpoint_interval": 200, "nodes_per_block": 400}
+                                      "checkpoint_interval": 200, "nodes_per_block": 400, "leaf_window": 4}
     assert document["provenance"]["source_format"] == "synthetic"
     assert document["converter"].startswith("ccgformat ")
     names = {SectionKind(kind).name for kind in node_kinds}
@@ -278,11 +278,17 @@ def test_info_json_describes_the_archive(trace, capsys):
                                               "DICTIONARY_BUNDLE"}
 
 
+def test_info_shows_the_leaf_window_of_files_before_it_as_0(capsys):
+    vector = Path(__file__).resolve().parent.parent / "spec" / "vectors" / "1.3" / "minimal.ccg"
+    code, out, _ = run(capsys, "info", vector, "--json")
+    assert code == 0 and json.loads(out)["parameters"]["leaf_window"] == 0
+
+
 def test_info_text(trace, capsys):
     code, out, _ = run(capsys, "info", trace["ccg"])
     assert code == 0
     for words in ("format version    1.5", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
-                  "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 zstd=3 checkpoint_interval=200",
+                  "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 leaf_window=4 zstd=3 checkpoint_interval=200",
                   "generator=tools/synth.py", "NODES", "ROOT_TABLE"):
         assert words in out, words
 

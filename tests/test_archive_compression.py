@@ -15,6 +15,7 @@ import ccgformat as ccg
 from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_SEARCH, SectionKind, Writer
 from ccgformat.archive import compression
 from ccgformat.archive.blocks import read_block
+from ccgformat.archive.bundle import bundle_dictionary, compress_with_dictionary
 from ccgformat.archive.layout import BlockFlags
 
 from .corpus import corpus_path
@@ -60,8 +61,9 @@ def stored_blocks(path: Path) -> list[tuple[SectionKind, bytes, bytes]]:
         for entry in archive.directory:
             _, flags, stored = read_block(data, entry.offset, str(path))
             assert flags & BlockFlags.ZSTD
-            blocks.append((SectionKind(entry.kind), zstandard.ZstdDecompressor().decompress(bytes(stored)),
-                           bytes(stored)))
+            dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
+            blocks.append((SectionKind(entry.kind),
+                           zstandard.ZstdDecompressor(dict_data=dictionary).decompress(bytes(stored)), bytes(stored)))
     return blocks
 
 
@@ -107,7 +109,10 @@ def test_the_default_compresses_nodes_with_a_shorter_search_the_most_compressibl
 
 def test_an_explicit_level_compresses_every_block_at_it(tmp_path):
     synthetic(tmp_path / "a.ccg", 4, 0.0)  # regular: the default would compress blocks at 19
-    assert all(stored == zstd(raw, 4) for _, raw, stored in stored_blocks(tmp_path / "a.ccg"))
+    blocks = stored_blocks(tmp_path / "a.ccg")
+    assert SectionKind.DICTIONARY_BUNDLE in {kind for kind, _, _ in blocks}
+    assert all(stored == (compress_with_dictionary(raw, 4) if kind == SectionKind.DICTIONARY_BUNDLE else zstd(raw, 4))
+               for kind, raw, stored in blocks)
     with ccg.open(tmp_path / "a.ccg") as archive:
         assert archive.parameters["zstd_level"] == 4
 

@@ -2,12 +2,12 @@
 that repeat per location (``["Location", [7, 40003, 1, 48, 7]]``) for the
 EXTENSION_TABLE encoder's fast path (`jsontable`).
 
-`flatten` splits the values by type and array length and transposes each group of
-arrays of one length, so that the work per value is done by ``map``, ``zip``
-(``map``: ``itemgetter``) and numpy; the work per group is Python, which pays when groups are large. A value
-holding anything but integers (``int``, within int64), strings (``str``) and arrays
-(``list`` or ``tuple`` of at most ``limit`` members) is left to the reference walk, and
-so is a run that splits into too many groups."""
+`flatten` splits the values by type and array length and takes each group of arrays of
+one length apart column by column (``map(itemgetter(i), ...)``), so that the work per
+value is done by ``map`` and numpy; the work per group is Python, which pays when groups
+are large. A value holding anything but integers (``int``, within int64), strings
+(``str``) and arrays (``list`` or ``tuple`` of at most ``limit`` members) is left to the
+reference walk, and so is a run that splits into too many groups."""
 
 from __future__ import annotations
 

@@ -19,13 +19,13 @@ start). profile, messages and timeline (1,000 columns, rows by location) open th
 and run the whole-trace query (`Archive.profile`, ...) as ``ccg`` does, without printing;
 cat runs ``ccg cat`` (every event, text) in-process with its output sent to /dev/null.
 
-An OTF2 shape also times two fresh processes, wall time from the start (so that start-up
-counts on both sides): ``ccg convert`` of the archive (``python -m ccgformat.cli``, the
-same ccgformat the steps import; --repeat times) and the reference tool ``otf2-print``
-reading it with its output sent to /dev/null (once: 55 s at 20,000 x 50, where it holds
-about 1 MB per location, so that the default --memory-limit stops it: the ratio is then a
-lower bound, "> N x"; skipped, saying so, when it is not on PATH). The issue's target is otf2-print taking ten times as long as
-ccg convert.
+An OTF2 shape also times fresh processes, wall time from the start (so that start-up
+counts on both sides): ``ccg --version`` and ``ccg convert`` of the archive (``python -m
+ccgformat.cli``, the same ccgformat the steps import; --repeat times each), and the
+reference tool ``otf2-print`` reading it with its output sent to /dev/null (once: 55 s at
+20,000 x 50, where it holds about 1 MB per location, so that the default --memory-limit
+stops it and the ratio is a lower bound, "> N x"; skipped, saying so, when it is not on
+PATH). The issue's target: otf2-print takes ten times as long as ccg convert.
 """
 
 from __future__ import annotations

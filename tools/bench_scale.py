@@ -217,10 +217,13 @@ def _step_entry(shape: Shape, step: str, spec: dict[str, Any], options: argparse
 def _process_entry(shape: Shape, step: str, command: list[str], repeat: int,
                    options: argparse.Namespace) -> dict[str, Any]:
     """Run a command ``repeat`` times as a fresh process (stopping at the first failure):
-    its wall seconds (median, min, max) and peak RSS."""
+    its wall seconds (median, min, max) and peak RSS. It runs in the folder holding the
+    ccgformat imported here, so that ``python -m ccgformat.cli`` imports that one too."""
+    import ccgformat
+    checkout = Path(ccgformat.__file__).resolve().parent.parent
     runs = []
     for _ in range(repeat):
-        runs.append(run_process(command, options.timeout, options.memory_limit))
+        runs.append(run_process(command, options.timeout, options.memory_limit, cwd=checkout))
         if runs[-1].status != "ok":
             break
     samples = [run.wall_seconds for run in runs if run.status == "ok"]

@@ -144,16 +144,17 @@ def run_measured(task: str, spec: dict[str, Any], timeout: float, backend: str |
 
 def run_process(command: list[str], timeout: float, memory_limit_mb: float | None = None, *,
                 env: dict[str, str] | None = None, stdout: Any = subprocess.DEVNULL,
-                stderr: Any = subprocess.DEVNULL) -> Measured:
-    """Run ``command`` (its output to ``stdout``, ``stderr``; default: discarded) and
-    measure its wall time (start-up included) and peak RSS, killing it as `run_measured`
-    does; ``result`` is None, ``status`` "ok" or why not."""
+                stderr: Any = subprocess.DEVNULL, cwd: str | Path | None = None) -> Measured:
+    """Run ``command`` (in ``cwd``; its output to ``stdout``, ``stderr``; default:
+    discarded) and measure its wall time (start-up included) and peak RSS, killing it as
+    `run_measured` does; ``result`` is None, ``status`` "ok" or why not."""
     import signal
     import time
 
     started = time.perf_counter()
     try:
-        child = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, env=env, start_new_session=True)
+        child = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, env=env, cwd=cwd,
+                                 start_new_session=True)
     except OSError as error:
         return Measured(None, 0.0, None, f"failed: {error}")
     killed = None

@@ -129,7 +129,6 @@ class _Encoder:
         else:
             raise TypeError(f"not a JSON value: {value!r}")
 
-
     def tail(self, values: list, path: int) -> None:
         """Values that share one path: runs of at least `FLAT_RUN` that `jsonflat` can
         flatten from their columns, the others one by one."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -225,8 +226,21 @@ def test_quick_scale_benchmark_runs_every_step_of_tiny_shapes_and_their_twins(tm
     assert [e["step"] for e in entries[:1]] == ["startup"]
     by = {(e["shape"], e["step"]): e for e in entries[1:]}
     steps = ("convert", "open", "profile", "timeline", "messages", "cat", "parquet")
+    processes = ("ccg --version (process)", "ccg convert (process)", "otf2-print (process)")
     shapes = {"4x50:otf2": 4 * 48, "12x50:otf2": 12 * 48, "4x10": 4 * 10, "40x10": 40 * 10}  # synth's counts
-    assert sorted(by) == sorted((shape, step) for shape in shapes for step in steps)
+    assert sorted(by) == sorted([(shape, step) for shape in shapes for step in steps]
+                                + [(shape, step) for shape in shapes if shape.endswith(":otf2") for step in processes])
+    has_otf2_print = shutil.which("otf2-print") is not None
+    for shape in ("4x50:otf2", "12x50:otf2"):
+        printed, convert = by[shape, "otf2-print (process)"], by[shape, "ccg convert (process)"]
+        assert convert["seconds"]["median"] > by[shape, "ccg --version (process)"]["seconds"]["median"] > 0
+        if has_otf2_print:
+            assert printed["print_per_convert"] == pytest.approx(printed["seconds"]["median"]
+                                                                 / convert["seconds"]["median"])
+            assert printed["target"] in ("PASS", "FAIL < 10x")
+        else:
+            assert printed["status"].startswith("skipped: otf2-print is not on PATH")
+        del by[shape, "otf2-print (process)"]
     for (shape, step), e in by.items():
         if step == "parquet" and not has_pyarrow:
             assert e["status"] == "skipped: needs pyarrow"
@@ -277,6 +291,13 @@ def test_scale_targets_are_the_issues():
     assert _target(entry("20000x50:otf2", "open", 0.5, 10, ccg_per_parquet=0.4)) == "FAIL ccg > parquet/3"
     assert _target(entry("100000x100", "convert", 99, 99999)) == "-"
     assert _target({"shape": "20000x50:otf2", "step": "cat", "status": "timeout after 9 s"}) == "FAIL"
+    printed = {"shape": "2000x50:otf2", "step": "otf2-print (process)", "status": "ok"}
+    assert _target({**printed, "print_per_convert": 10.5}) == "PASS"
+    assert _target({**printed, "print_per_convert": 0.8}) == "FAIL < 10x"
+    stopped = {**printed, "status": "killed above 8192 MB RSS"}
+    assert _target({**stopped, "print_per_convert_above": 11.7}) == "PASS"
+    assert _target({**stopped, "print_per_convert_above": 6.0}) == "-"     # it might still have passed
+    assert _target({**printed, "status": "skipped: otf2-print is not on PATH"}) == "-"
 
 
 def test_scale_benchmark_reports_a_step_past_its_memory_limit(tmp_path):

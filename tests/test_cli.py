@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import importlib
 import io
 import json
@@ -457,6 +458,20 @@ def test_module_entry_point(trace, tmp_path):
     assert done.returncode == 1 and done.stderr.startswith("ccg: ") and "Traceback" not in done.stderr
     done = subprocess.run(CCG + ["cat", "--format"], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2 and "usage:" in done.stderr
+
+
+def test_the_process_command_leaves_its_objects_to_the_exit(trace):
+    """``main()`` as the process's command freezes what is alive at exit (no last full
+    collection); called with arguments (as here, in-process) it leaves the collector alone."""
+    probe = ("import atexit, gc, sys\n"
+             "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"  # runs after main's handler
+             "from ccgformat.cli import main\n"
+             f"sys.argv = ['ccg', 'info', {str(trace['ccg'])!r}]\n"
+             "status = main()\n"
+             "print('status', status, gc.get_freeze_count())\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.splitlines()[-2:] == ["status 0 0", "frozen True"], done.stderr
+    assert main(["info", str(trace["ccg"])]) == 0 and gc.get_freeze_count() == 0
 
 
 def test_console_script_is_the_module_entry_point():

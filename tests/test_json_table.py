@@ -123,3 +123,51 @@ def test_extensions_decode_after_the_archive_is_closed():
         definitions = archive.definitions
     assert definitions.extensions["demo"]["ids"] == [-1, (1 << 64) - 1]
     assert definitions.extensions["demo"]["records"][299] == ["String", [299, "rank 299"]]
+
+
+# the fast path (`jsonflat`: runs of records encoded from their columns) against the reference walk
+_scalar = (st.integers(-(1 << 64), 1 << 64) | st.integers(-3, 3) | _digits | st.sampled_from(["rank 7", "a\x00", ""])
+           | st.none() | st.booleans() | st.floats(allow_nan=False, width=16))
+_member = _scalar | st.lists(_scalar, max_size=18) | st.tuples(st.integers(0, 9), _digits)
+_record = st.one_of(
+    st.tuples(st.sampled_from(["String", "Location", "Group"]),
+              st.lists(st.integers(0, 1 << 40) | _digits | st.lists(st.integers(0, 3), max_size=3), min_size=0,
+                       max_size=6)).map(list),
+    st.lists(_member, max_size=5), _scalar, st.dictionaries(st.sampled_from("ab"), _scalar, max_size=2))
+
+
+def _run(kind: str, count: int, first: int) -> list:
+    """Regular records, as an importer writes one per location."""
+    if kind == "String":
+        return [["String", [first + i, f"node {first + i}"]] for i in range(count)]
+    if kind == "Location":
+        return [["Location", [first + i, 2 * (first + i), 1, 48, first + i]] for i in range(count)]
+    if kind == "ids":  # some beyond int64: those records go the reference walk
+        return [["Id", [first + i, (1 << 63) - 2 + i % 4]] for i in range(count)]
+    return list(range(first, first + count))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["String", "Location", "ids", "ints"]), st.integers(0, 200), st.integers(0, 1 << 62))
+                | st.lists(_record, max_size=40), max_size=6),
+       st.lists(_json, max_size=3))
+def test_runs_of_records_encode_as_the_reference_walk_does(parts, before):
+    records = []
+    for part in parts:
+        records += _run(*part) if isinstance(part, tuple) else part
+    document = {"before": before, "records": records, "again": records[::3], "nested": [records[:40], records]}
+    assert encode_json_table(document) == encode_json_table(document, flat=False)
+
+
+def test_the_fast_path_takes_the_per_location_records(monkeypatch):
+    """The runs of regular records go the fast path (the reference's result, see above)."""
+    import ccgformat.archive.jsontable as jsontable
+    document = {"definitions": _records(3000) + [["Group", [0, 1, list(range(3000))]], ["x", None]] + _records(50)}
+    runs: list[int] = []
+    original = jsontable._Encoder.columns_of
+    monkeypatch.setattr(jsontable._Encoder, "columns_of", lambda self, flat: (runs.append(len(flat.kind)),
+                                                                                original(self, flat))[1])
+    assert encode_json_table(document) == encode_json_table(document, flat=False)
+    # values of the records after the first 16 (a String record holds 5, the others 8), the
+    # group's members after its first 16, the last 150 records
+    assert runs == [(3000 - 16) * 5 + 6000 * 8, 3000 - 16, 50 * (5 + 8 + 8)]

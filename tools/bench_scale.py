@@ -18,6 +18,14 @@ The seconds are measured inside the child around the step itself (not the interp
 start). profile, messages and timeline (1,000 columns, rows by location) open the archive
 and run the whole-trace query (`Archive.profile`, ...) as ``ccg`` does, without printing;
 cat runs ``ccg cat`` (every event, text) in-process with its output sent to /dev/null.
+
+An OTF2 shape also times fresh processes, wall time from the start (so that start-up
+counts on both sides): ``ccg --version`` and ``ccg convert`` of the archive (``python -m
+ccgformat.cli``, the same ccgformat the steps import; --repeat times each), and the
+reference tool ``otf2-print`` reading it with its output sent to /dev/null (once: 55 s at
+20,000 x 50, where it holds about 1 MB per location, so that the default --memory-limit
+stops it and the ratio is a lower bound, "> N x"; skipped, saying so, when it is not on
+PATH). The issue's target: otf2-print takes ten times as long as ccg convert.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import argparse
 import importlib.util
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,7 +46,7 @@ from typing import Any, Callable
 import synth
 from bench_archive import section_sizes, write_parquet
 from bench_query import CACHE
-from benchkit import Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, run_measured
+from benchkit import Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, run_measured, run_process
 
 SHAPES = ("20000x50:otf2", "100000x100", "1000000x10")
 RATIO_LOCATIONS = 1000
@@ -51,6 +60,8 @@ TARGETS: dict[str, dict[str, tuple[float | None, float | None, float | None]]] =
 }
 #: The archive at most this fraction of the Parquet file (20,000 x 50 from OTF2).
 SIZE_TARGETS = {"20000x50:otf2": 1 / 3}
+#: ``otf2-print`` at least this many times as long as ``ccg convert`` (both fresh processes)
+OTF2_PRINT_FACTOR = 10.0
 _SHAPE = re.compile(r"(\d+)x(\d+)(:otf2)?")
 
 
@@ -203,6 +214,51 @@ def _step_entry(shape: Shape, step: str, spec: dict[str, Any], options: argparse
     return entry
 
 
+def _process_entry(shape: Shape, step: str, command: list[str], repeat: int,
+                   options: argparse.Namespace) -> dict[str, Any]:
+    """Run a command ``repeat`` times as a fresh process (stopping at the first failure):
+    its wall seconds (median, min, max) and peak RSS. It runs in the folder holding the
+    ccgformat imported here, so that ``python -m ccgformat.cli`` imports that one too."""
+    import ccgformat
+    checkout = Path(ccgformat.__file__).resolve().parent.parent
+    runs = []
+    for _ in range(repeat):
+        runs.append(run_process(command, options.timeout, options.memory_limit, cwd=checkout))
+        if runs[-1].status != "ok":
+            break
+    samples = [run.wall_seconds for run in runs if run.status == "ok"]
+    entry: dict[str, Any] = {"shape": shape.name, "step": step, "locations": shape.locations,
+                             "status": runs[-1].status, "wall_seconds": [run.wall_seconds for run in runs],
+                             "peak_rss_mb": max((run.peak_rss_mb or 0 for run in runs), default=None)}
+    if samples:
+        entry["seconds"] = {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
+                            "samples": samples}
+    return entry
+
+
+def _otf2_processes(shape: Shape, source: Path, archive: str, options: argparse.Namespace) -> list[dict[str, Any]]:
+    """``ccg --version`` (start-up), ``ccg convert`` and ``otf2-print`` of the shape's OTF2
+    archive, each a fresh process."""
+    startup = _process_entry(shape, "ccg --version (process)", [sys.executable, "-m", "ccgformat.cli", "--version"],
+                             options.repeat, options)
+    convert = _process_entry(shape, "ccg convert (process)",
+                             [sys.executable, "-m", "ccgformat.cli", "convert", "-q", str(source), archive],
+                             options.repeat, options)
+    Path(archive).unlink(missing_ok=True)
+    tool = shutil.which("otf2-print")
+    if tool is None:
+        printed = {"shape": shape.name, "step": "otf2-print (process)", "locations": shape.locations,
+                   "status": "skipped: otf2-print is not on PATH (Debian package otf2-tools)"}
+    else:
+        printed = _process_entry(shape, "otf2-print (process)", [tool, str(next(source.glob("*.otf2")))], 1,
+                                 options)
+    if "seconds" in convert and "seconds" in printed:
+        printed["print_per_convert"] = printed["seconds"]["median"] / convert["seconds"]["median"]
+    elif "seconds" in convert and printed["status"].startswith(("killed", "timeout")):  # it takes longer still
+        printed["print_per_convert_above"] = printed["wall_seconds"][-1] / convert["seconds"]["median"]
+    return [startup, convert, printed]
+
+
 def run_shape(shape: Shape, folder: Path, options: argparse.Namespace) -> list[dict[str, Any]]:
     """Every step of one shape; the steps after a failed convert are reported as skipped."""
     print(f"  scale {shape.name} ({shape.pattern}) ...", file=sys.stderr, flush=True)
@@ -228,6 +284,10 @@ def run_shape(shape: Shape, folder: Path, options: argparse.Namespace) -> list[d
             entry["synth_otf2_seconds"] = prepared
         entries.append(entry)
         print(f"    {step}: {entry['status']}", file=sys.stderr, flush=True)
+    if shape.otf2:
+        for entry in _otf2_processes(shape, Path(spec["source"]), spec["archive"], options):
+            entries.append(entry)
+            print(f"    {entry['step']}: {entry['status']}", file=sys.stderr, flush=True)
     Path(spec["archive"]).unlink(missing_ok=True)
     Path(spec["parquet"]).unlink(missing_ok=True)
     return entries
@@ -265,6 +325,11 @@ def _summarise(entries: list[dict[str, Any]], startup_mb: float | None) -> None:
 
 def _target(e: dict[str, Any]) -> str:
     """PASS, FAIL (with what) or "-" when the issue sets no target for the row."""
+    if e["step"] == "otf2-print (process)":
+        ratio = e.get("print_per_convert", e.get("print_per_convert_above"))
+        if ratio is None or ("print_per_convert" not in e and ratio < OTF2_PRINT_FACTOR):
+            return "-"   # not measured, or stopped before it told
+        return "PASS" if ratio >= OTF2_PRINT_FACTOR else f"FAIL < {OTF2_PRINT_FACTOR:g}x"
     bound = TARGETS.get(e["shape"], {}).get(e["step"])
     size = SIZE_TARGETS.get(e["shape"]) if e["step"] == "open" else None
     if bound is None and size is None:
@@ -318,6 +383,19 @@ def _section(kind: str) -> Callable[[dict[str, Any]], str]:
         Column("target", lambda e: e["target"], "<"),
         Column("status", lambda e: e["status"][:70], "<"),
     ]),
+    ("OTF2: otf2-print against ccg convert, each a fresh process (wall s from the start, start-up included; "
+     "convert: median (min-max) of --repeat; otf2-print: once); in-process: the convert step above; start-up: "
+     "ccg --version, a fresh process", [
+        Column("shape", lambda e: e["shape"], "<"),
+        Column("ccg convert s", lambda e: _seconds(e["convert"])),
+        Column("in-process s", lambda e: _seconds(e["in_process"])),
+        Column("ccg start-up s", lambda e: _seconds(e["startup"])),
+        Column("otf2-print s", lambda e: _seconds(e)),
+        Column("otf2-print / convert", lambda e: f"{e['print_per_convert']:.1f}x" if "print_per_convert" in e else
+               f"> {e['print_per_convert_above']:.1f}x" if "print_per_convert_above" in e else "-"),
+        Column("target", lambda e: e["target"], "<"),
+        Column("status", lambda e: e["status"][:70], "<"),
+    ], lambda e: e["step"] == "otf2-print (process)"),
     ("Bytes per location (archive and its sections; the Parquet file of the same events: zstd 19, delta time)", [
         Column("shape", lambda e: e["shape"], "<"),
         Column("events", _cell("events", fmt_int)),
@@ -347,4 +425,9 @@ def run(options: argparse.Namespace) -> list[dict[str, Any]]:
         for e in run_shape(shape, folder, options):
             entries.append({**e, "twin": twins[shape].name} if shape in twins else e)
     _summarise(entries, startup.get("peak_rss_mb"))
+    by = {(e["shape"], e["step"]): e for e in entries}
+    for e in entries:
+        if e["step"] == "otf2-print (process)":
+            e.update(convert=by[(e["shape"], "ccg convert (process)")], in_process=by.get((e["shape"], "convert"), {}),
+                     startup=by[(e["shape"], "ccg --version (process)")])
     return entries

@@ -123,44 +123,62 @@ def run_measured(task: str, spec: dict[str, Any], timeout: float, backend: str |
     found with a larger resident set (polled every 10 ms; Linux), is killed with its
     process group and reported as such. Its peak RSS is its own, whatever ran before.
     (An address-space limit would not do: native code may reserve far more than it uses.)"""
-    import signal
     import tempfile
-    import time
 
     command = [sys.executable, str(BENCH_SCRIPT), "--child", task, json.dumps(spec)]
     env = None if backend is None else dict(os.environ, CCGFORMAT_BACKEND=backend)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, text=True, env=env, start_new_session=True)
-        killed = None
-        while True:
-            pid, wait_status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - started > timeout:
-                killed = f"timeout after {timeout:g} s"
-            elif memory_limit_mb and (_rss_mb(child.pid) or 0) > memory_limit_mb:
-                killed = f"killed above {memory_limit_mb:g} MB RSS"
-            if killed:
-                os.killpg(child.pid, signal.SIGKILL)
-                _, wait_status, usage = os.wait4(child.pid, 0)
-                break
-            time.sleep(0.01)
-        wall = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(wait_status)
-        peak = usage.ru_maxrss / 2**20 if sys.platform == "darwin" else usage.ru_maxrss / 2**10
-        if killed:
-            return Measured(None, wall, peak, killed)
-        if child.returncode != 0:
-            err.seek(0)
-            lines = err.read().strip().splitlines()
-            return Measured(None, wall, peak, f"failed (exit status {child.returncode})"
-                            + (f": {lines[-1][:200]}" if lines else ""))
+        measured = run_process(command, timeout, memory_limit_mb, env=env, stdout=out, stderr=err)
+        if measured.status != "ok":
+            if measured.status.startswith("failed"):
+                err.seek(0)
+                lines = err.read().strip().splitlines()
+                measured.status += f": {lines[-1][:200]}" if lines else ""
+            return measured
         out.seek(0)
         lines = out.read().strip().splitlines()
         if not lines:
-            return Measured(None, wall, peak, "failed: printed nothing")
-        return Measured(json.loads(lines[-1]), wall, peak, "ok")
+            return Measured(None, measured.wall_seconds, measured.peak_rss_mb, "failed: printed nothing")
+        return Measured(json.loads(lines[-1]), measured.wall_seconds, measured.peak_rss_mb, "ok")
+
+
+def run_process(command: list[str], timeout: float, memory_limit_mb: float | None = None, *,
+                env: dict[str, str] | None = None, stdout: Any = subprocess.DEVNULL,
+                stderr: Any = subprocess.DEVNULL, cwd: str | Path | None = None) -> Measured:
+    """Run ``command`` (in ``cwd``; its output to ``stdout``, ``stderr``; default:
+    discarded) and measure its wall time (start-up included) and peak RSS, killing it as
+    `run_measured` does; ``result`` is None, ``status`` "ok" or why not."""
+    import signal
+    import time
+
+    started = time.perf_counter()
+    try:
+        child = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, env=env, cwd=cwd,
+                                 start_new_session=True)
+    except OSError as error:
+        return Measured(None, 0.0, None, f"failed: {error}")
+    killed = None
+    while True:
+        pid, wait_status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - started > timeout:
+            killed = f"timeout after {timeout:g} s"
+        elif memory_limit_mb and (_rss_mb(child.pid) or 0) > memory_limit_mb:
+            killed = f"killed above {memory_limit_mb:g} MB RSS"
+        if killed:
+            os.killpg(child.pid, signal.SIGKILL)
+            _, wait_status, usage = os.wait4(child.pid, 0)
+            break
+        time.sleep(0.01)
+    wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(wait_status)
+    peak = usage.ru_maxrss / 2**20 if sys.platform == "darwin" else usage.ru_maxrss / 2**10
+    if killed:
+        return Measured(None, wall, peak, killed)
+    if child.returncode != 0:
+        return Measured(None, wall, peak, f"failed (exit status {child.returncode})")
+    return Measured(None, wall, peak, "ok")
 
 
 # --------------------------------------------------------------------------- registry

@@ -5,7 +5,10 @@ containers) cost their steps, not their text.
 Values are listed in pre-order by kind; integers and the numbers inside strings are
 stored as steps from the previous one at the same *path* (object keys and array positions
 from the root, positions at or above `POSITIONS` counting as `POSITIONS`), so that the
-records of regular locations give equal steps, which zstd stores once."""
+records of regular locations give equal steps, which zstd stores once.
+
+Long arrays of shallow records (per-location definition records) are encoded from their
+columns (`jsonflat`) instead of value by value; the result is the same bytes."""
 
 from __future__ import annotations
 
@@ -17,8 +20,9 @@ import numpy as np
 
 from ..errors import CorruptArchiveError
 from ..model import Definitions
+from . import jsonflat
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
-from .names import NUMBERED
+from .names import NUMBERED, intern_all, split_names
 
 #: value kinds of the ``shape`` stream
 NULL, FALSE, TRUE, INTEGER, ARRAY, OBJECT, STRING, NUMBER, HIGH_INTEGER = range(9)
@@ -29,6 +33,14 @@ MAX_DEPTH = 256
 _TEXTS_LENGTH = struct.Struct("<I")
 _I64, _U64 = 1 << 63, 1 << 64
 _STREAMS = ("shape", "length", "key", "integer", "prefix", "suffix", "numbered", "number")
+#: array elements at one path (those from position `POSITIONS` on) from which on a run of
+#: shallow records is encoded from its columns
+FLAT_RUN = 32
+#: shape codes of `jsonflat` kinds
+_FLAT_SHAPES = np.array([INTEGER, STRING, ARRAY], np.uint64)
+_DTYPES = {name: np.int64 if name in ("integer", "number") else np.uint64 for name in _STREAMS}
+#: strings times the longest's characters split at once at most (else one by one)
+SPLIT_CELLS = 1 << 24
 
 
 def _split(text: str) -> tuple[str, int | None, str]:
@@ -38,9 +50,11 @@ def _split(text: str) -> tuple[str, int | None, str]:
 
 
 class _Encoder:
-    def __init__(self) -> None:
+    def __init__(self, flat: bool = True) -> None:
+        self.flat = flat
         self.texts: dict[str, int] = {}
         self.columns: dict[str, list[int]] = {name: [] for name in _STREAMS}
+        self.parts: dict[str, list[np.ndarray]] = {name: [] for name in _STREAMS}  # before `columns`
         self.paths = _Paths()
         self.last_integer: list[int] = [0]
         self.last_number: list[int] = [-1]
@@ -56,13 +70,17 @@ class _Encoder:
             self.last_number.append(-1)
         return child
 
-    def string(self, value: str, path: int) -> None:
+    def split(self, value: str) -> tuple[int, int, int | None]:
+        """The text ids of a string's prefix and suffix (new ones in that order) and its number."""
         split = self.splits.get(value)
         if split is None:
             match = NUMBERED.fullmatch(value)
             split = self.splits[value] = (self.text(match[1] if match else value),
                                           self.text(match[3] if match else ""), int(match[2]) if match else None)
-        prefix, suffix, number = split
+        return split
+
+    def string(self, value: str, path: int) -> None:
+        prefix, suffix, number = self.split(value)
         c = self.columns
         c["prefix"].append(prefix)
         c["suffix"].append(suffix)
@@ -83,6 +101,11 @@ class _Encoder:
             c["shape"].append(ARRAY)
             c["length"].append(len(value))
             children = self.paths.positions(path, len(value), self.child)
+            if self.flat and len(value) >= POSITIONS + FLAT_RUN:
+                for position in range(POSITIONS):
+                    self.value(value[position], children[position])
+                self.tail(value[POSITIONS:], children[POSITIONS])
+                return
             for position, item in enumerate(value):
                 self.value(item, children[position] if position < POSITIONS else children[POSITIONS])
         elif kind is str:
@@ -105,6 +128,85 @@ class _Encoder:
                 self.value(value[key], self.child(path, key))
         else:
             raise TypeError(f"not a JSON value: {value!r}")
+
+    def tail(self, values: list, path: int) -> None:
+        """Values that share one path: runs of at least `FLAT_RUN` that `jsonflat` can
+        flatten from their columns, the others one by one."""
+        columns = jsonflat.flatten(values, POSITIONS, self.child, path)
+        ok = columns.ok if columns is not None else np.zeros(len(values), bool)
+        edges = np.flatnonzero(np.diff(ok.astype(np.int8))) + 1
+        bounds = [0, *edges.tolist(), len(values)]
+        for start, stop in zip(bounds, bounds[1:]):
+            if columns is not None and ok[start] and stop - start >= FLAT_RUN:
+                self.columns_of(columns.rows(start, stop))
+                continue
+            for value in values[start:stop]:
+                self.value(value, path)
+
+    def columns_of(self, flat: jsonflat.Flat) -> None:
+        """What `value` appends for the values of ``flat``, in bulk."""
+        self.add("shape", _FLAT_SHAPES[flat.kind])
+        self.add("length", flat.length)
+        self.add("integer", _steps(flat.integers, flat.path[flat.kind == jsonflat.INT], self.last_integer, 0))
+        if not flat.strings:
+            return
+        distinct = list(dict.fromkeys(flat.strings))
+        prefixes, suffixes, numbers = self.splits_of(distinct)
+        index = dict(zip(distinct, range(len(distinct))))
+        each = np.fromiter(map(index.__getitem__, flat.strings), np.int64, len(flat.strings))
+        number = numbers[each]
+        numbered = number >= 0
+        self.add("prefix", prefixes[each])
+        self.add("suffix", suffixes[each])
+        self.add("numbered", numbered)
+        string_paths = flat.path[flat.kind == jsonflat.STR]
+        self.add("number", _steps(number[numbered], string_paths[numbered], self.last_number, 1))
+
+    def add(self, name: str, values: np.ndarray) -> None:
+        """Append to a stream (after the values `columns` holds)."""
+        held, dtype = self.columns[name], _DTYPES[name]
+        if held:
+            self.parts[name].append(np.array(held, dtype))
+            held.clear()
+        self.parts[name].append(values.astype(dtype))
+
+    def stream(self, name: str) -> np.ndarray:
+        """A whole stream."""
+        return np.concatenate([*self.parts[name], np.array(self.columns[name], _DTYPES[name])])
+
+    def splits_of(self, strings: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`split` of each string (new texts in the same order), the number -1 for none."""
+        if len(strings) * max(map(len, strings)) > SPLIT_CELLS:   # numpy strings as wide as the longest
+            prefixes, suffixes, numbers = zip(*map(self.split, strings))
+            return (np.array(prefixes, np.int64), np.array(suffixes, np.int64),
+                    np.array([-1 if n is None else n for n in numbers], np.int64))
+        prefix, suffix, numbered, numbered_values = split_names(strings)
+        texts = np.empty(2 * len(strings), dtype=prefix.dtype)
+        texts[0::2], texts[1::2] = prefix, suffix
+        ids = intern_all(self.texts, texts)
+        numbers = np.full(len(strings), -1, np.int64)
+        numbers[numbered] = numbered_values
+        return ids[0::2], ids[1::2], numbers
+
+
+def _steps(values: np.ndarray, paths: np.ndarray, last: list[int], extra: int) -> np.ndarray:
+    """Each value minus the one before it at its path (``last[path]`` for the first) minus
+    ``extra``, wrapping in int64; ``last`` then holds each path's last value."""
+    if not len(values):
+        return values
+    order = np.argsort(paths, kind="stable")
+    ordered, grouped = values[order], paths[order]
+    first = np.ones(len(order), bool)
+    first[1:] = grouped[1:] != grouped[:-1]
+    before = np.empty_like(ordered)
+    before[1:] = ordered[:-1]
+    before[first] = [last[p] for p in grouped[first].tolist()]
+    ends = np.flatnonzero(np.append(first[1:], True))
+    for p, value in zip(grouped[ends].tolist(), ordered[ends].tolist()):
+        last[p] = value
+    steps = np.empty_like(ordered)
+    steps[order] = ordered - before - extra
+    return steps
 
 
 class _Paths:
@@ -129,16 +231,14 @@ class _Paths:
         return known
 
 
-def encode_json_table(document: Any) -> bytes:
-    """The document's columns: the text list, then the eight streams of spec 4.9."""
-    encoder = _Encoder()
+def encode_json_table(document: Any, *, flat: bool = True) -> bytes:
+    """The document's columns: the text list, then the eight streams of spec 4.9.
+    ``flat=False``: the reference walk, value by value, also for runs of records."""
+    encoder = _Encoder(flat)
     encoder.value(document, 0)
-    c = encoder.columns
     texts = json.dumps(list(encoder.texts), ensure_ascii=False, separators=(",", ":")).encode()
-    streams = [encode_stream(np.array(c[name], np.uint64)) for name in ("shape", "length", "key")]
-    streams.append(encode_stream(zigzag(np.array(c["integer"], np.int64))))
-    streams += [encode_stream(np.array(c[name], np.uint64)) for name in ("prefix", "suffix", "numbered")]
-    streams.append(encode_stream(zigzag(np.array(c["number"], np.int64))))
+    streams = [encode_stream(zigzag(encoder.stream(name)) if name in ("integer", "number") else encoder.stream(name))
+               for name in _STREAMS]
     return _TEXTS_LENGTH.pack(len(texts)) + texts + b"".join(streams)
 
 

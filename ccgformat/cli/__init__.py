@@ -8,6 +8,8 @@ Exit status: 0 on success, 1 on a corrupt or invalid input (any `CcgError`, prin
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import sys
 from typing import Sequence
 
@@ -37,7 +39,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``ccg`` with ``argv`` (default: the process's arguments); returns the exit status."""
+    """Run ``ccg`` with ``argv`` (default: the process's arguments); returns the exit status.
+
+    Without ``argv`` this is the process's command: what it leaves alive is not collected
+    at the interpreter's exit (`gc.freeze` then), which would traverse it all once more
+    (0.12 s after converting 20,000 OTF2 locations); the operating system frees it."""
+    if argv is None:
+        atexit.register(gc.freeze)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

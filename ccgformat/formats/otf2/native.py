@@ -73,11 +73,12 @@ Sparse = Callable[[int, str, "int | None"], "tuple[dict[str, np.ndarray], np.nda
 
 
 class _Chunk(NamedTuple):
-    """Events read in C, and the gaps where skipped records' events go."""
+    """Events read in C, and the gaps where skipped records' events go (all in ``buffer``)."""
 
     batch: EventBatch
     gap_at: np.ndarray
     gap_records: np.ndarray
+    buffer: np.ndarray
 
 
 class NativeOtf2Warning(UserWarning):
@@ -245,33 +246,37 @@ class _Stream:
         headroom = lib.OTF2R_HEADROOM
         self.capacity = BATCH_SIZE if limit >= BATCH_SIZE else max(2 * headroom, limit + headroom + 1)
         self.gap_capacity = GAPS_PER_CHUNK if limit >= GAPS_PER_CHUNK else limit + 2
+        # one buffer per chunk: the int64 rows, the gaps (at and records), the kinds
+        self.gaps_from = 8 * len(_ROWS) * self.capacity
+        self.kinds_from = self.gaps_from + 16 * self.gap_capacity
+        self.size = self.kinds_from + self.capacity
 
     def read(self, into: _Chunk | None = None) -> tuple[_Chunk, int]:
         """The next chunk of at most `BATCH_SIZE` events (in the arrays of the chunk ``into``
         when given, which then no longer holds its events) and the stream's state."""
         if self.handle is None:
             raise FormatError("the OTF2 reader was closed before this location's events were read")
-        if into is None:
-            block, kind = np.empty((len(_ROWS), self.capacity), np.int64), np.empty(self.capacity, np.uint8)
-            gaps = np.empty((2, self.gap_capacity), np.int64)
-        else:
-            block, kind, gaps = into.batch.time.base, into.batch.kind.base, into.gap_at.base
-        c = self.columns
-        c.capacity = capacity = block.shape[1]
-        c.events.kind = self.ffi.cast("uint8_t *", kind.ctypes.data)
-        rows = self.ffi.cast("int64_t *", block.ctypes.data)
+        buffer = np.empty(self.size, np.uint8) if into is None else into.buffer
+        ffi, c, capacity, gap_capacity = self.ffi, self.columns, self.capacity, self.gap_capacity
+        start = ffi.cast("char *", buffer.ctypes.data)
+        c.capacity = capacity
+        c.events.kind = ffi.cast("uint8_t *", start + self.kinds_from)
+        rows = ffi.cast("int64_t *", start)
         for row, name in enumerate(_ROWS):
             setattr(c.events, name, rows + row * capacity)
-        c.gap_capacity = gaps.shape[1]
-        c.gap_at = self.ffi.cast("int64_t *", gaps.ctypes.data)
-        c.gap_records = c.gap_at + gaps.shape[1]
+        c.gap_capacity = gap_capacity
+        c.gap_at = ffi.cast("int64_t *", start + self.gaps_from)
+        c.gap_records = c.gap_at + gap_capacity
         code = self.lib.otf2r_stream_read(self.handle, c, self.state_out)
         if code != 0:
             raise MemoryError("out of memory while reading OTF2 events") if code == 1 else \
                 RuntimeError(f"native OTF2 reader error {code}")
         n, g = c.count, c.gap_count
-        batch = EventBatch(kind=kind[:n], **{name: block[row, :n] for row, name in enumerate(_ROWS)})
-        return _Chunk(batch, gaps[0, :g], gaps[1, :g]), self.state_out[0]
+        block = buffer[:self.gaps_from].view(np.int64).reshape(len(_ROWS), capacity)
+        gaps = buffer[self.gaps_from:self.kinds_from].view(np.int64).reshape(2, gap_capacity)
+        batch = EventBatch(kind=buffer[self.kinds_from:self.kinds_from + n],
+                           **{name: block[row, :n] for row, name in enumerate(_ROWS)})
+        return _Chunk(batch, gaps[0, :g], gaps[1, :g], buffer), self.state_out[0]
 
     def chunks(self) -> Iterator[_Chunk]:
         """Every chunk of the stream (a second pass: the first found no fallback)."""

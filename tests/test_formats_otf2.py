@@ -9,6 +9,7 @@ same round trip. Generated traces with every event kind go model -> OTF2 -> mode
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -364,6 +365,38 @@ def test_damaged_archives_raise_format_error_naming_the_file(ping_pong: Path, da
         for _, batches in streams:
             list(batches)
     assert caught.value.path is not None and Path(caught.value.path).name == named
+
+
+_EVERY_CUT = """
+import sys
+from pathlib import Path
+from ccgformat.errors import FormatError
+from ccgformat.formats import read
+local = Path(sys.argv[1]) / "traces" / "1.def"
+whole = local.read_bytes()
+for size in range(len(whole)):
+    local.write_bytes(whole[:size])
+    try:
+        definitions, streams = read(Path(sys.argv[1]))
+        for _, batches in streams:
+            list(batches)
+        print("read", size)
+    except FormatError as error:
+        print("FormatError", size, Path(error.path).name)
+"""
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+def test_every_cut_of_a_local_definition_file_is_a_format_error(ping_pong: Path, backend: str) -> None:
+    """The library reads a local definition file cut short into memory it never filled,
+    and once kept reading for ever: every cut of ping-pong's 1.def (147 bytes, with
+    records) must fail at once, naming the file. A child process, so that a hang fails
+    the test by its timeout instead of stopping the suite."""
+    size = (ping_pong / "traces" / "1.def").stat().st_size
+    done = subprocess.run([sys.executable, "-c", _EVERY_CUT, str(ping_pong)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "CCGFORMAT_BACKEND": backend})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"FormatError {cut} 1.def" for cut in range(size)]
 
 
 def test_folder_without_anchor(tmp_path: Path) -> None:

@@ -16,12 +16,13 @@ import struct
 
 from ...errors import FormatError
 
-__all__ = ["announced_records", "holds_no_records"]
+__all__ = ["announced_records", "cut_short", "holds_no_records"]
 
 _HEADER = 18
 _CHUNK_HEADER = 3
 _BYTE_ORDERS = {0x42: "<", 0x23: ">"}
-#: What follows the chunk header in a file without records: END_OF_FILE (2), END_OF_BUFFER (1).
+#: What follows the chunk header in a file without records, and what ends every buffer file
+#: a writer closed: END_OF_FILE (2), END_OF_BUFFER (1).
 _NO_RECORDS = b"\x02\x01"
 
 
@@ -77,3 +78,23 @@ def holds_no_records(path: str) -> bool:
         os.close(descriptor)
     return (len(data) == _HEADER + len(_NO_RECORDS) and data[0] == _CHUNK_HEADER and data[1] in _BYTE_ORDERS
             and data[_HEADER:] == _NO_RECORDS)
+
+
+def cut_short(path: str) -> bool:
+    """Whether definition file ``path`` lacks its chunk header or its closing END_OF_FILE,
+    END_OF_BUFFER: a file cut short, which the library would read into memory it never
+    filled (a truncated local definition file kept it reading for ever). False when the
+    file cannot be read (the library then says why)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        size = os.fstat(descriptor).st_size
+        head, tail = os.pread(descriptor, 2, 0), os.pread(descriptor, 2, max(size - 2, 0))
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
+    return size < _HEADER + len(_NO_RECORDS) or head[0] != _CHUNK_HEADER or head[1] not in _BYTE_ORDERS \
+        or tail != _NO_RECORDS

@@ -31,7 +31,7 @@ from ..common import StringTable, batches
 from .anchor import find_anchor
 from .binding import Binding, load
 from .callbacks import EventReader
-from .chunks import announced_records, holds_no_records
+from .chunks import announced_records, cut_short, holds_no_records
 from .columns import to_columns
 from .definitions import read_definitions
 from .native import PROTOTYPES, LocationBatches, NativeEvents, otf2_reader_address
@@ -187,6 +187,9 @@ def _read_local_definitions(binding: Binding, handle: Any, ref: int, prefix: str
     path = f"{prefix}{ref}.def"
     if holds_no_records(path):
         return
+    if cut_short(path):
+        raise FormatError("the local definition file is cut short (no chunk header or no END_OF_FILE record "
+                          "at its end)", path=path)
     reader = _otf2.Reader_GetDefReader(handle, ref)
     if not reader:
         return

@@ -21,8 +21,7 @@ __all__ = ["announced_records", "cut_short", "holds_no_records"]
 _HEADER = 18
 _CHUNK_HEADER = 3
 _BYTE_ORDERS = {0x42: "<", 0x23: ">"}
-#: What follows the chunk header in a file without records, and what ends every buffer file
-#: a writer closed: END_OF_FILE (2), END_OF_BUFFER (1).
+#: What follows the chunk header in a file without records: END_OF_FILE (2), END_OF_BUFFER (1).
 _NO_RECORDS = b"\x02\x01"
 
 
@@ -81,20 +80,20 @@ def holds_no_records(path: str) -> bool:
 
 
 def cut_short(path: str) -> bool:
-    """Whether definition file ``path`` lacks its chunk header or its closing END_OF_FILE,
-    END_OF_BUFFER: a file cut short, which the library would read into memory it never
-    filled (a truncated local definition file kept it reading for ever). False when the
-    file cannot be read (the library then says why)."""
+    """Whether definition file ``path`` is too short for its chunk header and the
+    END_OF_FILE, END_OF_BUFFER after it, or does not begin with a chunk header. The
+    library reads such a file into memory it never filled, and a local definition file
+    cut inside its header kept it reading for ever (a file cut later it reports itself).
+    False when the file cannot be read (the library then says why)."""
     try:
         descriptor = os.open(path, os.O_RDONLY)
     except OSError:
         return False
     try:
         size = os.fstat(descriptor).st_size
-        head, tail = os.pread(descriptor, 2, 0), os.pread(descriptor, 2, max(size - 2, 0))
+        head = os.pread(descriptor, 2, 0)
     except OSError:
         return False
     finally:
         os.close(descriptor)
-    return size < _HEADER + len(_NO_RECORDS) or head[0] != _CHUNK_HEADER or head[1] not in _BYTE_ORDERS \
-        or tail != _NO_RECORDS
+    return size < _HEADER + len(_NO_RECORDS) or head[0] != _CHUNK_HEADER or head[1] not in _BYTE_ORDERS

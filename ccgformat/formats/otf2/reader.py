@@ -188,8 +188,8 @@ def _read_local_definitions(binding: Binding, handle: Any, ref: int, prefix: str
     if holds_no_records(path):
         return
     if cut_short(path):
-        raise FormatError("the local definition file is cut short (no chunk header or no END_OF_FILE record "
-                          "at its end)", path=path)
+        raise FormatError("the local definition file is cut short: it does not begin with a whole chunk header "
+                          "and the end of the file", path=path)
     reader = _otf2.Reader_GetDefReader(handle, ref)
     if not reader:
         return

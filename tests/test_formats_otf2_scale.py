@@ -64,7 +64,10 @@ def test_more_locations_than_open_files_allowed(wide: Path, tmp_path: Path, back
 def test_only_record_free_definition_files_are_skipped(wide: Path, tmp_path: Path) -> None:
     """The importer skips the library's reading of a local definition file only when it
     is a chunk header followed by END_OF_FILE and END_OF_BUFFER (the exporter's empty file)."""
-    from ccgformat.formats.otf2.chunks import holds_no_records
+    from ccgformat.formats.otf2.chunks import DefinitionFile, definition_file
+
+    def holds_no_records(path: str) -> bool:
+        return definition_file(path) is DefinitionFile.NO_RECORDS
 
     empty = wide / "traces" / "0.def"
     assert holds_no_records(str(empty))

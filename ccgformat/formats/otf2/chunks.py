@@ -7,16 +7,18 @@ uint64 in that byte order (the first chunk's first event is 1; a chunk without e
 last = first - 1). The OTF2 library reads a chunk into memory of the chunk size whatever
 the file holds, so a file cut short leaves it reading memory it never filled; the
 readers therefore read no more records than the headers announce, and fail on fewer.
+A local definition file is looked at once, before the library reads it (`definition_file`).
 """
 
 from __future__ import annotations
 
 import os
 import struct
+from enum import Enum
 
 from ...errors import FormatError
 
-__all__ = ["announced_records", "cut_short", "holds_no_records"]
+__all__ = ["DefinitionFile", "announced_records", "definition_file"]
 
 _HEADER = 18
 _CHUNK_HEADER = 3
@@ -60,40 +62,34 @@ def announced_records(path: str, chunk_size: int) -> int | None:
     return last
 
 
-def holds_no_records(path: str) -> bool:
-    """Whether file ``path`` is a single chunk without records (an OTF2 writer's local
-    definition file of a location with nothing to define): reading it through the
-    library, whose readers cost a chunk-sized buffer each, would find nothing. False when
-    it holds anything else or cannot be read (the library then reads it and says why)."""
+class DefinitionFile(Enum):
+    """What a local definition file holds, as far as its first bytes tell."""
+
+    NO_RECORDS = "a single chunk without records"
+    CUT_SHORT = "too short for its chunk header and end, or no chunk header"
+    RECORDS = "anything else, or unreadable"
+
+
+def definition_file(path: str) -> DefinitionFile:
+    """What definition file ``path`` holds, from one read of its first bytes.
+
+    NO_RECORDS: a chunk header followed by END_OF_FILE and END_OF_BUFFER (an OTF2 writer's
+    file of a location with nothing to define); reading it through the library, whose
+    readers cost a chunk-sized buffer each, would find nothing. CUT_SHORT: shorter than
+    that, or not beginning with a chunk header; the library reads such a file into memory
+    it never filled, and a file cut inside its header kept it reading for ever (a file cut
+    later it reports itself). RECORDS otherwise, also when the file cannot be read (the
+    library then reads it and says why)."""
     try:
         descriptor = os.open(path, os.O_RDONLY)
     except OSError:
-        return False
+        return DefinitionFile.RECORDS
     try:
         data = os.read(descriptor, _HEADER + len(_NO_RECORDS) + 1)
     except OSError:
-        return False
+        return DefinitionFile.RECORDS
     finally:
         os.close(descriptor)
-    return (len(data) == _HEADER + len(_NO_RECORDS) and data[0] == _CHUNK_HEADER and data[1] in _BYTE_ORDERS
-            and data[_HEADER:] == _NO_RECORDS)
-
-
-def cut_short(path: str) -> bool:
-    """Whether definition file ``path`` is too short for its chunk header and the
-    END_OF_FILE, END_OF_BUFFER after it, or does not begin with a chunk header. The
-    library reads such a file into memory it never filled, and a local definition file
-    cut inside its header kept it reading for ever (a file cut later it reports itself).
-    False when the file cannot be read (the library then says why)."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        size = os.fstat(descriptor).st_size
-        head = os.pread(descriptor, 2, 0)
-    except OSError:
-        return False
-    finally:
-        os.close(descriptor)
-    return size < _HEADER + len(_NO_RECORDS) or head[0] != _CHUNK_HEADER or head[1] not in _BYTE_ORDERS
+    if len(data) < _HEADER + len(_NO_RECORDS) or data[0] != _CHUNK_HEADER or data[1] not in _BYTE_ORDERS:
+        return DefinitionFile.CUT_SHORT
+    return DefinitionFile.NO_RECORDS if data[_HEADER:] == _NO_RECORDS else DefinitionFile.RECORDS

@@ -31,7 +31,7 @@ from ..common import StringTable, batches
 from .anchor import find_anchor
 from .binding import Binding, load
 from .callbacks import EventReader
-from .chunks import announced_records, cut_short, holds_no_records
+from .chunks import DefinitionFile, announced_records, definition_file
 from .columns import to_columns
 from .definitions import read_definitions
 from .native import PROTOTYPES, LocationBatches, NativeEvents, otf2_reader_address
@@ -185,9 +185,10 @@ def _read_local_definitions(binding: Binding, handle: Any, ref: int, prefix: str
     library keeps for the location's event readers) and close its definition reader."""
     _otf2 = binding._otf2
     path = f"{prefix}{ref}.def"
-    if holds_no_records(path):
+    held = definition_file(path)
+    if held is DefinitionFile.NO_RECORDS:
         return
-    if cut_short(path):
+    if held is DefinitionFile.CUT_SHORT:
         raise FormatError("the local definition file is cut short: it does not begin with a whole chunk header "
                           "and the end of the file", path=path)
     reader = _otf2.Reader_GetDefReader(handle, ref)

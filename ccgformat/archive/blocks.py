@@ -90,8 +90,7 @@ def unpack_payload(flags: int, stored: memoryview, raw_length: int, path: str, o
         if declared != raw_length:
             raise CorruptArchiveError(f"block at {offset} decompresses to {declared} bytes, directory "
                                       f"says {raw_length}", path=path, offset=offset)
-        decompressor = zstandard.ZstdDecompressor(dict_data=dictionary) if dictionary else zstandard.ZstdDecompressor()
-        raw = decompressor.decompress(stored, max_output_size=raw_length)
+        raw = zstandard.ZstdDecompressor(dict_data=dictionary).decompress(stored, max_output_size=raw_length)
     except zstandard.ZstdError as error:
         raise CorruptArchiveError(f"zstd frame of block at {offset} is damaged: {error}",
                                   path=path, offset=offset) from None

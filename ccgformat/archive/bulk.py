@@ -15,13 +15,14 @@ import numpy as np
 
 from ..graph.graph import Graph, root_columns
 from ..bulkstep import bulk_step
-from .samples import MetricSamples
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .checkpoint_columns import CheckpointColumns
 from .groups import location_checkpoints
 from .native import builder as make_builder
+from .samples import MetricSamples
 from .writer import AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK, Writer
+
 
 def graph_checkpoints(graph: Graph, interval: int, path: str | None = None) -> CheckpointColumns:
     """The checkpoints of every location of ``graph`` (`indexes.checkpoints` of each)."""

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ccgformat.errors import FormatError
 from ccgformat.formats import read
+from ccgformat.formats.npz import _ERRORS, _member_bytes
 from ccgformat.model import COLUMNS, Definitions, EventKind, Location, Region
 
 NAMES = ("time", "kind") + COLUMNS
@@ -108,3 +111,39 @@ def test_a_cut_file_whose_first_member_is_the_definitions_is_refused_on_reading(
     assert detect(tmp_path / "cut.npz") == "npz"
     with pytest.raises(FormatError):
         read(tmp_path / "cut.npz")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=300), min_size=1, max_size=5), st.sampled_from([zipfile.ZIP_STORED,
+                                                                                   zipfile.ZIP_DEFLATED]))
+def test_member_bytes_match_the_zip_module(contents: list[bytes], method: int) -> None:
+    """The importer's own member reader (two reads and one zlib call) gives what the
+    zip module reads, and with a member's first byte changed fails when the zip module
+    does (a CRC or deflate error)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        for i, content in enumerate(contents):
+            archive.writestr(f"m{i}.npy", content)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.npz"
+        path.write_bytes(buffer.getvalue())
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                assert _member_bytes(archive, info.filename) == archive.read(info.filename)
+        data = bytearray(buffer.getvalue())
+        with zipfile.ZipFile(path) as archive:
+            info = archive.infolist()[0]
+            start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+        if info.compress_size:
+            data[start] ^= 0xFF
+            path.write_bytes(bytes(data))
+            with zipfile.ZipFile(path) as archive:
+                try:
+                    expected: bytes | None = archive.read(info.filename)
+                except _ERRORS:
+                    expected = None
+                if expected is None:
+                    with pytest.raises(_ERRORS):
+                        _member_bytes(archive, info.filename)
+                else:
+                    assert _member_bytes(archive, info.filename) == expected

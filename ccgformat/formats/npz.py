@@ -11,6 +11,7 @@ one at a time (each one's columns are loaded whole) and handed on in batches.
 from __future__ import annotations
 
 import json
+import os
 import re
 import struct
 import zipfile
@@ -29,6 +30,9 @@ DEFINITIONS_MEMBER = "definitions_json"
 _COLUMN_NAMES = ("time", "kind") + COLUMNS
 _MEMBER = re.compile(r"loc(\d+)_(\w+)")
 _ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+#: A zip local file header: signature, versions, flags, method, time, date, CRC-32, sizes,
+#: name and extra field lengths.
+_LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
 #: An .npy member's fixed start: magic, format version, header length (version 1.0).
 _NPY_PREFIX = struct.Struct("<6sBBH")
 #: A 1.0 header of a C-order 1-D little-endian or byte-wide integer array, as numpy writes it.
@@ -94,23 +98,42 @@ def _simple_array(data: Any, member: str) -> np.ndarray | None:
     fills the rest of the member (what numpy writes for the event columns), read without
     numpy's general header parser (a Python literal evaluation: most of the time of a
     small member); None for anything else, which ``data[member]`` then reads."""
-    name = f"{member}.npy"
-    size = data.zip.getinfo(name).file_size
-    with data.zip.open(name) as handle:
-        head = handle.read(_NPY_PREFIX.size)
-        if len(head) < _NPY_PREFIX.size:
-            return None
-        magic, major, minor, length = _NPY_PREFIX.unpack(head)
-        match = _SIMPLE_HEADER.fullmatch(handle.read(length)) if (magic, major, minor) == (b"\x93NUMPY", 1, 0) else None
-        if match is None:
-            return None
-        dtype, count = np.dtype(match.group(1).decode()), int(match.group(2))
-        if _NPY_PREFIX.size + length + dtype.itemsize * count != size:
-            return None
-        values = np.empty(count, dtype)
-        if count and handle.readinto(memoryview(values).cast("B")) != values.nbytes:
-            raise EOFError(f"the data ends before the {values.nbytes} bytes its header announces")
-    return values
+    raw = _member_bytes(data.zip, f"{member}.npy")
+    magic, major, minor, length = _NPY_PREFIX.unpack_from(raw) if len(raw) >= _NPY_PREFIX.size else (b"", 0, 0, 0)
+    match = _SIMPLE_HEADER.fullmatch(raw, _NPY_PREFIX.size, _NPY_PREFIX.size + length) \
+        if (magic, major, minor) == (b"\x93NUMPY", 1, 0) else None
+    if match is None:
+        return None
+    dtype, count = np.dtype(match.group(1).decode()), int(match.group(2))
+    start = _NPY_PREFIX.size + length
+    if start + dtype.itemsize * count != len(raw):
+        return None
+    return np.frombuffer(raw, dtype, count, start).copy()
+
+
+def _member_bytes(archive: zipfile.ZipFile, name: str) -> bytes:
+    """A member's whole content, its CRC-32 checked. A stored or deflated member (numpy
+    writes those) is read with two reads of the file and one ``zlib`` call: the zip
+    module's reader costs several times as much for the small members of one location's
+    columns; other members through it."""
+    info = archive.getinfo(name)
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 1:
+        return archive.read(name)
+    descriptor = archive.fp.fileno()
+    local = os.pread(descriptor, _LOCAL_HEADER.size, info.header_offset)
+    if len(local) < _LOCAL_HEADER.size or local[:4] != ZIP_MAGIC:
+        raise zipfile.BadZipFile(f"no local header for member {name!r}")
+    name_length, extra_length = _LOCAL_HEADER.unpack(local)[-2:]
+    stored = os.pread(descriptor, info.compress_size, info.header_offset + _LOCAL_HEADER.size + name_length
+                      + extra_length)
+    if len(stored) != info.compress_size:
+        raise EOFError(f"member {name!r} ends before its {info.compress_size} bytes")
+    # at most one byte more than the directory says, so that a damaged member cannot demand more memory
+    raw = stored if info.compress_type == zipfile.ZIP_STORED else \
+        zlib.decompressobj(-zlib.MAX_WBITS).decompress(stored, info.file_size + 1)
+    if len(raw) != info.file_size or zlib.crc32(raw) != info.CRC:  # what the zip module checks
+        raise zipfile.BadZipFile(f"bad CRC-32 or size for member {name!r}")
+    return raw
 
 
 def _definitions(data: Any, path: str) -> Definitions:

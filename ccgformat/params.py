@@ -26,7 +26,11 @@ class Params:
     area L of every S-list (4.2.2). ``leaf_window``: with exact time, a leaf call (a call
     without children) whose S-list has had fewer hits than misses is shared with an equal
     earlier node only when that node was made or last shared at most this many nodes ago,
-    else stored again (0: always shared; see docs/compression.md).
+    else stored again (0: always shared; see docs/compression.md). ``representatives``:
+    with deviation bounds, an S-list of call or artificial nodes that holds this many
+    nodes and finds none for a new one is no longer searched: its durations are jitter,
+    not structure, and that node and every later one of its key are stored (rounded)
+    instead of shared (0: always searched; docs/compression.md).
     """
 
     abs_dev: int = 0
@@ -36,6 +40,7 @@ class Params:
     branching: int = 20
     search_length: int = 1000
     leaf_window: int = 4
+    representatives: int = 16
 
     def __post_init__(self) -> None:
         if not isinstance(self.abs_dev, int) or self.abs_dev < 0:
@@ -50,6 +55,8 @@ class Params:
             raise ParameterError(f"search_length must be a positive integer, got {self.search_length!r}")
         if not isinstance(self.leaf_window, int) or self.leaf_window < 0:
             raise ParameterError(f"leaf_window must be a non-negative integer, got {self.leaf_window!r}")
+        if not isinstance(self.representatives, int) or self.representatives < 0:
+            raise ParameterError(f"representatives must be a non-negative integer, got {self.representatives!r}")
 
     @property
     def lossless(self) -> bool:

@@ -36,6 +36,7 @@ params_strategy = st.builds(
     branching=st.integers(2, 6),
     search_length=st.integers(1, 8),
     leaf_window=st.sampled_from([0, 1, 2, 16]),
+    representatives=st.sampled_from([0, 1, 2, 16]),
 )
 
 

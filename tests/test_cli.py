@@ -264,7 +264,8 @@ def test_info_json_describes_the_archive(trace, capsys):
         nodes = [e for e in ar.sections if e.kind in NODE_KINDS]
     assert document["parameters"] == {"abs_dev": 0, "rel_dev": 0.0, "rel_size": 0.0, "rel_metric": 0.0,
                                       "branching": 20, "search_length": 1000, "zstd_level": 3,
-                                      "checkpoint_interval": 200, "nodes_per_block": 400, "leaf_window": 4}
+                                      "checkpoint_interval": 200, "nodes_per_block": 400, "leaf_window": 4,
+                                      "representatives": 16}
     assert document["provenance"]["source_format"] == "synthetic"
     assert document["converter"].startswith("ccgformat ")
     names = {SectionKind(kind).name for kind in node_kinds}
@@ -289,7 +290,7 @@ def test_info_text(trace, capsys):
     code, out, _ = run(capsys, "info", trace["ccg"])
     assert code == 0
     for words in ("format version    1.5", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
-                  "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 leaf_window=4 zstd=3 checkpoint_interval=200",
+                  "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 leaf_window=4 representatives=16 zstd=3 checkpoint_interval=200",
                   "generator=tools/synth.py", "NODES", "ROOT_TABLE"):
         assert words in out, words
 

@@ -19,6 +19,7 @@ lossy_params = st.builds(
     rel_metric=st.sampled_from([0.0, 0.05, 0.5]),
     branching=st.integers(2, 5),
     search_length=st.integers(1, 8),
+    representatives=st.sampled_from([0, 1, 2, 16]),
 )
 
 

@@ -37,7 +37,8 @@ def definitions() -> Definitions:
 
 def brute(archive, bounds_, location):
     """``(exact, magnitude)`` per slice and metric: the integrals as Fractions from the
-    rebuilt events (spec 4.11), and the sums of the contributions' magnitudes."""
+    rebuilt events (spec 4.11), and the sums of the magnitudes of the contributions and of
+    the values an increase is computed from (the error bound of spec 4.11)."""
     events = oracle.events_of(archive, location) if location in archive.roots else []
     end = events[-1].time if events else 0
     slices = len(bounds_) - 1
@@ -45,9 +46,9 @@ def brute(archive, bounds_, location):
     exact = [[Fraction(0)] * len(modes) for _ in range(slices)]
     size = [[Fraction(0)] * len(modes) for _ in range(slices)]
 
-    def add(t, m, amount):
+    def add(t, m, amount, operands=0):
         exact[t][m] += amount
-        size[t][m] += abs(amount)
+        size[t][m] += abs(amount) + operands
 
     for m, (mode, kind) in enumerate(modes):
         samples = [(e.time, _number(e.value, kind)) for e in events if e.kind == EventKind.METRIC and e.ref == m]
@@ -62,8 +63,8 @@ def brute(archive, bounds_, location):
                 t = next(t for t in range(slices) if time < bounds_[t + 1])
                 if mode == "relative":
                     add(t, m, value)
-                elif i:
-                    add(t, m, value - samples[i - 1][1])
+                elif i:  # two values converted to float64, then subtracted (spec 4.11)
+                    add(t, m, value - samples[i - 1][1], abs(value) + abs(samples[i - 1][1]))
     return exact, size
 
 

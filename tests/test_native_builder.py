@@ -46,6 +46,7 @@ params_strategy = st.builds(
     branching=st.integers(2, 5),
     search_length=st.integers(1, 4),
     leaf_window=st.sampled_from([0, 1, 2, 16]),
+    representatives=st.sampled_from([0, 1, 2, 16]),
 )
 
 

@@ -70,10 +70,11 @@ typedef struct {
     int64_t n, cap, width;
     int64_t hits, misses;  /* finalize's searches that found a node, that stored one */
     uint8_t exact;
+    uint8_t closed;   /* no longer searched nor grown (representatives, finalize) */
 } slist;
 
 struct ccg_builder {
-    int64_t abs_dev, rel_time, rel_size, rel_metric, branching, search_length, leaf_window;
+    int64_t abs_dev, rel_time, rel_size, rel_metric, branching, search_length, leaf_window, representatives;
     int64_t grid;  /* rounding.grid_mantissa(rel_time) */
     int exact_time;
     ccg_rules rules;
@@ -594,7 +595,7 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
     if (s_index < 0)
         return fail_memory(b);
     slist *s = &b->slists.data[s_index];
-    if (!s->exact) {
+    if (!s->exact && !s->closed) {
         i128 bound_lo = -(i128)b->abs_dev - start_drift, bound_hi = (i128)b->abs_dev - start_drift;
         /* the first gap decides the first step of time_deviation alone: the candidate's
          * first duration must be within the relative bound of ours, and the shift it
@@ -628,6 +629,8 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
                 return CCG_OK;
             }
         }
+        /* as many representatives as allowed and none fits: jitter, stored from now on */
+        s->closed = b->representatives > 0 && s->n >= b->representatives;
     }
     if (!b->exact_time) {
         if (CCG_RESERVE(b->rounded_tmp, ndur))
@@ -649,7 +652,8 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
         total += own[j];
     int64_t node = pool_append(b, kind, &region, keys, children, count, own, ndur, NULL, 0, events, total,
                                b->sum_id_tmp.data, b->sum_value_tmp.data, sums);
-    if (node < 0 || (far < 0 ? slist_insert(b, s_index, node) : slist_replace(b, far, node)))
+    if (node < 0 || (far >= 0 ? slist_replace(b, far, node)
+                              : !b->slists.data[s_index].closed && slist_insert(b, s_index, node)))
         return fail_memory(b);
     b->slists.data[s_index].misses += 1;
     b->n += 1;
@@ -972,8 +976,8 @@ int ccg_builder_end_location(ccg_builder *b, int64_t location, int64_t *out)
 /* ------------------------------------------------------------------ lifetime and access */
 
 ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size, int64_t rel_metric,
-                             int exact_time, int64_t branching, int64_t search_length, int64_t leaf_window, int repair,
-                             int validate, int64_t regions, int64_t locations,
+                             int exact_time, int64_t branching, int64_t search_length, int64_t leaf_window,
+                             int64_t representatives, int repair, int validate, int64_t regions, int64_t locations,
                              const uint8_t *double_metric, int64_t metric_count)
 {
     ccg_builder *b = calloc(1, sizeof *b);
@@ -988,6 +992,7 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
     b->branching = branching < 2 ? 2 : branching;
     b->search_length = search_length < 1 ? 1 : search_length;
     b->leaf_window = leaf_window < 0 ? 0 : leaf_window;
+    b->representatives = representatives < 0 ? 0 : representatives;
     b->metric_count = metric_count > 0 ? metric_count : 0;
     b->rules.repair = repair, b->rules.references = validate;
     b->rules.regions = regions, b->rules.locations = locations, b->rules.metrics = b->metric_count;

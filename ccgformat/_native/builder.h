@@ -20,8 +20,8 @@ typedef struct ccg_builder ccg_builder;
  * references against ``regions``/``locations`` region and location counts and
  * ``metric_count`` metrics; ``double_metric[i]`` marks floating-point metrics (exact). */
 ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size, int64_t rel_metric,
-                             int exact_time, int64_t branching, int64_t search_length, int64_t leaf_window, int repair,
-                             int validate, int64_t regions, int64_t locations,
+                             int exact_time, int64_t branching, int64_t search_length, int64_t leaf_window,
+                             int64_t representatives, int repair, int validate, int64_t regions, int64_t locations,
                              const uint8_t *double_metric, int64_t metric_count);
 void ccg_builder_free(ccg_builder *b);
 

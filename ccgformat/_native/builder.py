@@ -70,7 +70,8 @@ class NativeBuilder:
         handle = lib.ccg_builder_new(
             params.abs_dev, rel_numerator(params.rel_dev), rel_numerator(params.rel_size),
             rel_numerator(params.rel_metric), int(params.exact_time), params.branching,
-            min(params.search_length, _SEARCH_LIMIT), params.leaf_window, int(repair), int(definitions is not None),
+            min(params.search_length, _SEARCH_LIMIT), params.leaf_window, params.representatives, int(repair),
+            int(definitions is not None),
             len(self.definitions.regions), len(self.definitions.locations),
             ffi.from_buffer("uint8_t[]", doubles), len(doubles))
         if handle == ffi.NULL:

@@ -38,7 +38,7 @@ def write_graph(path: str | os.PathLike[str], graph: Graph, *, level: int | None
     (``checkpoints`` when given, else `graph_checkpoints`); ``samples``: as for
     `Writer.finish`, ``aggregation`` as for `Writer`."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
-                aggregation=aggregation) as writer:
+                aggregation=aggregation, metrics=len(graph.definitions.metrics)) as writer:
         writer.add_nodes(graph.pool, final=True)
         writer.add_checkpoint_columns(graph_checkpoints(graph, checkpoint_interval, str(path))
                                       if checkpoints is None else checkpoints)

@@ -18,7 +18,8 @@ RECORDS: dict[str, dict[str, Any]] = {
     "metrics": {"unit": "", "mode": "accumulated", "value_type": "int64"},
 }
 #: PARAMETERS members and their defaults; `provenance` defaults to the definitions'
-#: (not `leaf_window`: a file without it, in a 1.4 bundle too, was built before the rule, as with 0)
+#: (not `leaf_window` nor `representatives`: a file without them, in a 1.4 bundle too, was built
+#: before the rules, as with 0)
 PARAMETERS: dict[str, Any] = {"abs_dev": 0, "rel_dev": 0.0, "rel_size": 0.0, "rel_metric": 0.0, "branching": 20,
                               "search_length": 1000, "zstd_level": 19, "checkpoint_interval": 65536,
                               "nodes_per_block": 4096}

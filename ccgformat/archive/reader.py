@@ -14,7 +14,7 @@ import bisect
 import mmap
 import os
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -531,9 +531,12 @@ class Archive:
     def params(self) -> Params:
         p = self.parameters
         try:
-            return Params(abs_dev=p["abs_dev"], rel_dev=p["rel_dev"], rel_size=p["rel_size"],
-                          rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"],
-                          leaf_window=p.get("leaf_window", 0))  # absent: written before the rule
+            params = Params(abs_dev=p["abs_dev"], rel_dev=p["rel_dev"], rel_size=p["rel_size"],
+                            rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"],
+                            leaf_window=p.get("leaf_window", 0))  # absent: written before the rule
+            # absent: with deviation bounds written before the rule, with exact time of no effect
+            return replace(params, representatives=p.get("representatives", Params.representatives
+                                                          if params.exact_time else 0))
         except (KeyError, TypeError, ValueError) as error:  # ValueError includes CcgError
             raise CorruptArchiveError(f"parameters section: {error}", path=self.path,
                                       offset=self._section(SectionKind.PARAMETERS).offset) from None

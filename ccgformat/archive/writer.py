@@ -16,6 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
+
 from .._version import __version__
 from ..atomic import AtomicOutput
 from ..bulkstep import bulk_step
@@ -29,14 +31,14 @@ from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
 from .bundle import compress_with_dictionary, encode_bundle
-from .defaults import strip_definitions, strip_parameters
+from .defaults import PARAMETERS as PARAMETER_DEFAULTS, strip_definitions, strip_parameters
 from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, DICTIONARY_BUNDLE_MINOR_VERSION, DIRECTORY_ENTRY,
                      END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
                      SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
                      largest_raw_length)
-from .codec import stream_bytes
+from .codec import METRIC_CELL_LIMIT, stream_bytes
 from .aggregation import encode_level
 from .metric_tables import encode_metric_level
 from .queries import run_query
@@ -54,11 +56,14 @@ DEFAULT_LEVEL = 19
 #: the node blocks are compressed by default with level 19's parameters for their size but
 #: this shorter search (search_log, target_length), those it shrinks more than
 #: `compression.STRONG_RATIO` times with level 19's own too if smaller: every trace
-#: measured stays within 2% of its file size at level 19 (at most +0.7%), at 0.64 of its
-#: zstd time (docs/compression.md, `tools/bench.py levels`)
+#: measured stays within 2% of its file size at level 19 (at most +1.1%), at 0.64 of its
+#: zstd time (docs/compression.md, `tools/bench.py levels` and `archive`)
 DEFAULT_NODES_SEARCH = (4, 32)
 DEFAULT_CHECKPOINT_INTERVAL = 65536
-DEFAULT_NODES_PER_BLOCK = 4096
+#: node ids per node block: larger blocks import fewer children from earlier ones and give
+#: zstd more context (jittered traces 11% smaller than with 4,096), while a cold event(i)
+#: decodes one block of them in about 2.5 ms (docs/compression.md, "Node blocks")
+DEFAULT_NODES_PER_BLOCK = 16384
 LOCATIONS_PER_INDEX_BLOCK = 64
 #: How node blocks store the children that are not fresh (spec 5.7): "ids" (NODES
 #: blocks), "predicted" (PREDICTED_NODES blocks) or "auto" (per block the one whose
@@ -103,14 +108,16 @@ class Writer:
     ... while they take at most that share of the bytes written before them (default
     `AGGREGATION_BUDGET`; none when level 0 does not fit). ``bundle`` (with the
     tables): the blocks `finish` makes go in one DICTIONARY_BUNDLE block when that is smaller
-    (format 1.5).
+    (format 1.5). ``metrics``: how many metrics the trace defines; with any, a node block
+    ends early where the reader's limit on its metrics times its nodes and child
+    references (spec 7) could be passed.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                  threads: int | None = None, references: str = "auto",
-                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True):
+                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, metrics: int = 0):
         if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if references not in REFERENCE_CODINGS:
@@ -124,6 +131,7 @@ class Writer:
         self._other_level = Level(self.level)
         self.checkpoint_interval = checkpoint_interval
         self.nodes_per_block = nodes_per_block
+        self.metrics = metrics
         self.tables = tables
         self.bundle = bundle and tables  # the layout for older readers has no bundles
         self._queue: CompressionQueue[tuple[SectionKind, bool, int, int]] = \
@@ -141,6 +149,7 @@ class Writer:
             raise
         self._directory: list[DirectoryEntry] = []
         self._nodes_written = 0
+        self._largest_block = 0  # the most nodes a node block written holds
         self._encoder = node_encoder()
         self._indexes: list[tuple[int, list[Checkpoint]]] = []
         self._columns: list[CheckpointColumns] = []  # locations of `add_location_columns` not yet written
@@ -259,6 +268,8 @@ class Writer:
         while len(pool) - self._nodes_written >= (1 if final else self.nodes_per_block):
             first = self._nodes_written
             stop = min(len(pool), first + self.nodes_per_block)
+            if self.metrics:
+                stop = _within_metric_limit(pool, first, stop, METRIC_CELL_LIMIT // self.metrics)
             ids, predicted = self._encoder.encode_both(pool, first, stop)
             if self._prefer_predicted(ids, predicted):
                 self._predicted = True
@@ -267,6 +278,7 @@ class Writer:
             else:
                 self._block(SectionKind.NODES, ids, must_understand=True, first=first, count=stop - first)
             self._nodes_written = stop
+            self._largest_block = max(self._largest_block, stop - first)
 
     def _prefer_predicted(self, ids: bytes, predicted: bytes) -> bool:
         """Whether to store a node range as PREDICTED_NODES: the two payloads differ only
@@ -429,11 +441,30 @@ class Writer:
             "abs_dev": p.abs_dev, "rel_dev": p.rel_dev, "rel_size": p.rel_size, "rel_metric": p.rel_metric,
             "branching": p.branching, "search_length": p.search_length, "leaf_window": p.leaf_window,
             "zstd_level": self.level, "checkpoint_interval": self.checkpoint_interval,
-            "nodes_per_block": self.nodes_per_block,
+            # a bound on every block; the bundle default when it holds, which a bundle leaves out
+            "nodes_per_block": min(self.nodes_per_block,
+                                   max(self._largest_block, PARAMETER_DEFAULTS["nodes_per_block"])),
             "converter": f"ccgformat {__version__}",
             "provenance": dict(graph.definitions.provenance),
             "metrics": {"N": m.N, "n": m.n, "M": m.M, "m": m.m},
+            # searched S-lists exist only with deviation bounds: with exact time, the default says nothing
+            **({} if p.exact_time and p.representatives == Params.representatives
+               else {"representatives": p.representatives}),
         }
+
+
+def _within_metric_limit(pool: NodePool, first: int, stop: int, budget: int) -> int:
+    """The end of a node block from ``first`` (at most ``stop``, at least one node) whose
+    nodes plus child references stay within ``budget``: the reader's limit on a block's
+    metrics times those (spec 7) divided by the metrics the trace defines."""
+    arrays = getattr(pool, "arrays", None)
+    if arrays is not None:  # a table kept in C: its child offsets
+        columns, base = arrays()
+        starts = columns["child_start"][first - base:stop - base + 1]
+        cells = np.arange(1, stop - first + 1) + (starts[1:] - starts[0])
+    else:
+        cells = np.cumsum([1 + len(pool.children[node]) for node in range(first, stop)])
+    return max(first + 1, first + int(np.searchsorted(cells, budget, side="right")))
 
 
 def _without_defaults(blocks: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]]
@@ -475,7 +506,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     # passes over them took a quarter of the CPU at 20,000 locations; no huge pages (bulkstep)
     with bulk_step(), Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                              nodes_per_block=nodes_per_block, tables=tables, threads=threads,
-                             references=references, aggregation=aggregation, bundle=bundle) as writer:
+                             references=references, aggregation=aggregation, bundle=bundle,
+                             metrics=len(definitions.metrics)) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
         small = SmallLocations(builder, writer, from_input, samples) if tables and not repair else None
@@ -524,7 +556,8 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
     """Write an already built graph as an archive (``references``, ``aggregation``,
     ``bundle``: as for `Writer`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
-                references=references, aggregation=aggregation, bundle=bundle) as writer:
+                references=references, aggregation=aggregation, bundle=bundle,
+                metrics=len(graph.definitions.metrics)) as writer:
         writer.add_nodes(graph.pool, final=True)
         for location in graph.roots:
             writer.add_location(location, graph.location(location))

@@ -46,6 +46,10 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--leaf-window", type=bounded_int(0), default=defaults.leaf_window, metavar="W",
                    help="exact time: share a leaf call whose durations rarely repeat with an equal node only when "
                         "that node was made or last shared at most W nodes ago (0: always; default %(default)s)")
+    p.add_argument("--representatives", type=bounded_int(0), default=defaults.representatives, metavar="R",
+                   help="with deviation bounds: a call whose S-list holds R nodes, none within the bounds, is "
+                        "stored, and later calls of its kind too, instead of searched (0: always searched; "
+                        "default %(default)s)")
     p.add_argument("--level", type=bounded_int(1, 22), default=None, metavar="Z",
                    help=f"zstd level 1..22 of every block (default: {DEFAULT_LEVEL}, the node blocks with a "
                         f"shorter search: within 2%% of plain {DEFAULT_LEVEL} everywhere, faster)")
@@ -78,7 +82,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     try:
         params = Params(abs_dev=args.abs_dev, rel_dev=args.rel_dev, rel_size=args.rel_size,
                         rel_metric=args.rel_metric, branching=args.branching, search_length=args.search_length,
-                        leaf_window=args.leaf_window)
+                        leaf_window=args.leaf_window, representatives=args.representatives)
     except ParameterError as error:
         raise UsageError(str(error)) from None
     if os.path.exists(args.target) and os.path.exists(args.source) and os.path.samefile(args.source, args.target):

@@ -66,7 +66,9 @@ def info_document(archive: Archive) -> dict[str, Any]:
         "file_bytes": stats.file_bytes,
         "bytes_per_event": stats.bytes_per_event if stats.events else None,
         "parameters": {**{key: parameters.get(key) for key in keys},
-                       "leaf_window": archive.params.leaf_window},  # absent in files before it: 0
+                       # absent in files before them: 0
+                       "leaf_window": archive.params.leaf_window,
+                       "representatives": archive.params.representatives},
         "converter": parameters.get("converter"),
         "provenance": parameters.get("provenance", definitions.provenance),
         "sections": sections,
@@ -97,7 +99,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         ("bytes/event", f"{per_event:.3f}" if per_event is not None else "-"),
         ("parameters", f"abs={p['abs_dev']} rel={p['rel_dev']} rel_size={p['rel_size']} "
                        f"rel_metric={p['rel_metric']} b={p['branching']} L={p['search_length']} "
-                       f"leaf_window={p['leaf_window']} "
+                       f"leaf_window={p['leaf_window']} representatives={p['representatives']} "
                        f"zstd={p['zstd_level']} checkpoint_interval={p['checkpoint_interval']}"),
         ("converter", str(document["converter"])),
         ("provenance", ", ".join(f"{k}={v}" for k, v in sorted(document["provenance"].items())) or "-"),

@@ -19,7 +19,11 @@ replace node C when every gap of P is within the relative bound of C's gap (3.6;
 child durations are equal because the child references are) and every deviation of a
 timestamp of C's sub-tree - its own drift, the shift s_k of P's durations (4.14), and
 the edge intervals of its children (4.16, 4.17) - plus the drift D of C's start lies in
-T = [-abs, abs], i.e. within T (-) [D, D] (4.8, 4.10).
+T = [-abs, abs], i.e. within T (-) [D, D] (4.8, 4.10). An S-list searched so that holds
+``Params.representatives`` nodes and still finds none for a new node is closed: its key's
+durations are jitter, whose representatives cost their parents more references than the
+rounded gaps of nodes stored as they come (docs/compression.md), so that node and every
+later one of its key are stored, and the S-list is no longer searched.
 """
 
 from __future__ import annotations
@@ -301,11 +305,12 @@ class Builder:
                 far = found
         else:
             bound = self._time_bound.ominus(Interval.point(node.start_drift))
-            match = slist.search(lambda candidate: self._time_deviation(
+            match = None if slist.closed else slist.search(lambda candidate: self._time_deviation(
                 self.pool.durations[candidate], own, edges, drift, bound))
             if match is not None:
                 found, deviation = match
                 return Entry(found, 0, node.start, end, self.pool.total[found], deviation)
+            slist.closed = 0 < self.params.representatives <= len(slist.entries)
         deviation = self._hull(edges)
         if not self.params.exact_time:
             rounded = self._round_gaps(own, node.entries, edges, node.start_drift, bound)
@@ -315,10 +320,10 @@ class Builder:
                 size = node_bytes(node.kind, len(children), own)
         created = self.pool.add_inner(node.kind, node.key, children, own)
         slist.misses += 1
-        if far is None:
-            self.index.insert(slist, created, own)
-        else:
+        if far is not None:
             slist.replace(far, created, own)
+        elif not slist.closed:
+            self.index.insert(slist, created, own)
         self.n += 1
         self.m += size
         return Entry(created, 0, node.start, end, sum(own), deviation)

@@ -25,15 +25,17 @@ class SList:
     match is the only equal entry, so ``exact`` keeps a dict from soft properties to node
     and finds it without comparing entry by entry; the result is the same. ``hits`` and
     ``misses`` count the builder's searches of the S-list that found a node and those
-    that stored a new one (`Builder._share_leaf`).
+    that stored a new one (`Builder._share_leaf`). A ``closed`` S-list is no longer
+    searched nor grown (``Params.representatives``, `Builder._finalize`).
     """
 
-    __slots__ = ("entries", "exact", "hits", "misses")
+    __slots__ = ("entries", "exact", "hits", "misses", "closed")
 
     def __init__(self, exact: bool):
         self.entries: list[int] = []
         self.exact: dict[Hashable, int] | None = {} if exact else None
         self.hits = self.misses = 0
+        self.closed = False
 
     def find_equal(self, soft: Hashable) -> int | None:
         """The cached node with exactly these soft properties (exact S-lists only)."""

@@ -13,7 +13,8 @@ metric's samples say about the slice, as a float64.
 Values are taken as float64 (int64, uint64 or the double bits per ``Metric.value_type``);
 a contribution (``v x length`` of a step piece within one slice, or one increase) is
 rounded once, and a slice adds its contributions in time order from 0.0. Integer metrics
-are exact while every contribution and partial sum stays below 2^53 in magnitude.
+are exact while every sample value, contribution and partial sum stays below 2^53 in
+magnitude (beyond, spec 4.11 bounds the error).
 
 The slices are those of the model (`column_bounds`). An archive with METRIC_LEVEL tables
 answers the slices that are unions of table cells from the tables (cells added left to

@@ -305,12 +305,14 @@ class Builder:
                 far = found
         else:
             bound = self._time_bound.ominus(Interval.point(node.start_drift))
-            match = None if slist.closed else slist.search(lambda candidate: self._time_deviation(
-                self.pool.durations[candidate], own, edges, drift, bound))
-            if match is not None:
-                found, deviation = match
-                return Entry(found, 0, node.start, end, self.pool.total[found], deviation)
-            slist.closed = 0 < self.params.representatives <= len(slist.entries)
+            if not slist.closed:
+                match = slist.search(lambda candidate: self._time_deviation(
+                    self.pool.durations[candidate], own, edges, drift, bound))
+                if match is not None:
+                    found, deviation = match
+                    return Entry(found, 0, node.start, end, self.pool.total[found], deviation)
+                # as many representatives as allowed and none fits: jitter, stored from now on
+                slist.closed = 0 < self.params.representatives <= len(slist.entries)
         deviation = self._hull(edges)
         if not self.params.exact_time:
             rounded = self._round_gaps(own, node.entries, edges, node.start_drift, bound)

@@ -232,3 +232,17 @@ class NativeImports:
         row = self.row(node)
         a, b = start[row], start[row + 1]
         return tuple(zip(metric_ids[a:b], metric_sum[a:b]))
+
+
+def code_gaps_native(values: np.ndarray, row_lengths: np.ndarray) -> bytes:
+    """`archive.gapcoder.code_gaps` in C (the same bytes)."""
+    v = np.ascontiguousarray(values, dtype=np.uint64)
+    rows = np.ascontiguousarray(row_lengths, dtype=np.int64)
+    out, length = ffi.new("uint8_t **"), ffi.new("size_t *")
+    if lib.ccg_code_gaps(ffi.from_buffer("uint64_t[]", v), len(v), ffi.from_buffer("int64_t[]", rows), len(rows),
+                         out, length) != CCG_OK:
+        raise MemoryError("coding the gaps")
+    try:
+        return bytes(ffi.buffer(out[0], length[0]))
+    finally:
+        lib.ccg_bytes_free(out[0])

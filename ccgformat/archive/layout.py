@@ -23,6 +23,8 @@ TABLES_MINOR_VERSION = 3
 PREDICTED_NODES_MINOR_VERSION = 4
 #: the minor version that introduced EXTENSION_TABLE
 EXTENSION_TABLE_MINOR_VERSION = 4
+#: the minor version that introduced coded gaps streams in node blocks
+CODED_GAPS_MINOR_VERSION = 4
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")

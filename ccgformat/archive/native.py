@@ -4,7 +4,9 @@ codec and walking."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+import numpy as np
 
 from ..backends import native
 from ..graph.builder import Builder
@@ -12,6 +14,7 @@ from ..graph.walk import LocationWalker
 from ..model import Definitions
 from ..params import Params
 from .codec import NodeBlock, NodeEncoder, decode_nodes
+from .gapcoder import code_gaps
 
 
 def builder(params: Params = Params(), definitions: Definitions | None = None, *, repair: bool = False) -> Any:
@@ -28,6 +31,14 @@ def node_encoder() -> Any:
         from .._native.codec import NativeNodeEncoder
         return NativeNodeEncoder()
     return NodeEncoder()
+
+
+def gap_coder() -> Callable[[np.ndarray, np.ndarray], bytes]:
+    """`gapcoder.code_gaps`, or its C twin `code_gaps_native` (same bytes)."""
+    if native():
+        from .._native.codec import code_gaps_native
+        return code_gaps_native
+    return lambda values, rows: code_gaps(values, rows.tolist())
 
 
 def decode_block(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False) -> Any:
@@ -52,4 +63,4 @@ def walker(pool: Any, root: int, start: int, location: int, *, path: str | None 
     return LocationWalker(pool, root, start, location)
 
 
-__all__ = ["NodeBlock", "builder", "decode_block", "node_encoder", "walker"]
+__all__ = ["NodeBlock", "builder", "decode_block", "gap_coder", "node_encoder", "walker"]

@@ -25,13 +25,13 @@ from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
-from .layout import (BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
+from .layout import (BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
                      SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
                      largest_raw_length)
-from .codec import stream_bytes
-from .native import builder as make_builder, node_encoder, walker as location_walker
+from .codec import CODED_LENGTH, decode_stream, gap_rows, stream_bytes, with_coded_gaps
+from .native import builder as make_builder, gap_coder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .tables import encode_checkpoint_table, encode_root_table, split_definitions
 
@@ -51,6 +51,10 @@ LOCATIONS_PER_INDEX_BLOCK = 64
 #: child reference stream compresses smaller, NODES on a tie; without the tables, the
 #: layout for older readers, always NODES).
 REFERENCE_CODINGS = ("auto", "ids", "predicted")
+#: How node blocks store their gaps (spec 5.8): "plain" (byte planes), "coded" (range
+#: coded, format 1.4) or "auto" (per block the smaller: the coded bytes against the plain
+#: stream compressed at CHOICE_LEVEL; without the tables, always plain).
+GAP_CODINGS = ("auto", "plain", "coded")
 #: "auto" compares the two child reference streams compressed at this zstd level (or
 #: the writer's, if lower): nearly the same choice as at level 19, at a fraction of its time.
 CHOICE_LEVEL = 3
@@ -71,17 +75,19 @@ class Writer:
     blocks at DEFAULT_NODES_LEVEL (the most compressible of them at DEFAULT_LEVEL, see
     `compression.Level`) and the rest at DEFAULT_LEVEL. ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
-    ``references``: one of `REFERENCE_CODINGS`.
+    ``references``: one of `REFERENCE_CODINGS`; ``gaps``: one of `GAP_CODINGS`.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                 threads: int | None = None, references: str = "auto"):
+                 threads: int | None = None, references: str = "auto", gaps: str = "auto"):
         if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if references not in REFERENCE_CODINGS:
             raise ValueError(f"references must be one of {', '.join(REFERENCE_CODINGS)}, got {references!r}")
+        if gaps not in GAP_CODINGS:
+            raise ValueError(f"gaps must be one of {', '.join(GAP_CODINGS)}, got {gaps!r}")
         if checkpoint_interval < 1 or nodes_per_block < 1:
             raise ValueError("checkpoint_interval and nodes_per_block must be positive")
         self.path = Path(path)
@@ -96,6 +102,9 @@ class Writer:
             CompressionQueue(default_threads() if threads is None else threads)
         self.references = references
         self._predicted = False  # whether a PREDICTED_NODES block was written
+        self.gaps = gaps
+        self._coded_gaps = False  # whether a coded gaps stream was written
+        self._code_gaps = gap_coder()
         self._output = AtomicOutput(self.path)
         try:
             self._file = open(self._output.path, "wb")
@@ -186,12 +195,10 @@ class Writer:
             first = self._nodes_written
             stop = min(len(pool), first + self.nodes_per_block)
             ids, predicted = self._encoder.encode_both(pool, first, stop)
-            if self._prefer_predicted(ids, predicted):
-                self._predicted = True
-                self._block(SectionKind.PREDICTED_NODES, predicted, must_understand=True, first=first,
-                            count=stop - first)
-            else:
-                self._block(SectionKind.NODES, ids, must_understand=True, first=first, count=stop - first)
+            kind, raw = (SectionKind.PREDICTED_NODES, predicted) if self._prefer_predicted(ids, predicted) \
+                else (SectionKind.NODES, ids)
+            self._predicted |= kind == SectionKind.PREDICTED_NODES
+            self._block(kind, self._with_gaps(raw), must_understand=True, first=first, count=stop - first)
             self._nodes_written = stop
 
     def _prefer_predicted(self, ids: bytes, predicted: bytes) -> bool:
@@ -202,6 +209,19 @@ class Writer:
         a, b = stream_bytes(ids, "child_id"), stream_bytes(predicted, "child_id")
         level = min(self.level, CHOICE_LEVEL)
         return a != b and len(compress(b, level)) < len(compress(a, level))
+
+    def _with_gaps(self, raw: bytes) -> bytes:
+        """The node block payload ``raw`` with its gaps coded (spec 5.8) when ``gaps`` asks
+        for it or, with "auto", when the coded bytes are fewer than the plain stream
+        compressed at CHOICE_LEVEL (or the writer's level, if lower)."""
+        if self.gaps == "plain" or (self.gaps == "auto" and not self.tables):
+            return raw
+        plain = stream_bytes(raw, "gaps")
+        coded = self._code_gaps(decode_stream(plain, 0)[0], gap_rows(raw))
+        if self.gaps == "auto" and CODED_LENGTH.size + len(coded) >= len(compress(plain, min(self.level, CHOICE_LEVEL))):
+            return raw
+        self._coded_gaps = True
+        return with_coded_gaps(raw, coded)
 
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written
@@ -258,7 +278,7 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else EXTENSION_TABLE_MINOR_VERSION \
+        minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else CODED_GAPS_MINOR_VERSION if self._coded_gaps else EXTENSION_TABLE_MINOR_VERSION \
             if self._extension_table else TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations \
             else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
@@ -336,10 +356,11 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto") -> Path:
-    """Write an already built graph as an archive (``references`` as for `Writer`)."""
+               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto",
+               gaps: str = "auto") -> Path:
+    """Write an already built graph as an archive (``references``, ``gaps`` as for `Writer`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
-                nodes_per_block=nodes_per_block, references=references) as writer:
+                nodes_per_block=nodes_per_block, references=references, gaps=gaps) as writer:
         writer.add_nodes(graph.pool, final=True)
         for location in graph.roots:
             writer.add_location(location, graph.location(location))

@@ -25,7 +25,8 @@ from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
-from .layout import (BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
+from .layout import (BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
+                     EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
                      SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
@@ -52,8 +53,8 @@ LOCATIONS_PER_INDEX_BLOCK = 64
 #: layout for older readers, always NODES).
 REFERENCE_CODINGS = ("auto", "ids", "predicted")
 #: How node blocks store their gaps (spec 5.8): "plain" (byte planes), "coded" (range
-#: coded, format 1.4) or "auto" (per block the smaller: the coded bytes against the plain
-#: stream compressed at CHOICE_LEVEL; without the tables, always plain).
+#: coded, format 1.4) or "auto" (per block the smaller: the coded stream against the plain
+#: one as it is and compressed at CHOICE_LEVEL; without the tables, always plain).
 GAP_CODINGS = ("auto", "plain", "coded")
 #: "auto" compares the two child reference streams compressed at this zstd level (or
 #: the writer's, if lower): nearly the same choice as at level 19, at a fraction of its time.
@@ -212,13 +213,14 @@ class Writer:
 
     def _with_gaps(self, raw: bytes) -> bytes:
         """The node block payload ``raw`` with its gaps coded (spec 5.8) when ``gaps`` asks
-        for it or, with "auto", when the coded bytes are fewer than the plain stream
-        compressed at CHOICE_LEVEL (or the writer's level, if lower)."""
+        for it or, with "auto", when the coded stream is shorter than the plain one both as
+        it is and compressed at CHOICE_LEVEL (or the writer's level, if lower)."""
         if self.gaps == "plain" or (self.gaps == "auto" and not self.tables):
             return raw
         plain = stream_bytes(raw, "gaps")
         coded = self._code_gaps(decode_stream(plain, 0)[0], gap_rows(raw))
-        if self.gaps == "auto" and CODED_LENGTH.size + len(coded) >= len(compress(plain, min(self.level, CHOICE_LEVEL))):
+        plain_cost = min(len(plain), len(compress(plain, min(self.level, CHOICE_LEVEL))))
+        if self.gaps == "auto" and CODED_LENGTH.size + len(coded) >= plain_cost:
             return raw
         self._coded_gaps = True
         return with_coded_gaps(raw, coded)
@@ -278,8 +280,8 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else CODED_GAPS_MINOR_VERSION if self._coded_gaps else EXTENSION_TABLE_MINOR_VERSION \
-            if self._extension_table else TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations \
+        minor = PREDICTED_NODES_MINOR_VERSION if self._predicted else CODED_GAPS_MINOR_VERSION \
+            if self._coded_gaps else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else TABLES_MINOR_VERSION if self.tables else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations \
             else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0
         if minor:

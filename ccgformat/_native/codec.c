@@ -567,15 +567,16 @@ static inline uint64_t get(const stream *s, int64_t i) {
     }
 }
 
-/* The 14 streams of a payload after its 12-byte start, checked against its length. */
-static int read_streams(const uint8_t *raw, size_t length, stream *s, report *r) {
+/* The 14 streams of a payload after its 12-byte start, checked against its length; the
+ * gaps may be coded in a PREDICTED_NODES block (``predicted``) only. */
+static int read_streams(const uint8_t *raw, size_t length, stream *s, int predicted, report *r) {
     size_t position = 12;
     for (int k = 0; k < S_COUNT; k++) {
         if (length - position < 5) return fail(r, "the block ends inside a stream header");
         int width = raw[position];
         uint64_t count = read_le(raw + position + 1, 4);
         position += 5;
-        if (width == CODED && k == S_GAPS) {
+        if (width == CODED && k == S_GAPS && predicted) {
             if (length - position < 4) return fail(r, "the block ends inside a stream header");
             uint64_t coded = read_le(raw + position, 4);
             position += 4;
@@ -673,12 +674,12 @@ static void scratch_free(scratch *w) {
 #define NEED(pointer) do { if (!(pointer)) return out_of_memory(r); } while (0)
 
 /* The block start, the streams, and every per-node count checked against them (5.2). */
-static int read_nodes(const uint8_t *raw, size_t length, ccg_nodes *n, scratch *w, report *r) {
+static int read_nodes(const uint8_t *raw, size_t length, int predicted, ccg_nodes *n, scratch *w, report *r) {
     if (length < 12) return fail(r, "shorter than its header");
     uint64_t first = w->first = read_le(raw, 8);
     int64_t count = w->count = (int64_t)read_le(raw + 8, 4);
     stream *s = w->s;
-    int status = read_streams(raw, length, s, r);
+    int status = read_streams(raw, length, s, predicted, r);
     if (status != CCG_OK) return status;
     if (count == 0 || count != s[S_KIND].count)
         return fail(r, "%lld kinds for %lld nodes", (long long)s[S_KIND].count, (long long)count);
@@ -1005,7 +1006,7 @@ int ccg_decode_nodes(const uint8_t *raw, size_t length, int predicted, ccg_block
     if (!block) return out_of_memory(&r);
     scratch w;
     memset(&w, 0, sizeof w);
-    int status = read_nodes(raw, length, &block->nodes, &w, &r);
+    int status = read_nodes(raw, length, predicted, &block->nodes, &w, &r);
     if (status == CCG_OK) status = replay_children(&block->nodes, &w, predicted, &r);
     if (status == CCG_OK) status = read_imports(&block->nodes, &block->imports, &w, &r);
     if (status == CCG_OK) status = place_durations(&block->nodes, &w, &r);

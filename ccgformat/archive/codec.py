@@ -136,7 +136,7 @@ def _read_coded(raw: bytes, position: int) -> tuple[CodedGaps, int]:
 def gap_rows(raw: bytes) -> np.ndarray:
     """The row lengths of the gaps of a node block payload (spec 5.4): per shape in order
     of first appearance, n+1 rows of its m nodes."""
-    first, count, s = _read_streams(raw)
+    first, count, s = _read_streams(raw, True)
     kind = _node_kinds(s, first, count)
     child_count = _edge_counts(s, kind <= NodeKind.ARTIFICIAL)[0]
     key_start, key = _properties(s, kind)[:2]
@@ -350,7 +350,7 @@ def _segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 def _decode(raw: bytes, predicted: bool = False) -> NodeBlock:
     """`decode_nodes` without the wrapping of its errors: every check raises ValueError."""
-    first, count, s = _read_streams(raw)
+    first, count, s = _read_streams(raw, predicted)
     kind = _node_kinds(s, first, count)
     inner = kind <= NodeKind.ARTIFICIAL
     child_count, child_start, fresh, gap_count = _edge_counts(s, inner)
@@ -384,14 +384,15 @@ def _decode(raw: bytes, predicted: bool = False) -> NodeBlock:
                      values[2:2 + m], values[2 + m:2 + 2 * m] > 0, imports)
 
 
-def _read_streams(raw: bytes) -> tuple[int, int, dict[str, np.ndarray]]:
-    """The block start (first node id, node count) and the streams by name."""
+def _read_streams(raw: bytes, predicted: bool) -> tuple[int, int, dict[str, np.ndarray]]:
+    """The block start (first node id, node count) and the streams by name; the gaps may
+    be coded in a PREDICTED_NODES block (``predicted``) only."""
     _check(len(raw) >= BLOCK_START.size, "shorter than its header")
     first, count = BLOCK_START.unpack_from(raw, 0)
     position = BLOCK_START.size
     s = {}
     for name in STREAMS:
-        coded = name == "gaps" and position < len(raw) and raw[position] == CODED
+        coded = predicted and name == "gaps" and position < len(raw) and raw[position] == CODED
         s[name], position = _read_coded(raw, position) if coded else decode_stream(raw, position)
     _check(position == len(raw), f"{len(raw) - position} bytes after the last stream")
     return first, count, s

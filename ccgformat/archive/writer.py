@@ -53,8 +53,8 @@ LOCATIONS_PER_INDEX_BLOCK = 64
 #: layout for older readers, always NODES).
 REFERENCE_CODINGS = ("auto", "ids", "predicted")
 #: How node blocks store their gaps (spec 5.8): "plain" (byte planes), "coded" (range
-#: coded, format 1.4) or "auto" (per block the smaller: the coded stream against the plain
-#: one as it is and compressed at CHOICE_LEVEL; without the tables, always plain).
+#: coded, in PREDICTED_NODES blocks, format 1.4) or "auto" (per block the smaller, see
+#: `Writer._node_block`; without the tables or with references "ids", always plain).
 GAP_CODINGS = ("auto", "plain", "coded")
 #: "auto" compares the two child reference streams compressed at this zstd level (or
 #: the writer's, if lower): nearly the same choice as at level 19, at a fraction of its time.
@@ -89,6 +89,8 @@ class Writer:
             raise ValueError(f"references must be one of {', '.join(REFERENCE_CODINGS)}, got {references!r}")
         if gaps not in GAP_CODINGS:
             raise ValueError(f"gaps must be one of {', '.join(GAP_CODINGS)}, got {gaps!r}")
+        if gaps == "coded" and (references == "ids" or not tables):
+            raise ValueError("coded gaps need PREDICTED_NODES blocks: references other than 'ids', and the tables")
         if checkpoint_interval < 1 or nodes_per_block < 1:
             raise ValueError("checkpoint_interval and nodes_per_block must be positive")
         self.path = Path(path)
@@ -195,35 +197,37 @@ class Writer:
         while len(pool) - self._nodes_written >= (1 if final else self.nodes_per_block):
             first = self._nodes_written
             stop = min(len(pool), first + self.nodes_per_block)
-            ids, predicted = self._encoder.encode_both(pool, first, stop)
-            kind, raw = (SectionKind.PREDICTED_NODES, predicted) if self._prefer_predicted(ids, predicted) \
-                else (SectionKind.NODES, ids)
+            kind, raw = self._node_block(*self._encoder.encode_both(pool, first, stop))
             self._predicted |= kind == SectionKind.PREDICTED_NODES
-            self._block(kind, self._with_gaps(raw), must_understand=True, first=first, count=stop - first)
+            self._block(kind, raw, must_understand=True, first=first, count=stop - first)
             self._nodes_written = stop
 
-    def _prefer_predicted(self, ids: bytes, predicted: bytes) -> bool:
-        """Whether to store a node range as PREDICTED_NODES: the two payloads differ only
-        in their child reference stream, so that stream alone decides."""
-        if self.references != "auto" or not self.tables:
-            return self.references == "predicted"
-        a, b = stream_bytes(ids, "child_id"), stream_bytes(predicted, "child_id")
+    def _node_block(self, ids: bytes, predicted: bytes) -> tuple[SectionKind, bytes]:
+        """The kind and payload of a node range, given its NODES and PREDICTED_NODES
+        payloads: NODES, PREDICTED_NODES, or PREDICTED_NODES with coded gaps (spec 5.7,
+        5.8) as ``references`` and ``gaps`` allow; among those allowed the smallest by the
+        streams in which they differ, compressed at CHOICE_LEVEL (or the writer's level,
+        if lower; a coded stream counts as it is, a plain one at most as it is), the
+        earlier in that order on a tie."""
+        if not self.tables or self.references == "ids":
+            return SectionKind.NODES, ids
         level = min(self.level, CHOICE_LEVEL)
-        return a != b and len(compress(b, level)) < len(compress(a, level))
-
-    def _with_gaps(self, raw: bytes) -> bytes:
-        """The node block payload ``raw`` with its gaps coded (spec 5.8) when ``gaps`` asks
-        for it or, with "auto", when the coded stream is shorter than the plain one both as
-        it is and compressed at CHOICE_LEVEL (or the writer's level, if lower)."""
-        if self.gaps == "plain" or (self.gaps == "auto" and not self.tables):
-            return raw
-        plain = stream_bytes(raw, "gaps")
-        coded = self._code_gaps(decode_stream(plain, 0)[0], gap_rows(raw))
-        plain_cost = min(len(plain), len(compress(plain, min(self.level, CHOICE_LEVEL))))
-        if self.gaps == "auto" and CODED_LENGTH.size + len(coded) >= plain_cost:
-            return raw
-        self._coded_gaps = True
-        return with_coded_gaps(raw, coded)
+        a, b = stream_bytes(ids, "child_id"), stream_bytes(predicted, "child_id")
+        ids_cost, predicted_cost = (len(compress(a, level)), len(compress(b, level))) \
+            if self.references == "auto" and a != b else (0, 0)
+        options = []
+        if self.gaps != "coded":
+            if self.references == "auto":
+                options.append((ids_cost, 0, SectionKind.NODES, ids))
+            options.append((predicted_cost, 1, SectionKind.PREDICTED_NODES, predicted))
+        if self.gaps != "plain":
+            plain = stream_bytes(predicted, "gaps")
+            coded = self._code_gaps(decode_stream(plain, 0)[0], gap_rows(predicted))
+            extra = CODED_LENGTH.size + len(coded) - min(len(plain), len(compress(plain, level)))
+            options.append((predicted_cost + extra, 2, SectionKind.PREDICTED_NODES, with_coded_gaps(predicted, coded)))
+        _, choice, kind, raw = min(options)
+        self._coded_gaps |= choice == 2
+        return kind, raw
 
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written

@@ -116,6 +116,9 @@ class Vector:
     tables: bool = True
     #: how node blocks store child references (writer.REFERENCE_CODINGS)
     references: str = "auto"
+    #: how node blocks store their gaps (writer.GAP_CODINGS): plain but in `coded_gaps`, so
+    #: that the vectors made before coded gaps keep their bytes and version
+    gaps: str = "plain"
 
     @property
     def locations(self) -> list[int]:
@@ -473,6 +476,31 @@ def predicted_references() -> Vector:
                   references="predicted")
 
 
+def coded_gaps() -> Vector:
+    """Coded gaps (spec 5.8): every bit length class, direct bits, several rows."""
+    MAIN_, LOOP, F, G = range(4)
+    t = Timeline(1_000)
+    t.at(0, K.ENTER, ref=MAIN_)
+    for i in range(30):
+        jitter = (i * 2654435761) % 97  # a fixed pseudo-random sequence
+        t.at(i % 2, K.ENTER, ref=LOOP)
+        t.at(5, K.ENTER, ref=F)
+        t.at(1_000 + 7 * jitter, K.LEAVE, ref=F)
+        t.at(2 + jitter % 5, K.ENTER, ref=G)
+        t.at((1 << 40) + jitter if i == 17 else 60 + jitter, K.LEAVE, ref=G)
+        t.at(3, K.LEAVE, ref=LOOP)
+    t.at(0, K.LEAVE, ref=MAIN_)
+    definitions = Definitions(regions=[Region("main"), Region("loop"), Region("f"), Region("g")],
+                              locations=[Location("rank 0")])
+    return Vector("coded_gaps", "One location running a loop of 30 iterations that call f and g "
+                  "with durations from a fixed pseudo-random sequence (one g lasting 2**40 ticks "
+                  "more), entering the loop 0 or 1 tick after the previous iteration. Its node blocks "
+                  "(16 nodes each) are PREDICTED_NODES blocks whose gaps are coded (spec 5.8, format "
+                  "1.4): gaps of 0, 1, small and large values, in rows of several node shapes.",
+                  definitions, {0: t.events}, ccg.Params(branching=8), nodes_per_block=16,
+                  references="predicted", gaps="coded")
+
+
 def extension_records() -> Vector:
     vector = many_locations()
     count = len(vector.definitions.locations)
@@ -490,7 +518,8 @@ def extension_records() -> Vector:
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
-                                               many_locations_json, predicted_references, extension_records]
+                                               many_locations_json, predicted_references, extension_records,
+                                               coded_gaps]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -501,7 +530,8 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                     ((location, [EventBatch.from_events(events)] if events else [])
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
-                    nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references)
+                    nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references,
+                    gaps=vector.gaps)
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
         parsed = parse(path.read_bytes())

@@ -320,13 +320,13 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                threads: int | None = None, references: str = "auto") -> Graph:
+                threads: int | None = None, references: str = "auto", gaps: str = "auto") -> Graph:
     """Build and write an archive in one streaming pass, one location after another.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``: as for `Writer`.
+    ``references``, ``gaps``: as for `Writer`.
     Returns the built graph.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
@@ -336,7 +336,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     from_input = params.lossless and not repair
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                 nodes_per_block=nodes_per_block, tables=tables, threads=threads,
-                references=references) as writer:
+                references=references, gaps=gaps) as writer:
         indexed: set[int] = set()
         for location, batches in locations:
             record = recorder(writer.checkpoint_interval) if from_input else None

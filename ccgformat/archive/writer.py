@@ -143,9 +143,14 @@ class Writer:
         return compressed, BlockFlags.ZSTD
 
     def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
-               count: int = 0, compressed: bytes | None = None) -> None:
-        """Queue a block; it is written once it and the blocks before it are compressed."""
-        level = self._nodes_level if kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES) else self._other_level
+               count: int = 0, compressed: bytes | None = None, coded: bool = False) -> None:
+        """Queue a block; it is written once it and the blocks before it are compressed.
+        A node block with ``coded`` gaps is compressed like the other sections (by default
+        at DEFAULT_LEVEL): what the coded stream leaves is 3% smaller at level 19 than at
+        DEFAULT_NODES_LEVEL, while level 19 takes less time on such a block than on its
+        byte planes."""
+        nodes = kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES) and not coded
+        level = self._nodes_level if nodes else self._other_level
         self._queue.put((kind, must_understand, first, count), raw, level, compressed)
         self._write_ready()
 
@@ -197,20 +202,21 @@ class Writer:
         while len(pool) - self._nodes_written >= (1 if final else self.nodes_per_block):
             first = self._nodes_written
             stop = min(len(pool), first + self.nodes_per_block)
-            kind, raw = self._node_block(*self._encoder.encode_both(pool, first, stop))
+            kind, raw, coded = self._node_block(*self._encoder.encode_both(pool, first, stop))
             self._predicted |= kind == SectionKind.PREDICTED_NODES
-            self._block(kind, raw, must_understand=True, first=first, count=stop - first)
+            self._coded_gaps |= coded
+            self._block(kind, raw, must_understand=True, first=first, count=stop - first, coded=coded)
             self._nodes_written = stop
 
-    def _node_block(self, ids: bytes, predicted: bytes) -> tuple[SectionKind, bytes]:
-        """The kind and payload of a node range, given its NODES and PREDICTED_NODES
+    def _node_block(self, ids: bytes, predicted: bytes) -> tuple[SectionKind, bytes, bool]:
+        """The kind and payload of a node range and whether its gaps are coded, given its NODES and PREDICTED_NODES
         payloads: NODES, PREDICTED_NODES, or PREDICTED_NODES with coded gaps (spec 5.7,
         5.8) as ``references`` and ``gaps`` allow; among those allowed the smallest by the
         streams in which they differ, compressed at CHOICE_LEVEL (or the writer's level,
         if lower; a coded stream counts as it is, a plain one at most as it is), the
         earlier in that order on a tie."""
         if not self.tables or self.references == "ids":
-            return SectionKind.NODES, ids
+            return SectionKind.NODES, ids, False
         level = min(self.level, CHOICE_LEVEL)
         a, b = stream_bytes(ids, "child_id"), stream_bytes(predicted, "child_id")
         ids_cost, predicted_cost = (len(compress(a, level)), len(compress(b, level))) \
@@ -226,8 +232,7 @@ class Writer:
             extra = CODED_LENGTH.size + len(coded) - min(len(plain), len(compress(plain, level)))
             options.append((predicted_cost + extra, 2, SectionKind.PREDICTED_NODES, with_coded_gaps(predicted, coded)))
         _, choice, kind, raw = min(options)
-        self._coded_gaps |= choice == 2
-        return kind, raw
+        return kind, raw, choice == 2
 
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Differential fuzzing of the node block decoder: the C decoder (ccgformat._native.codec)
 against the Python reference (ccgformat.archive.codec) on raw node block payloads, each
-read as a NODES and as a PREDICTED_NODES payload (spec 5.7).
+read as a NODES, a PREDICTED_NODES (spec 5.7) and a CODED_NODES payload (5.8).
 
 Both must refuse an input with CorruptArchiveError, or both must decode it to the same
 values; anything else (a disagreement, another exception, a crash) is a finding.
-``--seeds DIR`` writes every NODES and PREDICTED_NODES payload of spec/vectors as seeds.
+``--seeds DIR`` writes every node block payload of spec/vectors as seeds.
 
     python fuzz/fuzz_codec.py --seeds /tmp/ccg-nodes
     python fuzz/fuzz_codec.py /tmp/ccg-nodes -max_total_time=600 -use_value_profile=1
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def write_seeds(target: Path) -> None:
-    from ccgformat.archive.layout import SectionKind
+    from ccgformat.archive.layout import NODE_KINDS
     from ccgformat.archive.reader import Archive
     from ccgformat.errors import UnsupportedVersionError
 
@@ -33,7 +33,7 @@ def write_seeds(target: Path) -> None:
             continue
         with archive:
             for k, entry in enumerate(e for e in archive.directory
-                                      if e.kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES)):
+                                      if e.kind in NODE_KINDS):
                 (target / f"{path.stem}_{k}").write_bytes(archive.payload(entry))
     print(f"{len(list(target.iterdir()))} seeds in {target}")
 
@@ -68,16 +68,16 @@ def main() -> None:
     from ccgformat.errors import CorruptArchiveError
 
     def one_input(data: bytes) -> None:
-        for predicted in (False, True):
+        for predicted, coded in ((False, False), (True, False), (True, True)):
             try:
-                python = decode_nodes(data, "x", 0, predicted=predicted)
+                python = decode_nodes(data, "x", 0, predicted=predicted, coded=coded)
             except CorruptArchiveError:
                 python = None
             try:
-                native = decode_native(data, "x", 0, predicted=predicted)
+                native = decode_native(data, "x", 0, predicted=predicted, coded=coded)
             except CorruptArchiveError:
                 native = None
-            assert (python is None) == (native is None), ("verdicts differ", predicted, python is None)
+            assert (python is None) == (native is None), ("verdicts differ", predicted, coded, python is None)
             if python is not None:
                 compare(python, native)
 

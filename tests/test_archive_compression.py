@@ -79,30 +79,36 @@ def zstd_searching(raw: bytes, level: int, search_log: int, target_length: int) 
 
 
 def synthetic(path: Path, level: int | None, jitter: float = 0.2, events: int = 6000, pattern: str = "spmd",
-              params: ccg.Params | None = None, bundle: bool = True) -> int:
+              params: ccg.Params | None = None, bundle: bool = True, gaps: str = "auto") -> int:
     defs, events_of = synth.synthesize(3, events, jitter=jitter, seed=3, pattern=pattern)
     ccg.write_trace(path, defs, ((loc, events_of(loc)) for loc in range(3)), params or ccg.Params(), level=level,
-                    bundle=bundle)
+                    bundle=bundle, gaps=gaps)
     return path.stat().st_size
 
 
-@pytest.mark.parametrize("pattern, jitter", [("ring", 0.0), ("spmd", 0.2)])
+@pytest.mark.parametrize("pattern, jitter, gaps", [("ring", 0.0, "auto"), ("spmd", 0.2, "plain"),
+                                                   ("spmd", 0.2, "auto")])
 def test_the_default_compresses_nodes_with_a_shorter_search_the_most_compressible_and_the_rest_at_19(
-        tmp_path, pattern, jitter):
-    synthetic(tmp_path / "a.ccg", None, jitter, 60_000, pattern, bundle=False)  # node blocks of their own
+        tmp_path, pattern, jitter, gaps):
+    # node blocks of their own
+    synthetic(tmp_path / "a.ccg", None, jitter, 60_000, pattern, bundle=False, gaps=gaps)
     blocks = stored_blocks(tmp_path / "a.ccg")
-    node_kinds = {SectionKind.NODES, SectionKind.PREDICTED_NODES}
+    node_kinds = {SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES}
     assert {kind for kind, _, _ in blocks} - node_kinds and {kind for kind, _, _ in blocks} & node_kinds
     for kind, raw, stored in blocks:
-        if kind not in node_kinds:
+        if kind not in node_kinds or kind == SectionKind.CODED_NODES:  # coded gaps: at 19 too
             assert stored == zstd(raw, DEFAULT_LEVEL), kind
             continue
         fast = zstd_searching(raw, DEFAULT_LEVEL, *DEFAULT_NODES_SEARCH)
         strong = zstd(raw, DEFAULT_LEVEL) if len(fast) * compression.STRONG_RATIO < len(raw) else fast
         assert stored == min(fast, strong, key=len)
-    # the regular trace has blocks of both kinds, the jittered one has blocks the search changes
-    assert any(stored != zstd_searching(raw, DEFAULT_LEVEL, *DEFAULT_NODES_SEARCH) if not jitter
-               else stored != zstd(raw, DEFAULT_LEVEL) for kind, raw, stored in blocks if kind in node_kinds)
+    # the regular trace has blocks of both kinds, the jittered one has blocks the search
+    # changes, or (by default) coded gaps
+    if gaps == "auto" and jitter:
+        assert any(kind == SectionKind.CODED_NODES for kind, _, _ in blocks)
+    else:
+        assert any(stored != zstd_searching(raw, DEFAULT_LEVEL, *DEFAULT_NODES_SEARCH) if not jitter
+                   else stored != zstd(raw, DEFAULT_LEVEL) for kind, raw, stored in blocks if kind in node_kinds)
     with ccg.open(tmp_path / "a.ccg") as archive:
         assert archive.parameters["zstd_level"] == DEFAULT_LEVEL
 
@@ -138,7 +144,7 @@ def test_a_failing_worker_fails_the_write_and_leaves_no_file(tmp_path, monkeypat
     real = compression.compress
 
     def failing(raw: bytes, level: int, search: tuple[int, int] | None = None) -> bytes:
-        if search == DEFAULT_NODES_SEARCH:
+        if search == DEFAULT_NODES_SEARCH or level == DEFAULT_LEVEL:  # CODED_NODES: DEFAULT_LEVEL's full search
             raise MemoryError("compressing a NODES block")
         return real(raw, level, search)
 

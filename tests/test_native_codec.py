@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive import SectionKind, codec
+from ccgformat.archive.layout import NODE_KINDS, PREDICTED_KINDS
 from ccgformat.archive.reader import Archive
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.graph.builder import Builder
@@ -105,12 +106,13 @@ def test_many_roots_overflow_the_pending_stack_identically():
 @pytest.mark.parametrize("path", VECTORS, ids=lambda p: p.name)
 def test_every_vector_block_decodes_identically(path):
     archive = Archive(path)
-    nodes = [entry for entry in archive.sections if entry.kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES)]
+    nodes = [entry for entry in archive.sections if entry.kind in NODE_KINDS]
     assert nodes
     for entry in nodes:
-        raw, predicted = archive.payload(entry), entry.kind == SectionKind.PREDICTED_NODES
-        assert_same_block(codec.decode_nodes(raw, str(path), entry.offset, predicted=predicted),
-                          decode_native(raw, str(path), entry.offset, predicted=predicted))
+        raw, predicted, coded = archive.payload(entry), entry.kind in PREDICTED_KINDS, \
+            entry.kind == SectionKind.CODED_NODES
+        assert_same_block(codec.decode_nodes(raw, str(path), entry.offset, predicted=predicted, coded=coded),
+                          decode_native(raw, str(path), entry.offset, predicted=predicted, coded=coded))
 
 
 # --------------------------------------------------------------------------- damaged payloads

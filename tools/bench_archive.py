@@ -311,7 +311,7 @@ def archive_read_child(spec: dict[str, Any]) -> dict[str, Any]:
     archive = ccgformat.open(path)
     stats = archive.stats
     sections = section_sizes(archive)
-    node_blocks = sum(sections.get(kind, {}).get("blocks", 0) for kind in ("NODES", "PREDICTED_NODES"))
+    node_blocks = sum(sections.get(kind, {}).get("blocks", 0) for kind in ("NODES", "PREDICTED_NODES", "CODED_NODES"))
     archive.close()
 
     # open: every sample is the median of OPEN_SAMPLES opens of a fresh Archive
@@ -508,6 +508,7 @@ def _breakdown(key: str, field_: str, digits: int = 2) -> Callable[[dict[str, An
             Column("trace/params", config_name, "<"),
             Column("NODES", _section_bytes("NODES")),
             Column("PREDICTED_NODES", _section_bytes("PREDICTED_NODES")),
+            Column("CODED_NODES", _section_bytes("CODED_NODES")),
             Column("blocks", lambda e: fmt_int(e["node_blocks"])),
             Column("SNAPSHOTS", _section_bytes("SNAPSHOTS")),
             Column("SUMMARY", _section_bytes("SUMMARY")),

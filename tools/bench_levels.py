@@ -49,6 +49,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
 }
 #: the parameter sets the synthetic families are written with (bench_builder.PARAM_SETS)
 FAMILY_PARAMS = ("lossless", "lossy")
+#: the node blocks whose level the default chooses (CODED_NODES blocks: level 19, as the other sections)
 NODE_KINDS = (SectionKind.NODES, SectionKind.PREDICTED_NODES)
 
 

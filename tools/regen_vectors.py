@@ -122,6 +122,9 @@ class Vector:
     #: the writer's BUNDLE block (format 1.4) for the sections written last; off for the
     #: vectors that show each section in a block of its own
     bundle: bool = False
+    #: how node blocks store their gaps (writer.GAP_CODINGS): plain but in `coded_gaps`, so
+    #: that the vectors made before coded gaps keep their bytes and version
+    gaps: str = "plain"
 
     @property
     def locations(self) -> list[int]:
@@ -479,6 +482,31 @@ def predicted_references() -> Vector:
                   references="predicted")
 
 
+def coded_gaps() -> Vector:
+    """Coded gaps (spec 5.8): every bit length class, low bits, several rows."""
+    MAIN_, LOOP, F, G = range(4)
+    t = Timeline(1_000)
+    t.at(0, K.ENTER, ref=MAIN_)
+    for i in range(30):
+        jitter = (i * 2654435761) % 97  # a fixed pseudo-random sequence
+        t.at(i % 2, K.ENTER, ref=LOOP)
+        t.at(5, K.ENTER, ref=F)
+        t.at(1_000 + 7 * jitter, K.LEAVE, ref=F)
+        t.at(2 + jitter % 5, K.ENTER, ref=G)
+        t.at((1 << 40) + jitter if i == 17 else 60 + jitter, K.LEAVE, ref=G)
+        t.at(3, K.LEAVE, ref=LOOP)
+    t.at(0, K.LEAVE, ref=MAIN_)
+    definitions = Definitions(regions=[Region("main"), Region("loop"), Region("f"), Region("g")],
+                              locations=[Location("rank 0")])
+    return Vector("coded_gaps", "One location running a loop of 30 iterations that call f and g "
+                  "with durations from a fixed pseudo-random sequence (one g lasting 2**40 ticks "
+                  "more), entering the loop 0 or 1 tick after the previous iteration. Its node blocks "
+                  "(16 nodes each) are CODED_NODES blocks: predicted references and coded gaps (spec 5.8, "
+                  "format 1.6): gaps of 0, 1, small and large values, in rows of several node shapes.",
+                  definitions, {0: t.events}, ccg.Params(branching=8), nodes_per_block=16,
+                  references="predicted", gaps="coded")
+
+
 def extension_records() -> Vector:
     vector = many_locations()
     count = len(vector.definitions.locations)
@@ -553,7 +581,7 @@ VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, 
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
                                                many_locations_json, predicted_references, extension_records, aggregation,
-                                               bundle, metric_integrals]
+                                               bundle, metric_integrals, coded_gaps]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -565,7 +593,7 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
                     nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references,
-                    aggregation=vector.aggregation, bundle=vector.bundle)
+                    aggregation=vector.aggregation, bundle=vector.bundle, gaps=vector.gaps)
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
         parsed = parse(path.read_bytes())
@@ -629,7 +657,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         "events lie within the bounds recorded in the archive's PARAMETERS section (see below).",
         "A vector a reader must refuse has no listing; its description names the error.",
         "",
-        "## Vectors (format 1.3 to 1.5: each file's header names its version)",
+        "## Vectors (format 1.3 to 1.6: each file's header names its version)",
         "",
     ]
     for v in vectors:
@@ -651,7 +679,8 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         out.append("")
     out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOT_TABLE,",
             "LOCATION_TABLE, CHECKPOINT_TABLE, EXTENSION_TABLE, in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
-            "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, in",
+            "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, in `coded_gaps.ccg`",
+            "CODED_NODES, in",
             "`bundle.ccg` DICTIONARY_BUNDLE, in `1.4/bundle.ccg` BUNDLE, and the FOOTER) and every event kind; the test checks that too.", "",
             "## Format 1.2 (`1.2/`)",
             "",

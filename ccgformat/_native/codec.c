@@ -8,6 +8,7 @@
  * sums of sub-trees are recomputed bottom-up from the block and its import table.
  */
 #include "codec.h"
+#include "gapcoder.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -533,12 +534,16 @@ int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imp
 
 /* ------------------------------------------------------------------ decoding */
 
-/* A stream in place: ``count`` values of ``width`` bytes, byte plane by byte plane. */
+/* A stream in place: ``count`` values of ``width`` bytes, byte plane by byte plane; or,
+ * width CODED (the gaps only, spec 5.8), ``coded`` range-coded bytes at ``planes``. */
 typedef struct {
     const uint8_t *planes;
     int64_t count;
     int width;
+    size_t coded;
 } stream;
+
+#define CODED 0
 
 static uint64_t read_le(const uint8_t *at, int bytes) {
     uint64_t value = 0;
@@ -562,19 +567,31 @@ static inline uint64_t get(const stream *s, int64_t i) {
     }
 }
 
-/* The 14 streams of a payload after its 12-byte start, checked against its length. */
-static int read_streams(const uint8_t *raw, size_t length, stream *s, report *r) {
+/* The 14 streams of a payload after its 12-byte start, checked against its length; the
+ * gaps are coded in a CODED_NODES block (``coded``), and only there (spec 5.8). */
+static int read_streams(const uint8_t *raw, size_t length, stream *s, int coded_gaps, report *r) {
     size_t position = 12;
     for (int k = 0; k < S_COUNT; k++) {
         if (length - position < 5) return fail(r, "the block ends inside a stream header");
         int width = raw[position];
         uint64_t count = read_le(raw + position + 1, 4);
         position += 5;
+        if (k == S_GAPS && coded_gaps) {
+            if (width != CODED) return fail(r, "the gaps of a CODED_NODES block are not coded (width %d)", width);
+            if (length - position < 4) return fail(r, "the block ends inside a stream header");
+            uint64_t coded = read_le(raw + position, 4);
+            position += 4;
+            if (coded > length - position) return fail(r, "a coded stream of %llu bytes runs past the block end",
+                                                       (unsigned long long)coded);
+            s[k] = (stream){raw + position, (int64_t)count, CODED, (size_t)coded};
+            position += (size_t)coded;
+            continue;
+        }
         if (width != 1 && width != 2 && width != 4 && width != 8)
             return fail(r, "stream width %d is not 1, 2, 4 or 8", width);
         if ((uint64_t)width * count > length - position)
             return fail(r, "a stream of %llu values x %d bytes runs past the block end", (unsigned long long)count, width);
-        s[k] = (stream){raw + position, (int64_t)count, width};
+        s[k] = (stream){raw + position, (int64_t)count, width, 0};
         position += (size_t)width * (size_t)count;
     }
     if (position != length) return fail(r, "%zu bytes after the last stream", length - position);
@@ -658,12 +675,12 @@ static void scratch_free(scratch *w) {
 #define NEED(pointer) do { if (!(pointer)) return out_of_memory(r); } while (0)
 
 /* The block start, the streams, and every per-node count checked against them (5.2). */
-static int read_nodes(const uint8_t *raw, size_t length, ccg_nodes *n, scratch *w, report *r) {
+static int read_nodes(const uint8_t *raw, size_t length, int coded_gaps, ccg_nodes *n, scratch *w, report *r) {
     if (length < 12) return fail(r, "shorter than its header");
     uint64_t first = w->first = read_le(raw, 8);
     int64_t count = w->count = (int64_t)read_le(raw + 8, 4);
     stream *s = w->s;
-    int status = read_streams(raw, length, s, r);
+    int status = read_streams(raw, length, s, coded_gaps, r);
     if (status != CCG_OK) return status;
     if (count == 0 || count != s[S_KIND].count)
         return fail(r, "%lld kinds for %lld nodes", (long long)s[S_KIND].count, (long long)count);
@@ -705,7 +722,7 @@ static int read_nodes(const uint8_t *raw, size_t length, ccg_nodes *n, scratch *
     if (s[S_CHILD_ID].count != edges - fresh) return fail(r, "child ids do not match the fresh flags");
     if (!all_below(&s[S_CHILD_ID], LIMIT62)) return fail(r, "implausible child id");
     if (s[S_GAPS].count != gaps) return fail(r, "gap count does not match the child counts");
-    if (!all_below(&s[S_GAPS], LIMIT62)) return fail(r, "implausible gap");
+    if (s[S_GAPS].width != CODED && !all_below(&s[S_GAPS], LIMIT62)) return fail(r, "implausible gap");
     if (s[S_KEY].count != keys || s[S_SOFT].count != softs) return fail(r, "property counts do not match the node kinds");
     NEED(n->key = alloc((size_t)keys, sizeof(int64_t)));
     NEED(n->soft = alloc((size_t)softs, sizeof(int64_t)));
@@ -846,6 +863,33 @@ static int read_imports(const ccg_nodes *n, ccg_imports *m, scratch *w, report *
     return CCG_OK;
 }
 
+/* place_durations of a coded gaps stream (spec 5.8): decoded row by row of the shape
+ * matrices. A shape's first node starts its matrix, at the offset where the previous
+ * matrix ended; its n+1 rows hold ``stride`` (its node count) gaps each. */
+static int place_coded_durations(ccg_nodes *n, scratch *w, report *r) {
+    const stream *gaps = &w->s[S_GAPS];
+    int64_t *rows = alloc((size_t)gaps->count, sizeof *rows);
+    uint64_t *values = alloc((size_t)gaps->count, sizeof *values);
+    int64_t row_count = 0, matrix_end = 0;
+    int status = rows && values ? CCG_OK : out_of_memory(r);
+    for (int64_t k = 0; status == CCG_OK && k < w->inner; k++)
+        if (w->offset[k] == matrix_end)
+            for (int64_t position = 0; position <= w->shapes[k].children; position++) {
+                rows[row_count++] = w->stride[k];
+                matrix_end += w->stride[k];
+            }
+    if (status == CCG_OK && ccg_decode_gaps(gaps->planes, gaps->coded, rows, row_count, values, gaps->count) != CCG_OK)
+        status = fail(r, "the coded gaps do not decode to the gap count");
+    for (int64_t k = 0; status == CCG_OK && k < w->inner; k++) {
+        int64_t d = n->duration_start[w->shapes[k].node];
+        for (int64_t position = 0; position <= w->shapes[k].children; position++)
+            n->durations[d + 2 * position] = (int64_t)values[w->offset[k] + position * w->stride[k]];
+    }
+    free(rows);
+    free(values);
+    return status;
+}
+
 /* The gaps back in node order, as durations d_0, d_2, ..., d_2n (spec 5.4). */
 static int place_durations(ccg_nodes *n, scratch *w, report *r) {
     NEED(w->shapes = alloc((size_t)w->inner, sizeof *w->shapes));
@@ -857,10 +901,12 @@ static int place_durations(ccg_nodes *n, scratch *w, report *r) {
     NEED(w->offset = alloc((size_t)w->inner, sizeof(int64_t)));
     NEED(w->stride = alloc((size_t)w->inner, sizeof(int64_t)));
     NEED(place_gaps(w->shapes, w->inner, w->offset, w->stride));
+    const stream *gaps = &w->s[S_GAPS];
+    if (gaps->width == CODED) return place_coded_durations(n, w, r);
     for (int64_t k = 0; k < w->inner; k++) {
         int64_t d = n->duration_start[w->shapes[k].node];
         for (int64_t position = 0; position <= w->shapes[k].children; position++)
-            n->durations[d + 2 * position] = (int64_t)get(&w->s[S_GAPS], w->offset[k] + position * w->stride[k]);
+            n->durations[d + 2 * position] = (int64_t)get(gaps, w->offset[k] + position * w->stride[k]);
     }
     return CCG_OK;
 }
@@ -953,15 +999,16 @@ static int sum_up(ccg_nodes *n, const ccg_imports *m, scratch *w, report *r) {
     return CCG_OK;
 }
 
-int ccg_decode_nodes(const uint8_t *raw, size_t length, int predicted, ccg_block **out, char *message,
+int ccg_decode_nodes(const uint8_t *raw, size_t length, int kind, ccg_block **out, char *message,
                      size_t message_size) {
     report r = {message, message_size};
+    int predicted = kind != CCG_BLOCK_NODES, coded_gaps = kind == CCG_BLOCK_CODED;
     *out = NULL;
     ccg_block *block = calloc(1, sizeof *block);
     if (!block) return out_of_memory(&r);
     scratch w;
     memset(&w, 0, sizeof w);
-    int status = read_nodes(raw, length, &block->nodes, &w, &r);
+    int status = read_nodes(raw, length, coded_gaps, &block->nodes, &w, &r);
     if (status == CCG_OK) status = replay_children(&block->nodes, &w, predicted, &r);
     if (status == CCG_OK) status = read_imports(&block->nodes, &block->imports, &w, &r);
     if (status == CCG_OK) status = place_durations(&block->nodes, &w, &r);

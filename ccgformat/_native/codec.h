@@ -41,10 +41,12 @@ int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imp
                      uint8_t **predicted, size_t *predicted_length, char *message, size_t message_size);
 void ccg_bytes_free(uint8_t *bytes);
 
-/* Decode and check one raw payload (of a PREDICTED_NODES block when ``predicted`` is
- * non-zero) into a new block (*out; release it with ccg_block_free). CCG_ERR_INPUT names
- * the damage in ``message``. */
-int ccg_decode_nodes(const uint8_t *raw, size_t length, int predicted, ccg_block **out, char *message,
+/* The node block kinds ccg_decode_nodes reads (spec 5.2, 5.7, 5.8). */
+enum { CCG_BLOCK_NODES = 0, CCG_BLOCK_PREDICTED = 1, CCG_BLOCK_CODED = 2 };
+
+/* Decode and check one raw payload of a block of ``kind`` (CCG_BLOCK_*) into a new block
+ * (*out; release it with ccg_block_free). CCG_ERR_INPUT names the damage in ``message``. */
+int ccg_decode_nodes(const uint8_t *raw, size_t length, int kind, ccg_block **out, char *message,
                      size_t message_size);
 void ccg_block_free(ccg_block *block);
 

@@ -111,12 +111,13 @@ def _earlier(pool: Any, first: int, stop: int) -> tuple[Any, list[np.ndarray]]:
     return imports, arrays
 
 
-def decode_native(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False) -> NativeNodeBlock:
+def decode_native(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False,
+                  coded: bool = False) -> NativeNodeBlock:
     """`decode_nodes` in C: decode and check a node block payload (``predicted``: of a
-    PREDICTED_NODES block)."""
+    PREDICTED_NODES block; ``coded``: of a CODED_NODES block)."""
     out = ffi.new("ccg_block **")
     message = ffi.new("char[]", MESSAGE_SIZE)
-    status = lib.ccg_decode_nodes(ffi.from_buffer(raw), len(raw), int(predicted), out, message, MESSAGE_SIZE)
+    status = lib.ccg_decode_nodes(ffi.from_buffer(raw), len(raw), 2 if coded else int(predicted), out, message, MESSAGE_SIZE)
     if status != CCG_OK:
         text = ffi.string(message).decode("utf-8", "replace")
         if status == CCG_ERR_MEMORY:
@@ -232,3 +233,17 @@ class NativeImports:
         row = self.row(node)
         a, b = start[row], start[row + 1]
         return tuple(zip(metric_ids[a:b], metric_sum[a:b]))
+
+
+def code_gaps_native(values: np.ndarray, row_lengths: np.ndarray) -> bytes:
+    """`archive.gapcoder.code_gaps` in C (the same bytes)."""
+    v = np.ascontiguousarray(values, dtype=np.uint64)
+    rows = np.ascontiguousarray(row_lengths, dtype=np.int64)
+    out, length = ffi.new("uint8_t **"), ffi.new("size_t *")
+    if lib.ccg_code_gaps(ffi.from_buffer("uint64_t[]", v), len(v), ffi.from_buffer("int64_t[]", rows), len(rows),
+                         out, length) != CCG_OK:
+        raise MemoryError("coding the gaps")
+    try:
+        return bytes(ffi.buffer(out[0], length[0]))
+    finally:
+        lib.ccg_bytes_free(out[0])

@@ -22,6 +22,8 @@ Only what cannot be derived is stored (spec/format.md, "Node blocks"):
   fresh are stored not by id but by what the decoder can predict - their place in a
   move-to-front list of the children met at the same position of the same parent shape,
   else their import table row, else their distance below the parent (`reference_codes`).
+* Coded gaps (CODED_NODES blocks, format 1.6): a predicted block whose gaps stream is
+  range-coded row by row of the shape matrices (`gapcoder`, spec 5.8).
 
 Decoding is vectorised: the pending stack is replayed as a matching of pushes and pops
 by stack depth, and the bottom-up sums are iterated to their fixpoint, one numpy pass per
@@ -40,8 +42,12 @@ import numpy as np
 from ..errors import CorruptArchiveError
 from ..graph.pool import NodeKind, NodePool
 from ..model import KIND_FIELDS, EventKind
+from .gapcoder import decode_gaps
 
 STREAM_HEADER = struct.Struct("<BI")  # width u8, value count u32
+CODED_LENGTH = struct.Struct("<I")    # after a coded stream's header: its byte count u32
+#: The width byte of a coded `gaps` stream (spec 5.8, CODED_NODES blocks, format 1.6).
+CODED = 0
 BLOCK_START = struct.Struct("<QI")    # first node id u64, node count u32
 WIDTHS = (1, 2, 4, 8)
 #: The pending stack keeps at most this many nodes; older ones fall off its bottom.
@@ -88,14 +94,62 @@ def encode_stream(values: np.ndarray) -> bytes:
 
 def stream_bytes(raw: bytes, name: str) -> bytes:
     """The stored bytes (header included) of the stream ``name`` of a node block payload."""
+    start, end = _stream_span(raw, name)
+    return raw[start:end]
+
+
+def _stream_span(raw: bytes, name: str) -> tuple[int, int]:
     position = BLOCK_START.size
     for current in STREAMS:
         width, count = STREAM_HEADER.unpack_from(raw, position)
         end = position + STREAM_HEADER.size + width * count
+        if width == CODED:
+            end += CODED_LENGTH.size + CODED_LENGTH.unpack_from(raw, end)[0]
         if current == name:
-            return raw[position:end]
+            return position, end
         position = end
     raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class CodedGaps:
+    """A coded `gaps` stream as read: its value count and its range-coded bytes."""
+
+    count: int
+    data: bytes
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def _read_coded(raw: bytes, position: int) -> tuple[CodedGaps, int]:
+    """The coded stream at ``position`` (width byte CODED) and the position after it."""
+    if position + STREAM_HEADER.size + CODED_LENGTH.size > len(raw):
+        raise ValueError("the block ends inside a stream header")
+    count = STREAM_HEADER.unpack_from(raw, position)[1]
+    position += STREAM_HEADER.size
+    (length,) = CODED_LENGTH.unpack_from(raw, position)
+    position += CODED_LENGTH.size
+    if position + length > len(raw):
+        raise ValueError(f"a coded stream of {length} bytes runs past the block end")
+    return CodedGaps(count, raw[position:position + length]), position + length
+
+
+def gap_rows(raw: bytes) -> np.ndarray:
+    """The row lengths of the gaps of a node block payload (spec 5.4): per shape in order
+    of first appearance, n+1 rows of its m nodes."""
+    first, count, s = _read_streams(raw, False)
+    kind = _node_kinds(s, first, count)
+    child_count = _edge_counts(s, kind <= NodeKind.ARTIFICIAL)[0]
+    key_start, key = _properties(s, kind)[:2]
+    return _shape_rows(kind, key_start, key, child_count)
+
+
+def with_coded_gaps(raw: bytes, coded: bytes) -> bytes:
+    """A node block payload with its plain `gaps` stream replaced by ``coded`` (spec 5.8)."""
+    start, end = _stream_span(raw, "gaps")
+    count = STREAM_HEADER.unpack_from(raw, start)[1]
+    return raw[:start] + STREAM_HEADER.pack(CODED, count) + CODED_LENGTH.pack(len(coded)) + coded + raw[end:]
 
 
 def decode_stream(raw: bytes, position: int) -> tuple[np.ndarray, int]:
@@ -275,11 +329,12 @@ class NodeBlock:
                      for c in children)
 
 
-def decode_nodes(raw: bytes, path: str, offset: int, *, predicted: bool = False) -> NodeBlock:
+def decode_nodes(raw: bytes, path: str, offset: int, *, predicted: bool = False, coded: bool = False) -> NodeBlock:
     """Decode and check a node block payload (every count and reference is validated);
-    ``predicted``: a PREDICTED_NODES payload (reference codes instead of child ids)."""
+    ``predicted``: a PREDICTED_NODES payload (reference codes instead of child ids);
+    ``coded``: a CODED_NODES payload (a PREDICTED_NODES payload with coded gaps, 5.8)."""
     try:
-        return _decode(raw, predicted)
+        return _decode(raw, predicted or coded, coded)
     except (ValueError, IndexError, KeyError, OverflowError) as error:
         raise CorruptArchiveError(f"node block: {error}", path=path, offset=offset) from None
 
@@ -296,13 +351,16 @@ def _segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return (running[..., starts[1:]] - running[..., starts[:-1]]).view(np.int64)
 
 
-def _decode(raw: bytes, predicted: bool = False) -> NodeBlock:
+def _decode(raw: bytes, predicted: bool = False, coded: bool = False) -> NodeBlock:
     """`decode_nodes` without the wrapping of its errors: every check raises ValueError."""
-    first, count, s = _read_streams(raw)
+    first, count, s = _read_streams(raw, coded)
     kind = _node_kinds(s, first, count)
     inner = kind <= NodeKind.ARTIFICIAL
     child_count, child_start, fresh, gap_count = _edge_counts(s, inner)
     key_start, key, soft_start, soft = _properties(s, kind)
+    if isinstance(s["gaps"], CodedGaps):
+        s["gaps"] = decode_gaps(s["gaps"].data, _shape_rows(kind, key_start, key, child_count).tolist(),
+                                s["gaps"].count)
     if predicted:
         s["child_id"] = _predicted_ids(s["child_id"], first, kind, key, key_start, child_count, fresh,
                                        np.array(_undeltas(s["import_id"], "import"), dtype=np.int64))
@@ -329,14 +387,20 @@ def _decode(raw: bytes, predicted: bool = False) -> NodeBlock:
                      values[2:2 + m], values[2 + m:2 + 2 * m] > 0, imports)
 
 
-def _read_streams(raw: bytes) -> tuple[int, int, dict[str, np.ndarray]]:
-    """The block start (first node id, node count) and the streams by name."""
+def _read_streams(raw: bytes, coded: bool) -> tuple[int, int, dict[str, np.ndarray]]:
+    """The block start (first node id, node count) and the streams by name; the gaps are
+    coded in a CODED_NODES block (``coded``), and only there (5.8)."""
     _check(len(raw) >= BLOCK_START.size, "shorter than its header")
     first, count = BLOCK_START.unpack_from(raw, 0)
     position = BLOCK_START.size
     s = {}
     for name in STREAMS:
-        s[name], position = decode_stream(raw, position)
+        if coded and name == "gaps":
+            _check(position < len(raw) and raw[position] == CODED,
+                   f"the gaps of a CODED_NODES block are not coded (width {raw[position] if position < len(raw) else '-'})")
+            s[name], position = _read_coded(raw, position)
+        else:
+            s[name], position = decode_stream(raw, position)
     _check(position == len(raw), f"{len(raw) - position} bytes after the last stream")
     return first, count, s
 
@@ -367,7 +431,8 @@ def _edge_counts(s: dict[str, np.ndarray], inner: np.ndarray) -> tuple[np.ndarra
     _check(len(s["child_id"]) == 0 or int(s["child_id"].max()) < 1 << 62, "implausible child id")
     gap_count = np.where(inner, child_count + 1, 0)
     _check(len(s["gaps"]) == int(gap_count.sum()), "gap count does not match the child counts")
-    _check(len(s["gaps"]) == 0 or int(s["gaps"].max()) < 1 << 62, "implausible gap")
+    _check(isinstance(s["gaps"], CodedGaps) or len(s["gaps"]) == 0 or int(s["gaps"].max()) < 1 << 62,
+           "implausible gap")
     return child_count, child_start, fresh, gap_count
 
 
@@ -542,13 +607,14 @@ def children_by_replay(first: int, child_count: np.ndarray, fresh: np.ndarray, e
     return np.array(children, dtype=np.int64)
 
 
-def _gaps_in_node_order(stored: np.ndarray, kind: np.ndarray, key_start: np.ndarray, key: np.ndarray,
-                        child_count: np.ndarray, gap_start: np.ndarray) -> np.ndarray:
-    """Undo the grouping of the gaps stream: shapes in order of first appearance, within a
-    shape position by position, within a position node by node."""
+def _shape_groups(kind: np.ndarray, key_start: np.ndarray, key: np.ndarray,
+                  child_count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The call and artificial nodes, each one's shape label (shapes numbered in order of
+    first appearance), and per shape its node count and gaps per node."""
     nodes = np.flatnonzero(kind <= NodeKind.ARTIFICIAL)
     if not len(nodes):
-        return stored
+        empty = np.zeros(0, dtype=np.int64)
+        return nodes, empty, empty, empty
     # a call or artificial node's shape: (kind, region or -1, child count)
     region = np.full(len(nodes), -1, dtype=np.int64)
     calls = kind[nodes] == NodeKind.CALL
@@ -562,6 +628,22 @@ def _gaps_in_node_order(stored: np.ndarray, kind: np.ndarray, key_start: np.ndar
     label = np.argsort(np.argsort(first_seen, kind="stable"), kind="stable")[label.reshape(-1)]
     members = np.bincount(label)
     width = child_count[nodes][np.argsort(label, kind="stable")][np.cumsum(members) - members] + 1
+    return nodes, label, members, width
+
+
+def _shape_rows(kind: np.ndarray, key_start: np.ndarray, key: np.ndarray, child_count: np.ndarray) -> np.ndarray:
+    """The lengths of the rows of the shape matrices, in the order of the gaps stream."""
+    _, _, members, width = _shape_groups(kind, key_start, key, child_count)
+    return np.repeat(members, width)
+
+
+def _gaps_in_node_order(stored: np.ndarray, kind: np.ndarray, key_start: np.ndarray, key: np.ndarray,
+                        child_count: np.ndarray, gap_start: np.ndarray) -> np.ndarray:
+    """Undo the grouping of the gaps stream: shapes in order of first appearance, within a
+    shape position by position, within a position node by node."""
+    nodes, label, members, width = _shape_groups(kind, key_start, key, child_count)
+    if not len(nodes):
+        return stored
     group_start = np.concatenate(([0], np.cumsum(members * width)))[:-1]
     by_group = np.argsort(label, kind="stable")
     rank = np.empty(len(nodes), dtype=np.int64)

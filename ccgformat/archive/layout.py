@@ -27,6 +27,8 @@ EXTENSION_TABLE_MINOR_VERSION = 4
 AGGREGATION_MINOR_VERSION = 4
 #: the minor version that introduced DICTIONARY_BUNDLE blocks
 DICTIONARY_BUNDLE_MINOR_VERSION = 5
+#: the minor version that introduced CODED_NODES blocks (range-coded gaps)
+CODED_GAPS_MINOR_VERSION = 6
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")
@@ -70,12 +72,15 @@ class SectionKind(IntEnum):
     BUNDLE = 11           #: since 1.4, several small sections in one zstd frame
     PREDICTED_NODES = 12  #: since 1.4, a NODES block whose child references are predicted
     DICTIONARY_BUNDLE = 13  #: since 1.5, a BUNDLE compressed with the bundle dictionary
+    CODED_NODES = 14      #: since 1.6, a PREDICTED_NODES block whose gaps are range-coded
     AGGREGATE_LEVEL = 16  #: since 1.4, one level of the aggregation pyramid
     METRIC_LEVEL = 17     #: since 1.4, one level of the metric-integral pyramid
 
 
 #: The section kinds that hold node blocks.
-NODE_KINDS = frozenset({SectionKind.NODES, SectionKind.PREDICTED_NODES})
+NODE_KINDS = frozenset({SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES})
+#: The node block kinds whose child references are predicted (spec 5.7).
+PREDICTED_KINDS = frozenset({SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES})
 
 
 RESERVED_AGGREGATION = range(16, 32)

@@ -4,7 +4,9 @@ codec and walking."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+import numpy as np
 
 import numpy as np
 
@@ -15,6 +17,7 @@ from ..errors import CorruptArchiveError
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .codec import NodeBlock, NodeEncoder, decode_nodes
+from .gapcoder import code_gaps
 
 
 def builder(params: Params = Params(), definitions: Definitions | None = None, *, repair: bool = False) -> Any:
@@ -33,13 +36,23 @@ def node_encoder() -> Any:
     return NodeEncoder()
 
 
-def decode_block(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False) -> Any:
+def gap_coder() -> Callable[[np.ndarray, np.ndarray], bytes]:
+    """`gapcoder.code_gaps`, or its C twin `code_gaps_native` (same bytes)."""
+    if native():
+        from .._native.codec import code_gaps_native
+        return code_gaps_native
+    return lambda values, rows: code_gaps(values, rows.tolist())
+
+
+def decode_block(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False,
+                 coded: bool = False) -> Any:
     """`decode_nodes`, or its C twin `decode_native` (same checks, same values), whose
-    `NativeNodeBlock` reads like a `NodeBlock`; ``predicted`` for PREDICTED_NODES."""
+    `NativeNodeBlock` reads like a `NodeBlock`; ``predicted`` for PREDICTED_NODES,
+    ``coded`` for CODED_NODES."""
     if native():
         from .._native.codec import decode_native
-        return decode_native(raw, path, offset, predicted=predicted)
-    return decode_nodes(raw, path, offset, predicted=predicted)
+        return decode_native(raw, path, offset, predicted=predicted, coded=coded)
+    return decode_nodes(raw, path, offset, predicted=predicted, coded=coded)
 
 
 def walker(pool: Any, root: int, start: int, location: int, *, path: str | None = None) -> Any:
@@ -74,4 +87,4 @@ def walk_locations(pool: Any, locations: np.ndarray, roots: np.ndarray, starts: 
     return batch
 
 
-__all__ = ["NodeBlock", "builder", "decode_block", "node_encoder", "walk_locations", "walker"]
+__all__ = ["NodeBlock", "builder", "decode_block", "gap_coder", "node_encoder", "walk_locations", "walker"]

@@ -32,18 +32,19 @@ from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
 from .bundle import compress_with_dictionary, encode_bundle
 from .defaults import PARAMETERS as PARAMETER_DEFAULTS, strip_definitions, strip_parameters
-from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, DICTIONARY_BUNDLE_MINOR_VERSION, DIRECTORY_ENTRY,
+from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, DICTIONARY_BUNDLE_MINOR_VERSION,
+                     DIRECTORY_ENTRY,
                      END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      ROOTS_COMPLETE_MINOR_VERSION,
                      SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
                      largest_raw_length)
-from .codec import METRIC_CELL_LIMIT, stream_bytes
+from .codec import CODED_LENGTH, METRIC_CELL_LIMIT, decode_stream, gap_rows, stream_bytes, with_coded_gaps
 from .aggregation import encode_level
 from .metric_tables import encode_metric_level
 from .queries import run_query
 from .samples import MetricSamples
-from .native import builder as make_builder, node_encoder, walker as location_walker
+from .native import builder as make_builder, gap_coder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .checkpoint_columns import CheckpointColumns
 from .groups import SmallLocations
@@ -61,15 +62,19 @@ DEFAULT_LEVEL = 19
 DEFAULT_NODES_SEARCH = (4, 32)
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 #: node ids per node block: larger blocks import fewer children from earlier ones and give
-#: zstd more context (jittered traces 11% smaller than with 4,096), while a cold event(i)
-#: decodes one block of them in about 2.5 ms (docs/compression.md, "Node blocks")
-DEFAULT_NODES_PER_BLOCK = 16384
+#: zstd and the gap coder more context, while a cold event(i) decodes a block or two: at
+#: 8,192 nodes a CODED_NODES block takes about 1 ms (docs/compression.md, "Node blocks")
+DEFAULT_NODES_PER_BLOCK = 8192
 LOCATIONS_PER_INDEX_BLOCK = 64
 #: How node blocks store the children that are not fresh (spec 5.7): "ids" (NODES
 #: blocks), "predicted" (PREDICTED_NODES blocks) or "auto" (per block the one whose
 #: child reference stream compresses smaller, NODES on a tie; without the tables, the
 #: layout for older readers, always NODES).
 REFERENCE_CODINGS = ("auto", "ids", "predicted")
+#: How node blocks store their gaps (spec 5.8): "plain" (byte planes), "coded" (range
+#: coded, in CODED_NODES blocks, format 1.6) or "auto" (per block the smaller, see
+#: `Writer._node_block`; without the tables or with references "ids", always plain).
+GAP_CODINGS = ("auto", "plain", "coded")
 #: "auto" compares the two child reference streams compressed at this zstd level (or
 #: the writer's, if lower): nearly the same choice as at level 19, at a fraction of its time.
 CHOICE_LEVEL = 3
@@ -103,7 +108,7 @@ class Writer:
     DEFAULT_LEVEL, the node blocks with its shorter search DEFAULT_NODES_SEARCH (see
     `compression.Level`). ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
-    ``references``: one of `REFERENCE_CODINGS`. With ``tables``, the file also holds the
+    ``references``: one of `REFERENCE_CODINGS`; ``gaps``: one of `GAP_CODINGS`. With ``tables``, the file also holds the
     aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
     ... while they take at most that share of the bytes written before them (default
     `AGGREGATION_BUDGET`; none when level 0 does not fit). ``bundle`` (with the
@@ -116,12 +121,16 @@ class Writer:
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                 threads: int | None = None, references: str = "auto",
+                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
                  aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, metrics: int = 0):
         if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if references not in REFERENCE_CODINGS:
             raise ValueError(f"references must be one of {', '.join(REFERENCE_CODINGS)}, got {references!r}")
+        if gaps not in GAP_CODINGS:
+            raise ValueError(f"gaps must be one of {', '.join(GAP_CODINGS)}, got {gaps!r}")
+        if gaps == "coded" and (references == "ids" or not tables):
+            raise ValueError("coded gaps need CODED_NODES blocks: references other than 'ids', and the tables")
         if checkpoint_interval < 1 or nodes_per_block < 1:
             raise ValueError("checkpoint_interval and nodes_per_block must be positive")
         self.path = Path(path)
@@ -138,6 +147,9 @@ class Writer:
             CompressionQueue(default_threads() if threads is None else threads)
         self.references = references
         self._predicted = False  # whether a PREDICTED_NODES block was written
+        self.gaps = gaps
+        self._coded_gaps = False  # whether a CODED_NODES block was written
+        self._code_gaps = gap_coder()
         self.aggregation = aggregation if tables else None
         self._aggregated = False
         self._output = AtomicOutput(self.path)
@@ -193,7 +205,10 @@ class Writer:
         self._write_ready()
 
     def _level_of(self, kind: SectionKind) -> Level:
-        return self._nodes_level if kind in NODE_KINDS else self._other_level
+        """A node block's level; a CODED_NODES block is compressed like the other sections
+        (by default at DEFAULT_LEVEL's full search): what its coded stream leaves is smaller
+        at that level, and quicker to compress than the byte planes of its gaps."""
+        return self._nodes_level if kind in NODE_KINDS and kind != SectionKind.CODED_NODES else self._other_level
 
     def _write_deferred(self) -> None:
         """Write the blocks `finish` made: in one DICTIONARY_BUNDLE block when their raw
@@ -270,24 +285,40 @@ class Writer:
             stop = min(len(pool), first + self.nodes_per_block)
             if self.metrics:
                 stop = _within_metric_limit(pool, first, stop, METRIC_CELL_LIMIT // self.metrics)
-            ids, predicted = self._encoder.encode_both(pool, first, stop)
-            if self._prefer_predicted(ids, predicted):
-                self._predicted = True
-                self._block(SectionKind.PREDICTED_NODES, predicted, must_understand=True, first=first,
-                            count=stop - first)
-            else:
-                self._block(SectionKind.NODES, ids, must_understand=True, first=first, count=stop - first)
+            kind, raw = self._node_block(*self._encoder.encode_both(pool, first, stop))
+            self._predicted |= kind == SectionKind.PREDICTED_NODES
+            self._coded_gaps |= kind == SectionKind.CODED_NODES
+            self._block(kind, raw, must_understand=True, first=first, count=stop - first)
             self._nodes_written = stop
             self._largest_block = max(self._largest_block, stop - first)
 
-    def _prefer_predicted(self, ids: bytes, predicted: bytes) -> bool:
-        """Whether to store a node range as PREDICTED_NODES: the two payloads differ only
-        in their child reference stream, so that stream alone decides."""
-        if self.references != "auto" or not self.tables:
-            return self.references == "predicted"
-        a, b = stream_bytes(ids, "child_id"), stream_bytes(predicted, "child_id")
+    def _node_block(self, ids: bytes, predicted: bytes) -> tuple[SectionKind, bytes]:
+        """The kind and payload of a node range, given its NODES and PREDICTED_NODES
+        payloads: NODES, PREDICTED_NODES or CODED_NODES (spec 5.7, 5.8) as ``references``,
+        ``gaps`` and the tables allow (coded gaps only with the tables); among those allowed the smallest by the streams in which they
+        differ, compressed at CHOICE_LEVEL (or the writer's level, if lower; a coded
+        stream counts as it is, a plain one at most as it is), the earlier in that order
+        on a tie."""
+        if self.references == "ids" or (self.references == "auto" and not self.tables):
+            return SectionKind.NODES, ids
+        if not self.tables:  # "predicted" asked for, without the tables: no coded gaps
+            return SectionKind.PREDICTED_NODES, predicted
         level = min(self.level, CHOICE_LEVEL)
-        return a != b and len(compress(b, level)) < len(compress(a, level))
+        a, b = stream_bytes(ids, "child_id"), stream_bytes(predicted, "child_id")
+        ids_cost, predicted_cost = (len(compress(a, level)), len(compress(b, level))) \
+            if self.references == "auto" and a != b else (0, 0)
+        options = []
+        if self.gaps != "coded":
+            if self.references == "auto":
+                options.append((ids_cost, 0, SectionKind.NODES, ids))
+            options.append((predicted_cost, 1, SectionKind.PREDICTED_NODES, predicted))
+        if self.gaps != "plain":
+            plain = stream_bytes(predicted, "gaps")
+            coded = self._code_gaps(decode_stream(plain, 0)[0], gap_rows(predicted))
+            extra = CODED_LENGTH.size + len(coded) - min(len(plain), len(compress(plain, level)))
+            options.append((predicted_cost + extra, 2, SectionKind.CODED_NODES, with_coded_gaps(predicted, coded)))
+        _, _, kind, raw = min(options)
+        return kind, raw
 
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written
@@ -389,7 +420,8 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = DICTIONARY_BUNDLE_MINOR_VERSION if self._bundle else AGGREGATION_MINOR_VERSION if self._aggregated \
+        minor = CODED_GAPS_MINOR_VERSION if self._coded_gaps else DICTIONARY_BUNDLE_MINOR_VERSION if self._bundle \
+            else AGGREGATION_MINOR_VERSION if self._aggregated \
             else PREDICTED_NODES_MINOR_VERSION if self._predicted \
             else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else TABLES_MINOR_VERSION if self.tables \
             else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
@@ -485,7 +517,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
-                threads: int | None = None, references: str = "auto",
+                threads: int | None = None, references: str = "auto", gaps: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
@@ -494,7 +526,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory. Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``, ``aggregation``, ``bundle``: as for `Writer`.
+    ``references``, ``gaps``, ``aggregation``, ``bundle``: as for `Writer`.
     Returns the built graph.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
@@ -506,7 +538,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     # passes over them took a quarter of the CPU at 20,000 locations; no huge pages (bulkstep)
     with bulk_step(), Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                              nodes_per_block=nodes_per_block, tables=tables, threads=threads,
-                             references=references, aggregation=aggregation, bundle=bundle,
+                             references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
                              metrics=len(definitions.metrics)) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
@@ -551,12 +583,12 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
-               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto",
+               nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True) -> Path:
-    """Write an already built graph as an archive (``references``, ``aggregation``,
-    ``bundle``: as for `Writer`)."""
+    """Write an already built graph as an archive (``references``, ``gaps``,
+    ``aggregation``, ``bundle``: as for `Writer`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
-                references=references, aggregation=aggregation, bundle=bundle,
+                references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
                 metrics=len(graph.definitions.metrics)) as writer:
         writer.add_nodes(graph.pool, final=True)
         for location in graph.roots:

@@ -160,7 +160,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
             fmt: str | None = None, repair: bool = False, level: int | None = None,
             checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
             nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, progress: Progress | None = None,
-            aggregation: bool = True, **bounds: float) -> ConvertReport:
+            aggregation: bool = True, gaps: str = "auto", **bounds: float) -> ConvertReport:
     """Convert a trace (any registered format, detected from content) to a .ccg archive.
 
     Compression parameters come from ``params`` or from keyword arguments naming
@@ -171,7 +171,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     region (never inventing other data); the report lists each change. Events that break
     the event model otherwise (or without ``repair``) raise `InputTraceError`, a
     `FormatError` naming the source file, the location and the event. ``aggregation``
-    writes the aggregation tables (spec 4.10).
+    writes the aggregation tables (spec 4.10). ``gaps``: how node blocks store their gaps,
+    one of `writer.GAP_CODINGS` (spec 5.8).
     """
     if params is not None and bounds:
         raise TypeError("give either params or keyword bounds, not both")
@@ -192,7 +193,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     try:
         graph = write_trace(target, definitions, counter, params, repair=repair, level=level,
                             checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
-                            aggregation=AGGREGATION_BUDGET if aggregation else None)
+                            aggregation=AGGREGATION_BUDGET if aggregation else None, gaps=gaps)
     except TraceError as error:
         raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
                               time=error.time) from None

@@ -6,7 +6,6 @@ grid, the coded stream comes near the entropy and beats the byte planes."""
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -15,13 +14,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ccgformat as ccg
-from ccgformat import backends
 from ccgformat.archive import SectionKind, codec
 from ccgformat.archive.blocks import compress
 from ccgformat.archive.gapcoder import code_gaps, decode_gaps
 from ccgformat.archive.writer import GAP_CODINGS, REFERENCE_CODINGS, save_graph
 from ccgformat.errors import CorruptArchiveError
 
+from .test_backend_differential import backend
 from .traces import batches, definitions, traces
 
 try:
@@ -108,16 +107,6 @@ def build(trace) -> ccg.Graph:
         for batch in batches(events):
             builder.add(location, batch)
     return builder.finish()
-
-
-@contextlib.contextmanager
-def backend(name: str):
-    saved = backends.ACTIVE
-    backends.ACTIVE = name
-    try:
-        yield
-    finally:
-        backends.ACTIVE = saved
 
 
 def coded_blocks(path: Path) -> list[tuple[SectionKind, bool]]:

@@ -1,7 +1,7 @@
 """The zstd size/speed curve the default node compression was chosen from (issue 17).
 
 Every trace (the synthetic families, lossless and lossy, and each corpus trace) is written
-once at level 19; its node blocks' raw payloads (NODES and PREDICTED_NODES) are then
+once at level 19; its node blocks' raw payloads (NODES, PREDICTED_NODES, CODED_NODES) are then
 compressed again at every setting of `SETTINGS` - plain levels, and level 19's parameters
 with a shorter search (search_log, target_length) - and as the writer's default does.
 Per setting the table gives the node bytes, the compression CPU seconds (one thread,
@@ -49,8 +49,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
 }
 #: the parameter sets the synthetic families are written with (bench_builder.PARAM_SETS)
 FAMILY_PARAMS = ("lossless", "lossy")
-#: the node blocks whose level the default chooses (CODED_NODES blocks: level 19, as the other sections)
-NODE_KINDS = (SectionKind.NODES, SectionKind.PREDICTED_NODES)
+NODE_KINDS = (SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES)
 
 
 def _payloads(path: Path) -> list[tuple[SectionKind, bytes, int]]:

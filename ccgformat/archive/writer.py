@@ -205,10 +205,7 @@ class Writer:
         self._write_ready()
 
     def _level_of(self, kind: SectionKind) -> Level:
-        """A node block's level; a CODED_NODES block is compressed like the other sections
-        (by default at DEFAULT_LEVEL's full search): what its coded stream leaves is smaller
-        at that level, and quicker to compress than the byte planes of its gaps."""
-        return self._nodes_level if kind in NODE_KINDS and kind != SectionKind.CODED_NODES else self._other_level
+        return self._nodes_level if kind in NODE_KINDS else self._other_level
 
     def _write_deferred(self) -> None:
         """Write the blocks `finish` made: in one DICTIONARY_BUNDLE block when their raw

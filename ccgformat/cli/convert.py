@@ -140,7 +140,8 @@ def _convert_line(r: ConvertReport) -> str:
     per_event = f"{r.bytes_per_event:.3f}" if r.bytes_per_event is not None else "-"
     return (f"{r.target}: {r.format} -> ccg, {r.locations} locations, {r.events:,} events, "
             f"nodes {r.N:,} -> {r.n:,} (R_nodes {r.r_nodes:.2f}), {r.file_bytes:,} bytes, "
-            f"{per_event} bytes/event")
+            f"{per_event} bytes/event" + (" (lossless: smaller than with the bounds, which it meets)"
+                                            if r.lossless_kept else ""))
 
 
 def cmd_export(args: argparse.Namespace) -> int:

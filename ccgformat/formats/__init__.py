@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Iterator
 from ..archive import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK,
                        MAGIC as CCG_MAGIC, open_archive, register_exporter, write_trace)
 from ..errors import FormatError, InputTraceError, TraceError
+from ..graph import Graph
 from ..model import Definitions, EventBatch, Repair
 from ..params import Params
 from . import chrome as _chrome
@@ -132,6 +133,8 @@ class ConvertReport:
     n: int               #: nodes stored
     file_bytes: int
     repairs: tuple[Repair, ...] = ()  #: what ``repair=True`` changed in the input
+    #: the deviation bounds asked for were met by the lossless archive, smaller (`convert`)
+    lossless_kept: bool = False
 
     @property
     def r_nodes(self) -> float:
@@ -156,6 +159,14 @@ class ConvertProgress:
 Progress = Callable[[ConvertProgress], None]
 
 
+#: a lossy archive up to this size (64 KiB) is also converted losslessly, and the smaller
+#: kept (`convert`): the bound members and rounded gaps of a small or very regular trace
+#: can cost more than they save, and a lossless archive meets every bound. Such a trace
+#: converts again quickly (a regular one at 20-30 times the otf2 iteration); a jittered
+#: one, whose lossy archive is large, is not converted twice
+LOSSLESS_TRIAL_BYTES = 1 << 16
+
+
 def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], params: Params | None = None, *,
             fmt: str | None = None, repair: bool = False, level: int | None = None,
             checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
@@ -172,7 +183,9 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     the event model otherwise (or without ``repair``) raise `InputTraceError`, a
     `FormatError` naming the source file, the location and the event. ``aggregation``
     writes the aggregation tables (spec 4.10). ``gaps``: how node blocks store their gaps,
-    one of `writer.GAP_CODINGS` (spec 5.8).
+    one of `writer.GAP_CODINGS` (spec 5.8). With deviation bounds, an archive of at most
+    LOSSLESS_TRIAL_BYTES is replaced by the lossless one when that is smaller (the
+    report's ``lossless_kept``): lossy is never the larger of the two there.
     """
     if params is not None and bounds:
         raise TypeError("give either params or keyword bounds, not both")
@@ -186,23 +199,41 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     if not folder.is_dir():
         raise FileNotFoundError(errno.ENOENT, "the target's folder does not exist", str(folder))
     name = detect(source) if fmt is None else get(fmt).name
-    definitions, streams = read(source, name)
-    if "source_format" not in definitions.provenance:
-        definitions = dataclasses.replace(definitions, provenance={**definitions.provenance, "source_format": name})
-    counter = _Counter(streams, progress, len(definitions.locations))
-    try:
-        graph = write_trace(target, definitions, counter, params, repair=repair, level=level,
-                            checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
-                            aggregation=AGGREGATION_BUDGET if aggregation else None, gaps=gaps)
-    except TraceError as error:
-        raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
-                              time=error.time) from None
-    finally:
-        close = getattr(streams, "close", None)
-        if close is not None:
-            close()
+
+    def write(path: Path, params: Params, progress: Progress | None) -> Graph:
+        definitions, streams = read(source, name)
+        if "source_format" not in definitions.provenance:
+            definitions = dataclasses.replace(definitions,
+                                              provenance={**definitions.provenance, "source_format": name})
+        counter = _Counter(streams, progress, len(definitions.locations))
+        try:
+            return write_trace(path, definitions, counter, params, repair=repair, level=level,
+                               checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
+                               aggregation=AGGREGATION_BUDGET if aggregation else None, gaps=gaps)
+        except TraceError as error:
+            raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
+                                  time=error.time) from None
+        finally:
+            close = getattr(streams, "close", None)
+            if close is not None:
+                close()
+
+    graph = write(target, params, progress)
+    kept = False
+    if not params.lossless and os.path.getsize(target) <= LOSSLESS_TRIAL_BYTES:
+        trial = folder / f".{target.name}.lossless-{os.getpid()}"
+        try:
+            lossless = write(trial, Params(branching=params.branching, search_length=params.search_length,
+                                           leaf_window=params.leaf_window), None)
+            kept = os.path.getsize(trial) < os.path.getsize(target)
+            if kept:
+                os.replace(trial, target)
+                graph = lossless
+        finally:
+            if trial.exists():
+                trial.unlink()
     return ConvertReport(str(source), str(target), name, len(graph.roots), graph.event_count, graph.metrics.N,
-                         graph.metrics.n, os.path.getsize(target), graph.repairs)
+                         graph.metrics.n, os.path.getsize(target), graph.repairs, kept)
 
 
 class _Counter:

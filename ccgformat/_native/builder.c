@@ -488,8 +488,9 @@ static int time_deviation(const ccg_builder *b, const int64_t *candidate, const 
 }
 
 /* rounding.round_to_grid: the grid point m * 2**e (mantissa <= m < 2 mantissa, or any
- * value below 2 mantissa) in [lo, hi] nearest to target, the lower on a tie, else target
- * clamped to [lo, hi] (0 <= lo <= hi). */
+ * value below 2 mantissa) in [lo, hi] nearest to target, the lower on a tie, else the
+ * multiple of the largest power of two not above hi - lo + 1 in [lo, hi] nearest to
+ * target, the lower on a tie (0 <= lo <= hi). */
 static int64_t round_to_grid(i128 target, int64_t lo, int64_t hi, int64_t mantissa)
 {
     if (lo == hi)
@@ -507,7 +508,16 @@ static int64_t round_to_grid(i128 target, int64_t lo, int64_t hi, int64_t mantis
             (best < 0 || (d < 0 ? -d : d) < (bd < 0 ? -bd : bd)))
             best = points[k];
     }
-    return best < 0 ? value : (int64_t)best;
+    if (best >= 0)
+        return (int64_t)best;
+    uint64_t width = (uint64_t)hi - (uint64_t)lo + 1;
+    i128 step = (i128)1 << (63 - __builtin_clzll(width));
+    down = (value / step) * step;
+    up = down + step;
+    i128 du = up - target, dd = down - target;
+    if (down < lo || (up <= hi && (du < 0 ? -du : du) < (dd < 0 ? -dd : dd)))
+        return (int64_t)up;
+    return (int64_t)down;
 }
 
 /* builder._round_gaps: ``own`` with every gap rounded onto the grid by error diffusion

@@ -17,7 +17,10 @@ def grid_mantissa(rel_numerator: int) -> int:
 
 def round_to_grid(target: int, lo: int, hi: int, mantissa: int) -> int:
     """The grid point (`grid_mantissa`) in ``[lo, hi]`` nearest to ``target`` (the lower
-    on a tie), else ``target`` clamped to ``[lo, hi]``; requires ``0 <= lo <= hi``."""
+    on a tie); else, where the range is narrower than the grid's step (the absolute bound
+    binds), its multiple of ``2**k`` nearest to ``target`` (the lower on a tie), ``2**k``
+    the largest power of two not above ``hi - lo + 1``, so that the range holds one and
+    the gap still ends in k zero bits; requires ``0 <= lo <= hi``."""
     if lo == hi:
         return lo
     value = min(max(target, lo), hi)
@@ -30,4 +33,11 @@ def round_to_grid(target: int, lo: int, hi: int, mantissa: int) -> int:
     for point in (down, up):
         if lo <= point <= hi and (best is None or abs(point - target) < abs(best - target)):
             best = point
-    return value if best is None else best
+    if best is not None:
+        return best
+    step = 1 << ((hi - lo + 1).bit_length() - 1)
+    down = value // step * step
+    up = down + step
+    if down < lo or (up <= hi and abs(up - target) < abs(down - target)):
+        return up
+    return down

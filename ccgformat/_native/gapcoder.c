@@ -54,11 +54,12 @@ static void model_init(model *m) {
 }
 
 /* Move ``q`` toward the bit seen; it stays within 1 .. PROB_ONE - 1. */
-static void adapt(prob *q, int bit) {
-    int rate = RATE[q->updates < RATES ? q->updates : RATES - 1];
-    if (bit) q->p -= q->p >> rate;
-    else q->p += (PROB_ONE - q->p) >> rate;
-    if (q->updates < RATES) q->updates++;
+/* Branch-free (``mask``: all ones for a 1 bit, else 0): the bits of a noisy row are
+ * unpredictable. */
+static inline void adapt(prob *q, uint32_t mask) {
+    uint32_t p = q->p, updates = q->updates, rate = RATE[updates < RATES ? updates : RATES - 1];
+    q->p = (uint16_t)(p + (((PROB_ONE - p) >> rate) & ~mask) - ((p >> rate) & mask));
+    q->updates = (uint16_t)(updates + (updates < RATES));
 }
 
 static int bit_length(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
@@ -111,7 +112,7 @@ static void encode_bit(encoder *e, prob *q, int bit) {
     } else {
         e->range = bound;
     }
-    adapt(q, bit);
+    adapt(q, 0u - (uint32_t)bit);
     while (e->range < TOP) {
         e->range <<= 8;
         shift_low(e);
@@ -178,15 +179,13 @@ static void normalize(decoder *d) {
     }
 }
 
-/* Branch-free: the bits of a noisy row are unpredictable. */
+/* Branch-free, as adapt. */
 static inline int decode_bit(decoder *d, prob *q) {
-    uint32_t p = q->p, bound = (d->range >> PROB_BITS) * p;
+    uint32_t bound = (d->range >> PROB_BITS) * q->p;
     uint32_t bit = d->code >= bound, mask = 0u - bit;
     d->code -= bound & mask;
     d->range = (bound & ~mask) | ((d->range - bound) & mask);
-    uint32_t updates = q->updates, rate = RATE[updates < RATES ? updates : RATES - 1];
-    q->p = (uint16_t)(p + (((PROB_ONE - p) >> rate) & ~mask) - ((p >> rate) & mask));
-    q->updates = (uint16_t)(updates + (updates < RATES));
+    adapt(q, mask);
     if (d->range < TOP) normalize(d);
     return (int)bit;
 }

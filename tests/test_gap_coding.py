@@ -83,13 +83,13 @@ def test_gaps_rounded_onto_the_lossy_grid_code_near_their_entropy():
     bases from 200 to 10^7. Their trailing zeros are learnt by the low bits' probabilities: the coded rows stay
     within 15% of the values' order-0 entropy per row (the coder learns each distribution
     as it goes) and take at most 0.8 of zstd 19 of the byte planes."""
-    from ccgformat.graph.rounding import grid_mantissa, round_to_grid
-    mantissa = grid_mantissa(round(0.05 * 2**32))
+    from ccgformat.graph.rounding import grid, round_to_grid
+    points = grid(round(0.05 * 2**32), 2**62)  # no absolute bound
     rng = np.random.default_rng(4)
     rows = []
     for base in np.exp(rng.uniform(np.log(200), np.log(1e7), 20)):
         exact = np.rint(base * np.exp(0.2 * rng.standard_normal(2000))).astype(np.int64)
-        rows.append(np.array([round_to_grid(int(x), int(x * 0.95), int(x * 1.05), mantissa) for x in exact],
+        rows.append(np.array([round_to_grid(int(x), int(x * 0.95), int(x * 1.05), points) for x in exact],
                              dtype=np.uint64))
     entropy = 0.0
     for row in rows:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -99,37 +101,73 @@ def test_jittered_repetitions_compress_more_when_lossy(seed, bounds):
 
 
 
-def _on_grid(x: int, mantissa: int) -> bool:
-    """x is m * 2**e with mantissa <= m < 2 mantissa, or below 2 mantissa."""
-    e = 0
-    while x >> e >= 2 * mantissa:
-        e += 1
-    return x % (1 << e) == 0
+def _grid_points(rel_numerator: int, abs_dev: int, top: int) -> list[int]:
+    """Every point of `rounding.grid` up to ``top``, from its definition: every integer
+    below 2**(bits - 1), then per octave the mantissas chosen greedily, each the largest t
+    with t (1 - r) <= s (1 + r) after s (r rounded up), times each power of two; and
+    between two of those more than abs_dev // 2 apart, every mantissa of that octave."""
+    from ccgformat.graph.rounding import grid
+
+    bits = grid(rel_numerator, abs_dev).bits
+    r = Fraction(rel_numerator + 1, 2**32) if rel_numerator else Fraction(0)
+    half = 1 << (bits - 1)
+    mantissas = [half]
+    while True:
+        following = max(mantissas[-1] + 1, int(mantissas[-1] * (1 + r) / (1 - r))) if 0 < r < 1 else 2 * half
+        if following >= 2 * half:
+            break
+        mantissas.append(following)
+    points = set(range(half))
+    for e in range(top.bit_length() + 1):
+        for s, t in zip(mantissas, [*mantissas[1:], 2 * half]):
+            dense = (t - s) << e > abs_dev // 2
+            points.update(m << e for m in (range(s, t) if dense else [s]) if m << e <= top)
+    return sorted(points)
 
 
-@given(st.integers(-50, 5000), st.integers(0, 4000), st.integers(0, 400), st.integers(1, 40))
-def test_round_to_grid_takes_the_nearest_grid_point_in_range(target, lo, width, mantissa):
-    from ccgformat.graph.rounding import round_to_grid
+def test_the_grid_for_005_has_nine_mantissas_of_five_bits():
+    """The sparsest grid within 5%: 16, 17, 18, 19, 21, 23, 25, 27, 29 (times 2**e); with
+    abs_dev 20 every 5-bit mantissa from 512 on, where every step passes 10."""
+    from ccgformat.graph.rounding import grid
+    from ccgformat.params import rel_numerator
+
+    numerator = rel_numerator(0.05)
+    assert [x for x in _grid_points(numerator, 10**9, 64) if x >= 32] == [32, 34, 36, 38, 42, 46, 50, 54, 58, 64]
+    assert grid(numerator, 10**9).below == (16, 17, 18, 19, 19, 21, 21, 23, 23, 25, 25, 27, 27, 29, 29, 29)
+    assert [x for x in _grid_points(numerator, 20, 1024) if x >= 512] == list(range(512, 1025, 32))
+
+
+@given(st.integers(-50, 5000), st.integers(0, 4000), st.integers(0, 400),
+       st.sampled_from([0.01, 0.05, 0.1, 0.2, 0.5, 3.0]), st.sampled_from([0, 1, 20, 100, 1000, 10**9]))
+def test_round_to_grid_takes_the_nearest_grid_point_in_range(target, lo, width, rel, abs_dev):
+    from ccgformat.graph.rounding import grid, round_to_grid
+    from ccgformat.params import rel_numerator
 
     hi = lo + width
-    points = [x for x in range(lo, hi + 1) if _on_grid(x, mantissa)]
+    numerator = rel_numerator(rel)
+    points = [x for x in _grid_points(numerator, abs_dev, hi) if lo <= x <= hi]
     if not points:  # the range is narrower than the grid's step: the multiples of 2**k it holds
         step = 1 << ((width + 1).bit_length() - 1)
         points = [x for x in range(lo, hi + 1) if x % step == 0]
     expected = min(points, key=lambda x: (abs(x - target), x))
-    assert round_to_grid(target, lo, hi, mantissa) == expected
+    assert round_to_grid(target, lo, hi, grid(numerator, abs_dev)) == expected
 
 
-@given(st.sampled_from([0.01, 0.05, 0.2, 0.5, 1.0, 3.0]), st.integers(0, 10**12))
-def test_the_grid_has_a_point_within_the_relative_bound_of_every_gap(rel, gap):
-    from ccgformat.graph.rounding import grid_mantissa, round_to_grid
+@given(st.sampled_from([0.01, 0.05, 0.2, 0.5, 1.0, 3.0]), st.integers(0, 10**12), st.sampled_from([0, 1000, 10**9]))
+def test_every_gap_is_rounded_within_its_relative_bound_to_few_significant_bits(rel, gap, abs_dev):
+    """The grid holds a point within the bound of every gap but where the integer
+    tolerance falls short of the bound (then the fallback's multiple of a power of two):
+    the value has at most bits + 1 significant bits either way."""
+    from ccgformat.graph.rounding import grid, round_to_grid
     from ccgformat.params import rel_numerator, within_rel
 
     numerator = rel_numerator(rel)
-    mantissa = grid_mantissa(numerator)
+    points = grid(numerator, abs_dev)
     tolerance = (numerator * gap) >> 32
-    value = round_to_grid(gap, max(0, gap - tolerance), gap + tolerance, mantissa)
-    assert within_rel(value, gap, numerator) and _on_grid(value, mantissa)
+    value = round_to_grid(gap, max(0, gap - tolerance), gap + tolerance, points)
+    assert within_rel(value, gap, numerator)
+    significant = value.bit_length() - ((value & -value).bit_length() - 1) if value else 0
+    assert significant <= points.bits + 1
 
 
 @given(st.integers(0, 2**32 - 1), st.sampled_from([(1000, 0.05), (100, 0.05), (300, 0.2)]))
@@ -138,7 +176,6 @@ def test_stored_lossy_gaps_lie_on_the_grid(seed, bounds):
     grid), whatever the jitter, so they compress towards the floor; bounds still hold."""
     import numpy as np
 
-    from ccgformat.graph.rounding import grid_mantissa
     from ccgformat.model import EventBatch
     from ccgformat.params import rel_numerator
 
@@ -158,7 +195,7 @@ def test_stored_lossy_gaps_lie_on_the_grid(seed, bounds):
     builder.add(0, events)
     graph = builder.finish()
     check_location(list(events.rows()), [e for b in graph.location(0).events() for e in b.rows()], params)
-    mantissa = grid_mantissa(rel_numerator(rel_dev))
     gaps = [d for durations in graph.pool.durations if durations for d in durations[::2]]
-    on_grid = sum(_on_grid(gap, mantissa) for gap in gaps)
+    points = set(_grid_points(rel_numerator(rel_dev), abs_dev, max(gaps)))
+    on_grid = sum(gap in points for gap in gaps)
     assert on_grid >= 0.9 * len(gaps), (on_grid, len(gaps))

@@ -31,6 +31,8 @@
 #define CCG_SPAN_LIMIT ((int64_t)1 << 61)
 #define CCG_ABS_LIMIT ((int64_t)1 << 60)
 #define REL_SCALE_BITS 32
+/* rounding.GRID_BITS_LIMIT */
+#define GRID_BITS_LIMIT 16
 
 typedef __int128 i128;
 
@@ -75,7 +77,10 @@ typedef struct {
 
 struct ccg_builder {
     int64_t abs_dev, rel_time, rel_size, rel_metric, branching, search_length, leaf_window, representatives;
-    int64_t grid;  /* rounding.grid_mantissa(rel_time) */
+    int grid_bits;        /* rounding.Grid.bits */
+    int64_t *grid_below;  /* rounding.Grid: per mantissa m - 2**(bits-1), the largest grid mantissa <= m */
+    int64_t *grid_above;  /* ... the smallest grid mantissa >= m (one more entry: 2**bits) */
+    int64_t grid_max_step;  /* rounding.Grid.max_step */
     int exact_time;
     ccg_rules rules;
     int64_t metric_count;
@@ -487,20 +492,26 @@ static int time_deviation(const ccg_builder *b, const int64_t *candidate, const 
     return 1;
 }
 
-/* rounding.round_to_grid: the grid point m * 2**e (mantissa <= m < 2 mantissa, or any
- * value below 2 mantissa) in [lo, hi] nearest to target, the lower on a tie, else the
- * multiple of the largest power of two not above hi - lo + 1 in [lo, hi] nearest to
- * target, the lower on a tie (0 <= lo <= hi). */
-static int64_t round_to_grid(i128 target, int64_t lo, int64_t hi, int64_t mantissa)
+/* rounding.round_to_grid: the grid point in [lo, hi] nearest to target, the lower on a
+ * tie (every mantissa of grid_bits bits where the grid's step there passes grid_max_step), else the multiple of the largest power of two not above hi - lo + 1 in [lo, hi]
+ * nearest to target, the lower on a tie (0 <= lo <= hi). */
+static int64_t round_to_grid(const ccg_builder *b, i128 target, int64_t lo, int64_t hi)
 {
     if (lo == hi)
         return lo;
     int64_t value = target < lo ? lo : target > hi ? hi : (int64_t)target;
-    int exponent = 0;
-    while ((value >> exponent) >= 2 * mantissa)
-        exponent++;
-    i128 down = (i128)((value >> exponent) << exponent);
-    i128 up = down == value ? down : down + ((i128)1 << exponent), best = -1;
+    int length = 64 - __builtin_clzll((uint64_t)value | 1);
+    int exponent = length > b->grid_bits ? length - b->grid_bits : 0;
+    int64_t half = (int64_t)1 << (b->grid_bits - 1), m = value >> exponent;
+    i128 down = value, up = value, best = -1;
+    if (m >= half) {
+        down = (i128)b->grid_below[m - half] << exponent;
+        up = down == value ? down : (i128)b->grid_above[m - half + ((m << exponent) != value)] << exponent;
+        if (up - down > b->grid_max_step) {  /* too coarse for the absolute bound: every mantissa */
+            down = (i128)m << exponent;
+            up = down == value ? down : down + ((i128)1 << exponent);
+        }
+    }
     i128 points[2] = {down, up};
     for (int k = 0; k < 2; k++) {
         i128 d = points[k] - target, bd = best - target;
@@ -518,6 +529,38 @@ static int64_t round_to_grid(i128 target, int64_t lo, int64_t hi, int64_t mantis
     if (down < lo || (up <= hi && (du < 0 ? -du : du) < (dd < 0 ? -dd : dd)))
         return (int64_t)up;
     return (int64_t)down;
+}
+
+/* rounding.grid: the mantissas of the fewest bits (at most GRID_BITS_LIMIT) that can skip
+ * integers from 2**(bits-1), chosen greedily, each next one the largest t with
+ * t (1 - r) <= s (1 + r) after the previous s, for r the bound rounded up to the next
+ * 2**-32; 0 when out of memory. */
+static int make_grid(ccg_builder *b, int64_t rel_time)
+{
+    b->grid_max_step = b->abs_dev / 2;
+    const i128 scale = (i128)1 << REL_SCALE_BITS;
+    i128 r = rel_time > 0 ? (i128)rel_time + 1 : 0;
+    int bits = 1;
+    if (r > 0)
+        while (bits < GRID_BITS_LIMIT && ((i128)1 << (bits - 1)) * 2 * r < scale - r)
+            bits++;
+    int64_t half = (int64_t)1 << (bits - 1);
+    b->grid_bits = bits;
+    b->grid_below = malloc((size_t)half * sizeof(int64_t));
+    b->grid_above = malloc((size_t)(half + 1) * sizeof(int64_t));
+    if (!b->grid_below || !b->grid_above)
+        return 0;
+    for (int64_t point = half, m = half; point < 2 * half;) {
+        i128 next = r > 0 && r < scale ? (i128)point * (scale + r) / (scale - r) : 2 * half;
+        next = next <= point ? point + 1 : next > 2 * half ? 2 * half : next;
+        for (; m < next; m++) {
+            b->grid_below[m - half] = point;
+            b->grid_above[m - half] = m == point ? point : (int64_t)next;
+        }
+        point = (int64_t)next;
+    }
+    b->grid_above[half] = 2 * half;
+    return 1;
 }
 
 /* builder._round_gaps: ``own`` with every gap rounded onto the grid by error diffusion
@@ -544,7 +587,7 @@ static int round_gaps(const ccg_builder *b, const int64_t *own, int64_t *rounded
             hi = INT64_MAX;
         if (lo > hi)
             return 0;
-        int64_t value = round_to_grid(gap - start_drift - drift - shift, (int64_t)lo, (int64_t)hi, b->grid);
+        int64_t value = round_to_grid(b, gap - start_drift - drift - shift, (int64_t)lo, (int64_t)hi);
         rounded[2 * j] = value;
         changed |= value != gap;
         shift += (i128)value - gap;
@@ -995,9 +1038,6 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
         return NULL;
     b->abs_dev = abs_dev < 0 ? 0 : abs_dev > CCG_ABS_LIMIT ? CCG_ABS_LIMIT : abs_dev;
     b->rel_time = rel_time, b->rel_size = rel_size, b->rel_metric = rel_metric;
-    b->grid = rel_time > 0 ? ((((int64_t)1 << 31) + rel_time - 1) / rel_time) : 1;
-    if (rel_time > 0 && b->grid < 1)
-        b->grid = 1;
     b->exact_time = exact_time;
     b->branching = branching < 2 ? 2 : branching;
     b->search_length = search_length < 1 ? 1 : search_length;
@@ -1007,7 +1047,8 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
     b->rules.repair = repair, b->rules.references = validate;
     b->rules.regions = regions, b->rules.locations = locations, b->rules.metrics = b->metric_count;
     b->double_metric = calloc((size_t)b->metric_count + 1, 1);
-    if (!b->double_metric) {
+    if (!b->double_metric || !make_grid(b, rel_time)) {
+        free(b->double_metric), free(b->grid_below), free(b->grid_above);
         free(b);
         return NULL;
     }
@@ -1031,6 +1072,7 @@ void ccg_builder_free(ccg_builder *b)
     if (!b)
         return;
     free(b->double_metric);
+    free(b->grid_below), free(b->grid_above);
     free(b->kind.data), free(b->child_start.data), free(b->children.data);
     free(b->duration_start.data), free(b->durations.data), free(b->key_start.data), free(b->key.data);
     free(b->soft_start.data), free(b->soft.data), free(b->events.data), free(b->total.data);

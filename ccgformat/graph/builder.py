@@ -37,7 +37,7 @@ from ..params import REL_SCALE_BITS, Params, rel_numerator, within_rel
 from .graph import BuildMetrics, Graph, LocationRoot
 from .intervals import Interval
 from .pool import NodeKind, NodePool, node_bytes, wrap64
-from .rounding import INT64_MAX, grid_mantissa, round_to_grid
+from .rounding import INT64_MAX, grid, round_to_grid
 from .slist import ReplacementIndex, SList
 
 
@@ -144,7 +144,7 @@ class Builder:
         self._roots: dict[int, LocationRoot] = {}
         self._time_bound = Interval(-params.abs_dev, params.abs_dev)
         self._rel_time = rel_numerator(params.rel_dev)
-        self._grid = grid_mantissa(self._rel_time)
+        self._grid = grid(self._rel_time, params.abs_dev)
         self._rel_size = rel_numerator(params.rel_size)
         self._rel_metric = rel_numerator(params.rel_metric)
         self._double_metrics = frozenset(i for i, m in enumerate(self.definitions.metrics)

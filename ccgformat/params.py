@@ -23,7 +23,9 @@ class Params:
     this fraction. ``rel_metric``: differences between successive samples of an integer
     metric within this fraction (floating-point metrics are always exact).
     ``branching``: the bounded branching factor b (3.2.2). ``search_length``: the cache
-    area L of every S-list (4.2.2). ``leaf_window``: with exact time, a leaf call (a call
+    area L of every S-list (4.2.2; 16, not the dissertation's 1000: a node found deeper
+    in an S-list is a far child reference, which costs this file format more than the
+    node stored again; docs/compression.md). ``leaf_window``: with exact time, a leaf call (a call
     without children) whose S-list has had fewer hits than misses is shared with an equal
     earlier node only when that node was made or last shared at most this many nodes ago,
     else stored again (0: always shared; see docs/compression.md). ``representatives``:
@@ -38,7 +40,7 @@ class Params:
     rel_size: float = 0.0
     rel_metric: float = 0.0
     branching: int = 20
-    search_length: int = 1000
+    search_length: int = 16
     leaf_window: int = 4
     representatives: int = 16
 

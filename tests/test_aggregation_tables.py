@@ -135,10 +135,10 @@ def test_written_by_default_within_the_budget(tmp_path):
     import synth
     definitions, streams = synth.synthesize(64, 2000, jitter=0.2, seed=3)
     path = tmp_path / "s.ccg"
-    # the graph of every leaf shared (leaf_window 0), its gaps in byte planes: its bytes
-    # leave room for the metric level 0
+    # the graph of every leaf shared (leaf_window 0) as far back as L = 1000 reaches, its
+    # gaps in byte planes: its bytes leave room for the metric level 0
     ccgformat.write_trace(path, definitions, ((loc, streams(loc)) for loc in range(64)),
-                          ccgformat.Params(leaf_window=0), bundle=False, gaps="plain")
+                          ccgformat.Params(leaf_window=0, search_length=1000), bundle=False, gaps="plain")
     with ccgformat.open(path) as archive:
         entries = [e for e in archive.directory if e.kind == SectionKind.AGGREGATE_LEVEL]
         metric = [e for e in archive.directory if e.kind == SectionKind.METRIC_LEVEL]

@@ -263,7 +263,7 @@ def test_info_json_describes_the_archive(trace, capsys):
         assert document["bytes_per_event"] == pytest.approx(stats.file_bytes / stats.events)
         nodes = [e for e in ar.sections if e.kind in NODE_KINDS]
     assert document["parameters"] == {"abs_dev": 0, "rel_dev": 0.0, "rel_size": 0.0, "rel_metric": 0.0,
-                                      "branching": 20, "search_length": 1000, "zstd_level": 3,
+                                      "branching": 20, "search_length": 16, "zstd_level": 3,
                                       "checkpoint_interval": 200, "nodes_per_block": 400, "leaf_window": 4,
                                       "representatives": 16}
     assert document["provenance"]["source_format"] == "synthetic"
@@ -292,7 +292,7 @@ def test_info_text(trace, capsys):
     with ccg.open(trace["ccg"]) as archive:
         version = "1.6" if any(e.kind == SectionKind.CODED_NODES for e in archive.sections) else "1.5"
     for words in (f"format version    {version}", "locations         3", "nodes N -> n", "R_nodes", "R_memory",
-                  "bytes/event", "abs=0 rel=0.0", "b=20 L=1000 leaf_window=4 representatives=16 zstd=3 checkpoint_interval=200",
+                  "bytes/event", "abs=0 rel=0.0", "b=20 L=16 leaf_window=4 representatives=16 zstd=3 checkpoint_interval=200",
                   "generator=tools/synth.py", "NODES", "ROOT_TABLE"):
         assert words in out, words
 

@@ -160,11 +160,12 @@ def test_every_coding_reads_back_the_trace(tmp_path_factory, trace, nodes_per_bl
 
 
 # ring lossless with every equal leaf call shared (leaf_window 0) and spmd lossy with every
-# S-list searched (representatives 0): many far references, what the predicted codes are for
-# (by default the builder stores those leaves and jittered calls again)
-@pytest.mark.parametrize("pattern,params", [("ring", ccg.Params(branching=20, leaf_window=0)),
+# S-list searched (representatives 0), both as far back as L = 1000 reaches: many far
+# references, what the predicted codes are for (by default the builder stores those leaves
+# and jittered calls again)
+@pytest.mark.parametrize("pattern,params", [("ring", ccg.Params(branching=20, leaf_window=0, search_length=1000)),
                                             ("spmd", ccg.Params(abs_dev=1000, rel_dev=0.05, branching=20,
-                                                                representatives=0))])
+                                                                representatives=0, search_length=1000))])
 def test_auto_is_never_larger_than_either_coding_and_beats_ids(tmp_path, pattern, params):
     definitions_, events = synth.synthesize(3, 20_000, pattern=pattern, jitter=1.0 if pattern == "ring" else 0.2,
                                             seed=3)

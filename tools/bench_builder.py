@@ -29,8 +29,8 @@ TRACES: dict[str, dict[str, Any]] = {
 }
 #: The parameter sets: name -> Params keyword arguments.
 PARAM_SETS: dict[str, dict[str, Any]] = {
-    "lossless": {"branching": 20, "search_length": 1000},
-    "lossy": {"abs_dev": 1000, "rel_dev": 0.05, "branching": 20, "search_length": 1000},
+    "lossless": {},
+    "lossy": {"abs_dev": 1000, "rel_dev": 0.05},
 }
 LOCATIONS = 8
 EVENTS_FULL = 125_000

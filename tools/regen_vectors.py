@@ -48,7 +48,7 @@ import tempfile
 import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import zstandard
@@ -98,13 +98,20 @@ class Timeline:
 
 # --------------------------------------------------------------------------- vectors
 
+def vector_params(**params: Any) -> ccg.Params:
+    """The parameters of a vector: ``params``, and the search length L the vectors were
+    first written with (1,000; the writer's default since became 16, which changes no
+    vector's graph, only its PARAMETERS bytes)."""
+    return ccg.Params(**{"search_length": 1000, **params})
+
+
 @dataclass
 class Vector:
     name: str
     summary: str                       # one paragraph for the README
     definitions: Definitions
     trace: dict[int, list[Event]]      # location -> events, the writer's input
-    params: ccg.Params = ccg.Params()
+    params: ccg.Params = field(default_factory=vector_params)
     level: int = 19
     checkpoint_interval: int = 65536
     nodes_per_block: int = 4096
@@ -243,7 +250,7 @@ def every_kind() -> Vector:
         "so compression shares nodes between locations; four nodes per block give several NODES "
         "blocks (with import tables), and a checkpoint every 16 events several "
         "checkpoints per location.",
-        every_kind_definitions(), every_kind_trace(), ccg.Params(branching=4),
+        every_kind_definitions(), every_kind_trace(), vector_params(branching=4),
         checkpoint_interval=16, nodes_per_block=4)
 
 
@@ -262,7 +269,7 @@ def wide_split() -> Vector:
                   "cycling 5..8 ticks, period 12 calls) at branching factor 3, so main's 100 "
                   "children are split into a tree of artificial nodes (dissertation 4.1.2), some "
                   "of them shared because the pattern repeats.", definitions, {0: t.events},
-                  ccg.Params(branching=3), nodes_per_block=16)
+                  vector_params(branching=3), nodes_per_block=16)
 
 
 def jitter(i: int, span: int) -> int:
@@ -288,7 +295,7 @@ def lossy() -> Vector:
                                        Region("MPI_Send", paradigm="mpi", group="MPI")],
                               locations=[Location("rank 0"), Location("rank 1")],
                               communicators=[Communicator("MPI_COMM_WORLD", (0, 1))])
-    params = ccg.Params(abs_dev=50, rel_dev=0.05, rel_size=0.05, branching=8)
+    params = vector_params(abs_dev=50, rel_dev=0.05, rel_size=0.05, branching=8)
     return Vector("lossy", "One location running a loop of 40 iterations whose compute durations "
                   "(1000..1039 ticks), send durations and message sizes (4096..4195 bytes) "
                   "jitter. Written with abs_dev=50, rel_dev=0.05, rel_size=0.05: the archive "
@@ -332,7 +339,7 @@ def pending_limit() -> Vector:
                   f"explicitly through `child_id` (and the import table, as they lie in the first "
                   f"block). With {PENDING_NODES_PER_BLOCK} nodes per block the last NODES block "
                   f"starts with a `pending` stream of {PENDING_LIMIT} ids.", definitions, {0: events},
-                  ccg.Params(branching=count + 1), nodes_per_block=PENDING_NODES_PER_BLOCK)
+                  vector_params(branching=count + 1), nodes_per_block=PENDING_NODES_PER_BLOCK)
 
 
 def four_byte_widths() -> Vector:
@@ -478,7 +485,7 @@ def predicted_references() -> Vector:
                   "leaves met before in the same context, import table rows for the first "
                   "reference of a block to an earlier block's node, and distances below the parent "
                   "for the first f of an iteration whose second f made the node.",
-                  definitions, {0: t.events}, ccg.Params(branching=8), nodes_per_block=12,
+                  definitions, {0: t.events}, vector_params(branching=8), nodes_per_block=12,
                   references="predicted")
 
 
@@ -503,7 +510,7 @@ def coded_gaps() -> Vector:
                   "more), entering the loop 0 or 1 tick after the previous iteration. Its node blocks "
                   "(16 nodes each) are CODED_NODES blocks: predicted references and coded gaps (spec 5.8, "
                   "format 1.6): gaps of 0, 1, small and large values, in rows of several node shapes.",
-                  definitions, {0: t.events}, ccg.Params(branching=8), nodes_per_block=16,
+                  definitions, {0: t.events}, vector_params(branching=8), nodes_per_block=16,
                   references="predicted", gaps="coded")
 
 

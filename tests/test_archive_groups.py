@@ -33,13 +33,13 @@ def per_location(path, defs, stream, params, options) -> bytes:
     with Writer(path, threads=1, **options) as writer:
         for location, parts in stream:
             record = recorder(writer.checkpoint_interval) if params.lossless else None
+            first_node = len(builder.pool)
             for batch in parts:
                 builder.add(location, batch)
                 if record is not None:
                     record.add(batch)
                 writer.add_nodes(builder.pool)
-            root = builder.end_location(location)
-            writer.add_nodes(builder.pool)
+            root = writer.end_location(builder, location, first_node, sum(map(len, parts)))
             if record is not None:
                 writer.add_checkpoints(location, record.finish(root.start))
             else:

@@ -493,8 +493,9 @@ static int time_deviation(const ccg_builder *b, const int64_t *candidate, const 
 }
 
 /* rounding.round_to_grid: the grid point in [lo, hi] nearest to target, the lower on a
- * tie (every mantissa of grid_bits bits where the grid's step there passes grid_max_step), else the multiple of the largest power of two not above hi - lo + 1 in [lo, hi]
- * nearest to target, the lower on a tie (0 <= lo <= hi). */
+ * tie (every mantissa of grid_bits bits is a point where the grid's step passes
+ * grid_max_step), else the multiple of the largest power of two not above hi - lo + 1 in
+ * [lo, hi] nearest to target, the lower on a tie (0 <= lo <= hi). */
 static int64_t round_to_grid(const ccg_builder *b, i128 target, int64_t lo, int64_t hi)
 {
     if (lo == hi)

@@ -14,14 +14,14 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
 from .._version import __version__
 from ..atomic import AtomicOutput
 from ..bulkstep import bulk_step
-from ..graph.graph import Graph
+from ..graph.graph import Graph, LocationRoot
 from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
 from ..model import Definitions, EventBatch
@@ -289,6 +289,22 @@ class Writer:
             self._nodes_written = stop
             self._largest_block = max(self._largest_block, stop - first)
 
+    def end_location(self, builder: Any, location: int, first_node: int, events: int) -> LocationRoot:
+        """``builder.end_location(location)`` for a location whose nodes start at
+        ``first_node`` in the pool and which had ``events`` events, its nodes written in
+        full blocks. A location too long to be grouped (more than a checkpoint interval of
+        events) that made ``nodes_per_block`` nodes or more ends the node block before its
+        last nodes (its root and the artificial nodes made with it, dissertation 4.1.2)
+        and again after them: every access to the location descends through them, and a
+        cold one then decodes those few nodes instead of a whole block beside them
+        (docs/compression.md, "The top block")."""
+        top_block = events > self.checkpoint_interval and len(builder.pool) - first_node >= self.nodes_per_block
+        if top_block:
+            self.add_nodes(builder.pool, final=True)
+        root = builder.end_location(location)
+        self.add_nodes(builder.pool, final=top_block)
+        return root
+
     def _node_block(self, ids: bytes, predicted: bytes) -> tuple[SectionKind, bytes]:
         """The kind and payload of a node range, given its NODES and PREDICTED_NODES
         payloads: NODES, PREDICTED_NODES or CODED_NODES (spec 5.7, 5.8) as ``references``,
@@ -521,7 +537,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     `groups.SmallLocations`, the same file).
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
-    so only the node pool stays in memory. Defined locations that ``locations`` leaves
+    so only the node pool stays in memory; a long location's last nodes get a block of
+    their own (`Writer.end_location`). Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
     ``references``, ``gaps``, ``aggregation``, ``bundle``: as for `Writer`.
     Returns the built graph.
@@ -555,15 +572,16 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                     continue
                 small.build()  # the locations before this large one are built before it
             record = recorder(writer.checkpoint_interval) if from_input else None
+            first_node, events = len(builder.pool), 0
             for batch in itertools.chain(head, stream):
                 builder.add(location, batch)
+                events += len(batch)
                 if record is not None:
                     record.add(batch)
                 if samples is not None:
                     samples.add([location], batch, [0, len(batch)])
                 writer.add_nodes(builder.pool)
-            root = builder.end_location(location)
-            writer.add_nodes(builder.pool)
+            root = writer.end_location(builder, location, first_node, events)
             if record is not None:
                 writer.add_checkpoints(location, record.finish(root.start))
             else:

@@ -82,16 +82,20 @@ def test_both_codecs_give_the_same_bytes_and_read_back_the_children(trace, size)
     pool = build(trace)
     python, c = codec.NodeEncoder(), native.NativeNodeEncoder()
     plain = codec.NodeEncoder()
+    coded_python, coded_c = codec.NodeEncoder(), native.NativeNodeEncoder()
     for first in range(0, len(pool), size):
         stop = min(first + size, len(pool))
         pair = python.encode_both(pool, first, stop)
         assert c.encode_both(pool, first, stop) == pair
         assert plain.encode(pool, first, stop) == pair[0]  # the pending stack moves on alike
-        for payload, predicted in zip(pair, (False, True)):
-            block = codec.decode_nodes(payload, "x.ccg", 7, predicted=predicted)
+        triple = coded_python.encode_all(pool, first, stop)
+        assert coded_c.encode_all(pool, first, stop) == triple and triple[:2] == pair
+        for payload, predicted, coded in zip(triple, (False, True, True), (False, False, True)):
+            block = codec.decode_nodes(payload, "x.ccg", 7, predicted=predicted, coded=coded)
             assert block.children.tolist() == pool_children(pool, first, stop)
-            assert np.asarray(native.decode_native(payload, "x.ccg", 7, predicted=predicted).children).tolist() \
-                == block.children.tolist()
+            twin = native.decode_native(payload, "x.ccg", 7, predicted=predicted, coded=coded)
+            assert np.asarray(twin.children).tolist() == block.children.tolist()
+            assert np.array_equal(np.asarray(twin.durations), np.asarray(block.durations))
 
 
 def test_a_code_that_points_nowhere_is_corruption():

@@ -19,6 +19,7 @@ NODES_PER_BLOCK = 256
 
 
 def _write(path, jitter: float, locations: int = 3, events: int = 6000) -> ccg.Archive:
+    """Three locations of 6,000 events, each more than a checkpoint interval of 500."""
     definitions, streams = synth.synthesize(locations, events, jitter=jitter, seed=5)
     ccg.write_trace(path, definitions, ((location, streams(location)) for location in range(locations)),
                     checkpoint_interval=500, nodes_per_block=NODES_PER_BLOCK)
@@ -40,10 +41,10 @@ def test_a_large_location_ends_in_a_block_of_its_top_nodes(tmp_path):
             earlier = _block_of(archive, block.first - 1)
             assert earlier.first + earlier.count == block.first
         assert max(e.count for e in archive.sections if e.kind in NODE_KINDS) == NODES_PER_BLOCK
+        streams = synth.synthesize(3, 6000, jitter=0.2, seed=5)[1]
         for location in roots:
-            want = list(synth.synthesize(3, 6000, jitter=0.2, seed=5)[1](location))
-            got = [batch for batch in archive.location(location).events()]
-            assert [tuple(r) for b in got for r in b.rows()] == [tuple(r) for b in want for r in b.rows()]
+            want = [tuple(row) for batch in streams(location) for row in batch.rows()]
+            assert [tuple(row) for batch in archive.location(location).events() for row in batch.rows()] == want
 
 
 def test_a_location_of_fewer_nodes_shares_its_block(tmp_path):

@@ -96,8 +96,11 @@ static uint64_t hash_shape(const shape *x) {
 
 /* Where the gaps of each shape lie in the gaps stream (spec 5.4: shapes in order of first
  * appearance, within a shape position by position, within a position node by node): gap
- * p of shapes[i] is at offset[i] + p * stride[i]. Returns 0 when out of memory. */
-static int place_gaps(const shape *shapes, int64_t count, int64_t *offset, int64_t *stride) {
+ * p of shapes[i] is at offset[i] + p * stride[i]; unless ``rows`` is NULL, the stream's
+ * row lengths too (per shape n+1 rows of its m nodes: *row_count of them, at most the
+ * gap count). Returns 0 when out of memory. */
+static int place_gaps(const shape *shapes, int64_t count, int64_t *offset, int64_t *stride, int64_t *rows,
+                      int64_t *row_count) {
     size_t slots = 2;
     while (slots < 2 * (size_t)count) slots *= 2;
     int64_t *table = malloc(slots * sizeof *table);  /* a group's first shape, or -1 */
@@ -118,11 +121,14 @@ static int place_gaps(const shape *shapes, int64_t count, int64_t *offset, int64
             }
             offset[i] = members[label[i]]++;  /* the rank within the group, for now */
         }
+        int64_t n = 0;
         for (int64_t i = 0, at = 0; i < count; i++)
             if (offset[i] == 0) {  /* the group's first shape: groups are met in their order */
                 start[label[i]] = at;
                 at += members[label[i]] * (shapes[i].children + 1);
+                for (int64_t p = 0; rows && p <= shapes[i].children; p++) rows[n++] = members[label[i]];
             }
+        if (rows) *row_count = n;
         for (int64_t i = 0; i < count; i++) {
             offset[i] += start[label[i]];
             stride[i] = members[label[i]];
@@ -295,6 +301,7 @@ typedef struct {
     int64_t inner;
     int64_t *imports;
     int64_t imported;           /* after encode_imports: the distinct ones, sorted */
+    int64_t *rows, row_count;   /* after encode_gaps: the gaps stream's row lengths (5.4) */
 } block_encoding;
 
 static void encoding_free(block_encoding *e) {
@@ -302,6 +309,7 @@ static void encoding_free(block_encoding *e) {
     free(e->stack);
     free(e->shapes);
     free(e->imports);
+    free(e->rows);
 }
 
 /* Room for the shapes and imports, a copy of the encoder's pending stack, and that stack
@@ -382,7 +390,11 @@ static int encode_gaps(block_encoding *e) {
     const ccg_nodes *nodes = e->nodes;
     column *gaps = &e->c[S_GAPS];
     int64_t *offset = alloc((size_t)e->inner, sizeof *offset), *stride = alloc((size_t)e->inner, sizeof *stride);
-    int status = offset && stride && place_gaps(e->shapes, e->inner, offset, stride) ? CCG_OK : CCG_ERR_MEMORY;
+    int64_t gap_count = 0;
+    for (int64_t k = 0; k < e->inner; k++) gap_count += e->shapes[k].children + 1;
+    e->rows = alloc((size_t)gap_count, sizeof *e->rows);
+    int status = offset && stride && e->rows && place_gaps(e->shapes, e->inner, offset, stride, e->rows, &e->row_count)
+                     ? CCG_OK : CCG_ERR_MEMORY;
     for (int64_t k = 0; status == CCG_OK && k < e->inner; k++) {
         int64_t i = e->shapes[k].node - nodes->first;
         for (int64_t position = 0; status == CCG_OK && position <= e->shapes[k].children; position++) {
@@ -440,20 +452,28 @@ static int encode_imports(block_encoding *e, const ccg_imports *earlier) {
 }
 
 /* The payload: the block start, then every stream (width u8, count u32, byte planes). */
-static int write_payload(const block_encoding *e, uint8_t **out, size_t *out_length) {
+static int write_payload(const block_encoding *e, const uint8_t *coded, size_t coded_length, uint8_t **out,
+                         size_t *out_length) {
     const column *c = e->c;
     size_t length = 12;
     int width[S_COUNT];
     for (int s = 0; s < S_COUNT; s++) {
         if (c[s].count >= LIMIT32) return fail(e->r, "a stream of %zu values does not fit a block", c[s].count);
-        width[s] = stream_width(&c[s]);
-        length += 5 + (size_t)width[s] * c[s].count;
+        if (coded && s == S_GAPS && coded_length >= LIMIT32)
+            return fail(e->r, "%zu bytes of coded gaps do not fit a block", coded_length);
+        width[s] = coded && s == S_GAPS ? 0 : stream_width(&c[s]);
+        length += 5 + (coded && s == S_GAPS ? 4 + coded_length : (size_t)width[s] * c[s].count);
     }
     uint8_t *payload = malloc(length);
     if (!payload) return CCG_ERR_MEMORY;
     uint8_t *at = put_le(put_le(payload, (uint64_t)e->first, 8), (uint64_t)(e->stop - e->first), 4);
     for (int s = 0; s < S_COUNT; s++) {
         at = put_le(put_le(at, (uint64_t)width[s], 1), c[s].count, 4);
+        if (coded && s == S_GAPS) {  /* spec 5.8: width 0, then the byte count and the bytes */
+            at = put_le(at, coded_length, 4);
+            if (coded_length) memcpy(at, coded, coded_length);
+            at += coded_length;
+        }
         for (int b = 0; b < width[s]; b++)
             for (size_t i = 0; i < c[s].count; i++) *at++ = (uint8_t)(c[s].value[i] >> (8 * b));
     }
@@ -496,13 +516,18 @@ static int encode_predicted(const block_encoding *e, int64_t references, column 
 
 int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imports *earlier,
                      int64_t first, int64_t stop, uint8_t **out, size_t *out_length,
-                     uint8_t **predicted, size_t *predicted_length, char *message, size_t message_size) {
+                     uint8_t **predicted, size_t *predicted_length, uint8_t **coded, size_t *coded_length,
+                     char *message, size_t message_size) {
     report r = {message, message_size};
     *out = NULL;
     *out_length = 0;
     if (predicted) {
         *predicted = NULL;
         *predicted_length = 0;
+    }
+    if (coded) {
+        *coded = NULL;
+        *coded_length = 0;
     }
     if (first < nodes->first || stop < first || stop - nodes->first > nodes->count || stop - first >= (int64_t)LIMIT32)
         return fail(&r, "nodes %lld..%lld are not all in the table of %lld nodes from %lld", (long long)first,
@@ -512,12 +537,25 @@ int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imp
     for (int64_t node = first; status == CCG_OK && node < stop; node++) status = encode_node(&e, node);
     if (status == CCG_OK) status = encode_gaps(&e);
     if (status == CCG_OK) status = encode_imports(&e, earlier);
-    if (status == CCG_OK) status = write_payload(&e, out, out_length);
+    if (status == CCG_OK) status = write_payload(&e, NULL, 0, out, out_length);
     if (status == CCG_OK && predicted) {
         column ids = e.c[S_CHILD_ID];
         e.c[S_CHILD_ID] = (column){0};
         status = encode_predicted(&e, (int64_t)ids.count, &e.c[S_CHILD_ID]);
-        if (status == CCG_OK) status = write_payload(&e, predicted, predicted_length);
+        if (status == CCG_OK) status = write_payload(&e, NULL, 0, predicted, predicted_length);
+        if (status == CCG_OK && coded) {
+            uint8_t *gaps = NULL;
+            size_t gaps_length = 0;
+            const column *g = &e.c[S_GAPS];
+            status = ccg_code_gaps(g->value, (int64_t)g->count, e.rows, e.row_count, &gaps, &gaps_length);
+            if (status == CCG_OK) status = write_payload(&e, gaps, gaps_length, coded, coded_length);
+            free(gaps);
+            if (status != CCG_OK) {
+                free(*predicted);
+                *predicted = NULL;
+                *predicted_length = 0;
+            }
+        }
         free(e.c[S_CHILD_ID].value);
         e.c[S_CHILD_ID] = ids;
         if (status != CCG_OK) {
@@ -900,7 +938,7 @@ static int place_durations(ccg_nodes *n, scratch *w, report *r) {
     NEED(n->durations = alloc((size_t)n->duration_start[w->count], sizeof(int64_t)));
     NEED(w->offset = alloc((size_t)w->inner, sizeof(int64_t)));
     NEED(w->stride = alloc((size_t)w->inner, sizeof(int64_t)));
-    NEED(place_gaps(w->shapes, w->inner, w->offset, w->stride));
+    NEED(place_gaps(w->shapes, w->inner, w->offset, w->stride, NULL, NULL));
     const stream *gaps = &w->s[S_GAPS];
     if (gaps->width == CODED) return place_coded_durations(n, w, r);
     for (int64_t k = 0; k < w->inner; k++) {

@@ -32,13 +32,16 @@ void ccg_encoder_free(ccg_encoder *encoder);
 /* The payload of the NODES block of nodes first .. stop-1, which ``nodes`` must hold, in
  * a new buffer (*out, *out_length; release it with ccg_bytes_free), and unless
  * ``predicted`` is NULL the payload of the same nodes as a PREDICTED_NODES block
- * (*predicted, *predicted_length). The event counts, totals and metric sums of the
+ * (*predicted, *predicted_length), and then unless ``coded`` is NULL as a CODED_NODES
+ * block (*coded, *coded_length: the PREDICTED_NODES payload with its gaps coded, spec
+ * 5.8). The event counts, totals and metric sums of the
  * children in earlier blocks come from ``nodes`` when it holds them, else from
  * ``earlier`` (sorted by id; may be NULL). On error the encoder's stack is unchanged and
  * the message says why. */
 int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imports *earlier,
                      int64_t first, int64_t stop, uint8_t **out, size_t *out_length,
-                     uint8_t **predicted, size_t *predicted_length, char *message, size_t message_size);
+                     uint8_t **predicted, size_t *predicted_length, uint8_t **coded, size_t *coded_length,
+                     char *message, size_t message_size);
 void ccg_bytes_free(uint8_t *bytes);
 
 /* The node block kinds ccg_decode_nodes reads (spec 5.2, 5.7, 5.8). */

@@ -49,16 +49,20 @@ class NativeNodeEncoder:
 
     def encode(self, nodes_or_pool: Any, first: int, stop: int) -> bytes:
         """The raw payload of a NODES block holding ids ``first <= id < stop``."""
-        return self._encode(nodes_or_pool, first, stop, False)[0]
+        return self._encode(nodes_or_pool, first, stop, 1)[0]
 
     def encode_both(self, nodes_or_pool: Any, first: int, stop: int) -> tuple[bytes, bytes]:
         """The raw payloads of the node range as a NODES and as a PREDICTED_NODES block."""
-        ids, predicted = self._encode(nodes_or_pool, first, stop, True)
-        assert predicted is not None
+        ids, predicted = self._encode(nodes_or_pool, first, stop, 2)
         return ids, predicted
 
-    def _encode(self, nodes_or_pool: Any, first: int, stop: int, both: bool) -> tuple[bytes, bytes | None]:
-        """The NODES payload, and with ``both`` the PREDICTED_NODES one.
+    def encode_all(self, nodes_or_pool: Any, first: int, stop: int) -> tuple[bytes, bytes, bytes]:
+        """`encode_both`, and the payload as a CODED_NODES block (spec 5.8)."""
+        ids, predicted, coded = self._encode(nodes_or_pool, first, stop, 3)
+        return ids, predicted, coded
+
+    def _encode(self, nodes_or_pool: Any, first: int, stop: int, payloads: int) -> list[bytes]:
+        """The first ``payloads`` of the NODES, PREDICTED_NODES and CODED_NODES payloads.
 
         ``nodes_or_pool`` is a `NodeTable`, a ``ccg_nodes *`` or an object whose
         ``native_nodes()`` returns one, holding those ids and the earlier children they
@@ -76,21 +80,19 @@ class NativeNodeEncoder:
             earlier, arrays = _earlier(nodes_or_pool, first, stop)
             nodes = table.struct
             keep += [table, arrays]
-        out, length = ffi.new("uint8_t **"), ffi.new("size_t *")
-        predicted, predicted_length = (ffi.new("uint8_t **"), ffi.new("size_t *")) if both else (ffi.NULL, ffi.NULL)
+        outs = [(ffi.new("uint8_t **"), ffi.new("size_t *")) if k < payloads else (ffi.NULL, ffi.NULL)
+                for k in range(3)]
         message = ffi.new("char[]", MESSAGE_SIZE)
-        status = lib.ccg_encode_nodes(self._encoder, nodes, earlier, first, stop, out, length, predicted,
-                                      predicted_length, message, MESSAGE_SIZE)
+        status = lib.ccg_encode_nodes(self._encoder, nodes, earlier, first, stop, *(x for out in outs for x in out),
+                                      message, MESSAGE_SIZE)
         if status != CCG_OK:
             text = ffi.string(message).decode("utf-8", "replace")
             raise MemoryError(text) if status == CCG_ERR_MEMORY else ValueError(text)
         try:
-            return (bytes(ffi.buffer(out[0], length[0])),
-                    bytes(ffi.buffer(predicted[0], predicted_length[0])) if both else None)
+            return [bytes(ffi.buffer(out[0], length[0])) for out, length in outs[:payloads]]
         finally:
-            lib.ccg_bytes_free(out[0])
-            if both:
-                lib.ccg_bytes_free(predicted[0])
+            for out, _ in outs[:payloads]:
+                lib.ccg_bytes_free(out[0])
 
 
 def _earlier(pool: Any, first: int, stop: int) -> tuple[Any, list[np.ndarray]]:

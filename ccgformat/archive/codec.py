@@ -42,7 +42,7 @@ import numpy as np
 from ..errors import CorruptArchiveError
 from ..graph.pool import NodeKind, NodePool
 from ..model import KIND_FIELDS, EventKind
-from .gapcoder import decode_gaps
+from .gapcoder import code_gaps, decode_gaps
 
 STREAM_HEADER = struct.Struct("<BI")  # width u8, value count u32
 CODED_LENGTH = struct.Struct("<I")    # after a coded stream's header: its byte count u32
@@ -190,6 +190,13 @@ class NodeEncoder:
     def encode(self, pool: NodePool, first: int, stop: int) -> bytes:
         """The raw payload of a NODES block holding ids ``first <= id < stop``."""
         return self.encode_both(pool, first, stop)[0]
+
+    def encode_all(self, pool: NodePool, first: int, stop: int) -> tuple[bytes, bytes, bytes]:
+        """`encode_both`, and the payload as a CODED_NODES block (spec 5.8): the
+        PREDICTED_NODES one with its gaps range-coded by the rows of its shapes."""
+        ids, predicted = self.encode_both(pool, first, stop)
+        gaps = decode_stream(stream_bytes(predicted, "gaps"), 0)[0]
+        return ids, predicted, with_coded_gaps(predicted, code_gaps(gaps, gap_rows(predicted).tolist()))
 
     def encode_both(self, pool: NodePool, first: int, stop: int) -> tuple[bytes, bytes]:
         """The raw payloads of the same node range as a NODES block (child ids) and as a

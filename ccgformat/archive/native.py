@@ -4,9 +4,7 @@ codec and walking."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-import numpy as np
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +15,6 @@ from ..errors import CorruptArchiveError
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .codec import NodeBlock, NodeEncoder, decode_nodes
-from .gapcoder import code_gaps
 
 
 def builder(params: Params = Params(), definitions: Definitions | None = None, *, repair: bool = False) -> Any:
@@ -34,14 +31,6 @@ def node_encoder() -> Any:
         from .._native.codec import NativeNodeEncoder
         return NativeNodeEncoder()
     return NodeEncoder()
-
-
-def gap_coder() -> Callable[[np.ndarray, np.ndarray], bytes]:
-    """`gapcoder.code_gaps`, or its C twin `code_gaps_native` (same bytes)."""
-    if native():
-        from .._native.codec import code_gaps_native
-        return code_gaps_native
-    return lambda values, rows: code_gaps(values, rows.tolist())
 
 
 def decode_block(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False,
@@ -87,4 +76,4 @@ def walk_locations(pool: Any, locations: np.ndarray, roots: np.ndarray, starts: 
     return batch
 
 
-__all__ = ["NodeBlock", "builder", "decode_block", "gap_coder", "node_encoder", "walk_locations", "walker"]
+__all__ = ["NodeBlock", "builder", "decode_block", "node_encoder", "walk_locations", "walker"]

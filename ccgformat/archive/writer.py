@@ -39,12 +39,12 @@ from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR
                      ROOTS_COMPLETE_MINOR_VERSION,
                      SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
                      largest_raw_length)
-from .codec import CODED_LENGTH, METRIC_CELL_LIMIT, decode_stream, gap_rows, stream_bytes, with_coded_gaps
+from .codec import METRIC_CELL_LIMIT, STREAM_HEADER, stream_bytes
 from .aggregation import encode_level
 from .metric_tables import encode_metric_level
 from .queries import run_query
 from .samples import MetricSamples
-from .native import builder as make_builder, gap_coder, node_encoder, walker as location_walker
+from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .checkpoint_columns import CheckpointColumns
 from .groups import SmallLocations
@@ -149,7 +149,6 @@ class Writer:
         self._predicted = False  # whether a PREDICTED_NODES block was written
         self.gaps = gaps
         self._coded_gaps = False  # whether a CODED_NODES block was written
-        self._code_gaps = gap_coder()
         self.aggregation = aggregation if tables else None
         self._aggregated = False
         self._output = AtomicOutput(self.path)
@@ -282,7 +281,8 @@ class Writer:
             stop = min(len(pool), first + self.nodes_per_block)
             if self.metrics:
                 stop = _within_metric_limit(pool, first, stop, METRIC_CELL_LIMIT // self.metrics)
-            kind, raw = self._node_block(*self._encoder.encode_both(pool, first, stop))
+            kind, raw = self._node_block(*self._encoder.encode_all(pool, first, stop) if self._codes_gaps
+                                         else self._encoder.encode_both(pool, first, stop))
             self._predicted |= kind == SectionKind.PREDICTED_NODES
             self._coded_gaps |= kind == SectionKind.CODED_NODES
             self._block(kind, raw, must_understand=True, first=first, count=stop - first)
@@ -305,13 +305,18 @@ class Writer:
         self.add_nodes(builder.pool, final=top_block)
         return root
 
-    def _node_block(self, ids: bytes, predicted: bytes) -> tuple[SectionKind, bytes]:
-        """The kind and payload of a node range, given its NODES and PREDICTED_NODES
-        payloads: NODES, PREDICTED_NODES or CODED_NODES (spec 5.7, 5.8) as ``references``,
-        ``gaps`` and the tables allow (coded gaps only with the tables); among those allowed the smallest by the streams in which they
-        differ, compressed at CHOICE_LEVEL (or the writer's level, if lower; a coded
-        stream counts as it is, a plain one at most as it is), the earlier in that order
-        on a tie."""
+    @property
+    def _codes_gaps(self) -> bool:
+        """Whether `_node_block` weighs CODED_NODES blocks (only with the tables)."""
+        return self.gaps != "plain" and self.tables and self.references != "ids"
+
+    def _node_block(self, ids: bytes, predicted: bytes, coded: bytes | None = None) -> tuple[SectionKind, bytes]:
+        """The kind and payload of a node range, given its NODES, PREDICTED_NODES and
+        (`_codes_gaps`) CODED_NODES payloads: one of them (spec 5.7, 5.8) as ``references``,
+        ``gaps`` and the tables allow; among those allowed the smallest by the streams in
+        which they differ, compressed at CHOICE_LEVEL (or the writer's level, if lower; a
+        coded stream counts as it is, a plain one at most as it is), the earlier in that
+        order on a tie."""
         if self.references == "ids" or (self.references == "auto" and not self.tables):
             return SectionKind.NODES, ids
         if not self.tables:  # "predicted" asked for, without the tables: no coded gaps
@@ -325,11 +330,10 @@ class Writer:
             if self.references == "auto":
                 options.append((ids_cost, 0, SectionKind.NODES, ids))
             options.append((predicted_cost, 1, SectionKind.PREDICTED_NODES, predicted))
-        if self.gaps != "plain":
+        if coded is not None:
             plain = stream_bytes(predicted, "gaps")
-            coded = self._code_gaps(decode_stream(plain, 0)[0], gap_rows(predicted))
-            extra = CODED_LENGTH.size + len(coded) - min(len(plain), len(compress(plain, level)))
-            options.append((predicted_cost + extra, 2, SectionKind.CODED_NODES, with_coded_gaps(predicted, coded)))
+            extra = len(stream_bytes(coded, "gaps")) - STREAM_HEADER.size - min(len(plain), len(compress(plain, level)))
+            options.append((predicted_cost + extra, 2, SectionKind.CODED_NODES, coded))
         _, _, kind, raw = min(options)
         return kind, raw
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Differential fuzzing of the node block decoder: the C decoder (ccgformat._native.codec)
 against the Python reference (ccgformat.archive.codec) on raw node block payloads, each
-read as a NODES, a PREDICTED_NODES (spec 5.7) and a CODED_NODES payload (5.8).
+read as a NODES, a PREDICTED_NODES (spec 5.7), a CODED_NODES (5.8) and a CODED_SOFT_NODES
+payload (5.9).
 
 Both must refuse an input with CorruptArchiveError, or both must decode it to the same
 values; anything else (a disagreement, another exception, a crash) is a finding.
@@ -65,19 +66,21 @@ def main() -> None:
     with atheris.instrument_imports(include=["ccgformat"]):
         from ccgformat.archive.codec import decode_nodes
         from ccgformat._native.codec import decode_native
+    from ccgformat.archive.layout import NODE_KINDS, block_coding
     from ccgformat.errors import CorruptArchiveError
 
     def one_input(data: bytes) -> None:
-        for predicted, coded in ((False, False), (True, False), (True, True)):
+        for kind in sorted(NODE_KINDS):
+            coding = block_coding(kind)
             try:
-                python = decode_nodes(data, "x", 0, predicted=predicted, coded=coded)
+                python = decode_nodes(data, "x", 0, **coding)
             except CorruptArchiveError:
                 python = None
             try:
-                native = decode_native(data, "x", 0, predicted=predicted, coded=coded)
+                native = decode_native(data, "x", 0, **coding)
             except CorruptArchiveError:
                 native = None
-            assert (python is None) == (native is None), ("verdicts differ", predicted, coded, python is None)
+            assert (python is None) == (native is None), ("verdicts differ", kind, python is None)
             if python is not None:
                 compare(python, native)
 

@@ -66,7 +66,8 @@ def test_quick_archive_benchmark_reports_sizes_and_access_times(tmp_path):
         assert e["ccg_bytes_per_event"] == pytest.approx(e["ccg_bytes"] / e["events"])
         assert e["ratio"] == pytest.approx(e["parquet_bytes"] / e["ccg_bytes"])
         assert sum(part["bytes"] for part in e["sections"].values()) == e["ccg_bytes"]
-        node_sections = [e["sections"][k] for k in ("NODES", "PREDICTED_NODES", "CODED_NODES") if k in e["sections"]]
+        node_sections = [e["sections"][k] for k in ("NODES", "PREDICTED_NODES", "CODED_NODES", "CODED_SOFT_NODES")
+                         if k in e["sections"]]
         assert sum(part["bytes"] for part in node_sections) + e["sections"].get("DICTIONARY_BUNDLE", {}).get("bytes", 0) > 0
         assert e["node_blocks"] == sum(part["blocks"] for part in node_sections) >= 1
         assert e["floor_bytes"] == 0 if "regular" in e["trace"] else e["floor_bytes"] > 0

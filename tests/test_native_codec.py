@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive import SectionKind, codec
-from ccgformat.archive.layout import NODE_KINDS, PREDICTED_KINDS
+from ccgformat.archive.layout import NODE_KINDS, block_coding
 from ccgformat.archive.reader import Archive
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.graph.builder import Builder
@@ -109,10 +109,9 @@ def test_every_vector_block_decodes_identically(path):
     nodes = [entry for entry in archive.sections if entry.kind in NODE_KINDS]
     assert nodes
     for entry in nodes:
-        raw, predicted, coded = archive.payload(entry), entry.kind in PREDICTED_KINDS, \
-            entry.kind == SectionKind.CODED_NODES
-        assert_same_block(codec.decode_nodes(raw, str(path), entry.offset, predicted=predicted, coded=coded),
-                          decode_native(raw, str(path), entry.offset, predicted=predicted, coded=coded))
+        raw, coding = archive.payload(entry), block_coding(entry.kind)
+        assert_same_block(codec.decode_nodes(raw, str(path), entry.offset, **coding),
+                          decode_native(raw, str(path), entry.offset, **coding))
 
 
 # --------------------------------------------------------------------------- damaged payloads

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive import SectionKind, codec
+from ccgformat.archive.layout import NODE_KINDS, PREDICTED_KINDS, block_coding
 from ccgformat.archive.verify import verify
 from ccgformat.archive.writer import REFERENCE_CODINGS
 from ccgformat.errors import CorruptArchiveError
@@ -20,7 +21,7 @@ from ccgformat.graph.pool import NodeKind, NodePool
 from ccgformat.model import EventBatch, EventKind
 
 from .test_native_codec import build
-from .traces import batches, definitions, traces
+from .traces import batches, coded_minor, definitions, traces
 
 native = pytest.importorskip("ccgformat._native.codec", reason="the native core is not built")
 
@@ -72,6 +73,13 @@ def test_codes_follow_the_rule_of_the_spec(encoder):
         predicted.replace(codec.stream_bytes(predicted, "child_id"), b"")
 
 
+def pool_has_codable_soft(pool, first: int, stop: int) -> bool:
+    """Whether nodes first..stop-1 have a soft value and all of them fit the coder (spec 5.9:
+    zigzag-encoded below 2**62)."""
+    values = [v for node in range(first, stop) for v in pool.soft[node]]
+    return bool(values) and all(-(1 << 61) <= v < 1 << 61 for v in values)
+
+
 def pool_children(pool, first: int, stop: int) -> list[int]:
     return [c for node in range(first, stop) for c in pool.children[node]]
 
@@ -88,12 +96,18 @@ def test_both_codecs_give_the_same_bytes_and_read_back_the_children(trace, size)
         pair = python.encode_both(pool, first, stop)
         assert c.encode_both(pool, first, stop) == pair
         assert plain.encode(pool, first, stop) == pair[0]  # the pending stack moves on alike
-        triple = coded_python.encode_all(pool, first, stop)
-        assert coded_c.encode_all(pool, first, stop) == triple and triple[:2] == pair
-        for payload, predicted, coded in zip(triple, (False, True, True), (False, False, True)):
-            block = codec.decode_nodes(payload, "x.ccg", 7, predicted=predicted, coded=coded)
+        payloads = coded_python.encode_all(pool, first, stop)
+        assert coded_c.encode_all(pool, first, stop) == payloads and payloads[:2] == pair
+        for payload, kind in zip(payloads, (SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES,
+                                            SectionKind.CODED_SOFT_NODES)):
+            if payload is None:  # no soft value, or one the coder cannot hold
+                assert kind == SectionKind.CODED_SOFT_NODES
+                assert not pool_has_codable_soft(pool, first, stop)
+                continue
+            block = codec.decode_nodes(payload, "x.ccg", 7, **block_coding(kind))
             assert block.children.tolist() == pool_children(pool, first, stop)
-            twin = native.decode_native(payload, "x.ccg", 7, predicted=predicted, coded=coded)
+            assert np.asarray(block.soft).tolist() == [v for node in range(first, stop) for v in pool.soft[node]]
+            twin = native.decode_native(payload, "x.ccg", 7, **block_coding(kind))
             assert np.asarray(twin.children).tolist() == block.children.tolist()
             assert np.array_equal(np.asarray(twin.durations), np.asarray(block.durations))
 
@@ -137,8 +151,7 @@ def test_damaged_predicted_payloads_get_one_verdict(tail, code):
 
 def node_kinds(path: Path) -> list[int]:
     with ccg.open(path) as archive:
-        return [entry.kind for entry in archive.sections
-                if entry.kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES)]
+        return [entry.kind for entry in archive.sections if entry.kind in NODE_KINDS]
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -152,11 +165,10 @@ def test_every_coding_reads_back_the_trace(tmp_path_factory, trace, nodes_per_bl
     if references == "ids" or (references == "auto" and not tables):
         assert set(kinds) == {SectionKind.NODES}
     elif references == "predicted":
-        assert set(kinds) <= {SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES}
+        assert set(kinds) <= PREDICTED_KINDS
     with ccg.open(path) as archive:
         bundled = any(entry.kind == SectionKind.DICTIONARY_BUNDLE for entry in archive.directory)
-        assert archive.version[1] == (6 if SectionKind.CODED_NODES in kinds else 5 if bundled
-                                      else 4 if SectionKind.PREDICTED_NODES in kinds else 3)
+        assert archive.version[1] == coded_minor(kinds, 5 if bundled else 4 if SectionKind.PREDICTED_NODES in kinds else 3)
         for location, events in trace.items():
             rebuilt = [e for batch in archive.location(location).events() for e in batch.rows()]
             assert rebuilt == [e for batch in batches(events) for e in batch.rows()]

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import ccgformat as ccg
 from ccgformat.archive import SectionKind
+from ccgformat.archive.layout import NODE_KINDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import synth  # noqa: E402
 
-NODE_KINDS = (SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES)
 NODES_PER_BLOCK = 256
 
 

@@ -110,3 +110,11 @@ def validate(location: int, batches, definitions: Definitions | None = None, rep
         validator.check(batch)
     validator.finish()
     return validator.repairs
+
+
+def coded_minor(kinds, otherwise: int) -> int:
+    """The minor version of a file whose node blocks are of ``kinds`` (spec 2.1): 7 with a
+    CODED_SOFT_NODES block, else 6 with a CODED_NODES block, else ``otherwise``."""
+    from ccgformat.archive.layout import SectionKind
+    kinds = set(kinds)
+    return 7 if SectionKind.CODED_SOFT_NODES in kinds else 6 if SectionKind.CODED_NODES in kinds else otherwise

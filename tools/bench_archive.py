@@ -19,6 +19,7 @@ from bench_convert import CONVERT_TABLE
 from benchkit import (Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, fmt_stat, peak_rss_mb,
                       rate, rss_now_mb, run_child, run_repeated)
 from ccgformat import Params
+from ccgformat.archive.layout import NODE_KINDS
 from ccgformat.model import COLUMNS, EventBatch
 from bench_builder import (LARGE_FACTOR, PARAM_SETS, RANDOM_ACCESSES, RANDOM_SEED, TRACES, check_location,
                            config_name, mb_cell, per_call_us)
@@ -311,7 +312,7 @@ def archive_read_child(spec: dict[str, Any]) -> dict[str, Any]:
     archive = ccgformat.open(path)
     stats = archive.stats
     sections = section_sizes(archive)
-    node_blocks = sum(sections.get(kind, {}).get("blocks", 0) for kind in ("NODES", "PREDICTED_NODES", "CODED_NODES"))
+    node_blocks = sum(sections.get(kind.name, {}).get("blocks", 0) for kind in NODE_KINDS)
     archive.close()
 
     # open: every sample is the median of OPEN_SAMPLES opens of a fresh Archive
@@ -509,6 +510,7 @@ def _breakdown(key: str, field_: str, digits: int = 2) -> Callable[[dict[str, An
             Column("NODES", _section_bytes("NODES")),
             Column("PREDICTED_NODES", _section_bytes("PREDICTED_NODES")),
             Column("CODED_NODES", _section_bytes("CODED_NODES")),
+            Column("CODED_SOFT_NODES", _section_bytes("CODED_SOFT_NODES")),
             Column("blocks", lambda e: fmt_int(e["node_blocks"])),
             Column("SNAPSHOTS", _section_bytes("SNAPSHOTS")),
             Column("SUMMARY", _section_bytes("SUMMARY")),

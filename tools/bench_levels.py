@@ -28,7 +28,7 @@ import ccgformat
 from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_SEARCH, SectionKind
 from ccgformat.archive.blocks import read_block, unpack_payload
 from ccgformat.archive.compression import STRONG_RATIO, Level
-from ccgformat.archive.layout import BLOCK_OVERHEAD
+from ccgformat.archive.layout import BLOCK_OVERHEAD, NODE_KINDS
 from ccgformat.errors import CcgError
 
 #: the settings of the curve: label -> how the node blocks are compressed (plain 19 first:
@@ -49,7 +49,6 @@ FAMILIES: dict[str, dict[str, Any]] = {
 }
 #: the parameter sets the synthetic families are written with (bench_builder.PARAM_SETS)
 FAMILY_PARAMS = ("lossless", "lossy")
-NODE_KINDS = (SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES)
 
 
 def _payloads(path: Path) -> list[tuple[SectionKind, bytes, int]]:

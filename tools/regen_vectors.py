@@ -514,6 +514,38 @@ def coded_gaps() -> Vector:
                   references="predicted", gaps="coded")
 
 
+def coded_soft() -> Vector:
+    """Coded soft values (spec 5.9): a counter's increments, a signed metric, message sizes
+    and a collective's two sizes, each context a row of its own."""
+    MAIN_, STEP = range(2)
+    t = Timeline(1_000)
+    t.at(0, K.ENTER, ref=MAIN_)
+    counter = 0
+    for i in range(30):
+        jitter = (i * 2654435761) % 97  # a fixed pseudo-random sequence
+        counter += 1_000_003 * (50 + jitter) + (1 << 40 if i == 11 else 0)
+        t.at(1, K.ENTER, ref=STEP)
+        t.at(20, K.METRIC, ref=0, value=counter)
+        t.at(0, K.METRIC, ref=1, value=jitter - 48)
+        t.at(3, K.SEND, ref=1, comm=0, tag=i % 3, size=8 * (1 + jitter))
+        t.at(5, K.COLL_END, ref=0, comm=0, tag=0, size=4 * jitter, recv_size=(1 << 20) - jitter)
+        t.at(2, K.LEAVE, ref=STEP)
+    t.at(0, K.LEAVE, ref=MAIN_)
+    definitions = Definitions(regions=[Region("main"), Region("step")],
+                              locations=[Location("rank 0"), Location("rank 1")],
+                              communicators=[Communicator("MPI_COMM_WORLD", (0, 1))],
+                              metrics=[Metric("PAPI_FP_OPS", "flop", "accumulated", "int64"),
+                                       Metric("balance", "units", "absolute", "int64")])
+    return Vector("coded_soft", "One location running 30 steps, each sampling the counter PAPI_FP_OPS "
+                  "(increments from a fixed pseudo-random sequence, one 2**40 larger) and the signed metric "
+                  "`balance`, sending a message of varying size to rank 1 on one of three tags and ending "
+                  "a collective with varying sizes. Its node blocks (16 nodes each) are CODED_SOFT_NODES "
+                  "blocks: predicted references, coded gaps and coded soft values (spec 5.9, format 1.7), "
+                  "in rows per metric, per peer (its three tags share one) and per collective size column.",
+                  definitions, {0: t.events}, vector_params(branching=8), nodes_per_block=16,
+                  references="predicted", gaps="coded")
+
+
 def extension_records() -> Vector:
     vector = many_locations()
     count = len(vector.definitions.locations)
@@ -588,7 +620,7 @@ VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, 
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
                                                many_locations_json, predicted_references, extension_records, aggregation,
-                                               bundle, metric_integrals, coded_gaps]
+                                               bundle, metric_integrals, coded_gaps, coded_soft]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -687,7 +719,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
     out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOT_TABLE,",
             "LOCATION_TABLE, CHECKPOINT_TABLE, EXTENSION_TABLE, in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
             "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, in `coded_gaps.ccg`",
-            "CODED_NODES, in",
+            "CODED_NODES, in `coded_soft.ccg` CODED_SOFT_NODES, in",
             "`bundle.ccg` DICTIONARY_BUNDLE, in `1.4/bundle.ccg` BUNDLE, and the FOOTER) and every event kind; the test checks that too.", "",
             "## Format 1.2 (`1.2/`)",
             "",

@@ -9,6 +9,7 @@
  */
 #include "codec.h"
 #include "gapcoder.h"
+#include "softrows.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -451,28 +452,36 @@ static int encode_imports(block_encoding *e, const ccg_imports *earlier) {
     return CCG_OK;
 }
 
-/* The payload: the block start, then every stream (width u8, count u32, byte planes). */
-static int write_payload(const block_encoding *e, const uint8_t *coded, size_t coded_length, uint8_t **out,
-                         size_t *out_length) {
+/* A stream stored coded (spec 5.8, 5.9): its range coder's bytes; NULL bytes: plain. */
+typedef struct {
+    const uint8_t *bytes;
+    size_t length;
+} coded_stream;
+
+/* The payload: the block start, then every stream (width u8, count u32, byte planes; a
+ * coded one width 0, its byte count u32 and its bytes). ``coded`` (NULL: none) holds per
+ * stream its coded bytes, if it is coded. */
+static int write_payload(const block_encoding *e, const coded_stream *coded, uint8_t **out, size_t *out_length) {
     const column *c = e->c;
     size_t length = 12;
     int width[S_COUNT];
     for (int s = 0; s < S_COUNT; s++) {
+        int is_coded = coded && coded[s].bytes;
         if (c[s].count >= LIMIT32) return fail(e->r, "a stream of %zu values does not fit a block", c[s].count);
-        if (coded && s == S_GAPS && coded_length >= LIMIT32)
-            return fail(e->r, "%zu bytes of coded gaps do not fit a block", coded_length);
-        width[s] = coded && s == S_GAPS ? 0 : stream_width(&c[s]);
-        length += 5 + (coded && s == S_GAPS ? 4 + coded_length : (size_t)width[s] * c[s].count);
+        if (is_coded && coded[s].length >= LIMIT32)
+            return fail(e->r, "%zu coded bytes do not fit a block", coded[s].length);
+        width[s] = is_coded ? 0 : stream_width(&c[s]);
+        length += 5 + (is_coded ? 4 + coded[s].length : (size_t)width[s] * c[s].count);
     }
     uint8_t *payload = malloc(length);
     if (!payload) return CCG_ERR_MEMORY;
     uint8_t *at = put_le(put_le(payload, (uint64_t)e->first, 8), (uint64_t)(e->stop - e->first), 4);
     for (int s = 0; s < S_COUNT; s++) {
         at = put_le(put_le(at, (uint64_t)width[s], 1), c[s].count, 4);
-        if (coded && s == S_GAPS) {  /* spec 5.8: width 0, then the byte count and the bytes */
-            at = put_le(at, coded_length, 4);
-            if (coded_length) memcpy(at, coded, coded_length);
-            at += coded_length;
+        if (coded && coded[s].bytes) {  /* spec 5.8: width 0, then the byte count and the bytes */
+            at = put_le(at, coded[s].length, 4);
+            memcpy(at, coded[s].bytes, coded[s].length);
+            at += coded[s].length;
         }
         for (int b = 0; b < width[s]; b++)
             for (size_t i = 0; i < c[s].count; i++) *at++ = (uint8_t)(c[s].value[i] >> (8 * b));
@@ -480,6 +489,34 @@ static int write_payload(const block_encoding *e, const uint8_t *coded, size_t c
     *out = payload;
     *out_length = length;
     return CCG_OK;
+}
+
+/* The coded soft stream of the block (spec 5.9): its values row by row of their contexts
+ * (softrows.h). *bytes stays NULL when the block has no soft value or one of 2**62 or more,
+ * which the coder cannot hold. */
+static int code_soft(const block_encoding *e, uint8_t **bytes, size_t *length) {
+    const ccg_nodes *nodes = e->nodes;
+    const column *soft = &e->c[S_SOFT];
+    int64_t i = e->first - nodes->first, count = (int64_t)soft->count, row_count = 0;
+    *bytes = NULL;
+    *length = 0;
+    if (!count) return CCG_OK;
+    for (int64_t k = 0; k < count; k++)
+        if (soft->value[k] >= LIMIT62) return CCG_OK;
+    int64_t *order = malloc((size_t)count * sizeof *order), *rows = malloc((size_t)count * sizeof *rows);
+    uint64_t *values = malloc((size_t)count * sizeof *values);
+    int status = order && rows && values ? CCG_OK : CCG_ERR_MEMORY;
+    if (status == CCG_OK)
+        status = ccg_soft_rows(nodes->kind + i, nodes->key_start + i, nodes->key, nodes->soft_start + i,
+                               e->stop - e->first, order, rows, &row_count);
+    if (status == CCG_OK) {
+        for (int64_t k = 0; k < count; k++) values[k] = soft->value[order[k]];
+        status = ccg_code_gaps(values, count, rows, row_count, bytes, length);
+    }
+    free(order);
+    free(rows);
+    free(values);
+    return status;
 }
 
 /* The child_id stream of a PREDICTED_NODES block (spec 5.7): per child that is not fresh,
@@ -517,53 +554,56 @@ static int encode_predicted(const block_encoding *e, int64_t references, column 
 int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imports *earlier,
                      int64_t first, int64_t stop, uint8_t **out, size_t *out_length,
                      uint8_t **predicted, size_t *predicted_length, uint8_t **coded, size_t *coded_length,
-                     char *message, size_t message_size) {
+                     uint8_t **coded_soft, size_t *coded_soft_length, char *message, size_t message_size) {
     report r = {message, message_size};
-    *out = NULL;
-    *out_length = 0;
-    if (predicted) {
-        *predicted = NULL;
-        *predicted_length = 0;
-    }
-    if (coded) {
-        *coded = NULL;
-        *coded_length = 0;
+    uint8_t **outs[] = {out, predicted, coded, coded_soft};
+    size_t *lengths[] = {out_length, predicted_length, coded_length, coded_soft_length};
+    int wanted = !predicted ? 1 : !coded ? 2 : !coded_soft ? 3 : 4;
+    for (int k = 0; k < wanted; k++) {
+        *outs[k] = NULL;
+        *lengths[k] = 0;
     }
     if (first < nodes->first || stop < first || stop - nodes->first > nodes->count || stop - first >= (int64_t)LIMIT32)
         return fail(&r, "nodes %lld..%lld are not all in the table of %lld nodes from %lld", (long long)first,
                     (long long)stop - 1, (long long)nodes->count, (long long)nodes->first);
     block_encoding e = {.nodes = nodes, .first = first, .stop = stop, .r = &r};
+    coded_stream streams[S_COUNT] = {{0}};
+    uint8_t *gaps = NULL, *soft = NULL;
+    column ids = {0};
     int status = encoding_start(&e, encoder);
     for (int64_t node = first; status == CCG_OK && node < stop; node++) status = encode_node(&e, node);
     if (status == CCG_OK) status = encode_gaps(&e);
     if (status == CCG_OK) status = encode_imports(&e, earlier);
-    if (status == CCG_OK) status = write_payload(&e, NULL, 0, out, out_length);
-    if (status == CCG_OK && predicted) {
-        column ids = e.c[S_CHILD_ID];
+    if (status == CCG_OK) status = write_payload(&e, NULL, out, out_length);
+    if (status == CCG_OK && wanted >= 2) {
+        ids = e.c[S_CHILD_ID];
         e.c[S_CHILD_ID] = (column){0};
         status = encode_predicted(&e, (int64_t)ids.count, &e.c[S_CHILD_ID]);
-        if (status == CCG_OK) status = write_payload(&e, NULL, 0, predicted, predicted_length);
-        if (status == CCG_OK && coded) {
-            uint8_t *gaps = NULL;
-            size_t gaps_length = 0;
-            const column *g = &e.c[S_GAPS];
-            status = ccg_code_gaps(g->value, (int64_t)g->count, e.rows, e.row_count, &gaps, &gaps_length);
-            if (status == CCG_OK) status = write_payload(&e, gaps, gaps_length, coded, coded_length);
-            free(gaps);
-            if (status != CCG_OK) {
-                free(*predicted);
-                *predicted = NULL;
-                *predicted_length = 0;
-            }
-        }
+        if (status == CCG_OK) status = write_payload(&e, NULL, predicted, predicted_length);
+    }
+    if (status == CCG_OK && wanted >= 3) {
+        const column *g = &e.c[S_GAPS];
+        status = ccg_code_gaps(g->value, (int64_t)g->count, e.rows, e.row_count, &gaps, &streams[S_GAPS].length);
+        streams[S_GAPS].bytes = gaps;
+        if (status == CCG_OK) status = write_payload(&e, streams, coded, coded_length);
+    }
+    if (status == CCG_OK && wanted >= 4) {
+        status = code_soft(&e, &soft, &streams[S_SOFT].length);
+        streams[S_SOFT].bytes = soft;
+        if (status == CCG_OK && soft) status = write_payload(&e, streams, coded_soft, coded_soft_length);
+    }
+    free(gaps);
+    free(soft);
+    if (wanted >= 2) {
         free(e.c[S_CHILD_ID].value);
         e.c[S_CHILD_ID] = ids;
-        if (status != CCG_OK) {
-            free(*out);
-            *out = NULL;
-            *out_length = 0;
-        }
     }
+    if (status != CCG_OK)
+        for (int k = 0; k < wanted; k++) {
+            free(*outs[k]);
+            *outs[k] = NULL;
+            *lengths[k] = 0;
+        }
     if (status == CCG_OK) encoder->stack = *e.stack;  /* the block is made: its stack carries on */
     if (status == CCG_ERR_MEMORY) out_of_memory(&r);
     encoding_free(&e);
@@ -573,7 +613,8 @@ int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imp
 /* ------------------------------------------------------------------ decoding */
 
 /* A stream in place: ``count`` values of ``width`` bytes, byte plane by byte plane; or,
- * width CODED (the gaps only, spec 5.8), ``coded`` range-coded bytes at ``planes``. */
+ * width CODED (gaps and soft values, spec 5.8, 5.9), ``coded`` range-coded bytes at
+ * ``planes``. */
 typedef struct {
     const uint8_t *planes;
     int64_t count;
@@ -606,23 +647,26 @@ static inline uint64_t get(const stream *s, int64_t i) {
 }
 
 /* The 14 streams of a payload after its 12-byte start, checked against its length; the
- * gaps are coded in a CODED_NODES block (``coded``), and only there (spec 5.8). */
-static int read_streams(const uint8_t *raw, size_t length, stream *s, int coded_gaps, report *r) {
+ * streams in ``coded`` (bit k for stream k) are coded, and only they: the gaps of a
+ * CODED_NODES block (spec 5.8), the gaps and the soft values of a CODED_SOFT_NODES block
+ * (spec 5.9). */
+static int read_streams(const uint8_t *raw, size_t length, stream *s, unsigned coded, report *r) {
+    static const char *const names[S_COUNT] = {[S_GAPS] = "gaps", [S_SOFT] = "soft"};
     size_t position = 12;
     for (int k = 0; k < S_COUNT; k++) {
         if (length - position < 5) return fail(r, "the block ends inside a stream header");
         int width = raw[position];
         uint64_t count = read_le(raw + position + 1, 4);
         position += 5;
-        if (k == S_GAPS && coded_gaps) {
-            if (width != CODED) return fail(r, "the gaps of a CODED_NODES block are not coded (width %d)", width);
+        if (coded >> k & 1) {
+            if (width != CODED) return fail(r, "the %s of a coded block are not coded (width %d)", names[k], width);
             if (length - position < 4) return fail(r, "the block ends inside a stream header");
-            uint64_t coded = read_le(raw + position, 4);
+            uint64_t bytes = read_le(raw + position, 4);
             position += 4;
-            if (coded > length - position) return fail(r, "a coded stream of %llu bytes runs past the block end",
-                                                       (unsigned long long)coded);
-            s[k] = (stream){raw + position, (int64_t)count, CODED, (size_t)coded};
-            position += (size_t)coded;
+            if (bytes > length - position) return fail(r, "a coded stream of %llu bytes runs past the block end",
+                                                       (unsigned long long)bytes);
+            s[k] = (stream){raw + position, (int64_t)count, CODED, (size_t)bytes};
+            position += (size_t)bytes;
             continue;
         }
         if (width != 1 && width != 2 && width != 4 && width != 8)
@@ -634,6 +678,25 @@ static int read_streams(const uint8_t *raw, size_t length, stream *s, int coded_
     }
     if (position != length) return fail(r, "%zu bytes after the last stream", length - position);
     return CCG_OK;
+}
+
+/* The soft values of a coded soft stream (spec 5.9), decoded row by row of their contexts
+ * and put back in stream order. */
+static int decode_soft(ccg_nodes *n, const stream *soft, report *r) {
+    int64_t count = soft->count, row_count = 0;
+    int64_t *order = alloc((size_t)count, sizeof *order), *rows = alloc((size_t)count, sizeof *rows);
+    uint64_t *values = alloc((size_t)count, sizeof *values);
+    int status = order && rows && values ? CCG_OK : out_of_memory(r);
+    if (status == CCG_OK
+        && ccg_soft_rows(n->kind, n->key_start, n->key, n->soft_start, n->count, order, rows, &row_count) != CCG_OK)
+        status = out_of_memory(r);
+    if (status == CCG_OK && ccg_decode_gaps(soft->planes, soft->coded, rows, row_count, values, count) != CCG_OK)
+        status = fail(r, "the coded soft values do not decode to their count");
+    for (int64_t k = 0; status == CCG_OK && k < count; k++) n->soft[order[k]] = unzigzag(values[k]);
+    free(order);
+    free(rows);
+    free(values);
+    return status;
 }
 
 static int all_below(const stream *s, uint64_t bound) {
@@ -713,12 +776,12 @@ static void scratch_free(scratch *w) {
 #define NEED(pointer) do { if (!(pointer)) return out_of_memory(r); } while (0)
 
 /* The block start, the streams, and every per-node count checked against them (5.2). */
-static int read_nodes(const uint8_t *raw, size_t length, int coded_gaps, ccg_nodes *n, scratch *w, report *r) {
+static int read_nodes(const uint8_t *raw, size_t length, unsigned coded, ccg_nodes *n, scratch *w, report *r) {
     if (length < 12) return fail(r, "shorter than its header");
     uint64_t first = w->first = read_le(raw, 8);
     int64_t count = w->count = (int64_t)read_le(raw + 8, 4);
     stream *s = w->s;
-    int status = read_streams(raw, length, s, coded_gaps, r);
+    int status = read_streams(raw, length, s, coded, r);
     if (status != CCG_OK) return status;
     if (count == 0 || count != s[S_KIND].count)
         return fail(r, "%lld kinds for %lld nodes", (long long)s[S_KIND].count, (long long)count);
@@ -765,7 +828,12 @@ static int read_nodes(const uint8_t *raw, size_t length, int coded_gaps, ccg_nod
     NEED(n->key = alloc((size_t)keys, sizeof(int64_t)));
     NEED(n->soft = alloc((size_t)softs, sizeof(int64_t)));
     for (int64_t k = 0; k < keys; k++) n->key[k] = unzigzag(get(&s[S_KEY], k));
-    for (int64_t k = 0; k < softs; k++) n->soft[k] = unzigzag(get(&s[S_SOFT], k));
+    if (s[S_SOFT].width == CODED) {
+        status = decode_soft(n, &s[S_SOFT], r);
+        if (status != CCG_OK) return status;
+    } else {
+        for (int64_t k = 0; k < softs; k++) n->soft[k] = unzigzag(get(&s[S_SOFT], k));
+    }
     if (s[S_PENDING].count > CCG_PENDING_LIMIT)
         return fail(r, "pending stack is too long or names a node outside the earlier blocks");
     NEED(w->pending = alloc((size_t)s[S_PENDING].count, sizeof(int64_t)));
@@ -1040,13 +1108,14 @@ static int sum_up(ccg_nodes *n, const ccg_imports *m, scratch *w, report *r) {
 int ccg_decode_nodes(const uint8_t *raw, size_t length, int kind, ccg_block **out, char *message,
                      size_t message_size) {
     report r = {message, message_size};
-    int predicted = kind != CCG_BLOCK_NODES, coded_gaps = kind == CCG_BLOCK_CODED;
+    int predicted = kind != CCG_BLOCK_NODES;
+    unsigned coded = kind == CCG_BLOCK_CODED ? 1u << S_GAPS : kind == CCG_BLOCK_CODED_SOFT ? 1u << S_GAPS | 1u << S_SOFT : 0;
     *out = NULL;
     ccg_block *block = calloc(1, sizeof *block);
     if (!block) return out_of_memory(&r);
     scratch w;
     memset(&w, 0, sizeof w);
-    int status = read_nodes(raw, length, coded_gaps, &block->nodes, &w, &r);
+    int status = read_nodes(raw, length, coded, &block->nodes, &w, &r);
     if (status == CCG_OK) status = replay_children(&block->nodes, &w, predicted, &r);
     if (status == CCG_OK) status = read_imports(&block->nodes, &block->imports, &w, &r);
     if (status == CCG_OK) status = place_durations(&block->nodes, &w, &r);

@@ -34,18 +34,20 @@ void ccg_encoder_free(ccg_encoder *encoder);
  * ``predicted`` is NULL the payload of the same nodes as a PREDICTED_NODES block
  * (*predicted, *predicted_length), and then unless ``coded`` is NULL as a CODED_NODES
  * block (*coded, *coded_length: the PREDICTED_NODES payload with its gaps coded, spec
- * 5.8). The event counts, totals and metric sums of the
+ * 5.8), and then unless ``coded_soft`` is NULL as a CODED_SOFT_NODES block (*coded_soft,
+ * *coded_soft_length: the CODED_NODES payload with its soft values coded too, spec 5.9;
+ * NULL and 0 when the block has no soft value or one the coder cannot hold). The event counts, totals and metric sums of the
  * children in earlier blocks come from ``nodes`` when it holds them, else from
  * ``earlier`` (sorted by id; may be NULL). On error the encoder's stack is unchanged and
  * the message says why. */
 int ccg_encode_nodes(ccg_encoder *encoder, const ccg_nodes *nodes, const ccg_imports *earlier,
                      int64_t first, int64_t stop, uint8_t **out, size_t *out_length,
                      uint8_t **predicted, size_t *predicted_length, uint8_t **coded, size_t *coded_length,
-                     char *message, size_t message_size);
+                     uint8_t **coded_soft, size_t *coded_soft_length, char *message, size_t message_size);
 void ccg_bytes_free(uint8_t *bytes);
 
-/* The node block kinds ccg_decode_nodes reads (spec 5.2, 5.7, 5.8). */
-enum { CCG_BLOCK_NODES = 0, CCG_BLOCK_PREDICTED = 1, CCG_BLOCK_CODED = 2 };
+/* The node block kinds ccg_decode_nodes reads (spec 5.2, 5.7, 5.8, 5.9). */
+enum { CCG_BLOCK_NODES = 0, CCG_BLOCK_PREDICTED = 1, CCG_BLOCK_CODED = 2, CCG_BLOCK_CODED_SOFT = 3 };
 
 /* Decode and check one raw payload of a block of ``kind`` (CCG_BLOCK_*) into a new block
  * (*out; release it with ccg_block_free). CCG_ERR_INPUT names the damage in ``message``. */

@@ -56,13 +56,15 @@ class NativeNodeEncoder:
         ids, predicted = self._encode(nodes_or_pool, first, stop, 2)
         return ids, predicted
 
-    def encode_all(self, nodes_or_pool: Any, first: int, stop: int) -> tuple[bytes, bytes, bytes]:
-        """`encode_both`, and the payload as a CODED_NODES block (spec 5.8)."""
-        ids, predicted, coded = self._encode(nodes_or_pool, first, stop, 3)
-        return ids, predicted, coded
+    def encode_all(self, nodes_or_pool: Any, first: int, stop: int) -> tuple[bytes, bytes, bytes, bytes | None]:
+        """`encode_both`, and the payload as a CODED_NODES block (spec 5.8) and as a
+        CODED_SOFT_NODES block (5.9; None when its soft values cannot be coded)."""
+        ids, predicted, coded, coded_soft = self._encode(nodes_or_pool, first, stop, 4)
+        return ids, predicted, coded, coded_soft
 
-    def _encode(self, nodes_or_pool: Any, first: int, stop: int, payloads: int) -> list[bytes]:
-        """The first ``payloads`` of the NODES, PREDICTED_NODES and CODED_NODES payloads.
+    def _encode(self, nodes_or_pool: Any, first: int, stop: int, payloads: int) -> list[Any]:
+        """The first ``payloads`` of the NODES, PREDICTED_NODES, CODED_NODES and
+        CODED_SOFT_NODES payloads (the last None when there is none).
 
         ``nodes_or_pool`` is a `NodeTable`, a ``ccg_nodes *`` or an object whose
         ``native_nodes()`` returns one, holding those ids and the earlier children they
@@ -81,7 +83,7 @@ class NativeNodeEncoder:
             nodes = table.struct
             keep += [table, arrays]
         outs = [(ffi.new("uint8_t **"), ffi.new("size_t *")) if k < payloads else (ffi.NULL, ffi.NULL)
-                for k in range(3)]
+                for k in range(4)]
         message = ffi.new("char[]", MESSAGE_SIZE)
         status = lib.ccg_encode_nodes(self._encoder, nodes, earlier, first, stop, *(x for out in outs for x in out),
                                       message, MESSAGE_SIZE)
@@ -89,7 +91,8 @@ class NativeNodeEncoder:
             text = ffi.string(message).decode("utf-8", "replace")
             raise MemoryError(text) if status == CCG_ERR_MEMORY else ValueError(text)
         try:
-            return [bytes(ffi.buffer(out[0], length[0])) for out, length in outs[:payloads]]
+            return [bytes(ffi.buffer(out[0], length[0])) if out[0] != ffi.NULL else None
+                    for out, length in outs[:payloads]]
         finally:
             for out, _ in outs[:payloads]:
                 lib.ccg_bytes_free(out[0])
@@ -114,12 +117,14 @@ def _earlier(pool: Any, first: int, stop: int) -> tuple[Any, list[np.ndarray]]:
 
 
 def decode_native(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False,
-                  coded: bool = False) -> NativeNodeBlock:
+                  coded: bool = False, coded_soft: bool = False) -> NativeNodeBlock:
     """`decode_nodes` in C: decode and check a node block payload (``predicted``: of a
-    PREDICTED_NODES block; ``coded``: of a CODED_NODES block)."""
+    PREDICTED_NODES block; ``coded``: of a CODED_NODES block; ``coded_soft``: of a
+    CODED_SOFT_NODES block)."""
     out = ffi.new("ccg_block **")
     message = ffi.new("char[]", MESSAGE_SIZE)
-    status = lib.ccg_decode_nodes(ffi.from_buffer(raw), len(raw), 2 if coded else int(predicted), out, message, MESSAGE_SIZE)
+    kind = 3 if coded_soft else 2 if coded else int(predicted)
+    status = lib.ccg_decode_nodes(ffi.from_buffer(raw), len(raw), kind, out, message, MESSAGE_SIZE)
     if status != CCG_OK:
         text = ffi.string(message).decode("utf-8", "replace")
         if status == CCG_ERR_MEMORY:

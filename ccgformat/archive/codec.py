@@ -24,6 +24,9 @@ Only what cannot be derived is stored (spec/format.md, "Node blocks"):
   else their import table row, else their distance below the parent (`reference_codes`).
 * Coded gaps (CODED_NODES blocks, format 1.6): a predicted block whose gaps stream is
   range-coded row by row of the shape matrices (`gapcoder`, spec 5.8).
+* Coded soft values (CODED_SOFT_NODES blocks, format 1.7): a coded block whose soft stream
+  is range-coded too, row by row of the soft contexts (`soft_rows`, spec 5.9): a counter's
+  increments, a message size, each in a row of its own.
 
 Decoding is vectorised: the pending stack is replayed as a matching of pushes and pops
 by stack depth, and the bottom-up sums are iterated to their fixpoint, one numpy pass per
@@ -46,8 +49,10 @@ from .gapcoder import code_gaps, decode_gaps
 
 STREAM_HEADER = struct.Struct("<BI")  # width u8, value count u32
 CODED_LENGTH = struct.Struct("<I")    # after a coded stream's header: its byte count u32
-#: The width byte of a coded `gaps` stream (spec 5.8, CODED_NODES blocks, format 1.6).
+#: The width byte of a coded stream (spec 5.8, 5.9: `gaps` since 1.6, `soft` since 1.7).
 CODED = 0
+#: The streams a node block may store coded (spec 5.8, 5.9).
+CODABLE = ("gaps", "soft")
 BLOCK_START = struct.Struct("<QI")    # first node id u64, node count u32
 WIDTHS = (1, 2, 4, 8)
 #: The pending stack keeps at most this many nodes; older ones fall off its bottom.
@@ -112,8 +117,8 @@ def _stream_span(raw: bytes, name: str) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class CodedGaps:
-    """A coded `gaps` stream as read: its value count and its range-coded bytes."""
+class CodedStream:
+    """A coded stream as read (5.8, 5.9): its value count and its range-coded bytes."""
 
     count: int
     data: bytes
@@ -122,7 +127,7 @@ class CodedGaps:
         return self.count
 
 
-def _read_coded(raw: bytes, position: int) -> tuple[CodedGaps, int]:
+def _read_coded(raw: bytes, position: int) -> tuple[CodedStream, int]:
     """The coded stream at ``position`` (width byte CODED) and the position after it."""
     if position + STREAM_HEADER.size + CODED_LENGTH.size > len(raw):
         raise ValueError("the block ends inside a stream header")
@@ -132,22 +137,23 @@ def _read_coded(raw: bytes, position: int) -> tuple[CodedGaps, int]:
     position += CODED_LENGTH.size
     if position + length > len(raw):
         raise ValueError(f"a coded stream of {length} bytes runs past the block end")
-    return CodedGaps(count, raw[position:position + length]), position + length
+    return CodedStream(count, raw[position:position + length]), position + length
 
 
 def gap_rows(raw: bytes) -> np.ndarray:
     """The row lengths of the gaps of a node block payload (spec 5.4): per shape in order
     of first appearance, n+1 rows of its m nodes."""
-    first, count, s = _read_streams(raw, False)
+    first, count, s = _read_streams(raw, ())
     kind = _node_kinds(s, first, count)
     child_count = _edge_counts(s, kind <= NodeKind.ARTIFICIAL)[0]
     key_start, key = _properties(s, kind)[:2]
     return _shape_rows(kind, key_start, key, child_count)
 
 
-def with_coded_gaps(raw: bytes, coded: bytes) -> bytes:
-    """A node block payload with its plain `gaps` stream replaced by ``coded`` (spec 5.8)."""
-    start, end = _stream_span(raw, "gaps")
+def with_coded(raw: bytes, name: str, coded: bytes) -> bytes:
+    """A node block payload with its plain stream ``name`` replaced by ``coded`` (spec 5.8,
+    5.9)."""
+    start, end = _stream_span(raw, name)
     count = STREAM_HEADER.unpack_from(raw, start)[1]
     return raw[:start] + STREAM_HEADER.pack(CODED, count) + CODED_LENGTH.pack(len(coded)) + coded + raw[end:]
 
@@ -191,12 +197,21 @@ class NodeEncoder:
         """The raw payload of a NODES block holding ids ``first <= id < stop``."""
         return self.encode_both(pool, first, stop)[0]
 
-    def encode_all(self, pool: NodePool, first: int, stop: int) -> tuple[bytes, bytes, bytes]:
+    def encode_all(self, pool: NodePool, first: int, stop: int) -> tuple[bytes, bytes, bytes, bytes | None]:
         """`encode_both`, and the payload as a CODED_NODES block (spec 5.8): the
-        PREDICTED_NODES one with its gaps range-coded by the rows of its shapes."""
+        PREDICTED_NODES one with its gaps range-coded by the rows of its shapes; and as a
+        CODED_SOFT_NODES block (5.9): that one with its soft values range-coded by the
+        rows of their contexts too (None when there are none, or one of 2**62 or more)."""
         ids, predicted = self.encode_both(pool, first, stop)
         gaps = decode_stream(stream_bytes(predicted, "gaps"), 0)[0]
-        return ids, predicted, with_coded_gaps(predicted, code_gaps(gaps, gap_rows(predicted).tolist()))
+        coded = with_coded(predicted, "gaps", code_gaps(gaps, gap_rows(predicted).tolist()))
+        first_id, count, s = _read_streams(predicted, ())
+        if not len(s["soft"]) or int(s["soft"].max()) >= 1 << 62:
+            return ids, predicted, coded, None
+        kind = _node_kinds(s, first_id, count)
+        key_start, key, soft_start, _ = _properties(s, kind)
+        order, rows = soft_rows(kind, key_start, key, soft_start)
+        return ids, predicted, coded, with_coded(coded, "soft", code_gaps(s["soft"][order], rows))
 
     def encode_both(self, pool: NodePool, first: int, stop: int) -> tuple[bytes, bytes]:
         """The raw payloads of the same node range as a NODES block (child ids) and as a
@@ -336,12 +351,15 @@ class NodeBlock:
                      for c in children)
 
 
-def decode_nodes(raw: bytes, path: str, offset: int, *, predicted: bool = False, coded: bool = False) -> NodeBlock:
+def decode_nodes(raw: bytes, path: str, offset: int, *, predicted: bool = False, coded: bool = False,
+                 coded_soft: bool = False) -> NodeBlock:
     """Decode and check a node block payload (every count and reference is validated);
     ``predicted``: a PREDICTED_NODES payload (reference codes instead of child ids);
-    ``coded``: a CODED_NODES payload (a PREDICTED_NODES payload with coded gaps, 5.8)."""
+    ``coded``: a CODED_NODES payload (a PREDICTED_NODES payload with coded gaps, 5.8);
+    ``coded_soft``: a CODED_SOFT_NODES payload (soft values coded too, 5.9)."""
     try:
-        return _decode(raw, predicted or coded, coded)
+        return _decode(raw, predicted or coded or coded_soft,
+                       CODABLE if coded_soft else ("gaps",) if coded else ())
     except (ValueError, IndexError, KeyError, OverflowError) as error:
         raise CorruptArchiveError(f"node block: {error}", path=path, offset=offset) from None
 
@@ -358,14 +376,14 @@ def _segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return (running[..., starts[1:]] - running[..., starts[:-1]]).view(np.int64)
 
 
-def _decode(raw: bytes, predicted: bool = False, coded: bool = False) -> NodeBlock:
+def _decode(raw: bytes, predicted: bool = False, coded: tuple[str, ...] = ()) -> NodeBlock:
     """`decode_nodes` without the wrapping of its errors: every check raises ValueError."""
     first, count, s = _read_streams(raw, coded)
     kind = _node_kinds(s, first, count)
     inner = kind <= NodeKind.ARTIFICIAL
     child_count, child_start, fresh, gap_count = _edge_counts(s, inner)
     key_start, key, soft_start, soft = _properties(s, kind)
-    if isinstance(s["gaps"], CodedGaps):
+    if isinstance(s["gaps"], CodedStream):
         s["gaps"] = decode_gaps(s["gaps"].data, _shape_rows(kind, key_start, key, child_count).tolist(),
                                 s["gaps"].count)
     if predicted:
@@ -394,17 +412,18 @@ def _decode(raw: bytes, predicted: bool = False, coded: bool = False) -> NodeBlo
                      values[2:2 + m], values[2 + m:2 + 2 * m] > 0, imports)
 
 
-def _read_streams(raw: bytes, coded: bool) -> tuple[int, int, dict[str, np.ndarray]]:
-    """The block start (first node id, node count) and the streams by name; the gaps are
-    coded in a CODED_NODES block (``coded``), and only there (5.8)."""
+def _read_streams(raw: bytes, coded: tuple[str, ...]) -> tuple[int, int, dict[str, Any]]:
+    """The block start (first node id, node count) and the streams by name; the streams
+    named in ``coded`` are coded (the gaps of a CODED_NODES block, 5.8, and the soft values
+    too in a CODED_SOFT_NODES block, 5.9), and only they."""
     _check(len(raw) >= BLOCK_START.size, "shorter than its header")
     first, count = BLOCK_START.unpack_from(raw, 0)
     position = BLOCK_START.size
     s = {}
     for name in STREAMS:
-        if coded and name == "gaps":
+        if name in coded:
             _check(position < len(raw) and raw[position] == CODED,
-                   f"the gaps of a CODED_NODES block are not coded (width {raw[position] if position < len(raw) else '-'})")
+                   f"the {name} of a coded block are not coded (width {raw[position] if position < len(raw) else '-'})")
             s[name], position = _read_coded(raw, position)
         else:
             s[name], position = decode_stream(raw, position)
@@ -438,7 +457,7 @@ def _edge_counts(s: dict[str, np.ndarray], inner: np.ndarray) -> tuple[np.ndarra
     _check(len(s["child_id"]) == 0 or int(s["child_id"].max()) < 1 << 62, "implausible child id")
     gap_count = np.where(inner, child_count + 1, 0)
     _check(len(s["gaps"]) == int(gap_count.sum()), "gap count does not match the child counts")
-    _check(isinstance(s["gaps"], CodedGaps) or len(s["gaps"]) == 0 or int(s["gaps"].max()) < 1 << 62,
+    _check(isinstance(s["gaps"], CodedStream) or len(s["gaps"]) == 0 or int(s["gaps"].max()) < 1 << 62,
            "implausible gap")
     return child_count, child_start, fresh, gap_count
 
@@ -458,13 +477,35 @@ def _predicted_ids(codes: np.ndarray, first: int, kind: np.ndarray, key: np.ndar
     return predicted_children(codes, first, p, context, imports).astype(np.uint64)
 
 
-def _properties(s: dict[str, np.ndarray], kind: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The hard (``key``) and soft property values with each node's offset into them."""
+def _properties(s: dict[str, Any], kind: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The hard (``key``) and soft property values with each node's offset into them
+    (coded soft values decoded, 5.9)."""
     key_start = np.concatenate(([0], np.cumsum(_HARD_COUNT[kind])))
     soft_start = np.concatenate(([0], np.cumsum(_SOFT_COUNT[kind])))
     _check(len(s["key"]) == key_start[-1] and len(s["soft"]) == soft_start[-1],
            "property counts do not match the node kinds")
-    return key_start, unzigzag(s["key"]), soft_start, unzigzag(s["soft"])
+    key = unzigzag(s["key"])
+    if isinstance(s["soft"], CodedStream):
+        order, rows = soft_rows(kind, key_start, key, soft_start)
+        soft = np.empty(len(order), dtype=np.uint64)
+        soft[order] = decode_gaps(s["soft"].data, rows, s["soft"].count)
+        s["soft"] = soft
+    return key_start, key, soft_start, unzigzag(s["soft"])
+
+
+def soft_rows(kind: np.ndarray, key_start: np.ndarray, key: np.ndarray,
+              soft_start: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """The rows of a coded soft stream (spec 5.9): the stream position of every soft value
+    in row order, and the row lengths. A row holds the values of one *context* - node kind,
+    `ref` (its first key value: the metric, the peer, the operation), soft column - in
+    stream order; rows in order of first appearance."""
+    rows: dict[tuple[int, int, int], list[int]] = {}
+    for node in np.flatnonzero(soft_start[1:] > soft_start[:-1]).tolist():
+        ref = int(key[key_start[node]])
+        for column, at in enumerate(range(int(soft_start[node]), int(soft_start[node + 1]))):
+            rows.setdefault((int(kind[node]), ref, column), []).append(at)
+    order = [at for row in rows.values() for at in row]
+    return np.array(order, dtype=np.int64), [len(row) for row in rows.values()]
 
 
 def _children(s: dict[str, np.ndarray], first: int, child_count: np.ndarray,

@@ -29,6 +29,8 @@ AGGREGATION_MINOR_VERSION = 4
 DICTIONARY_BUNDLE_MINOR_VERSION = 5
 #: the minor version that introduced CODED_NODES blocks (range-coded gaps)
 CODED_GAPS_MINOR_VERSION = 6
+#: the minor version that introduced CODED_SOFT_NODES blocks (range-coded soft values)
+CODED_SOFT_MINOR_VERSION = 7
 
 #: magic, major u16, minor u16, reserved u32 (must be zero)
 FILE_HEADER = struct.Struct("<8sHHI")
@@ -73,14 +75,25 @@ class SectionKind(IntEnum):
     PREDICTED_NODES = 12  #: since 1.4, a NODES block whose child references are predicted
     DICTIONARY_BUNDLE = 13  #: since 1.5, a BUNDLE compressed with the bundle dictionary
     CODED_NODES = 14      #: since 1.6, a PREDICTED_NODES block whose gaps are range-coded
+    CODED_SOFT_NODES = 15  #: since 1.7, a CODED_NODES block whose soft values are range-coded too
     AGGREGATE_LEVEL = 16  #: since 1.4, one level of the aggregation pyramid
     METRIC_LEVEL = 17     #: since 1.4, one level of the metric-integral pyramid
 
 
 #: The section kinds that hold node blocks.
-NODE_KINDS = frozenset({SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES})
+NODE_KINDS = frozenset({SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES,
+                        SectionKind.CODED_SOFT_NODES})
 #: The node block kinds whose child references are predicted (spec 5.7).
-PREDICTED_KINDS = frozenset({SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES})
+PREDICTED_KINDS = frozenset({SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES, SectionKind.CODED_SOFT_NODES})
+
+
+def block_coding(kind: int) -> dict[str, bool]:
+    """How a node block of ``kind`` stores its streams, as the keyword arguments of the
+    node block decoders: predicted child references (5.7), coded gaps (5.8), coded soft
+    values (5.9)."""
+    return {"predicted": kind in PREDICTED_KINDS,
+            "coded": kind in (SectionKind.CODED_NODES, SectionKind.CODED_SOFT_NODES),
+            "coded_soft": kind == SectionKind.CODED_SOFT_NODES}
 
 
 RESERVED_AGGREGATION = range(16, 32)

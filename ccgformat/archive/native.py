@@ -34,14 +34,14 @@ def node_encoder() -> Any:
 
 
 def decode_block(raw: bytes, path: str | None, offset: int | None, *, predicted: bool = False,
-                 coded: bool = False) -> Any:
+                 coded: bool = False, coded_soft: bool = False) -> Any:
     """`decode_nodes`, or its C twin `decode_native` (same checks, same values), whose
-    `NativeNodeBlock` reads like a `NodeBlock`; ``predicted`` for PREDICTED_NODES,
-    ``coded`` for CODED_NODES."""
+    `NativeNodeBlock` reads like a `NodeBlock`; the flags as `layout.block_coding` gives
+    them."""
     if native():
         from .._native.codec import decode_native
-        return decode_native(raw, path, offset, predicted=predicted, coded=coded)
-    return decode_nodes(raw, path, offset, predicted=predicted, coded=coded)
+        return decode_native(raw, path, offset, predicted=predicted, coded=coded, coded_soft=coded_soft)
+    return decode_nodes(raw, path, offset, predicted=predicted, coded=coded, coded_soft=coded_soft)
 
 
 def walker(pool: Any, root: int, start: int, location: int, *, path: str | None = None) -> Any:

@@ -41,7 +41,7 @@ from .many import small_events
 from .merge import merge_by_time
 from .native import decode_block, walker
 from .queries import run_query
-from .layout import (BLOCK_OVERHEAD, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, NODE_KINDS, PREDICTED_KINDS, TRAILER,
+from .layout import (BLOCK_OVERHEAD, block_coding, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, NODE_KINDS, TRAILER,
                      BlockFlags, SectionKind, largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
 from .jsontable import StoredDefinitions, decode_json_table
@@ -154,8 +154,7 @@ class ArchivePool:
         checked (or kept until the blocks they speak of are decoded)."""
         entry = self._entries[index]
         block = decode_block(self._archive.payload(entry), self._archive.path, entry.offset,
-                             predicted=entry.kind in PREDICTED_KINDS,
-                             coded=entry.kind == SectionKind.CODED_NODES)
+                             **block_coding(entry.kind))
         if block.first != entry.first or len(block) != entry.count:
             raise CorruptArchiveError("node block does not hold the ids the footer lists",
                                       path=self._archive.path, offset=entry.offset)

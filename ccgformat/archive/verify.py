@@ -25,7 +25,7 @@ from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
 from .codec import NodeBlock
 from .indexes import ROW_WIDTHS
-from .layout import (BLOCK_OVERHEAD, FILE_HEADER, MAJOR_VERSION, NODE_KINDS, PREDICTED_KINDS, RESERVED_AGGREGATION,
+from .layout import (BLOCK_OVERHEAD, block_coding, FILE_HEADER, MAJOR_VERSION, NODE_KINDS, RESERVED_AGGREGATION,
                      ROOTS_COMPLETE_MINOR_VERSION, TRAILER, SectionKind)
 from .native import decode_block
 from .queries import run_query
@@ -352,8 +352,7 @@ class _Verifier:
         if raw is None:
             return
         try:
-            block = decode_block(raw, self.path, entry.offset, predicted=entry.kind in PREDICTED_KINDS,
-                                 coded=entry.kind == SectionKind.CODED_NODES)
+            block = decode_block(raw, self.path, entry.offset, **block_coding(entry.kind))
         except CcgError as error:
             self.problems.append(_problem_of(error, entry.kind, entry.offset))
             return

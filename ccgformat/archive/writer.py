@@ -32,7 +32,7 @@ from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
 from .bundle import compress_with_dictionary, encode_bundle
 from .defaults import PARAMETERS as PARAMETER_DEFAULTS, strip_definitions, strip_parameters
-from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, DICTIONARY_BUNDLE_MINOR_VERSION,
+from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, CODED_SOFT_MINOR_VERSION, DICTIONARY_BUNDLE_MINOR_VERSION,
                      DIRECTORY_ENTRY,
                      END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
@@ -72,7 +72,8 @@ LOCATIONS_PER_INDEX_BLOCK = 64
 #: layout for older readers, always NODES).
 REFERENCE_CODINGS = ("auto", "ids", "predicted")
 #: How node blocks store their gaps (spec 5.8): "plain" (byte planes), "coded" (range
-#: coded, in CODED_NODES blocks, format 1.6) or "auto" (per block the smaller, see
+#: coded, in CODED_NODES blocks, format 1.6, and their soft values too where that is
+#: smaller, CODED_SOFT_NODES, 1.7) or "auto" (per block the smallest, see
 #: `Writer._node_block`; without the tables or with references "ids", always plain).
 GAP_CODINGS = ("auto", "plain", "coded")
 #: "auto" compares the two child reference streams compressed at this zstd level (or
@@ -149,6 +150,7 @@ class Writer:
         self._predicted = False  # whether a PREDICTED_NODES block was written
         self.gaps = gaps
         self._coded_gaps = False  # whether a CODED_NODES block was written
+        self._coded_soft = False  # whether a CODED_SOFT_NODES block was written
         self.aggregation = aggregation if tables else None
         self._aggregated = False
         self._output = AtomicOutput(self.path)
@@ -285,6 +287,7 @@ class Writer:
                                          else self._encoder.encode_both(pool, first, stop))
             self._predicted |= kind == SectionKind.PREDICTED_NODES
             self._coded_gaps |= kind == SectionKind.CODED_NODES
+            self._coded_soft |= kind == SectionKind.CODED_SOFT_NODES
             self._block(kind, raw, must_understand=True, first=first, count=stop - first)
             self._nodes_written = stop
             self._largest_block = max(self._largest_block, stop - first)
@@ -310,9 +313,11 @@ class Writer:
         """Whether `_node_block` weighs CODED_NODES blocks (only with the tables)."""
         return self.gaps != "plain" and self.tables and self.references != "ids"
 
-    def _node_block(self, ids: bytes, predicted: bytes, coded: bytes | None = None) -> tuple[SectionKind, bytes]:
+    def _node_block(self, ids: bytes, predicted: bytes, coded: bytes | None = None,
+                    coded_soft: bytes | None = None) -> tuple[SectionKind, bytes]:
         """The kind and payload of a node range, given its NODES, PREDICTED_NODES and
-        (`_codes_gaps`) CODED_NODES payloads: one of them (spec 5.7, 5.8) as ``references``,
+        (`_codes_gaps`) CODED_NODES and CODED_SOFT_NODES payloads (the last None when its
+        soft values cannot be coded): one of them (spec 5.7-5.9) as ``references``,
         ``gaps`` and the tables allow; among those allowed the smallest by the streams in
         which they differ, compressed at CHOICE_LEVEL (or the writer's level, if lower; a
         coded stream counts as it is, a plain one at most as it is), the earlier in that
@@ -331,11 +336,20 @@ class Writer:
                 options.append((ids_cost, 0, SectionKind.NODES, ids))
             options.append((predicted_cost, 1, SectionKind.PREDICTED_NODES, predicted))
         if coded is not None:
-            plain = stream_bytes(predicted, "gaps")
-            extra = len(stream_bytes(coded, "gaps")) - STREAM_HEADER.size - min(len(plain), len(compress(plain, level)))
-            options.append((predicted_cost + extra, 2, SectionKind.CODED_NODES, coded))
+            coded_cost = predicted_cost + self._coded_extra(predicted, coded, "gaps", level)
+            options.append((coded_cost, 2, SectionKind.CODED_NODES, coded))
+            if coded_soft is not None:
+                options.append((coded_cost + self._coded_extra(predicted, coded_soft, "soft", level), 3,
+                                SectionKind.CODED_SOFT_NODES, coded_soft))
         _, _, kind, raw = min(options)
         return kind, raw
+
+    @staticmethod
+    def _coded_extra(plain_payload: bytes, coded_payload: bytes, name: str, level: int) -> int:
+        """The bytes the coded stream ``name`` costs more than the plain one (negative: it
+        saves), the plain one compressed alone at ``level`` if that is smaller."""
+        plain = stream_bytes(plain_payload, name)
+        return len(stream_bytes(coded_payload, name)) - STREAM_HEADER.size - min(len(plain), len(compress(plain, level)))
 
     def add_location(self, location: int, walker: LocationWalker) -> None:
         """Record the snapshot and summary indexes of a finished location; they are written
@@ -437,7 +451,8 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = CODED_GAPS_MINOR_VERSION if self._coded_gaps else DICTIONARY_BUNDLE_MINOR_VERSION if self._bundle \
+        minor = CODED_SOFT_MINOR_VERSION if self._coded_soft else CODED_GAPS_MINOR_VERSION if self._coded_gaps \
+            else DICTIONARY_BUNDLE_MINOR_VERSION if self._bundle \
             else AGGREGATION_MINOR_VERSION if self._aggregated \
             else PREDICTED_NODES_MINOR_VERSION if self._predicted \
             else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else TABLES_MINOR_VERSION if self.tables \

@@ -55,7 +55,8 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                         f"shorter search: within 2%% of plain {DEFAULT_LEVEL} everywhere, faster)")
     p.add_argument("--gaps", choices=GAP_CODINGS, default="auto",
                    help="node block gaps: range-coded (format 1.6, smaller; a block decodes in 2-4 ms instead of "
-                        "0.5), in byte planes, or per block the smaller (default %(default)s)")
+                        "0.5; varying metric increments and message sizes too where smaller, format 1.7), in "
+                        "byte planes, or per block the smaller (default %(default)s)")
     p.add_argument("--checkpoint-interval", type=bounded_int(1), default=DEFAULT_CHECKPOINT_INTERVAL,
                    metavar="K", help="snapshot/summary checkpoint every K events (default %(default)s)")
     p.add_argument("--repair", action="store_true",

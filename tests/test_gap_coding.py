@@ -154,9 +154,7 @@ def coded_payload(seed: int) -> bytes:
         t += int(rng.integers(1, 500))
         events.append((t, ccg.model.EventKind.LEAVE, region))
     graph = build({0: events})
-    raw = codec.NodeEncoder().encode_both(graph.pool, 0, len(graph.pool))[1]
-    plain = codec.stream_bytes(raw, "gaps")
-    return codec.with_coded(raw, "gaps", code_gaps(codec.decode_stream(plain, 0)[0], codec.gap_rows(raw).tolist()))
+    return codec.NodeEncoder().encode_all(graph.pool, 0, len(graph.pool))[2]
 
 
 @settings(max_examples=300, deadline=None)

@@ -478,7 +478,7 @@ static int write_payload(const block_encoding *e, const coded_stream *coded, uin
     uint8_t *at = put_le(put_le(payload, (uint64_t)e->first, 8), (uint64_t)(e->stop - e->first), 4);
     for (int s = 0; s < S_COUNT; s++) {
         at = put_le(put_le(at, (uint64_t)width[s], 1), c[s].count, 4);
-        if (coded && coded[s].bytes) {  /* spec 5.8: width 0, then the byte count and the bytes */
+        if (width[s] == 0) {  /* spec 5.8: width 0, then the byte count and the bytes */
             at = put_le(at, coded[s].length, 4);
             memcpy(at, coded[s].bytes, coded[s].length);
             at += coded[s].length;

@@ -140,16 +140,6 @@ def _read_coded(raw: bytes, position: int) -> tuple[CodedStream, int]:
     return CodedStream(count, raw[position:position + length]), position + length
 
 
-def gap_rows(raw: bytes) -> np.ndarray:
-    """The row lengths of the gaps of a node block payload (spec 5.4): per shape in order
-    of first appearance, n+1 rows of its m nodes."""
-    first, count, s = _read_streams(raw, ())
-    kind = _node_kinds(s, first, count)
-    child_count = _edge_counts(s, kind <= NodeKind.ARTIFICIAL)[0]
-    key_start, key = _properties(s, kind)[:2]
-    return _shape_rows(kind, key_start, key, child_count)
-
-
 def with_coded(raw: bytes, name: str, coded: bytes) -> bytes:
     """A node block payload with its plain stream ``name`` replaced by ``coded`` (spec 5.8,
     5.9)."""
@@ -203,13 +193,14 @@ class NodeEncoder:
         CODED_SOFT_NODES block (5.9): that one with its soft values range-coded by the
         rows of their contexts too (None when there are none, or one of 2**62 or more)."""
         ids, predicted = self.encode_both(pool, first, stop)
-        gaps = decode_stream(stream_bytes(predicted, "gaps"), 0)[0]
-        coded = with_coded(predicted, "gaps", code_gaps(gaps, gap_rows(predicted).tolist()))
         first_id, count, s = _read_streams(predicted, ())
-        if not len(s["soft"]) or int(s["soft"].max()) >= 1 << 62:
-            return ids, predicted, coded, None
         kind = _node_kinds(s, first_id, count)
         key_start, key, soft_start, _ = _properties(s, kind)
+        child_count = _edge_counts(s, kind <= NodeKind.ARTIFICIAL)[0]
+        coded = with_coded(predicted, "gaps",
+                           code_gaps(s["gaps"], _shape_rows(kind, key_start, key, child_count).tolist()))
+        if not len(s["soft"]) or int(s["soft"].max()) >= 1 << 62:
+            return ids, predicted, coded, None
         order, rows = soft_rows(kind, key_start, key, soft_start)
         return ids, predicted, coded, with_coded(coded, "soft", code_gaps(s["soft"][order], rows))
 
@@ -484,13 +475,12 @@ def _properties(s: dict[str, Any], kind: np.ndarray) -> tuple[np.ndarray, ...]:
     soft_start = np.concatenate(([0], np.cumsum(_SOFT_COUNT[kind])))
     _check(len(s["key"]) == key_start[-1] and len(s["soft"]) == soft_start[-1],
            "property counts do not match the node kinds")
-    key = unzigzag(s["key"])
-    if isinstance(s["soft"], CodedStream):
+    key, soft = unzigzag(s["key"]), s["soft"]
+    if isinstance(soft, CodedStream):
         order, rows = soft_rows(kind, key_start, key, soft_start)
         soft = np.empty(len(order), dtype=np.uint64)
         soft[order] = decode_gaps(s["soft"].data, rows, s["soft"].count)
-        s["soft"] = soft
-    return key_start, key, soft_start, unzigzag(s["soft"])
+    return key_start, key, soft_start, unzigzag(soft)
 
 
 def soft_rows(kind: np.ndarray, key_start: np.ndarray, key: np.ndarray,

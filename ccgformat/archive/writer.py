@@ -32,7 +32,8 @@ from .indexes import Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
 from .bundle import compress_with_dictionary, encode_bundle
 from .defaults import PARAMETERS as PARAMETER_DEFAULTS, strip_definitions, strip_parameters
-from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, CODED_SOFT_MINOR_VERSION, DICTIONARY_BUNDLE_MINOR_VERSION,
+from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, CODED_SOFT_MINOR_VERSION,
+                     DICTIONARY_BUNDLE_MINOR_VERSION,
                      DIRECTORY_ENTRY,
                      END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
@@ -147,10 +148,8 @@ class Writer:
         self._queue: CompressionQueue[tuple[SectionKind, bool, int, int]] = \
             CompressionQueue(default_threads() if threads is None else threads)
         self.references = references
-        self._predicted = False  # whether a PREDICTED_NODES block was written
+        self._node_kinds: set[SectionKind] = set()  # the kinds of the node blocks written
         self.gaps = gaps
-        self._coded_gaps = False  # whether a CODED_NODES block was written
-        self._coded_soft = False  # whether a CODED_SOFT_NODES block was written
         self.aggregation = aggregation if tables else None
         self._aggregated = False
         self._output = AtomicOutput(self.path)
@@ -285,9 +284,7 @@ class Writer:
                 stop = _within_metric_limit(pool, first, stop, METRIC_CELL_LIMIT // self.metrics)
             kind, raw = self._node_block(*self._encoder.encode_all(pool, first, stop) if self._codes_gaps
                                          else self._encoder.encode_both(pool, first, stop))
-            self._predicted |= kind == SectionKind.PREDICTED_NODES
-            self._coded_gaps |= kind == SectionKind.CODED_NODES
-            self._coded_soft |= kind == SectionKind.CODED_SOFT_NODES
+            self._node_kinds.add(kind)
             self._block(kind, raw, must_understand=True, first=first, count=stop - first)
             self._nodes_written = stop
             self._largest_block = max(self._largest_block, stop - first)
@@ -451,10 +448,12 @@ class Writer:
         self._emit(footer)
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
-        minor = CODED_SOFT_MINOR_VERSION if self._coded_soft else CODED_GAPS_MINOR_VERSION if self._coded_gaps \
+        kinds = self._node_kinds
+        minor = CODED_SOFT_MINOR_VERSION if SectionKind.CODED_SOFT_NODES in kinds \
+            else CODED_GAPS_MINOR_VERSION if SectionKind.CODED_NODES in kinds \
             else DICTIONARY_BUNDLE_MINOR_VERSION if self._bundle \
             else AGGREGATION_MINOR_VERSION if self._aggregated \
-            else PREDICTED_NODES_MINOR_VERSION if self._predicted \
+            else PREDICTED_NODES_MINOR_VERSION if SectionKind.PREDICTED_NODES in kinds \
             else EXTENSION_TABLE_MINOR_VERSION if self._extension_table else TABLES_MINOR_VERSION if self.tables \
             else ROOTS_COMPLETE_MINOR_VERSION if graph.definitions.locations else SUMMARY_MINOR_VERSION if self._summaries \
             else EXTENSIONS_MINOR_VERSION if graph.definitions.extensions else 0

@@ -32,7 +32,8 @@ Mapping to the event model (docs/formats/otf2.md has the full table):
 * ``extensions["otf2"]`` keeps every global definition as the writer call that restores
   it (original references), the clock properties, the anchor's creator, description and
   properties, and the OTF2 reference of every model region, location, communicator and
-  metric, so that the exporter writes the same archive.
+  metric, so that the exporter writes the same archive. Since its version 2 it leaves
+  out what the model regions hold (region names, roles and paradigms, `compact`).
 
 Events are read per location in C (`native`) when the native core is in use, else (and
 for every location the native reader does not map) with ctypes callbacks that append to
@@ -43,7 +44,8 @@ for the events); archives not from OTF2 get definitions made from the model.
 
 Modules, each importing only those listed before it: `common` (shared constants),
 `anchor` (the anchor file), `binding` (direct calls into the OTF2 C library),
-`globaldefs` (global definitions as writer calls), `definitions` (those as the model),
+`globaldefs` (global definitions as writer calls), `compact` (the fields of those the
+model regions hold, left out and put back), `definitions` (those as the model),
 `callbacks` (events into lists), `columns` (lists
 into model columns), `native` (events into columns in C), `reader` (`read`), `plan` (definitions to write), `export` (`write`).
 """

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ...errors import FormatError
 
-__all__ = ["Binding", "Record", "load", "ATTRIBUTE_BYTES", "CALLBACK_INTERRUPT"]
+__all__ = ["Binding", "Record", "enum_value", "load", "ATTRIBUTE_BYTES", "CALLBACK_INTERRUPT"]
 
 #: Return value of an event callback that stops reading (OTF2_CALLBACK_INTERRUPT).
 CALLBACK_INTERRUPT = 1
@@ -184,3 +184,10 @@ def load(path: str) -> Binding:
     except (ImportError, AttributeError, OSError) as error:
         raise FormatError(f"OTF2 support needs the 'otf2' package (pip install 'ccgformat[otf2]'): {error}",
                           path=path) from None
+
+
+def enum_value(binding: Binding, enum: str, name: str, default: str) -> int:
+    """The value of the OTF2 enum member named ``name`` (any case), else of ``default``."""
+    kind = getattr(binding.otf2.enums, enum)
+    member = getattr(kind, name.upper(), None)
+    return (member if isinstance(member, kind) else getattr(kind, default)).value

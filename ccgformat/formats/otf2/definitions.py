@@ -13,13 +13,15 @@ import numpy as np
 from ...errors import FormatError
 from ...model import Communicator, Definitions, Location, Metric, Region, SystemTreeNode
 from .binding import Binding
+from .compact import compact_calls
 from .common import GENERIC_PARAMETER, MARKER_PARAMETER, UNDEFINED_UINT32
 from .globaldefs import GlobalDefinitions, read_global_definitions
 
 __all__ = ["EXTENSION_VERSION", "Tables", "read_definitions"]
 
-#: Version of the layout of ``extensions["otf2"]``.
-EXTENSION_VERSION = 1
+#: Version of the layout of ``extensions["otf2"]`` (2: `compact` leaves out what the
+#: model regions hold).
+EXTENSION_VERSION = 2
 _COMM_GROUP_TYPES = {4, 5}                                  # OTF2_GROUP_TYPE_COMM_LOCATIONS, _COMM_GROUP
 _COMM_LOCATIONS = 4
 _REGIONS_GROUP = 2                                          # OTF2_GROUP_TYPE_REGIONS
@@ -215,11 +217,12 @@ def read_definitions(handle: Any, binding: Binding, path: str) -> tuple[Definiti
     resolution, offset, length, realtime = g.clock
     archive = _archive_properties(handle, binding._otf2)
     region_calls = g.of("Region")
+    regions = _regions(g, name, enums)
     extension = {
         "version": EXTENSION_VERSION,
         "archive": archive,
         "clock_properties": [resolution, offset, length, realtime],
-        "definitions": g.calls,
+        "definitions": compact_calls(g.calls, regions, binding),
         "regions": [r[0] for r in region_calls],
         "locations": location_refs,
         "communicators": [args[0] for kind, args in g.calls if kind in ("Comm", "InterComm")],
@@ -227,7 +230,7 @@ def read_definitions(handle: Any, binding: Binding, path: str) -> tuple[Definiti
     }
     version = ".".join(str(v) for v in binding._otf2.Reader_GetVersion(handle))
     definitions = Definitions(
-        regions=_regions(g, name, enums), system_tree=tree, locations=locations, communicators=communicators,
+        regions=regions, system_tree=tree, locations=locations, communicators=communicators,
         metrics=metrics, strings=[], timer_resolution=resolution, clock_offset=offset,
         provenance={"source_format": "otf2", "otf2_version": version, "otf2_creator": archive["creator"]},
         extensions={"otf2": extension})

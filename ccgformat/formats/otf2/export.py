@@ -25,9 +25,9 @@ from ...archive import Archive
 from ...atomic import atomic_output
 from ...errors import CcgError, FormatError
 from ...model import Definitions, EventBatch, EventKind
-from .binding import Binding, load
+from .binding import Binding, enum_value, load
 from .common import GENERIC_PARAMETER, MARKER_PARAMETER, P2P_RECORDS, UINT64, UNDEFINED_UINT32
-from .plan import Plan, enum_value, make_plan
+from .plan import Plan, make_plan
 
 __all__ = ["write", "write_events", "ARCHIVE_NAME"]
 

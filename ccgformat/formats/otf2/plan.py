@@ -19,10 +19,11 @@ from typing import Any, Iterable
 from ..._version import __version__
 from ...errors import FormatError
 from ...model import Definitions
-from .binding import Binding
+from .binding import Binding, enum_value
+from .compact import restore_calls
 from .common import UINT64, UNDEFINED_UINT32
 
-__all__ = ["NEW_CHUNK_SIZES", "Plan", "enum_value", "make_plan"]
+__all__ = ["NEW_CHUNK_SIZES", "Plan", "make_plan"]
 
 #: Event and definition chunk sizes of a new archive: the library's minimum, 256 KiB. The
 #: writer allocates and writes a chunk buffer per location, so with its defaults (1 MiB
@@ -89,13 +90,16 @@ class Plan:
 def make_plan(definitions: Definitions, binding: Binding) -> Plan:
     """The restored definitions of an archive from OTF2, else new ones made from the model."""
     extension = definitions.extensions.get("otf2")
-    return _restored_plan(definitions, extension) if isinstance(extension, dict) else _new_plan(definitions, binding)
+    return _restored_plan(definitions, extension, binding) if isinstance(extension, dict) \
+        else _new_plan(definitions, binding)
 
 
-def _restored_plan(definitions: Definitions, extension: dict[str, Any]) -> Plan:
-    """The definitions and references kept in ``extensions["otf2"]``."""
+def _restored_plan(definitions: Definitions, extension: dict[str, Any], binding: Binding) -> Plan:
+    """The definitions and references kept in ``extensions["otf2"]`` (what version 2
+    leaves out restored from the model regions, `compact`)."""
     try:
-        calls = [[str(name), list(args)] for name, args in extension["definitions"]]
+        calls = restore_calls([[str(name), list(args)] for name, args in extension["definitions"]],
+                              definitions.regions, binding)
         member_types = {args[0]: args[5] for name, args in calls if name == "MetricMember"}
         classes = {args[0]: list(args[1]) for name, args in calls if name == "MetricClass"}
         classes.update({args[0]: classes[args[1]] for name, args in calls if name == "MetricInstance"})
@@ -125,13 +129,6 @@ def _ranks(members: Iterable[int]) -> dict[int, int]:
     for rank, location in enumerate(members):
         ranks.setdefault(location, rank)
     return ranks
-
-
-def enum_value(binding: Binding, enum: str, name: str, default: str) -> int:
-    """The value of the OTF2 enum member named ``name`` (any case), else of ``default``."""
-    kind = getattr(binding.otf2.enums, enum)
-    member = getattr(kind, name.upper(), None)
-    return (member if isinstance(member, kind) else getattr(kind, default)).value
 
 
 def _tree_order(parents: list[int | None]) -> list[int]:

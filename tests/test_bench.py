@@ -118,7 +118,7 @@ def test_quick_import_benchmark_converts_every_format_and_the_synthetic_otf2(tmp
 def test_import_locations_benchmark_converts_every_format_at_both_sizes(tmp_path):
     entries = _run_quick("import-locations", tmp_path, "--import-locations", "1500")["benchmarks"]["import-locations"]
     assert [(e["format"], e["locations"]) for e in entries] == [
-        (fmt, count) for fmt in ("chrome", "paje", "epilog", "otf1-streams") for count in (1000, 1500)]
+        (fmt, count) for fmt in ("chrome", "paje", "epilog", "otf1", "otf1-streams") for count in (1000, 1500)]
     for twin, e in zip(entries[::2], entries[1::2]):
         assert e["events"] >= 2 * e["locations"] and "ratio" not in twin
         per_location = [x["convert_seconds"]["median"] / x["locations"] for x in (e, twin)]

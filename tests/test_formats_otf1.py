@@ -463,7 +463,7 @@ def write_trace(folder: Path, trace: dict[str, Any]) -> Path:
     write("t.otf", [f"{i + 1:x}:" + ",".join(f"{p:x}" for p in members) for i, members in enumerate(streams)])
     write("t.0.def", definition_lines(trace["processes"], trace["functions"], long))
     for i, members in enumerate(streams):
-        records = sorted(((item[0], members.index(p), n, p, item) for p in members
+        records = sorted(((item[0], position, n, p, item) for position, p in enumerate(members)
                           for n, item in enumerate(trace["events"][p])), key=lambda r: r[:3])
         lines: list[str] = []
         for time, _, _, process, (_, record, fields, kv, _) in records:

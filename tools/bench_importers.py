@@ -8,9 +8,9 @@ location count and at 1,000 locations, and converted in a fresh process per run
 per location at 1,000 in the same run: 1 means the importer costs the same per location
 at both sizes, above 1 that something grows faster than the locations.
 
-OTF2 is measured by the scale benchmark (20,000 ranks read from an OTF2 archive). The
-single-stream OTF v1 writer takes minutes at 10^5 processes, so OTF v1 is written with one
-stream per process here.
+OTF2 is measured by the scale benchmark (20,000 ranks read from an OTF2 archive). OTF v1
+is measured in both layouts VampirTrace leaves: every process in one stream (as
+``otfmerge`` writes it) and a stream per process.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 from benchkit import TOOLS, Column, benchmark, fmt_float, fmt_int, fmt_stat, run_child
 
 #: the formats measured, by their writer's name in WRITERS
-FORMATS = ("chrome", "paje", "epilog", "otf1-streams")
+FORMATS = ("chrome", "paje", "epilog", "otf1", "otf1-streams")
 #: the twin each format is also converted at, for the per-location ratio
 TWIN_LOCATIONS = 1000
 DEFAULT_LOCATIONS = 100_000

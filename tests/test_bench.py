@@ -326,6 +326,8 @@ def test_the_archive_convert_child_times_both_levels_next_to_the_otf2_iteration(
     assert e["speedup_worst"] <= e["speedup"]
     assert e["size_vs_19"] == pytest.approx(e["convert_default_bytes"] / e["convert_19_bytes"])
     assert e["convert_default_bytes"] <= 1.02 * e["convert_19_bytes"]
+    assert 0 < e["xz_bytes"] < e["original_bytes"]
+    assert e["size_vs_xz"] == pytest.approx(e["convert_default_bytes"] / e["xz_bytes"])
     assert [len(e[f"cpu_{name}_seconds"]["samples"]) for name in ("default", "19", "iterate")] == [2, 2, 1]
     assert e["cpu_speedup"] == pytest.approx(e["cpu_iterate_seconds"]["median"] / e["cpu_default_seconds"]["median"])
     assert list(tmp_path.iterdir()) == []  # the OTF2 folder and the archives are removed

@@ -1,6 +1,7 @@
 """Conversion time of the archive benchmark's traces: each written as OTF2, converted to
 .ccg end to end at the default zstd levels and at level 19, next to the plain ``otf2``
-Python iteration over the same file, all in one child process (the same-run baseline).
+Python iteration over the same file, all in one child process (the same-run baseline);
+and the size of ``xz -9e`` of the OTF2 files, the original the archive replaces.
 
 The targets (issue 17): conversion at the default levels >= 15 times faster than the
 iteration, and its file within 2% of level 19's.
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_formats import _iterate_otf2
+from corpus_size import original_files, xz_bytes
 from benchkit import Column, Stat, child_task, fmt_float, fmt_int, fmt_stat, run_repeated
 
 #: the level the default is measured against
@@ -33,11 +35,12 @@ def archive_convert_child(spec: dict[str, Any]) -> dict[str, Any]:
     import ccgformat
     from bench_archive import _synthesize
     from bench_builder import PARAM_SETS
-    from ccgformat.formats.otf2.export import write_events
+    from ccgformat.formats.otf2.export import ARCHIVE_NAME, write_events
 
     source, folder = Path(spec["otf2_path"]), Path(spec["otf2_path"]).parent
     definitions, events = _synthesize(spec)
     write_events(definitions, events, source)
+    originals = original_files(source / f"{ARCHIVE_NAME}.otf2")
     params = ccgformat.Params(**PARAM_SETS[spec["params"]])
     seconds: dict[str, list[float]] = {"default": [], "19": []}
     cpu: dict[str, list[float]] = {"default": [], "19": [], "iterate": []}
@@ -57,6 +60,7 @@ def archive_convert_child(spec: dict[str, Any]) -> dict[str, Any]:
         return wall
 
     iterate = run_repeated(iterate_once, spec["baseline_repeat"])
+    original, xz = sum(f.stat().st_size for f in originals), xz_bytes(originals)
     shutil.rmtree(source)
     for name in seconds:
         (folder / f"convert-{name}.ccg").unlink()
@@ -69,6 +73,7 @@ def archive_convert_child(spec: dict[str, Any]) -> dict[str, Any]:
         "speedup": iterate.median / default.median, "speedup_worst": iterate.median / default.max,
         "speedup_19": iterate.median / reference.median,
         "size_vs_19": reports["default"].file_bytes / reports["19"].file_bytes,
+        "original_bytes": original, "xz_bytes": xz, "size_vs_xz": reports["default"].file_bytes / xz,
         # CPU seconds of the process (every thread): what a loaded machine changes least
         **{f"cpu_{name}_seconds": Stat(values).as_dict() for name, values in cpu.items()},
         "cpu_speedup": Stat(cpu["iterate"]).median / Stat(cpu["default"]).median,
@@ -87,7 +92,8 @@ def _status(e: dict[str, Any]) -> str:
 CONVERT_TABLE = (
     f"OTF2 -> .ccg conversion (seconds: median (min-max) of the runs, default levels and level {REFERENCE_LEVEL} "
     "alternating; iterate: the plain otf2 Python iteration of the same file in the same process; x iterate = "
-    "iterate median / convert median, worst = / convert max; CPU: process CPU seconds, all threads, medians; "
+    "iterate median / convert median, worst = / convert max; OTF2 bytes: the converted files, xz -9e bytes: "
+    "xz -9e of them concatenated; CPU: process CPU seconds, all threads, medians; "
     "targets: default >= "
     f"{SPEEDUP_TARGET:g}x iterate and <= {SIZE_TARGET:g} x the level {REFERENCE_LEVEL} bytes)", [
         Column("trace/params", lambda e: f"{e['trace']}/{e['params']}", "<"),
@@ -101,6 +107,9 @@ CONVERT_TABLE = (
         Column("default bytes", lambda e: fmt_int(e["convert_default_bytes"])),
         Column(f"level {REFERENCE_LEVEL} bytes", lambda e: fmt_int(e["convert_19_bytes"])),
         Column("size vs 19", lambda e: f"{e['size_vs_19']:.4f}"),
+        Column("OTF2 bytes", lambda e: fmt_int(e["original_bytes"])),
+        Column("xz -9e bytes", lambda e: fmt_int(e["xz_bytes"])),
+        Column("default / xz", lambda e: f"{e['size_vs_xz']:.3f}"),
         Column("CPU s default", lambda e: f"{e['cpu_default_seconds']['median']:.3f}"),
         Column("CPU s 19", lambda e: f"{e['cpu_19_seconds']['median']:.3f}"),
         Column("CPU x iterate", lambda e: fmt_float(e["cpu_speedup"], 1)),

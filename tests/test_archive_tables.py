@@ -4,6 +4,7 @@ CorruptArchiveError and found by `ccg verify` at the table's block."""
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import sys
 from pathlib import Path
@@ -22,11 +23,14 @@ from ccgformat.archive.layout import BlockFlags
 from ccgformat.archive.tables import (decode_checkpoint_table, decode_root_table, encode_checkpoint_table,
                                       encode_root_table, join_definitions, split_definitions)
 from ccgformat.archive.verify import verify
+from ccgformat.archive import writer as writer_module
+from ccgformat.archive.compression import Level
 from ccgformat.archive.writer import Writer
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.graph.graph import LocationRoot
 from ccgformat.model import Communicator, Definitions, Location, SystemTreeNode
 
+from .corpus import corpus_path
 from .test_verify import entries_of, json_payload, rebuild
 from .traces import coded_minor
 
@@ -34,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
 import synth  # noqa: E402
+from corpus_root import CORPUS_TRACES  # noqa: E402
 
 I64 = st.integers(-(1 << 63), (1 << 63) - 1)
 U63 = st.integers(0, (1 << 63) - 1)
@@ -178,6 +183,36 @@ def test_a_location_table_only_where_it_makes_the_file_smaller():
                            ("many_locations_json", False)):
         with ccg.open(vectors / f"{name}.ccg") as archive:
             assert any(e.kind == SectionKind.LOCATION_TABLE for e in archive.directory) == expected, name
+
+
+@pytest.mark.parametrize("source", ["ranks", "otf2-pingpong", "paje-java", "epilog-be", "otf-philosophers"])
+def test_layouts_far_behind_at_the_choice_level_are_not_tried_and_change_no_byte(tmp_path, monkeypatch, source):
+    """LAYOUT_TRIAL_MARGIN: a DEFINITIONS layout more than twice the smallest at
+    CHOICE_LEVEL is not compressed at the writer's level, and the file is the one every
+    layout compressed gives: 1,000 ranks with a record each in the extensions (their JSON
+    is left out), and corpus traces whose definitions win in JSON or in tables."""
+    calls: list[int] = []
+    compress = Level.compress
+    monkeypatch.setattr(Level, "compress", lambda self, raw: calls.append(len(raw)) or compress(self, raw))
+
+    def convert(margin: float) -> tuple[bytes, list[int]]:
+        calls.clear()
+        monkeypatch.setattr(writer_module, "LAYOUT_TRIAL_MARGIN", margin)
+        path = tmp_path / f"{margin}.ccg"
+        if source == "ranks":
+            definitions_, batches = synth.synthesize(1000, 50, jitter=0.0, seed=0, batch_size=256)
+            definitions_ = dataclasses.replace(definitions_, extensions={"test": {"ranks": [
+                {"ref": 7 * i + 3, "name": f"rank {i}", "group": i // 8} for i in range(1000)]}})
+            ccg.write_trace(path, definitions_, ((loc, batches(loc)) for loc in range(1000)), threads=1)
+        else:
+            ccg.convert(corpus_path(*CORPUS_TRACES[source]), path)
+        return path.read_bytes(), list(calls)
+
+    (pruned, pruned_calls), (tried, tried_calls) = convert(2), convert(float("inf"))
+    assert pruned == tried
+    if source == "ranks":
+        skipped = set(tried_calls) - set(pruned_calls)  # raw bytes of the payloads not compressed
+        assert set(pruned_calls) < set(tried_calls) and max(skipped) > 100_000  # the ranks' records in JSON
 
 
 @pytest.mark.parametrize("tables", [False, True])

@@ -93,6 +93,11 @@ AGGREGATION_BUDGET = 0.02
 #: LOCATION_TABLE bytes (before compression) up to which the whole DEFINITIONS in JSON
 #: is tried as well (about 1,200 locations of regular names)
 WHOLE_DEFINITIONS_TRIAL = 16384
+#: a DEFINITIONS layout is compressed at the writer's level only when its blocks take at
+#: most this many times the smallest layout's at CHOICE_LEVEL: the others do not win, and
+#: at 1,000 OTF2 ranks the extensions in JSON (181 KB, 7 times the tables' bytes) took half
+#: of the conversion at level 19
+LAYOUT_TRIAL_MARGIN = 2
 #: the sections written last are tried in one DICTIONARY_BUNDLE block while their raw payloads
 #: total less than this (256 KiB): beyond, the framing they would save is noise, and a reader
 #: decodes a bundle when it opens the file
@@ -242,7 +247,9 @@ class Writer:
         block costs). Layouts with JSON of `JSON_TRIAL_BYTES` or more (the lists of every
         location, or the raw extension table) are not tried: they do not win there; nor is
         the whole JSON when the LOCATION_TABLE exceeds WHOLE_DEFINITIONS_TRIAL bytes
-        (compressing it costs a second per 10^5 locations at level 19)."""
+        (compressing it costs a second per 10^5 locations at level 19). Of the layouts
+        tried, those more than LAYOUT_TRIAL_MARGIN times the smallest at CHOICE_LEVEL are
+        left out before the others are compressed at the writer's level."""
         if not self.tables:
             self._block(SectionKind.DEFINITIONS, encode_json(definitions.to_dict()), must_understand=True)
             return
@@ -264,6 +271,16 @@ class Writer:
                 if in_json:
                     choices.append([(SectionKind.DEFINITIONS, encode_json({**base, "extensions": extensions})
                                      if extensions else text), *rest])
+        if len(choices) > 1:
+            quick: dict[int, int] = {}  # per raw payload, its stored bytes at CHOICE_LEVEL
+            for blocks in choices:
+                for _, raw in blocks:
+                    if id(raw) not in quick:
+                        quick[id(raw)] = min(len(raw), len(compress(raw, min(self.level, CHOICE_LEVEL))))
+            estimates = [sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + quick[id(raw)] for _, raw in blocks)
+                         for blocks in choices]
+            choices = [blocks for blocks, estimate in zip(choices, estimates)
+                       if estimate <= LAYOUT_TRIAL_MARGIN * min(estimates)]
         packed: dict[int, bytes] = {}  # per raw payload, compressed once
         for blocks in choices:
             for _, raw in blocks:

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -272,25 +272,27 @@ class Writer:
                     choices.append([(SectionKind.DEFINITIONS, encode_json({**base, "extensions": extensions})
                                      if extensions else text), *rest])
         if len(choices) > 1:
-            quick: dict[int, int] = {}  # per raw payload, its stored bytes at CHOICE_LEVEL
-            for blocks in choices:
-                for _, raw in blocks:
-                    if id(raw) not in quick:
-                        quick[id(raw)] = min(len(raw), len(compress(raw, min(self.level, CHOICE_LEVEL))))
-            estimates = [sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + quick[id(raw)] for _, raw in blocks)
-                         for blocks in choices]
+            _, estimates = self._layout_bytes(choices, lambda raw: compress(raw, min(self.level, CHOICE_LEVEL)))
             choices = [blocks for blocks, estimate in zip(choices, estimates)
                        if estimate <= LAYOUT_TRIAL_MARGIN * min(estimates)]
-        packed: dict[int, bytes] = {}  # per raw payload, compressed once
-        for blocks in choices:
-            for _, raw in blocks:
-                if id(raw) not in packed:
-                    packed[id(raw)] = self._other_level.compress(raw)
-        best = min(choices, key=lambda blocks: sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
-                                                   + len(self._stored(raw, packed[id(raw)])[0]) for _, raw in blocks))
+        packed, sizes = self._layout_bytes(choices, self._other_level.compress)
+        best = choices[sizes.index(min(sizes))]
         for kind, raw in best:
             self._block(kind, raw, must_understand=True, compressed=packed[id(raw)])
             self._extension_table |= kind == SectionKind.EXTENSION_TABLE
+
+    def _layout_bytes(self, layouts: list[list[tuple[SectionKind, bytes]]], compressed: Callable[[bytes], bytes]
+                      ) -> tuple[dict[int, bytes], list[int]]:
+        """Every distinct raw payload of ``layouts`` compressed once (by id), and the bytes
+        each layout's blocks take in the file stored that way (framing and directory entries
+        included)."""
+        packed: dict[int, bytes] = {}
+        for blocks in layouts:
+            for _, raw in blocks:
+                if id(raw) not in packed:
+                    packed[id(raw)] = compressed(raw)
+        return packed, [sum(BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(raw, packed[id(raw)])[0])
+                            for _, raw in blocks) for blocks in layouts]
 
     def add_nodes(self, pool: NodePool, *, final: bool = False) -> None:
         """Write the pool's new nodes in full blocks (and, if ``final``, the remainder)."""

@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence, TypeVar, overload
 
 import numpy as np
 
 from .errors import TraceError
+
+T = TypeVar("T")
 
 
 class EventKind(IntEnum):
@@ -221,6 +223,53 @@ class Metric:
 
 
 #: The `Definitions` fields that are lists of definition records.
+class DeferredList(Sequence[T]):
+    """A read-only list whose items are made on first use, its length known at once: an
+    archive's system tree nodes and locations (spec 4.7), which queries count but seldom
+    read (a million `Location` objects take a second). Compares equal to a list of the
+    same items; pickles and copies as that list."""
+
+    __slots__ = ("_length", "_make", "_items")
+
+    def __init__(self, length: int, make: Callable[[], list[T]]):
+        self._length = length
+        self._make: Callable[[], list[T]] | None = make  # dropped once made, with the columns it holds
+        self._items: list[T] | None = None
+
+    def _list(self) -> list[T]:
+        if self._items is None:
+            assert self._make is not None
+            self._items, self._make = self._make(), None
+        return self._items
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        return self._list()[index]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, DeferredList)):
+            return self._list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (self._list(),))
+
+
 _TABLES = ("regions", "system_tree", "locations", "communicators", "metrics")
 
 
@@ -232,7 +281,9 @@ class Definitions:
     value of the trace's time zero. ``strings`` holds interned texts that markers and
     generic records refer to through their ``value`` column. ``extensions`` keeps, per
     source format name, the definitions the common model has no field for (JSON values
-    only), so that an exporter to the same format can restore them.
+    only), so that an exporter to the same format can restore them. An archive's
+    definitions hold ``system_tree`` and ``locations`` as `DeferredList` (read-only,
+    items made on first use).
     """
 
     regions: list[Region] = field(default_factory=list)

@@ -15,6 +15,9 @@ from hypothesis import strategies as st
 
 import ccgformat
 from ccgformat import Event, EventKind as K
+from ccgformat.archive import tables as tables_module
+from ccgformat.graph import graph as graph_module
+from ccgformat.graph.graph import LocationRoot, root_columns
 from ccgformat.model import Definitions, EventBatch, Location, Metric, Region
 from ccgformat.query import messages, profile, timeline
 from ccgformat.query.groups import region_groups
@@ -122,10 +125,25 @@ def check_events(archive, trace, start=None, stop=None):
         assert np.array_equal(got.astype(np.int64), want[:, 2 + i]), name
 
 
-def test_fifty_thousand_locations_of_two_events(tmp_path):
-    """Every query over 50,000 locations (a row of the timeline holds 50 of them)."""
+def test_fifty_thousand_locations_of_two_events(tmp_path, monkeypatch):
+    """Every query over 50,000 locations (a row of the timeline holds 50 of them). The
+    whole-trace profile, message matching and timeline read the roots and the location
+    table as columns: they make no `LocationRoot`, `Location` or `SystemTreeNode` (at a
+    million locations each kind took seconds)."""
     trace = make_trace(50_000, 1, nested=False)
     with write(tmp_path / "wide.ccg", trace) as archive:
+        made: Counter[str] = Counter()
+        for module, name in ((graph_module, "LocationRoot"), (tables_module, "Location"),
+                             (tables_module, "SystemTreeNode")):
+            kind = getattr(module, name)
+            monkeypatch.setattr(module, name, lambda *fields, kind=kind: made.update([kind.__name__]) or kind(*fields))
+        profile(archive)
+        messages(archive)
+        timeline(archive, *archive.time_range, 100)
+        assert archive.time_range[1] > archive.time_range[0] and not made
+        monkeypatch.undo()
+        assert len(archive.definitions.locations) == 50_000 and archive.definitions.locations[7].name == "rank 7"
+        assert archive.roots[7] == LocationRoot(*(int(c[7]) for c in root_columns(archive.roots)[1:]))
         check_profile(archive, trace)
         check_profile(archive, trace, 10, 30)
         check_messages(archive, trace)

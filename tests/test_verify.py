@@ -255,7 +255,7 @@ def test_the_root_table_lists_every_defined_location_too(tmp_path, damage, words
     def change(e: DirectoryEntry, raw: bytes) -> bytes:
         if e.kind != SectionKind.ROOT_TABLE:
             return raw
-        roots = decode_root_table(raw, "x", 0)
+        roots = dict(decode_root_table(raw, "x", 0))
         damage(roots)
         return encode_root_table(dict(sorted(roots.items())))
     source = write_synthetic(tmp_path / "tables.ccg", tables=True, bundle=False)  # the table in a block of its own

@@ -17,13 +17,13 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
 from ..aggregate_model import AggregateModel, Hierarchy
 from ..errors import CorruptArchiveError, TruncatedError, UnsupportedVersionError
-from ..graph.graph import LocationRoot
+from ..graph.graph import LocationRoot, chosen_roots, root_columns
 from ..graph.pool import NodeKind
 from ..graph.walk import LocationWalker
 from ..hierarchy import hierarchy_of
@@ -542,14 +542,15 @@ class Archive:
                                       offset=self._section(SectionKind.PARAMETERS).offset) from None
 
     @cached_property
-    def roots(self) -> dict[int, LocationRoot]:
+    def roots(self) -> Mapping[int, LocationRoot]:
         entry = self._roots_entry
         decode = decode_root_table if entry.kind == SectionKind.ROOT_TABLE else decode_roots
         roots = decode(self.payload(entry), self.path, entry.offset)
-        for location, root in roots.items():
-            if not 0 <= root.root < len(self.pool):
-                raise CorruptArchiveError(f"location {location} has root node {root.root} outside the "
-                                          f"{len(self.pool)} nodes", path=self.path, offset=entry.offset)
+        locations, root, *_ = root_columns(roots)
+        outside = np.flatnonzero((root < 0) | (root >= len(self.pool)))
+        if len(outside):
+            raise CorruptArchiveError(f"location {int(locations[outside[0]])} has root node {int(root[outside[0]])} "
+                                      f"outside the {len(self.pool)} nodes", path=self.path, offset=entry.offset)
         return roots
 
     @property
@@ -563,14 +564,15 @@ class Archive:
 
     @property
     def locations(self) -> list[int]:
-        return sorted(self.roots)
+        return chosen_roots(self).locations
 
     @property
     def time_range(self) -> tuple[int, int]:
-        roots = [root for root in self.roots.values() if root.events]
-        if not roots:
+        _, _, start, end, events = root_columns(self.roots)
+        recorded = events > 0
+        if not recorded.any():
             return (0, 0)
-        return (min(r.start for r in roots), max(r.end for r in roots))
+        return (int(start[recorded].min()), int(end[recorded].max()))
 
     @property
     def stats(self) -> ArchiveStats:
@@ -579,7 +581,7 @@ class Archive:
             N, n, M, m = (int(metrics[key]) for key in ("N", "n", "M", "m"))
         except (KeyError, TypeError, ValueError, OverflowError):
             raise CorruptArchiveError("parameters section lacks the build metrics", path=self.path) from None
-        events = sum(root.events for root in self.roots.values())
+        events = int(root_columns(self.roots)[4].sum())
         return ArchiveStats(events, N, n, N / n if n else 1.0, M / m if m else 1.0, self.file_bytes,
                             self.file_bytes / events if events else float("inf"))
 

@@ -8,19 +8,20 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any, Callable, Mapping, TypeVar
 
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from ..graph.graph import LocationRoot, root_columns
-from ..model import Communicator, Definitions, Location, SystemTreeNode
+from ..graph.graph import LocationRoot, RootTable, root_columns
+from ..model import Communicator, DeferredList, Definitions, Location, SystemTreeNode
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
 from .checkpoint_columns import CheckpointColumns
 from .indexes import Checkpoint
 from .names import intern_all, split_names
 
 _INT64_MAX = (1 << 63) - 1
+E = TypeVar("E")
 _TEXTS_LENGTH = struct.Struct("<I")
 _INTERVAL = struct.Struct("<Q")
 
@@ -95,7 +96,7 @@ def _sums(steps: np.ndarray, initial: int = 0) -> np.ndarray:
 
 # --------------------------------------------------------------------------- ROOT_TABLE
 
-def encode_root_table(roots: dict[int, LocationRoot]) -> bytes:
+def encode_root_table(roots: Mapping[int, LocationRoot]) -> bytes:
     """Five streams: locations (delta-coded), root ids, starts and ends as signed steps
     from the previous location's (ends often align where starts do not), event counts."""
     columns = root_columns(roots)
@@ -105,7 +106,7 @@ def encode_root_table(roots: dict[int, LocationRoot]) -> bytes:
                      _unsigned(events)))
 
 
-def decode_root_table(raw: bytes, path: str, offset: int) -> dict[int, LocationRoot]:
+def decode_root_table(raw: bytes, path: str, offset: int) -> RootTable:
     streams = _Reader(raw, 0, "root table", path, offset)
     locations = streams.ids("locations")
     count = len(locations)
@@ -116,8 +117,7 @@ def decode_root_table(raw: bytes, path: str, offset: int) -> dict[int, LocationR
     streams.finish()
     if count and (int(root.min()) < 0 or np.any(end < start)):
         raise streams.fail("a root id is negative or a location ends before it starts")
-    return {location: LocationRoot(r, s, e, n) for location, r, s, e, n
-            in zip(locations.tolist(), root.tolist(), start.tolist(), end.tolist(), events.tolist())}
+    return RootTable(locations, root, start, end, events)
 
 
 # --------------------------------------------------------------------------- LOCATION_TABLE
@@ -168,8 +168,8 @@ def join_definitions(definitions: Definitions, raw: bytes, path: str, offset: in
         raise streams.fail(f"the text list is not valid JSON: {error}") from None
     if streams.position > len(raw) or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise streams.fail("the text list is not a JSON array of strings")
-    system_tree = [SystemTreeNode(*fields) for fields in _entities(streams, texts, "system tree")]
-    locations = [Location(*fields) for fields in _entities(streams, texts, "locations")]
+    system_tree = _entities(streams, texts, "system tree", SystemTreeNode)
+    locations = _entities(streams, texts, "locations", Location)
     counts = streams.unsigned(len(definitions.communicators), "communicator sizes")
     if int(counts.sum()) > len(raw):
         raise streams.fail(f"{int(counts.sum())} communicator members claimed in {len(raw)} bytes")
@@ -180,11 +180,15 @@ def join_definitions(definitions: Definitions, raw: bytes, path: str, offset: in
         raise streams.fail("a communicator member is negative")
     split = np.split(members, np.cumsum(counts)[:-1]) if len(counts) else []
     communicators = [Communicator(c.name, tuple(m.tolist())) for c, m in zip(definitions.communicators, split)]
-    definitions.system_tree, definitions.locations, definitions.communicators = system_tree, locations, communicators
+    # read-only stand-ins for the lists (the Definitions docstring says so)
+    definitions.system_tree, definitions.locations = system_tree, locations  # type: ignore[assignment]
+    definitions.communicators = communicators
     return definitions
 
 
-def _entities(streams: _Reader, texts: list[str], what: str) -> Iterable[tuple[str, str, int | None]]:
+def _entities(streams: _Reader, texts: list[str], what: str, make: Callable[[str, str, int | None], E]) -> DeferredList[E]:
+    """The system tree nodes or locations of the table, checked now and made on first use
+    (a million take a second, and queries only count them)."""
     prefix = streams.unsigned(name=f"{what} prefixes")
     count = len(prefix)
     suffix = streams.unsigned(count, f"{what} suffixes")
@@ -198,15 +202,18 @@ def _entities(streams: _Reader, texts: list[str], what: str) -> Iterable[tuple[s
         raise streams.fail(f"a {what} text id is not in the text list")
     if len(numbers) and int(numbers.min()) < 0 or count and int(parent.min()) < 0:
         raise streams.fail(f"a {what} number or parent is negative")
-    digits = np.full(count, "", dtype="<U21")
-    digits[numbered == 1] = numbers.astype(str)
-    if any("\x00" in text for text in texts):  # numpy's strings end at trailing NULs
-        names = [texts[p] + n + texts[s] for p, n, s in zip(prefix.tolist(), digits.tolist(), suffix.tolist())]
-    else:
-        table = np.array(texts or [""], dtype=str)
-        names = np.strings.add(np.strings.add(table[prefix], digits), table[suffix]).tolist()
-    kinds = [texts[k] for k in kind.tolist()]
-    return zip(names, kinds, [up - 1 if up else None for up in parent.tolist()])
+
+    def items() -> list[E]:
+        digits = np.full(count, "", dtype="<U21")
+        digits[numbered == 1] = numbers.astype(str)
+        if any("\x00" in text for text in texts):  # numpy's strings end at trailing NULs
+            names = [texts[p] + n + texts[s] for p, n, s in zip(prefix.tolist(), digits.tolist(), suffix.tolist())]
+        else:
+            table = np.array(texts or [""], dtype=str)
+            names = np.strings.add(np.strings.add(table[prefix], digits), table[suffix]).tolist()
+        kinds = [texts[k] for k in kind.tolist()]
+        return list(map(make, names, kinds, [up - 1 if up else None for up in parent.tolist()]))
+    return DeferredList(count, items)
 
 
 # --------------------------------------------------------------------------- CHECKPOINT_TABLE

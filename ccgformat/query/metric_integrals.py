@@ -191,8 +191,8 @@ def _graph_integrals(source: Any, chosen: list[int], bounds: np.ndarray, metrics
     locations at a time when the columns cover the whole trace, else a window of each."""
     _, rules, types = _metric_setup(source, metrics)
     out = np.zeros((len(chosen), len(bounds) - 1, len(metrics)))
-    rows = [row for row, location in enumerate(chosen)
-            if (root := source.roots.get(location)) is not None and root.events]
+    known, _, _, _, events = source_root_columns(source)
+    rows = np.flatnonzero(np.isin(np.asarray(chosen, np.int64), known[events > 0])).tolist()
     if not rows or not metrics:
         return out
     first, last = trace_window(source)

@@ -35,6 +35,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+import numpy as np
+
+from ..graph.graph import chosen_roots
 from .interior import Cut, SummaryIndex
 from .profile_engine import check_policy, engine_for
 from .profile_metrics import double_metrics, metric_changes, sampled_metrics
@@ -61,10 +64,7 @@ def profile(source: Any, start: int | None = None, stop: int | None = None,
     hi = NO_STOP if stop is None else int(stop)
     if lo > hi:
         raise ValueError(f"the window starts at {start}, after its stop {stop}")
-    chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
-    for location in chosen:
-        if location not in source.roots:
-            raise KeyError(f"no location {location}")
+    chosen = chosen_roots(source, locations).locations
     definitions = source.definitions
     if not (lo < hi and chosen):
         return build_profile(definitions, start, stop, chosen, Totals(0), {})
@@ -72,16 +72,16 @@ def profile(source: Any, start: int | None = None, stop: int | None = None,
     index = SummaryIndex.of(source) if wanted else None
     if index is not None and hi - lo <= index.shortest_segment():
         index = None  # too short to hold a whole segment anywhere
-    cuts = {location: index.cut(location, lo, hi) if index else None for location in chosen}
-    pieces = _graph_pieces(cuts, lo, hi)
-    engine = engine_for(source, cache_modulus, cache_references) if pieces else None
+    cuts: dict[int, Cut | None] = ({location: index.cut(location, lo, hi) for location in chosen} if index
+                                   else dict.fromkeys(chosen))
+    where, starts, stops, begins = _graph_pieces(cuts, lo, hi) if index else _whole_windows(chosen, lo, hi)
+    engine = engine_for(source, cache_modulus, cache_references) if len(where) else None
     sampled = sampled_metrics(source, index, engine)
     doubles = double_metrics(definitions, sampled)
     totals = Totals(max(len(definitions.regions), engine.layout.R if engine else 0))
-    if pieces:
-        where, starts, stops, begins = (list(column) for column in zip(*pieces))
+    if engine is not None:
         engine.add_window(totals, where, starts, stops, hi, begins)
-    inner = [cut for cut in cuts.values() if cut is not None]
+    inner = [cut for cut in cuts.values() if cut is not None] if index else []
     if inner:
         index.add_interiors(totals, inner, lo, hi, doubles)
     metrics = metric_changes(definitions, sampled, doubles, totals.metrics, index, engine, cuts, lo, hi)
@@ -96,10 +96,17 @@ def index_pays(source: Any, locations: int) -> bool:
     return len(source.pool) > INDEX_NODES_PER_LOCATION * locations
 
 
-def _graph_pieces(cuts: dict[int, Cut | None], lo: int, hi: int) -> list[tuple[int, int, int, bool]]:
-    """The pieces of the window ``[lo, hi)`` that the graph answers, as (location, start,
-    stop, whether it begins the window): a location's whole window where the index does
-    not cut it, else the ends outside its interior."""
+def _whole_windows(chosen: list[int], lo: int, hi: int) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces of `_graph_pieces` where no location is cut by the index: every
+    location's whole window, as columns."""
+    count = len(chosen)
+    return chosen, np.full(count, lo, np.int64), np.full(count, hi, np.int64), np.ones(count, bool)
+
+
+def _graph_pieces(cuts: dict[int, Cut | None], lo: int, hi: int) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces of the window ``[lo, hi)`` that the graph answers, as columns of
+    location, start, stop and whether the piece begins the window: a location's whole
+    window where the index does not cut it, else the ends outside its interior."""
     pieces = []
     for location, cut in cuts.items():
         if cut is None:
@@ -109,4 +116,5 @@ def _graph_pieces(cuts: dict[int, Cut | None], lo: int, hi: int) -> list[tuple[i
             pieces.append((location, lo, cut.low, True))
         if not cut.ends_window:
             pieces.append((location, cut.high, hi, False))
-    return pieces
+    where, starts, stops, begins = (list(column) for column in zip(*pieces)) if pieces else ([], [], [], [])
+    return where, np.array(starts, np.int64), np.array(stops, np.int64), np.array(begins, bool)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import backends
+from ..graph.graph import roots_at
 from ..graph.pool import NodeKind
 from ..model import EventKind
 from .profile_pairs import PairMemo
@@ -137,8 +138,8 @@ class ProfileEngine:
 
     # ------------------------------------------------------------------ windows
 
-    def add_window(self, totals: Totals, locations: list[int], start: list[int], stop: list[int],
-                   reach: int, keep_before: list[bool]) -> None:
+    def add_window(self, totals: Totals, locations: list[int], start: np.ndarray, stop: np.ndarray,
+                   reach: int, keep_before: np.ndarray) -> None:
         """Add the pieces ``[start[i], stop[i])`` of ``locations[i]`` (a location may be
         listed more than once) to ``totals``, with the extremes of the calls entered there
         measured up to the window's stop ``reach >= stop[i]``; the time of calls entered before a piece's
@@ -177,8 +178,8 @@ class ProfileEngine:
 
     def _roots(self, locations: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """The root nodes of ``locations`` and their start times."""
-        roots = [self.source.roots[location] for location in locations]
-        return np.array([r.root for r in roots], np.int64), np.array([r.start for r in roots], np.int64)
+        root, start, _, _ = roots_at(self.source, locations)
+        return root, start
 
     def _descend(self, roots: np.ndarray, begins: np.ndarray, start: np.ndarray,
                  stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -33,6 +33,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..figures import blend, palette, write_png
+from ..graph.graph import chosen_roots
 from .groups import region_groups
 from .profile import profile
 from .tables import tables_for
@@ -148,9 +149,7 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
     names, group_of = (region_groups(definitions, regions) if color_by == "group"
                        else region_classes(source, regions))
     boundaries = column_bounds(int(start), int(stop), width)
-    chosen = sorted(source.roots) if locations is None else list(dict.fromkeys(locations))
-    roots = np.array([source.roots[location].root for location in chosen], np.int64)
-    begins = np.array([source.roots[location].start for location in chosen], np.int64)
+    chosen, roots, begins, _, _ = chosen_roots(source, locations)
     starts = row_bounds(len(chosen), height)
     per_row = np.diff(starts)  # locations a row sums over
     if by == "depth":

@@ -39,7 +39,8 @@ def test_checkpoints_of_the_input_equal_those_of_the_walk(trace, interval, piece
 def test_a_lossy_archive_indexes_its_rebuilt_events(tmp_path_factory, trace, interval):
     path = tmp_path_factory.mktemp("lossy") / "a.ccg"
     ccg.write_trace(path, definitions(), ((loc, batches(events)) for loc, events in trace.items()),
-                    ccg.Params(abs_dev=1000, rel_dev=0.5, rel_size=0.5, branching=3), checkpoint_interval=interval)
+                    ccg.Params(abs_dev=1000, rel_dev=0.5, rel_size=0.5, branching=3), checkpoint_interval=interval,
+                    index="always")
     with ccg.open(path) as archive:
         for location in trace:
             expected = checkpoints(archive.location(location), interval)

@@ -27,9 +27,10 @@ archive_layout = st.fixed_dictionaries({"nodes_per_block": st.integers(1, 40),
 
 
 def write(tmp_path, trace, params=ccg.Params(), **layout):
+    """The archive of ``trace``, with its checkpoint index however small the graph."""
     path = tmp_path / "t.ccg"
     graph = ccg.write_trace(path, definitions(), ((loc, batches(events)) for loc, events in trace.items()),
-                            params, **layout)
+                            params, index="always", **layout)
     return path, graph
 
 

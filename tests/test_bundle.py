@@ -42,7 +42,7 @@ def write(path, *, bundle: bool, params: ccg.Params = ccg.Params()):
     events = EventBatch.from_events([(10, K.ENTER, 0), (20, K.ENTER, 1), (25, K.SEND, 1, 0, 0, 0, 8),
                                      (30, K.LEAVE, 1), (90, K.LEAVE, 0)])
     ccg.write_trace(path, definitions(), [(0, [events])], params, bundle=bundle, checkpoint_interval=2,
-                    aggregation=None)  # without the tables (1.4), the file without a bundle is 1.3
+                    aggregation=None, index="always")  # without the tables (1.4), the file without a bundle is 1.3
     return path
 
 

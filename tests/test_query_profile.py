@@ -16,7 +16,10 @@ from hypothesis import strategies as st
 import ccgformat
 from ccgformat import Params
 from ccgformat.query import profile
+from ccgformat import Event, EventKind
 from ccgformat.archive import SectionKind
+from ccgformat.archive.indexes import INDEX_NODES_PER_LOCATION
+from ccgformat.archive.verify import verify
 from ccgformat.query.interior import SummaryIndex
 from ccgformat.query.profile_engine import engine_for
 
@@ -111,7 +114,7 @@ def test_summary_index_interior_matches_brute_force_and_the_graph(tmp_path_facto
     definitions = traces.definitions()
     definitions.metrics[2] = dataclasses.replace(definitions.metrics[2], value_type="double")
     ccgformat.write_trace(path, definitions, ((loc, traces.batches(e)) for loc, e in trace.items()),
-                          params, nodes_per_block=5, checkpoint_interval=interval)
+                          params, nodes_per_block=5, checkpoint_interval=interval, index="always")
     with ccgformat.open(path) as archive:
         index = SummaryIndex.of(archive)
         assert index is not None
@@ -120,6 +123,45 @@ def test_summary_index_interior_matches_brute_force_and_the_graph(tmp_path_facto
             graph_only = profile(archive, start, stop, locations, summary_index=False)
             assert json.dumps(result.to_json()) == json.dumps(graph_only.to_json())  # NaN equals NaN here
             assert json.dumps(profile(archive, start, stop, locations).to_json()) == json.dumps(result.to_json())
+
+
+@settings(max_examples=40, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.integers(1, 12), st.data())
+def test_a_small_graph_is_written_without_its_index(tmp_path_factory, trace, params, interval, data):
+    """``index="auto"`` (the default) leaves the checkpoints out exactly when the graph
+    holds at most INDEX_NODES_PER_LOCATION nodes (spec 4.8); the file then answers every
+    profile like the one with its index, and verifies clean."""
+    folder = tmp_path_factory.mktemp("auto")
+    for index in ("auto", "always"):
+        ccgformat.write_trace(folder / f"{index}.ccg", traces.definitions(),
+                              ((loc, traces.batches(e)) for loc, e in trace.items()), params,
+                              checkpoint_interval=interval, index=index)
+    with ccgformat.open(folder / "auto.ccg") as auto, ccgformat.open(folder / "always.ccg") as always:
+        kinds = {e.kind for e in auto.sections}
+        assert (SectionKind.CHECKPOINT_TABLE in kinds) == (len(auto.pool) > INDEX_NODES_PER_LOCATION)
+        assert SectionKind.CHECKPOINT_TABLE in {e.kind for e in always.sections}
+        assert (SummaryIndex.of(auto) is None) == (len(auto.pool) <= INDEX_NODES_PER_LOCATION)
+        assert not verify(auto.path)
+        for start, stop, locations in _checkpoint_windows(data, always, trace, 3):
+            for policy in (True, None):
+                assert json.dumps(profile(auto, start, stop, locations, summary_index=policy).to_json()) == \
+                    json.dumps(profile(always, start, stop, locations, summary_index=policy).to_json())
+
+
+def test_a_large_graph_keeps_its_index(tmp_path):
+    """Above INDEX_NODES_PER_LOCATION nodes the default writes the index."""
+    rng = np.random.default_rng(5)
+    events = [Event(0, EventKind.ENTER, 0)]
+    for k in range(2 * INDEX_NODES_PER_LOCATION):  # calls of distinct lengths: a node each
+        t = events[-1].time + 1
+        events += [Event(t, EventKind.ENTER, 1), Event(t + int(rng.integers(1, 10 ** 9)), EventKind.LEAVE, 1)]
+    events.append(Event(events[-1].time + 1, EventKind.LEAVE, 0))
+    path = tmp_path / "t.ccg"
+    ccgformat.write_trace(path, traces.definitions(), [(0, traces.batches(events))])
+    with ccgformat.open(path) as archive:
+        assert len(archive.pool) > INDEX_NODES_PER_LOCATION
+        assert SectionKind.CHECKPOINT_TABLE in {e.kind for e in archive.sections}
+        assert len(archive.checkpoints(SectionKind.SUMMARY, 0)) == 1
 
 
 def test_full_window_reads_no_node_block(tmp_path, monkeypatch):

@@ -632,7 +632,8 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
                     nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references,
-                    aggregation=vector.aggregation, bundle=vector.bundle, gaps=vector.gaps)
+                    aggregation=vector.aggregation, bundle=vector.bundle, gaps=vector.gaps,
+                    index="always")  # the vectors show the index (spec 4.8) however small the graph
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
         parsed = parse(path.read_bytes())

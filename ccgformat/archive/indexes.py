@@ -35,6 +35,12 @@ class Walker(Protocol):
 
     def events(self) -> Any: ...
 
+#: The graph size per location of a query above which reading the checkpoints of its
+#: locations beats walking the graph (`query.profile.index_pays`; measured on the corpus
+#: traces): a graph of at most this many nodes never needs its checkpoints, so a writer
+#: leaves them out of such a file (`Writer`'s ``index``).
+INDEX_NODES_PER_LOCATION = 400
+
 #: The row lists of SNAPSHOTS and SUMMARY checkpoints (spec 4.4, 4.5) and their row widths.
 ROW_WIDTHS = {"stack": 2, "metrics": 2, "regions": 4, "peers": 5, "operations": 4, "durations": 3, "open": 3}
 

@@ -28,7 +28,7 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block
 from .compression import CompressionQueue, Level, default_threads
-from .indexes import Checkpoint, checkpoints, recorder
+from .indexes import INDEX_NODES_PER_LOCATION, Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
 from .bundle import compress_with_dictionary, encode_bundle
 from .defaults import PARAMETERS as PARAMETER_DEFAULTS, strip_definitions, strip_parameters
@@ -77,6 +77,9 @@ REFERENCE_CODINGS = ("auto", "ids", "predicted")
 #: smaller, CODED_SOFT_NODES, 1.7) or "auto" (per block the smallest, see
 #: `Writer._node_block`; without the tables or with references "ids", always plain).
 GAP_CODINGS = ("auto", "plain", "coded")
+#: whether a writer writes the checkpoint index of every file ("always") or leaves it out
+#: where no query would read it ("auto": a graph of at most `INDEX_NODES_PER_LOCATION` nodes)
+INDEX_CHOICES = ("auto", "always")
 #: "auto" compares the two child reference streams compressed at this zstd level (or
 #: the writer's, if lower): nearly the same choice as at level 19, at a fraction of its time.
 CHOICE_LEVEL = 3
@@ -122,14 +125,19 @@ class Writer:
     tables): the blocks `finish` makes go in one DICTIONARY_BUNDLE block when that is smaller
     (format 1.5). ``metrics``: how many metrics the trace defines; with any, a node block
     ends early where the reader's limit on its metrics times its nodes and child
-    references (spec 7) could be passed.
+    references (spec 7) could be passed. ``index`` (`INDEX_CHOICES`): "auto" leaves the
+    checkpoints out of a file whose graph holds at most `INDEX_NODES_PER_LOCATION` nodes
+    (no query reads them there; spec 4.8), "always" writes them.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                  threads: int | None = None, references: str = "auto", gaps: str = "auto",
-                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, metrics: int = 0):
+                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, metrics: int = 0,
+                 index: str = "auto"):
+        if index not in INDEX_CHOICES:
+            raise ValueError(f"index must be one of {', '.join(INDEX_CHOICES)}, got {index!r}")
         if level is not None and not 1 <= level <= 22:
             raise ValueError(f"zstd level must be in 1..22, got {level}")
         if references not in REFERENCE_CODINGS:
@@ -146,6 +154,7 @@ class Writer:
         self._nodes_level = Level(self.level, DEFAULT_NODES_SEARCH if level is None else None)
         self._other_level = Level(self.level)
         self.checkpoint_interval = checkpoint_interval
+        self.index = index
         self.nodes_per_block = nodes_per_block
         self.metrics = metrics
         self.tables = tables
@@ -416,6 +425,15 @@ class Writer:
                     must_understand=False, first=int(columns.locations[0]), count=len(columns))
         self._summaries = True
 
+    def _drop_indexes(self) -> None:
+        """Forget the checkpoints not yet written, none having been: the file gets no index
+        (spec 4.8 allows none; a reader answers every query from the graph, which a profile
+        reads whole for so few nodes anyway, `query.profile.index_pays`)."""
+        self._indexes.clear()
+        self._columns.clear()
+        self._held_columns = None
+        self._pending_checkpoints = 0
+
     def _flush_indexes(self) -> None:
         if self._held_columns is not None:
             self._checkpoint_block(self._held_columns)
@@ -451,6 +469,8 @@ class Writer:
         if self.bundle:
             self._deferred = []
         self.add_nodes(graph.pool, final=True)
+        if self.index == "auto" and not self._summaries and len(graph.pool) <= INDEX_NODES_PER_LOCATION:
+            self._drop_indexes()
         self._flush_indexes()
         if self.aggregation is not None:
             self._aggregation_levels(graph, self.aggregation, samples)
@@ -568,7 +588,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
-                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True) -> Graph:
+                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, index: str = "auto") -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -577,7 +597,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     so only the node pool stays in memory; a long location's last nodes get a block of
     their own (`Writer.end_location`). Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``, ``gaps``, ``aggregation``, ``bundle``: as for `Writer`.
+    ``references``, ``gaps``, ``aggregation``, ``bundle``, ``index``: as for `Writer`.
     Returns the built graph.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
@@ -590,7 +610,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     with bulk_step(), Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                              nodes_per_block=nodes_per_block, tables=tables, threads=threads,
                              references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
-                             metrics=len(definitions.metrics)) as writer:
+                             metrics=len(definitions.metrics), index=index) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
         small = SmallLocations(builder, writer, from_input, samples) if tables and not repair else None

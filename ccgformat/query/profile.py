@@ -37,6 +37,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..archive.indexes import INDEX_NODES_PER_LOCATION
 from ..graph.graph import chosen_roots
 from .interior import Cut, SummaryIndex
 from .profile_engine import check_policy, engine_for
@@ -44,10 +45,6 @@ from .profile_metrics import double_metrics, metric_changes, sampled_metrics
 from .profile_result import Profile, build_profile
 from .profile_totals import Totals
 from .profile_window import NO_START, NO_STOP
-
-#: The graph size per location of a query above which the summary index answers the
-#: interior of long windows by default (`index_pays`; measured on the corpus traces).
-INDEX_NODES_PER_LOCATION = 400
 
 
 def profile(source: Any, start: int | None = None, stop: int | None = None,

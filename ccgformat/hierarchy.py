@@ -18,7 +18,7 @@ from typing import Iterable
 import numpy as np
 
 from .aggregate_model import Hierarchy
-from .model import Definitions
+from .model import Definitions, entity_columns
 
 __all__ = ["ROOT_NAME", "hierarchy_of"]
 
@@ -26,16 +26,15 @@ __all__ = ["ROOT_NAME", "hierarchy_of"]
 ROOT_NAME = "trace"
 
 
-def _tree_parents(definitions: Definitions) -> np.ndarray:
+def _checked_tree(parents: np.ndarray) -> np.ndarray:
     """The system tree's parents (-1 for a top), checked: in range and without cycles."""
-    tree = definitions.system_tree
-    parents = np.array([-1 if node.parent is None else node.parent for node in tree], np.int64)
-    outside = np.flatnonzero((parents < -1) | (parents >= len(tree)))
+    size = len(parents)
+    outside = np.flatnonzero((parents < -1) | (parents >= size))
     if len(outside):
         index = int(outside[0])
-        raise ValueError(f"system tree node {index} names parent {int(parents[index])} outside the {len(tree)} nodes")
+        raise ValueError(f"system tree node {index} names parent {int(parents[index])} outside the {size} nodes")
     ancestor, reach = parents.copy(), 1
-    while reach < len(tree) and (ancestor != -1).any():  # after len(tree) steps up, only cycles remain
+    while reach < size and (ancestor != -1).any():  # after len(tree) steps up, only cycles remain
         ancestor = np.where(ancestor == -1, -1, ancestor[ancestor])
         reach *= 2
     cyclic = ancestor[ancestor != -1]
@@ -68,6 +67,13 @@ def _sum_down(parents: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _chosen(column: list[str], chosen: np.ndarray, known: np.ndarray, unknown: list[str]) -> list[str]:
+    """``column`` at the ``chosen`` locations (increasing), the ``unknown`` texts at those
+    beyond the definitions (``known`` False: the last ones, as ``chosen`` increases)."""
+    picked: list[str] = np.array(column, object)[chosen[known]].tolist() if len(column) else []
+    return picked + unknown
+
+
 def hierarchy_of(definitions: Definitions, locations: Iterable[int]) -> Hierarchy:
     """The hierarchy over ``locations`` (archive location indexes; those beyond the
     definitions, or without a valid parent, hang under the root). Raises ValueError when
@@ -77,13 +83,13 @@ def hierarchy_of(definitions: Definitions, locations: Iterable[int]) -> Hierarch
     distinct = np.ones(len(chosen), bool)  # not np.unique: numpy 2.4's hashes, 100 times slower here
     distinct[1:] = chosen[1:] != chosen[:-1]
     chosen = chosen[distinct]
-    tree = definitions.system_tree
-    defined = definitions.locations
-    tree_parents = _tree_parents(definitions)
-    size, count = len(tree), len(defined)
-    known = [defined[location] if location < count else None for location in chosen.tolist()]
-    location_parents = np.array([-1 if item is None or item.parent is None else item.parent for item in known],
-                                np.int64)
+    tree_parents, tree_names, tree_kinds = entity_columns(definitions.system_tree)
+    tree_parents = _checked_tree(tree_parents)
+    defined_parents, defined_names, defined_kinds = entity_columns(definitions.locations)
+    size, count = len(tree_parents), len(defined_parents)
+    known = chosen < count
+    location_parents = np.full(len(chosen), -1, np.int64)
+    location_parents[known] = defined_parents[chosen[known]]
     outside = np.flatnonzero((location_parents < -1) | (location_parents >= size))
     if len(outside):
         position = int(outside[0])
@@ -124,10 +130,9 @@ def hierarchy_of(definitions: Definitions, locations: Iterable[int]) -> Hierarch
     parent_out = np.where(parents[order] == -1, -1, position[parents[order]])
     stop = first + _reduce_up(parent_out, is_leaf.astype(np.int64), False)
     # the names and kinds of the items in their numbering (tree nodes, locations, root), then in preorder
-    names = np.array([node.name for node in tree] + [f"location {location}" if item is None else item.name
-                                                     for location, item in zip(chosen.tolist(), known)]
-                     + [ROOT_NAME], object)
-    kinds = np.array([node.kind for node in tree] + ["location" if item is None else item.kind for item in known]
-                     + [ROOT_NAME], object)
+    names = np.array([*tree_names, *_chosen(defined_names, chosen, known, [f"location {location}" for location
+                                                                         in chosen[~known].tolist()]), ROOT_NAME], object)
+    kinds = np.array([*tree_kinds, *_chosen(defined_kinds, chosen, known, ["location"] * int((~known).sum())), ROOT_NAME],
+                     object)
     return Hierarchy(tuple(names[items].tolist()), tuple(kinds[items].tolist()), parent_out, first, stop,
                      leaf_locations)

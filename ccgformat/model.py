@@ -229,8 +229,6 @@ class DeferredList(Sequence[T]):
     read (a million `Location` objects take a second). Compares equal to a list of the
     same items; pickles and copies as that list."""
 
-    __slots__ = ("_length", "_make", "_items")
-
     def __init__(self, length: int, make: Callable[[], list[T]]):
         self._length = length
         self._make: Callable[[], list[T]] | None = make  # dropped once made, with the columns it holds
@@ -268,6 +266,39 @@ class DeferredList(Sequence[T]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (list, (self._list(),))
+
+
+class EntityList(DeferredList[T]):
+    """System tree nodes or locations held as columns (an archive's LOCATION_TABLE, spec
+    4.7): their parents (-1: none) at once, their names and kinds as lists on first use,
+    the items, made of the three, on first read (`entity_columns` takes the columns of
+    this or of any list of items)."""
+
+    def __init__(self, make: Callable[[str, str, int | None], T], parents: np.ndarray,
+                 names: Callable[[], list[str]], kinds: Callable[[], list[str]]):
+        super().__init__(len(parents), self._items_of)
+        self.parents = parents
+        self._entity, self._names, self._kinds = make, names, kinds
+        self._columns: tuple[list[str], list[str]] | None = None
+
+    def columns(self) -> tuple[list[str], list[str]]:
+        """The names and the kinds, made once."""
+        if self._columns is None:
+            self._columns = (self._names(), self._kinds())
+        return self._columns
+
+    def _items_of(self) -> list[T]:
+        names, kinds = self.columns()
+        return list(map(self._entity, names, kinds, [None if up < 0 else up for up in self.parents.tolist()]))
+
+
+def entity_columns(items: Sequence[Any]) -> tuple[np.ndarray, list[str], list[str]]:
+    """Parents (-1: none), names and kinds of system tree nodes or locations: from the
+    columns of an `EntityList` without making its items, else one pass over them."""
+    if isinstance(items, EntityList):
+        return (items.parents, *items.columns())
+    parents = np.array([-1 if item.parent is None else item.parent for item in items], np.int64)
+    return parents, [item.name for item in items], [item.kind for item in items]
 
 
 _TABLES = ("regions", "system_tree", "locations", "communicators", "metrics")

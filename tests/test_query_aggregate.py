@@ -3,6 +3,8 @@ events, and the resource hierarchy (`ccgformat.hierarchy`) against the definitio
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 
 import numpy as np
@@ -15,12 +17,12 @@ from ccgformat import Params
 from ccgformat.cli import main
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.hierarchy import ROOT_NAME, hierarchy_of
-from ccgformat.model import Definitions, Location, Region, SystemTreeNode
+from ccgformat.model import Definitions, EntityList, Location, Region, SystemTreeNode
 from ccgformat.query.groups import region_groups
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, bounds, converted
+from .query_support import CORPUS, bounds, converted, with_tables
 
 LOSSY = Params(abs_dev=20, rel_dev=0.3)
 
@@ -109,6 +111,20 @@ def test_corpus_models(tmp_path_factory, name):
     first, last = archive.time_range
     if last > first + 4:
         check(archive, 5, first + (last - first) // 3, last - (last - first) // 4, "region", archive.locations[:3])
+
+
+@pytest.mark.parametrize("name", ["otf2-stencil", "paje-native"])
+def test_corpus_models_walked_a_few_locations_at_a_time(tmp_path_factory, monkeypatch, name):
+    """The slices the aggregation tables do not cover (here: all) are walked
+    `LOCATIONS_PER_WALK` locations at a time (bounded memory at 10^6 locations); two at a
+    time gives the same."""
+    monkeypatch.setattr(importlib.import_module("ccgformat.query.aggregate"), "LOCATIONS_PER_WALK", 2)
+    for archive in (converted(tmp_path_factory, name), with_tables(tmp_path_factory, name)):
+        assert len(archive.locations) > 2
+        check(archive, 17, None, None, "region", archive.locations)
+        first, last = archive.time_range
+        check(archive, 7, first + (last - first) // 3, last - (last - first) // 5, "group", archive.locations[1:])
+    assert archive.aggregation_tables is not None
 
 
 def test_bad_arguments():
@@ -223,6 +239,18 @@ def test_hierarchy_is_the_preorder_by_hand(definitions, data):
             else -1 for n in range(len(h))]
     assert list(zip(h.names, h.parents.tolist(), leaf)) == _preorder(definitions, chosen)
     assert h.leaf_locations.tolist() == [row[2] for row in _preorder(definitions, chosen) if row[2] >= 0]
+    columnar = hierarchy_of(as_entity_lists(definitions), chosen)  # as an archive holds them
+    assert (columnar.names, columnar.kinds) == (h.names, h.kinds) and columnar.parents.tolist() == h.parents.tolist()
+    assert columnar.leaf_locations.tolist() == h.leaf_locations.tolist()
+
+
+def as_entity_lists(definitions: Definitions) -> Definitions:
+    """``definitions`` with the system tree and the locations as an archive's `EntityList`s."""
+    def columns(items, make):
+        parents = np.array([-1 if item.parent is None else item.parent for item in items], np.int64)
+        return EntityList(make, parents, lambda: [item.name for item in items], lambda: [item.kind for item in items])
+    return dataclasses.replace(definitions, system_tree=columns(definitions.system_tree, SystemTreeNode),
+                               locations=columns(definitions.locations, Location))
 
 
 def test_hierarchy_refuses_a_cycle_or_a_parent_out_of_range():

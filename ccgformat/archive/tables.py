@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import CorruptArchiveError
 from ..graph.graph import LocationRoot, RootTable, root_columns
-from ..model import Communicator, DeferredList, Definitions, Location, SystemTreeNode
+from ..model import Communicator, Definitions, EntityList, Location, SystemTreeNode
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
 from .checkpoint_columns import CheckpointColumns
 from .indexes import Checkpoint
@@ -186,9 +186,10 @@ def join_definitions(definitions: Definitions, raw: bytes, path: str, offset: in
     return definitions
 
 
-def _entities(streams: _Reader, texts: list[str], what: str, make: Callable[[str, str, int | None], E]) -> DeferredList[E]:
-    """The system tree nodes or locations of the table, checked now and made on first use
-    (a million take a second, and queries only count them)."""
+def _entities(streams: _Reader, texts: list[str], what: str, make: Callable[[str, str, int | None], E]) -> EntityList[E]:
+    """The system tree nodes or locations of the table, checked now; their names, kinds
+    and the items are made on first use (a million take a second, and queries only count
+    them or read their parents)."""
     prefix = streams.unsigned(name=f"{what} prefixes")
     count = len(prefix)
     suffix = streams.unsigned(count, f"{what} suffixes")
@@ -203,17 +204,16 @@ def _entities(streams: _Reader, texts: list[str], what: str, make: Callable[[str
     if len(numbers) and int(numbers.min()) < 0 or count and int(parent.min()) < 0:
         raise streams.fail(f"a {what} number or parent is negative")
 
-    def items() -> list[E]:
+    def names() -> list[str]:
         digits = np.full(count, "", dtype="<U21")
         digits[numbered == 1] = numbers.astype(str)
         if any("\x00" in text for text in texts):  # numpy's strings end at trailing NULs
-            names = [texts[p] + n + texts[s] for p, n, s in zip(prefix.tolist(), digits.tolist(), suffix.tolist())]
-        else:
-            table = np.array(texts or [""], dtype=str)
-            names = np.strings.add(np.strings.add(table[prefix], digits), table[suffix]).tolist()
-        kinds = [texts[k] for k in kind.tolist()]
-        return list(map(make, names, kinds, [up - 1 if up else None for up in parent.tolist()]))
-    return DeferredList(count, items)
+            return [texts[p] + n + texts[s] for p, n, s in zip(prefix.tolist(), digits.tolist(), suffix.tolist())]
+        table = np.array(texts or [""], dtype=str)
+        result: list[str] = np.strings.add(np.strings.add(table[prefix], digits), table[suffix]).tolist()
+        return result
+
+    return EntityList(make, parent - 1, names, lambda: [texts[k] for k in kind.tolist()])
 
 
 # --------------------------------------------------------------------------- CHECKPOINT_TABLE

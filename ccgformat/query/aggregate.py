@@ -18,7 +18,7 @@ walk. Pieces outside the trace hold no time and are not computed.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from .timeline_walk import _cell_sums
 __all__ = ["aggregate"]
 
 STATES = ("region", "group")
+#: the locations `_add_pieces` walks together
+LOCATIONS_PER_WALK = 65536
 
 
 def _locations(source: Any, locations: Iterable[int] | None) -> tuple[list[int], Hierarchy]:
@@ -78,7 +80,8 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
     where = slice_of_cell[level.cell & (level.slices - 1)]
     keep = (row >= 0) & (where >= 0)
     flat = (row[keep] * out.shape[1] + where[keep]) * out.shape[2] + level.state[keep]
-    out += _cell_sums(flat, level.value[keep], out.size).reshape(out.shape)
+    cells, inverse = np.unique(flat, return_inverse=True)  # sums of the cells held only, not of every one
+    out.reshape(-1)[cells] += _cell_sums(inverse, level.value[keep], len(cells))
     pieces = []
     for i, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
         inner = [(a, int(fine[first[i]])), (int(fine[last[i]]), b)] if whole[i] else [(a, b)]
@@ -87,16 +90,28 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
     return pieces
 
 
+def _walked(source: Any, chosen: list[int], ends: np.ndarray, states: int) -> Iterator[tuple[slice, np.ndarray]]:
+    """`location_times` of the ``chosen`` locations between ``ends``, `LOCATIONS_PER_WALK`
+    locations at a time (their rows of ``chosen`` and their times): their columns are
+    held for so many only (at 10^6 locations all of them took gigabytes)."""
+    wanted = np.asarray(chosen, np.int64)
+    for first in range(0, len(wanted), LOCATIONS_PER_WALK):
+        rows = slice(first, first + LOCATIONS_PER_WALK)
+        yield rows, location_times(source, wanted[rows], ends, states)
+
+
 def _add_pieces(source: Any, chosen: list[int], bounds: np.ndarray, pieces: list[tuple[int, int]],
                 out: np.ndarray) -> None:
     """Add the graph's times of ``pieces`` (disjoint, in order) to their slices."""
     ends = np.unique(np.array(pieces, np.int64).ravel())
-    times = location_times(source, chosen, ends, out.shape[2])
     starts = np.array([a for a, _ in pieces], np.int64)
     stops = np.array([b for _, b in pieces], np.int64)
     piece = np.searchsorted(starts, ends[:-1], "right") - 1
     wanted = np.flatnonzero(ends[1:] <= stops[piece])  # columns inside a piece (not between two)
-    np.add.at(out, (slice(None), np.searchsorted(bounds, ends[wanted], "right") - 1), times[:, wanted])
+    into = np.searchsorted(bounds, ends[wanted], "right") - 1
+    for rows, times in _walked(source, chosen, ends, out.shape[2]):
+        for column, slot in zip(wanted.tolist(), into.tolist()):  # a few columns per slice: no ufunc.at
+            out[rows, slot] += times[:, column]
 
 
 def aggregate(source: Any, slices: int, start: int | None = None, stop: int | None = None,
@@ -111,7 +126,8 @@ def aggregate(source: Any, slices: int, start: int | None = None, stop: int | No
     chosen, hierarchy = _locations(source, locations)
     values = np.zeros((len(chosen), int(slices), regions), np.int64)
     if tables is None:
-        values += location_times(source, chosen, bounds, regions)
+        for rows, times in _walked(source, chosen, bounds, regions):
+            values[rows] = times
     else:
         pieces = _from_tables(source, tables, chosen, bounds, values)
         if pieces:

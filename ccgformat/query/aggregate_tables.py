@@ -82,8 +82,9 @@ def location_times(source: Any, locations: list[int] | np.ndarray, boundaries: n
     without a walk."""
     out = np.zeros((len(locations), len(boundaries) - 1, states), np.int64)
     known, nodes, starts, ends, _ = source_root_columns(source)
-    order = np.argsort(known, kind="stable")
-    known, nodes, starts, ends = known[order], nodes[order], starts[order], ends[order]
+    if not np.all(known[1:] > known[:-1]):  # an archive's are in order; a graph's dict may not be
+        order = np.argsort(known, kind="stable")
+        known, nodes, starts, ends = known[order], nodes[order], starts[order], ends[order]
     wanted = np.asarray(locations, np.int64)
     at = np.minimum(np.searchsorted(known, wanted), max(len(known) - 1, 0))
     rows = np.flatnonzero(known[at] == wanted) if len(known) else np.zeros(0, np.int64)

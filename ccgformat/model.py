@@ -222,26 +222,35 @@ class Metric:
             raise ValueError(f"metric value_type must be int64, uint64 or double, got {self.value_type!r}")
 
 
-#: The `Definitions` fields that are lists of definition records.
-class DeferredList(Sequence[T]):
-    """A read-only list whose items are made on first use, its length known at once: an
-    archive's system tree nodes and locations (spec 4.7), which queries count but seldom
-    read (a million `Location` objects take a second). Compares equal to a list of the
-    same items; pickles and copies as that list."""
+class EntityList(Sequence[T]):
+    """System tree nodes or locations held as columns, a read-only list (an archive's
+    LOCATION_TABLE, spec 4.7): their parents (-1: none) at once, their names and kinds as
+    lists on first use, the items, made of the three, on first read - queries count them
+    or read their columns (`entity_columns`), and a million `Location` objects take a
+    second. Compares equal to a list of the same items; pickles and copies as that list."""
 
-    def __init__(self, length: int, make: Callable[[], list[T]]):
-        self._length = length
-        self._make: Callable[[], list[T]] | None = make  # dropped once made, with the columns it holds
+    def __init__(self, make: Callable[[str, str, int | None], T], parents: np.ndarray,
+                 names: Callable[[], list[str]], kinds: Callable[[], list[str]]):
+        self.parents = parents
+        self._entity, self._names, self._kinds = make, names, kinds
+        self._columns: tuple[list[str], list[str]] | None = None
         self._items: list[T] | None = None
+
+    def columns(self) -> tuple[list[str], list[str]]:
+        """The names and the kinds, made once."""
+        if self._columns is None:
+            self._columns = (self._names(), self._kinds())
+        return self._columns
 
     def _list(self) -> list[T]:
         if self._items is None:
-            assert self._make is not None
-            self._items, self._make = self._make(), None
+            names, kinds = self.columns()
+            self._items = list(map(self._entity, names, kinds,
+                                   [None if up < 0 else up for up in self.parents.tolist()]))
         return self._items
 
     def __len__(self) -> int:
-        return self._length
+        return len(self.parents)
 
     @overload
     def __getitem__(self, index: int) -> T: ...
@@ -255,7 +264,7 @@ class DeferredList(Sequence[T]):
         return iter(self._list())
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, (list, DeferredList)):
+        if isinstance(other, (list, EntityList)):
             return self._list() == list(other)
         return NotImplemented
 
@@ -268,30 +277,6 @@ class DeferredList(Sequence[T]):
         return (list, (self._list(),))
 
 
-class EntityList(DeferredList[T]):
-    """System tree nodes or locations held as columns (an archive's LOCATION_TABLE, spec
-    4.7): their parents (-1: none) at once, their names and kinds as lists on first use,
-    the items, made of the three, on first read (`entity_columns` takes the columns of
-    this or of any list of items)."""
-
-    def __init__(self, make: Callable[[str, str, int | None], T], parents: np.ndarray,
-                 names: Callable[[], list[str]], kinds: Callable[[], list[str]]):
-        super().__init__(len(parents), self._items_of)
-        self.parents = parents
-        self._entity, self._names, self._kinds = make, names, kinds
-        self._columns: tuple[list[str], list[str]] | None = None
-
-    def columns(self) -> tuple[list[str], list[str]]:
-        """The names and the kinds, made once."""
-        if self._columns is None:
-            self._columns = (self._names(), self._kinds())
-        return self._columns
-
-    def _items_of(self) -> list[T]:
-        names, kinds = self.columns()
-        return list(map(self._entity, names, kinds, [None if up < 0 else up for up in self.parents.tolist()]))
-
-
 def entity_columns(items: Sequence[Any]) -> tuple[np.ndarray, list[str], list[str]]:
     """Parents (-1: none), names and kinds of system tree nodes or locations: from the
     columns of an `EntityList` without making its items, else one pass over them."""
@@ -301,6 +286,7 @@ def entity_columns(items: Sequence[Any]) -> tuple[np.ndarray, list[str], list[st
     return parents, [item.name for item in items], [item.kind for item in items]
 
 
+#: The `Definitions` fields that are lists of definition records.
 _TABLES = ("regions", "system_tree", "locations", "communicators", "metrics")
 
 
@@ -313,7 +299,7 @@ class Definitions:
     generic records refer to through their ``value`` column. ``extensions`` keeps, per
     source format name, the definitions the common model has no field for (JSON values
     only), so that an exporter to the same format can restore them. An archive's
-    definitions hold ``system_tree`` and ``locations`` as `DeferredList` (read-only,
+    definitions hold ``system_tree`` and ``locations`` as `EntityList` (read-only,
     items made on first use).
     """
 

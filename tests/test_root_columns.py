@@ -1,6 +1,6 @@
 """The columnar stand-ins that keep per-location Python objects out of queries (issue 14):
 `RootTable` (an archive's roots as columns) and `chosen_roots`/`roots_at` (the roots of a
-query's locations, vectorised) against a plain dict of `LocationRoot`, and `DeferredList`
+query's locations, vectorised) against a plain dict of `LocationRoot`, and `EntityList`
 (the location table's entities, made on first use) against a list."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ccgformat.graph.graph import LocationRoot, RootTable, chosen_roots, root_columns, roots_at
-from ccgformat.model import DeferredList, Location
+from ccgformat.model import EntityList, Location, entity_columns
 
 
 @st.composite
@@ -92,19 +92,22 @@ def test_a_location_without_a_root_is_a_key_error(roots, probes):
             chosen_roots(source, probes)
 
 
-def test_deferred_list_makes_its_items_once_and_only_when_read():
+def test_entity_list_gives_its_columns_and_makes_its_items_once_and_only_when_read():
     made = []
 
-    def make():
-        made.append(1)
-        return [Location(f"rank {i}") for i in range(3)]
+    def names():
+        made.append("names")
+        return [f"rank {i}" for i in range(3)]
 
-    items = DeferredList(3, make)
+    items = EntityList(Location, np.array([-1, 0, 4]), names, lambda: ["process", "thread", "process"])
     assert len(items) == 3 and bool(items) and made == []
-    plain = [Location(f"rank {i}") for i in range(3)]
+    plain = [Location("rank 0"), Location("rank 1", "thread", 0), Location("rank 2", "process", 4)]
+    parents, names_column, kinds = entity_columns(items)
+    assert parents.tolist() == entity_columns(plain)[0].tolist() == [-1, 0, 4]
+    assert (names_column, kinds) == entity_columns(plain)[1:] and made == ["names"]
     assert items == plain and plain == items and items != plain[:2]
     assert items[1] == plain[1] and items[1:] == plain[1:] and list(items) == plain
-    assert made == [1]
+    assert made == ["names"]  # the names are made once, for the columns and the items
     assert pickle.loads(pickle.dumps(items)) == plain and type(copy.deepcopy(items)) is list
     assert repr(items) == repr(plain)
     with pytest.raises(TypeError):

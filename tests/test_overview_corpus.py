@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import xml.etree.ElementTree as ET
 
@@ -10,10 +11,13 @@ import pytest
 
 from ccgformat import backends
 from ccgformat.cli import main
+from ccgformat.errors import ParameterError
 from ccgformat.query.overview_dp import partition
 from ccgformat.query.overview_measures import interval_index
 
 from .query_support import converted
+
+overview_module = importlib.import_module("ccgformat.query.overview")
 
 TRACES = ["otf2-stencil", "otf-out", "paje-native", "otf-philosophers", "epilog-le"]
 
@@ -71,3 +75,23 @@ def test_ccg_overview_writes_json_pictures_and_the_curve(tmp_path_factory, tmp_p
     assert main(["overview", path, "--p", "1.5"]) == 2
     assert main(["overview", path, "--start", "10", "--stop", "5"]) == 2
     capsys.readouterr()
+
+
+def test_an_overview_too_large_for_memory_is_refused_before_the_model(tmp_path_factory, monkeypatch, capsys) -> None:
+    """Above MAX_AREAS (node, interval) areas the overview raises ParameterError, before
+    aggregating; the spatial overview of the same hierarchy (one interval) still runs.
+    Here the limit is lowered to the areas of 2 slices."""
+    archive = converted(tmp_path_factory, "otf2-stencil")
+    nodes = len(archive.hierarchy)
+    monkeypatch.setattr(overview_module, "MAX_AREAS", nodes * 3)
+    monkeypatch.setattr(type(archive), "aggregate", lambda *args, **kwargs: pytest.fail("the model was made"))
+    with pytest.raises(ParameterError, match=f"{nodes:,} hierarchy nodes x 3 slices"):
+        archive.overview(3, p=0.5)
+    assert main(["overview", str(archive.path), "--slices", "3"]) == 1
+    assert "ask for the spatial overview or fewer slices" in capsys.readouterr().err
+    monkeypatch.undo()
+    monkeypatch.setattr(overview_module, "MAX_AREAS", nodes * 3)
+    assert len(archive.overview(2, p=0.5).partition) >= 1
+    assert len(archive.overview(30, p=0.5, kind="spatial").partition) >= 1
+    with pytest.raises(ParameterError):
+        overview_module.overview_of(archive.aggregate(3), 0.5)

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..aggregate_model import AggregateModel, Hierarchy
+from ..errors import ParameterError
 from .overview_curve import Curve, default_p, explore
 from .overview_dp import Partition, partition
-from .overview_measures import Measures, measures, proportions
+from .overview_measures import Measures, measures, proportions, triangle
 from .overview_parts import cell_prefix, label_nodes, mode_of, part_sums, visual_aggregates
 
 if TYPE_CHECKING:  # the figures are imported when a picture is drawn, not on every overview
@@ -34,6 +35,11 @@ if TYPE_CHECKING:  # the figures are imported when a picture is drawn, not on ev
 __all__ = ["KINDS", "Overview", "overview", "overview_of"]
 
 KINDS = ("spatiotemporal", "spatial", "temporal")
+#: the most (hierarchy node, interval of slices) areas an overview's tables may hold, and
+#: about what each costs at the peak (measures, DP and curve: 1.8 GB for the 93 M areas of
+#: 100,000 locations and their 100,000 tree nodes x 30 slices)
+MAX_AREAS = 1 << 28
+BYTES_PER_AREA = 24
 #: Parts thinner than this many pixels are drawn as visual aggregates (paper 000, section IV).
 THRESHOLD_PIXELS = 3.0
 
@@ -192,11 +198,25 @@ def _reduced(model: AggregateModel, r: np.ndarray, kind: str) -> tuple[Hierarchy
     return model.hierarchy, r
 
 
+def check_size(nodes: int, slices: int, kind: str) -> None:
+    """Refuse, with `ParameterError`, an overview whose DP tables (`overview_dp`: about
+    `BYTES_PER_AREA` bytes per hierarchy node and interval of slices) would hold more than
+    `MAX_AREAS` areas, instead of running the machine out of memory; the spatial overview
+    (paper 002, one slice) of a million locations fits."""
+    areas = (1 if kind == "temporal" else nodes) * triangle(1 if kind == "spatial" else slices)
+    if areas > MAX_AREAS:
+        raise ParameterError(
+            f"a {kind} overview of {nodes:,} hierarchy nodes x {slices} slices has {areas:,} (node, interval) "
+            f"areas, about {areas * BYTES_PER_AREA / 2 ** 30:.0f} GiB of tables (at most {MAX_AREAS:,} areas): ask "
+            f"for the spatial overview or fewer slices")
+
+
 def overview_of(model: AggregateModel, p: float | None = None, normalize: bool = False,
                 kind: str = "spatiotemporal", resolution: int = 1) -> Overview:
     """The optimal partition of ``model`` at ``p`` (the curve's default p when None)."""
     if model.values.shape[1] == 0:
         raise ValueError("the model has no time slices")
+    check_size(len(model.hierarchy), model.values.shape[1], kind)
     r = proportions(model)
     hierarchy, reduced = _reduced(model, r, kind)
     found = measures(hierarchy, reduced)
@@ -219,5 +239,6 @@ def overview(archive: Any, slices: int = 30, p: float | None = None, states: str
     (``Archive.aggregate``), aggregated optimally at ``p``."""
     if p is not None and not 0.0 <= p <= 1.0:
         raise ValueError(f"p must lie in [0, 1], not {p}")
+    check_size(len(archive.hierarchy), slices, kind)  # before the model, which alone may take gigabytes
     model = archive.aggregate(slices, start=start, stop=stop, states=states)
     return overview_of(model, p, normalize, kind, int(archive.timer_resolution or 1))

@@ -18,25 +18,27 @@ def _double_changes(index: SummaryIndex | None, engine: ProfileEngine | None, cu
     """Per floating-point metric, the change of its value over the window summed over the
     locations (a difference of floats, so it needs the values at both ends, not the sum
     of differences inside): at an end that is a checkpoint from the snapshot, else from
-    the graph (`ProfileEngine.metric_bits`)."""
-    values: dict[tuple[int, int], np.ndarray] = {}  # (location, 0 before / 1 after) -> bits per double
-    asked: list[tuple[int, int, int]] = []
-    for location, cut in cuts.items():
-        for side, time, at_checkpoint, point in ((0, lo, cut is not None and cut.starts_window, cut and cut.a),
-                                                 (1, hi, cut is not None and cut.ends_window, cut and cut.b)):
-            if at_checkpoint:
-                values[location, side] = index.metric_bits(location, point, doubles)
-            elif time == NO_START:
-                values[location, side] = np.zeros(len(doubles), np.int64)
-            else:
-                asked.append((location, side, time))
-    if asked:
-        bits = engine.metric_bits([location for location, _, _ in asked], [time for _, _, time in asked])
-        for (location, side, _), row in zip(asked, bits):
-            values[location, side] = row[doubles]
-    floats = {key: row.view(np.float64) for key, row in values.items()}
-    change = sum((floats[location, 1] - floats[location, 0] for location in cuts), np.zeros(len(doubles)))
-    return dict(zip(doubles, change.tolist()))
+    the graph (`ProfileEngine.metric_bits`, all such ends in one call)."""
+    locations = np.fromiter(cuts, np.int64, len(cuts))
+    bits = np.zeros((2, len(locations), len(doubles)), np.int64)  # (before, after) x location -> raw bits
+    from_graph = np.ones((2, len(locations)), bool)
+    from_graph[0] = lo != NO_START  # nothing lies before an open start
+    if index is not None:  # the ends at a checkpoint (the index cuts a location at a time)
+        for row, (location, cut) in enumerate(cuts.items()):
+            for side, at_checkpoint, point in ((0, cut is not None and cut.starts_window, cut and cut.a),
+                                               (1, cut is not None and cut.ends_window, cut and cut.b)):
+                if at_checkpoint:
+                    bits[side, row] = index.metric_bits(location, point, doubles)
+                    from_graph[side, row] = False
+    before, after = np.flatnonzero(from_graph[0]), np.flatnonzero(from_graph[1])
+    if len(before) or len(after):
+        asked = engine.metric_bits(np.concatenate((locations[before], locations[after])).tolist(),
+                                   [lo] * len(before) + [hi] * len(after))[:, doubles]
+        bits[0, before], bits[1, after] = asked[:len(before)], asked[len(before):]
+    floats = bits.view(np.float64)
+    # summed location after location from 0.0, as a Python sum would (not numpy's pairwise sum)
+    steps = np.concatenate((np.zeros((1, len(doubles))), floats[1] - floats[0]))
+    return dict(zip(doubles, np.cumsum(steps, axis=0)[-1].tolist()))
 
 
 def sampled_metrics(source: Any, index: SummaryIndex | None, engine: ProfileEngine | None) -> set[int]:

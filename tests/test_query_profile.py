@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 import ccgformat
 from ccgformat import Params
 from ccgformat.query import profile
-from ccgformat import Event, EventKind
+from ccgformat import Event, EventBatch, EventKind
+from ccgformat.model import Location
 from ccgformat.archive import SectionKind
 from ccgformat.archive.indexes import INDEX_NODES_PER_LOCATION
 from ccgformat.archive.verify import verify
@@ -146,6 +147,28 @@ def test_a_small_graph_is_written_without_its_index(tmp_path_factory, trace, par
             for policy in (True, None):
                 assert json.dumps(profile(auto, start, stop, locations, summary_index=policy).to_json()) == \
                     json.dumps(profile(always, start, stop, locations, summary_index=policy).to_json())
+
+
+def test_a_small_graph_of_many_locations_has_no_index(tmp_path):
+    """`write_table` and `save_graph` decide before making the checkpoints: 5,000
+    locations sharing a few nodes get no index (more than one CHECKPOINT_TABLE block's
+    worth), and answer like the file with it."""
+    count = 5000
+    events = [Event(10, EventKind.ENTER, 0), Event(20, EventKind.LEAVE, 0)] * count
+    batch, offsets = EventBatch.from_events(events), np.arange(count + 1) * 2
+    definitions = dataclasses.replace(traces.definitions(), locations=[Location(f"rank {i}") for i in range(count)])
+    for index in ("auto", "always"):
+        graph = ccgformat.write_table(tmp_path / f"{index}.ccg", definitions, batch, offsets, index=index)
+        ccgformat.save_graph(graph, tmp_path / f"saved-{index}.ccg", index=index)
+    for prefix in ("", "saved-"):
+        with ccgformat.open(tmp_path / f"{prefix}auto.ccg") as auto, \
+                ccgformat.open(tmp_path / f"{prefix}always.ccg") as always:
+            assert len(auto.pool) <= INDEX_NODES_PER_LOCATION
+            assert SectionKind.CHECKPOINT_TABLE not in {e.kind for e in auto.sections}
+            assert len([e for e in always.sections if e.kind == SectionKind.CHECKPOINT_TABLE]) > 1
+            assert not verify(auto.path)
+            for window in ((None, None), (12, 18)):
+                assert profile(auto, *window).to_json() == profile(always, *window, summary_index=True).to_json()
 
 
 def test_a_large_graph_keeps_its_index(tmp_path):

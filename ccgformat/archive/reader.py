@@ -55,6 +55,8 @@ BLOCK_CACHE_BYTES = 512 << 20
 #: Bytes of a decoded block per node (columns widened to int64, measured ~150) on top of
 #: its raw payload.
 _DECODED_BYTES_PER_NODE = 160
+#: the locations `Archive.location_events` reads at once, at most
+LOCATIONS_PER_READ = 65536
 _KNOWN_KINDS = {int(kind) for kind in SectionKind}
 
 
@@ -666,6 +668,24 @@ class Archive:
         left, joined = small_events(self.pool, self.roots, chosen, start, stop, batch_size, self.path)
         return merge_by_time((self._window(location, start, stop, batch_size) for location in left), batch_size,
                              joined)
+
+    def location_events(self, locations: list[int] | None = None,
+                        batch_size: int = 65536) -> Iterator[tuple[int, Iterator[EventBatch]]]:
+        """Each of ``locations`` (default all) with its events in event order, as batches:
+        the locations of at most ``batch_size`` events walked many at a time (one C call
+        per group under the native core), each a slice of its group's batch, then the
+        others streamed by a walker each; `LOCATIONS_PER_READ` locations held at once at
+        most. Locations without events are left out."""
+        chosen = self.locations if locations is None else list(locations)
+        for first in range(0, len(chosen), LOCATIONS_PER_READ):
+            left, parts = small_events(self.pool, self.roots, chosen[first:first + LOCATIONS_PER_READ], None, None,
+                                       batch_size, self.path)
+            for owner, batch in parts:
+                cuts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1], True]).tolist() if len(owner) else [0]
+                for a, b in zip(cuts[:-1], cuts[1:]):
+                    yield int(owner[a]), iter([batch[a:b]])
+            for location in left:
+                yield location, self.location(location).events()
 
     def _window(self, location: int, start: int | None, stop: int | None,
                 batch_size: int) -> tuple[int, Iterator[EventBatch], int]:

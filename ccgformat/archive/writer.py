@@ -425,6 +425,11 @@ class Writer:
                     must_understand=False, first=int(columns.locations[0]), count=len(columns))
         self._summaries = True
 
+    def keeps_index(self, graph: Graph) -> bool:
+        """`index_kept` for this writer's ``index``. A writer that has already written
+        checkpoint blocks (more than a block's worth of locations streamed) keeps them."""
+        return index_kept(self.index, graph)
+
     def _drop_indexes(self) -> None:
         """Forget the checkpoints not yet written, none having been: the file gets no index
         (spec 4.8 allows none; a reader answers every query from the graph, which a profile
@@ -469,7 +474,7 @@ class Writer:
         if self.bundle:
             self._deferred = []
         self.add_nodes(graph.pool, final=True)
-        if self.index == "auto" and not self._summaries and len(graph.pool) <= INDEX_NODES_PER_LOCATION:
+        if not self._summaries and not self.keeps_index(graph):
             self._drop_indexes()
         self._flush_indexes()
         if self.aggregation is not None:
@@ -582,6 +587,13 @@ def _without_defaults(blocks: list[tuple[SectionKind, bytes, bool, int, int, byt
             for kind, raw, *rest in blocks]
 
 
+def index_kept(index: str, graph: Graph) -> bool:
+    """Whether a file of ``graph`` gets its checkpoint index: always with ``index``
+    "always", else when the graph has more than `INDEX_NODES_PER_LOCATION` nodes (below,
+    no query reads the index; spec 4.8)."""
+    return index == "always" or len(graph.pool) > INDEX_NODES_PER_LOCATION
+
+
 def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
                 repair: bool = False, level: int | None = None,
@@ -656,13 +668,14 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
-               aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True) -> Path:
+               aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, index: str = "auto") -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
-    ``aggregation``, ``bundle``: as for `Writer`)."""
+    ``aggregation``, ``bundle``, ``index``: as for `Writer`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
-                metrics=len(graph.definitions.metrics)) as writer:
+                metrics=len(graph.definitions.metrics), index=index) as writer:
         writer.add_nodes(graph.pool, final=True)
-        for location in graph.roots:
-            writer.add_location(location, graph.location(location))
+        if writer.keeps_index(graph):
+            for location in graph.roots:
+                writer.add_location(location, graph.location(location))
         return writer.finish(graph)

@@ -25,13 +25,10 @@ import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
-
-import numpy as np
+from typing import Callable, Iterable, Iterator
 
 from ..archive import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK,
                        MAGIC as CCG_MAGIC, open_archive, register_exporter, write_trace)
-from ..archive.many import small_events
 from ..errors import FormatError, InputTraceError, TraceError
 from ..graph import Graph
 from ..model import Definitions, EventBatch, Repair
@@ -286,33 +283,11 @@ def _read_ccg(path: Path) -> TraceSource:
 
     def streams() -> LocationStreams:
         try:
-            for first in range(0, len(locations), CCG_LOCATIONS_PER_READ):
-                yield from _ccg_locations(archive, locations[first:first + CCG_LOCATIONS_PER_READ])
+            yield from archive.location_events(locations)
         finally:
             archive.close()
 
     return definitions, streams()
-
-
-#: the locations of a .ccg source whose events `_read_ccg` holds at once (at most), and
-#: the most events of a location read with the others (`small_events`), not streamed
-CCG_LOCATIONS_PER_READ = 65536
-CCG_SMALL_LOCATION = 65536
-
-
-def _ccg_locations(archive: Any, chosen: list[int]) -> LocationStreams:
-    """The events of the ``chosen`` locations of an archive: the small ones walked many at
-    a time (one C call per group under the native core, `small_events`), each then a slice
-    of the group's batch; the others streamed by a walker each."""
-    left, parts = small_events(archive.pool, archive.roots, chosen, None, None, CCG_SMALL_LOCATION, archive.path)
-    for owner, batch in parts:
-        if not len(owner):
-            continue  # locations without events: the writer writes them so
-        cuts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1], True]).tolist()
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            yield int(owner[a]), [batch[a:b]]
-    for location in left:
-        yield location, archive.location(location).events()
 
 
 register("ccg", "ccgformat archive (.ccg), rebuilt with new parameters", _sniff_ccg, _read_ccg)

@@ -37,12 +37,12 @@ def write_graph(path: str | os.PathLike[str], graph: Graph, *, level: int | None
                 index: str = "auto") -> None:
     """Write a built graph: its nodes, then the checkpoints of all its locations
     (``checkpoints`` when given, else `graph_checkpoints`) unless the file gets no index
-    (`Writer.keeps_index`); ``samples``: as for `Writer.finish`, ``aggregation`` and
+    (`index_kept`); ``samples``: as for `Writer.finish`, ``aggregation`` and
     ``index`` as for `Writer`."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 aggregation=aggregation, metrics=len(graph.definitions.metrics), index=index) as writer:
         writer.add_nodes(graph.pool, final=True)
-        if writer.keeps_index(graph):
+        if index_kept(index, graph):
             writer.add_checkpoint_columns(graph_checkpoints(graph, checkpoint_interval, str(path))
                                           if checkpoints is None else checkpoints)
         writer.finish(graph, samples)

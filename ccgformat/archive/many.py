@@ -4,12 +4,12 @@ of an archive read in one walk (`native.walk_locations`) instead of a walker eac
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from ..graph.graph import LocationRoot, root_columns
+from ..graph.graph import LocationRoot, root_columns, root_rows
 from ..graph.pool import NodeKind
 from ..model import COLUMNS, EventBatch
 from .native import walk_locations
@@ -33,17 +33,14 @@ def check_roots(pool: Any, locations: np.ndarray, roots: np.ndarray, starts: np.
                                   f"roots section", path=path)
 
 
-def small_events(pool: Any, roots: dict[int, LocationRoot], chosen: list[int], start: int | None, stop: int | None,
+def small_events(pool: Any, roots: Mapping[int, LocationRoot], chosen: list[int], start: int | None, stop: int | None,
                  limit: int, path: str | None) -> tuple[list[int], list[tuple[np.ndarray, EventBatch]]]:
     """The ``chosen`` locations of more than ``limit`` events (or not in ``roots``), left
     to a walker each; and the events of the others in ``[start, stop)`` with each one's
     location, in parts of consecutive locations, each location's in event order."""
-    columns = root_columns(roots)
-    order = np.argsort(columns[0], kind="stable")
-    locations, nodes, starts, ends, counts = (column[order] for column in columns)
+    locations, nodes, starts, ends, counts = root_columns(roots)
     wanted = np.asarray(chosen, np.int64)
-    at = np.minimum(np.searchsorted(locations, wanted), max(len(locations) - 1, 0))
-    known = (at < len(locations)) & (locations[at] == wanted) if len(locations) else np.zeros(len(wanted), bool)
+    at, known = root_rows(locations, wanted)
     small = known & (counts[at] <= limit)
     left = wanted[~small].tolist()
     at = at[small]

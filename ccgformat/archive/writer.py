@@ -425,11 +425,6 @@ class Writer:
                     must_understand=False, first=int(columns.locations[0]), count=len(columns))
         self._summaries = True
 
-    def keeps_index(self, graph: Graph) -> bool:
-        """`index_kept` for this writer's ``index``. A writer that has already written
-        checkpoint blocks (more than a block's worth of locations streamed) keeps them."""
-        return index_kept(self.index, graph)
-
     def _drop_indexes(self) -> None:
         """Forget the checkpoints not yet written, none having been: the file gets no index
         (spec 4.8 allows none; a reader answers every query from the graph, which a profile
@@ -474,7 +469,7 @@ class Writer:
         if self.bundle:
             self._deferred = []
         self.add_nodes(graph.pool, final=True)
-        if not self._summaries and not self.keeps_index(graph):
+        if not self._summaries and not index_kept(self.index, graph):  # blocks written stay
             self._drop_indexes()
         self._flush_indexes()
         if self.aggregation is not None:
@@ -590,7 +585,8 @@ def _without_defaults(blocks: list[tuple[SectionKind, bytes, bool, int, int, byt
 def index_kept(index: str, graph: Graph) -> bool:
     """Whether a file of ``graph`` gets its checkpoint index: always with ``index``
     "always", else when the graph has more than `INDEX_NODES_PER_LOCATION` nodes (below,
-    no query reads the index; spec 4.8)."""
+    no query reads the index; spec 4.8). `Writer.finish` keeps the checkpoint blocks a
+    long stream of locations made it write before the graph was complete."""
     return index == "always" or len(graph.pool) > INDEX_NODES_PER_LOCATION
 
 
@@ -675,7 +671,7 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
                 metrics=len(graph.definitions.metrics), index=index) as writer:
         writer.add_nodes(graph.pool, final=True)
-        if writer.keeps_index(graph):
+        if index_kept(index, graph):
             for location in graph.roots:
                 writer.add_location(location, graph.location(location))
         return writer.finish(graph)

@@ -160,24 +160,31 @@ def chosen_roots(source: Any, locations: Iterable[int] | None = None) -> ChosenR
     return ChosenRoots(chosen, *roots_at(source, chosen))
 
 
+def root_rows(known: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per ``wanted`` location, its row in ``known`` (the locations column of
+    `root_columns`, in any order; increasing needs no sort) and whether it is there:
+    vectorised, one `searchsorted` for all of them."""
+    order = None if np.all(known[1:] > known[:-1]) else np.argsort(known, kind="stable")
+    increasing = known if order is None else known[order]
+    if not len(increasing):
+        return np.zeros(len(wanted), np.int64), np.zeros(len(wanted), bool)
+    at = np.minimum(np.searchsorted(increasing, wanted), len(increasing) - 1)
+    return (at if order is None else order[at]), increasing[at] == wanted
+
+
 def roots_at(source: Any, locations: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The root nodes, first and last timestamps and event counts of ``locations`` (a
     location may repeat) of a `Graph` or an archive, vectorised over the locations (a
     million take a few hundredths of a second, not a lookup each). A location without a
     root raises KeyError."""
     known, *columns = source_root_columns(source)
-    order = None if np.all(known[1:] > known[:-1]) else np.argsort(known, kind="stable")
-    increasing = known if order is None else known[order]
     try:
         wanted = np.fromiter(map(operator.index, locations), np.int64, len(locations))
     except (TypeError, OverflowError):
         raise KeyError(f"no location {next(filter(_not_int64, locations))!r}") from None
-    rows = np.minimum(np.searchsorted(increasing, wanted), max(len(increasing) - 1, 0))
-    missing = np.flatnonzero(increasing[rows] != wanted) if len(increasing) else np.arange(len(wanted))
-    if len(missing):
-        raise KeyError(f"no location {locations[int(missing[0])]}")
-    if order is not None:
-        rows = order[rows]
+    rows, found = root_rows(known, wanted)
+    if not found.all():
+        raise KeyError(f"no location {locations[int(np.argmin(found))]}")
     root, start, end, events = (column[rows] for column in columns)
     return root, start, end, events
 

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..aggregate_model import Hierarchy
-from ..graph.graph import source_root_columns
+from ..graph.graph import root_rows, source_root_columns
 from ..hierarchy import hierarchy_of
 from .tables import tables_for
 from .timeline import column_bounds
@@ -82,19 +82,16 @@ def location_times(source: Any, locations: list[int] | np.ndarray, boundaries: n
     without a walk."""
     out = np.zeros((len(locations), len(boundaries) - 1, states), np.int64)
     known, nodes, starts, ends, _ = source_root_columns(source)
-    if not np.all(known[1:] > known[:-1]):  # an archive's are in order; a graph's dict may not be
-        order = np.argsort(known, kind="stable")
-        known, nodes, starts, ends = known[order], nodes[order], starts[order], ends[order]
-    wanted = np.asarray(locations, np.int64)
-    at = np.minimum(np.searchsorted(known, wanted), max(len(known) - 1, 0))
-    rows = np.flatnonzero(known[at] == wanted) if len(known) else np.zeros(0, np.int64)
+    at, found = root_rows(known, np.asarray(locations, np.int64))
+    rows = np.flatnonzero(found)
     if not states or not len(rows):
         return out
+    at = at[rows]
     t, group_of = tables_for(source.pool), np.arange(states, dtype=np.int64)
-    if len(boundaries) == 2 and boundaries[0] <= starts[at[rows]].min() and ends[at[rows]].max() < boundaries[1]:
-        out[rows, 0] = group_exclusive(t, group_of)[nodes[at[rows]], :states]
+    if len(boundaries) == 2 and boundaries[0] <= starts[at].min() and ends[at].max() < boundaries[1]:
+        out[rows, 0] = group_exclusive(t, group_of)[nodes[at], :states]
     else:
-        out[rows] = exclusive_times(t, group_of, boundaries, states, nodes[at[rows]], starts[at[rows]], False)
+        out[rows] = exclusive_times(t, group_of, boundaries, states, nodes[at], starts[at], False)
     return out
 
 

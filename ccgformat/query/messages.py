@@ -30,7 +30,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from ..graph.graph import chosen_roots, roots_at
+from ..graph.graph import ChosenRoots, chosen_roots
 from ..model import EventKind
 from .select import select_many
 from .tables import NodeTables, tables_for
@@ -160,13 +160,13 @@ def _columns(t: NodeTables, times: np.ndarray, nodes: np.ndarray) -> list[np.nda
             np.where(generic, t.key1[nodes], zero)]
 
 
-def _selected(source: Any, locations: list[int], kinds: tuple[int, ...], batch_size: int) -> dict[str, np.ndarray]:
-    """The chosen kinds' events of all locations as columns, with ``location``, ``position``
+def _selected(source: Any, chosen: ChosenRoots, kinds: tuple[int, ...], batch_size: int) -> dict[str, np.ndarray]:
+    """The chosen kinds' events of the ``chosen`` locations as columns, with ``location``, ``position``
     (within the location's selection) and ``seq``, the place in the interleaved traversal
     of 4.5.5: ``batch_size`` events of each location in turn."""
     t = tables_for(source.pool)
-    root, start, _, _ = roots_at(source, locations)
-    tag, _, times, nodes = select_many(t, root, start, kinds)
+    locations = chosen.locations
+    tag, _, times, nodes = select_many(t, chosen.root, chosen.start, kinds)
     first = np.searchsorted(tag, tag)  # the tag's first event: tags come sorted
     position = np.arange(len(tag), dtype=np.int64) - first
     seq = (position // batch_size * len(locations) + tag) * batch_size + position % batch_size
@@ -219,7 +219,7 @@ def messages(source: Any, start: int | None = None, stop: int | None = None,
     beginning (a message's peer may lie anywhere); the result keeps the messages with a
     send or receive in ``[start, stop)`` and the unmatched events and collectives in it.
     With ``locations``, events whose peer is not among them stay unmatched."""
-    chosen = chosen_roots(source, locations).locations
+    chosen = chosen_roots(source, locations)
     strings = source.definitions.strings
     kinds = _WANTED + ((int(EventKind.GENERIC),) if PAJE_HINT in strings else ())
     e = _selected(source, chosen, kinds, batch_size)

@@ -155,6 +155,22 @@ def test_written_by_default_within_the_budget(tmp_path):
         assert archive.aggregation_tables is None and archive.version == (1, 3)
 
 
+def test_levels_walked_only_as_asked(monkeypatch):
+    """`levels` walks level k only when it is asked for: the writer, whose budget stops
+    after a few levels, never pays for the finest one (at 20,000 locations its dense cells
+    took 0.6 s and 128 MiB for a file that kept three)."""
+    graph = oracle.build_with(tree_definitions(), {0: [Event(0, EventKind.ENTER, 0), Event(900, EventKind.LEAVE, 0)],
+                                                   1: [Event(300, EventKind.ENTER, 1), Event(700, EventKind.LEAVE, 1)]})
+    walked = []
+    location_times = tables_module.location_times
+    monkeypatch.setattr(tables_module, "location_times",
+                        lambda source, leaves, bounds, states: walked.append(len(bounds) - 1)
+                        or location_times(source, leaves, bounds, states))
+    pyramid = tables_module.levels(graph)
+    for k in range(4):
+        assert next(pyramid)[0] == k and walked == [1 << j for j in range(k + 1)]
+
+
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_corpus_tables_verify(tmp_path_factory, name):
     archive = with_tables(tmp_path_factory, name)

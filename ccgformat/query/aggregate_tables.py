@@ -112,10 +112,12 @@ def node_sums(hierarchy: Hierarchy, leaves: np.ndarray) -> np.ndarray:
 
 def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, int, np.ndarray]]:
     """``(k, start, stop, values[nodes, 2^k, regions])`` for k = 0, 1, ... up to `LEVELS`
-    while a level stays within `MAX_CELLS` (level 0 always), or for k < ``count``. Level 0
-    comes from the roots' memoized times; the first finer level asked for walks the finest
-    level once, and every level between is the sums of pairs of slices of the next (the
-    levels nest, spec 4.10)."""
+    while a level stays within `MAX_CELLS` (level 0 always), or for k < ``count``. Each
+    level is walked when it is asked for (level 0 from the roots' memoized times, 4.26),
+    so a consumer that stops early, as the writer's size budget does, never makes the
+    finer ones: the walk of 2^k slices costs about twice that of 2^(k-1), so all the levels
+    cost about two finest ones, while a finest level made first would cost its dense
+    nodes x 2^k x regions cells (128 MiB at 20,000 locations) for a file that keeps three."""
     hierarchy = source_hierarchy(source)
     start, stop = trace_window(source)
     states = state_count(source)
@@ -123,13 +125,6 @@ def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, in
     finest = LEVELS if count is None else count - 1
     while count is None and finest and len(hierarchy) * (1 << finest) * max(states, 1) > MAX_CELLS:
         finest -= 1
-    if finest < 0:
-        return
-    yield 0, start, stop, node_sums(hierarchy, location_times(source, leaves, column_bounds(start, stop, 1), states))
-    if finest < 1:
-        return
-    pyramid = [node_sums(hierarchy, location_times(source, leaves, column_bounds(start, stop, 1 << finest), states))]
-    while len(pyramid) < finest:
-        pyramid.append(pyramid[-1][:, 0::2] + pyramid[-1][:, 1::2])
-    for k, values in enumerate(reversed(pyramid), start=1):
-        yield k, start, stop, values
+    for k in range(finest + 1):
+        slices = location_times(source, leaves, column_bounds(start, stop, 1 << k), states)
+        yield k, start, stop, node_sums(hierarchy, slices)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccgformat as ccg
-from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_SEARCH, SectionKind, Writer
+from ccgformat.archive import DEFAULT_LEVEL, DEFAULT_NODES_SEARCH, DEFAULT_TABLES_LEVEL, SectionKind, Writer
 from ccgformat.archive import compression
 from ccgformat.archive.blocks import read_block
 from ccgformat.archive.bundle import bundle_dictionary, compress_with_dictionary
@@ -88,14 +88,18 @@ def synthetic(path: Path, level: int | None, jitter: float = 0.2, events: int = 
 
 @pytest.mark.parametrize("pattern, jitter, gaps", [("ring", 0.0, "auto"), ("spmd", 0.2, "plain"),
                                                    ("spmd", 0.2, "auto")])
-def test_the_default_compresses_nodes_with_a_shorter_search_the_most_compressible_and_the_rest_at_19(
+def test_the_default_compresses_nodes_with_a_shorter_search_the_tables_at_9_and_the_rest_at_19(
         tmp_path, pattern, jitter, gaps):
     # node blocks of their own
     synthetic(tmp_path / "a.ccg", None, jitter, 60_000, pattern, bundle=False, gaps=gaps)
     blocks = stored_blocks(tmp_path / "a.ccg")
     node_kinds = NODE_KINDS
     assert {kind for kind, _, _ in blocks} - node_kinds and {kind for kind, _, _ in blocks} & node_kinds
+    assert (SectionKind.AGGREGATE_LEVEL in {kind for kind, _, _ in blocks}) == bool(jitter)  # regular: too small
     for kind, raw, stored in blocks:
+        if kind in (SectionKind.AGGREGATE_LEVEL, SectionKind.METRIC_LEVEL):
+            assert stored == zstd(raw, DEFAULT_TABLES_LEVEL), kind
+            continue
         if kind not in node_kinds:
             assert stored == zstd(raw, DEFAULT_LEVEL), kind
             continue

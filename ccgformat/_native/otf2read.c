@@ -580,6 +580,20 @@ int otf2r_stream_read(otf2r_stream *s, otf2r_columns *columns, int *state) {
     return CCG_OK;
 }
 
+void otf2r_columns_place(otf2r_columns *columns, char *buffer, int64_t capacity, int64_t gap_capacity) {
+    int64_t *rows = (int64_t *)buffer;
+    int64_t **row[] = {&columns->events.time, &columns->events.ref, &columns->events.comm, &columns->events.tag,
+                       &columns->events.request, &columns->events.size, &columns->events.recv_size,
+                       &columns->events.value};
+    size_t count = sizeof row / sizeof row[0];
+    for (size_t i = 0; i < count; i++) *row[i] = rows + (int64_t)i * capacity;
+    columns->capacity = capacity;
+    columns->gap_capacity = gap_capacity;
+    columns->gap_at = rows + (int64_t)count * capacity;
+    columns->gap_records = columns->gap_at + gap_capacity;
+    columns->events.kind = (uint8_t *)(columns->gap_records + gap_capacity);
+}
+
 int otf2r_stream_reason(const otf2r_stream *s) { return s->reason; }
 
 int64_t otf2r_stream_skipped(const otf2r_stream *s) { return (int64_t)s->skipped; }

@@ -110,6 +110,11 @@ int otf2r_stream_open(otf2r_reader *reader, uint64_t location, uint64_t event_li
 /* Fills `columns` (from count 0) with the next events; `*state` = OTF2R_MORE, OTF2R_END
  * (the last chunk, nesting checked) or OTF2R_FALLBACK (see otf2r_stream_reason). */
 int otf2r_stream_read(otf2r_stream *stream, otf2r_columns *columns, int *state);
+/* Points `columns` into one chunk buffer of `capacity` events and `gap_capacity` gaps:
+ * the int64 rows time, ref, comm, tag, request, size, recv_size and value one after the
+ * other, then the gaps' positions and their record counts, then the kinds (one pointer
+ * each set in C, not one Python attribute each per chunk). */
+void otf2r_columns_place(otf2r_columns *columns, char *buffer, int64_t capacity, int64_t gap_capacity);
 int otf2r_stream_reason(const otf2r_stream *stream);
 /* The records skipped so far (the sum of all gaps). */
 int64_t otf2r_stream_skipped(const otf2r_stream *stream);

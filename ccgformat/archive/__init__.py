@@ -10,9 +10,9 @@ from .layout import MAGIC, SectionKind
 from .queries import register_query
 from .reader import Archive, ArchiveStats, open_archive
 from .writer import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK,
-                     DEFAULT_NODES_SEARCH, GAP_CODINGS, Writer, save_graph, write_trace)
+                     DEFAULT_NODES_SEARCH, DEFAULT_TABLES_LEVEL, GAP_CODINGS, Writer, save_graph, write_trace)
 
 __all__ = ["AGGREGATION_BUDGET", "DEFAULT_CHECKPOINT_INTERVAL", "DEFAULT_LEVEL", "DEFAULT_NODES_SEARCH",
-           "DEFAULT_NODES_PER_BLOCK", "GAP_CODINGS", "MAGIC", "Archive", "ArchiveStats", "ExportFormat", "SectionKind", "Writer",
+           "DEFAULT_NODES_PER_BLOCK", "DEFAULT_TABLES_LEVEL", "GAP_CODINGS", "MAGIC", "Archive", "ArchiveStats", "ExportFormat", "SectionKind", "Writer",
            "exporter_for", "exporters", "open_archive",
            "register_exporter", "register_query", "save_graph", "write_table", "write_trace"]

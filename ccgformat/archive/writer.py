@@ -61,6 +61,11 @@ DEFAULT_LEVEL = 19
 #: measured stays within 2% of its file size at level 19 (at most +1.1%), at 0.64 of its
 #: zstd time (docs/compression.md, `tools/bench.py levels` and `archive`)
 DEFAULT_NODES_SEARCH = (4, 32)
+#: the default zstd level of the aggregation and metric tables (spec 4.10, 4.11): their
+#: payloads repeat themselves so much (20,000 ranks: 2.2 MB per level, 300 bytes stored)
+#: that level 19's search took 0.07 s of a 2.2 s conversion for 0.5% of their bytes
+#: (8 ranks x 125,000 jittered events: 3% of theirs, 0.04% of the file)
+DEFAULT_TABLES_LEVEL = 9
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 #: node ids per node block: larger blocks import fewer children from earlier ones and give
 #: zstd and the gap coder more context, while a cold event(i) decodes a block or two: at
@@ -116,7 +121,8 @@ class Writer:
 
     ``level``: the zstd level of every block; None (the default) compresses every block at
     DEFAULT_LEVEL, the node blocks with its shorter search DEFAULT_NODES_SEARCH (see
-    `compression.Level`). ``threads``: how many
+    `compression.Level`) and the aggregation and metric tables at DEFAULT_TABLES_LEVEL.
+    ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
     ``references``: one of `REFERENCE_CODINGS`; ``gaps``: one of `GAP_CODINGS`. With ``tables``, the file also holds the
     aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
@@ -153,6 +159,7 @@ class Writer:
         self.level = DEFAULT_LEVEL if level is None else level
         self._nodes_level = Level(self.level, DEFAULT_NODES_SEARCH if level is None else None)
         self._other_level = Level(self.level)
+        self._tables_level = Level(DEFAULT_TABLES_LEVEL if level is None else level)
         self.checkpoint_interval = checkpoint_interval
         self.index = index
         self.nodes_per_block = nodes_per_block
@@ -521,7 +528,7 @@ class Writer:
                   for level in run_query("metric_levels", graph, None, samples and samples.columns()))
         for kind, levels in ((SectionKind.AGGREGATE_LEVEL, aggregation), (SectionKind.METRIC_LEVEL, metric)):
             for k, raw in levels:
-                packed = self._other_level.compress(raw)
+                packed = self._tables_level.compress(raw)
                 cost = len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
                 if used + cost > budget:  # this pyramid stops here; the next one may still fit
                     break

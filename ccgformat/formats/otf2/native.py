@@ -136,6 +136,12 @@ class NativeEvents:
                 RuntimeError(ffi.string(message).decode(errors="replace"))
         self.reader = out[0]
         self._open: list[_Stream] = []
+        # what every stream's open and reads fill in, one at a time (kept: made per location,
+        # they cost more than the read of a location of 50 events)
+        self.stream_out = ffi.new("otf2r_stream **")
+        self.message = ffi.new("char[]", _MESSAGE_BYTES)
+        self.columns = ffi.new("otf2r_columns *")
+        self.state = ffi.new("int *")
 
     @classmethod
     def create(cls, binding: Binding, otf2_reader: int, tables: Tables, sparse: Sparse,
@@ -233,13 +239,10 @@ class _Stream:
     def __init__(self, owner: NativeEvents, ref: int, limit: int) -> None:
         ffi, lib = owner.ffi, owner.lib
         self.owner, self.ffi, self.lib = owner, ffi, lib
-        out = ffi.new("otf2r_stream **")
-        message = ffi.new("char[]", _MESSAGE_BYTES)
+        out, message = owner.stream_out, owner.message
         if lib.otf2r_stream_open(owner.reader, ref, limit, out, message, _MESSAGE_BYTES) != 0:
             raise FormatError(ffi.string(message).decode(errors="replace"))
         self.handle = out[0]
-        self.columns = ffi.new("otf2r_columns *")
-        self.state_out = ffi.new("int *")
         # a location of fewer records than a batch gets columns of its size, not a batch's
         # (4 MB, mapped and unmapped per location); a record of more events than one (a
         # Metric) may end the chunk early, which only makes one more chunk
@@ -247,6 +250,7 @@ class _Stream:
         self.capacity = BATCH_SIZE if limit >= BATCH_SIZE else max(2 * headroom, limit + headroom + 1)
         self.gap_capacity = GAPS_PER_CHUNK if limit >= GAPS_PER_CHUNK else limit + 2
         # one buffer per chunk: the int64 rows, the gaps (at and records), the kinds
+        # (otf2r_columns_place points the columns there)
         self.gaps_from = 8 * len(_ROWS) * self.capacity
         self.kinds_from = self.gaps_from + 16 * self.gap_capacity
         self.size = self.kinds_from + self.capacity
@@ -257,17 +261,9 @@ class _Stream:
         if self.handle is None:
             raise FormatError("the OTF2 reader was closed before this location's events were read")
         buffer = np.empty(self.size, np.uint8) if into is None else into.buffer
-        ffi, c, capacity, gap_capacity = self.ffi, self.columns, self.capacity, self.gap_capacity
-        start = ffi.cast("char *", buffer.ctypes.data)
-        c.capacity = capacity
-        c.events.kind = ffi.cast("uint8_t *", start + self.kinds_from)
-        rows = ffi.cast("int64_t *", start)
-        for row, name in enumerate(_ROWS):
-            setattr(c.events, name, rows + row * capacity)
-        c.gap_capacity = gap_capacity
-        c.gap_at = ffi.cast("int64_t *", start + self.gaps_from)
-        c.gap_records = c.gap_at + gap_capacity
-        code = self.lib.otf2r_stream_read(self.handle, c, self.state_out)
+        c, state, capacity, gap_capacity = self.owner.columns, self.owner.state, self.capacity, self.gap_capacity
+        self.lib.otf2r_columns_place(c, self.ffi.from_buffer(buffer), capacity, gap_capacity)
+        code = self.lib.otf2r_stream_read(self.handle, c, state)
         if code != 0:
             raise MemoryError("out of memory while reading OTF2 events") if code == 1 else \
                 RuntimeError(f"native OTF2 reader error {code}")
@@ -276,7 +272,7 @@ class _Stream:
         gaps = buffer[self.gaps_from:self.kinds_from].view(np.int64).reshape(2, gap_capacity)
         batch = EventBatch(kind=buffer[self.kinds_from:self.kinds_from + n],
                            **{name: block[row, :n] for row, name in enumerate(_ROWS)})
-        return _Chunk(batch, gaps[0, :g], gaps[1, :g], buffer), self.state_out[0]
+        return _Chunk(batch, gaps[0, :g], gaps[1, :g], buffer), state[0]
 
     def chunks(self) -> Iterator[_Chunk]:
         """Every chunk of the stream (a second pass: the first found no fallback)."""

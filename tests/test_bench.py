@@ -291,6 +291,9 @@ def test_scale_targets_are_the_issues():
     assert _target(entry("1000000x10", "open", 0.09, 10)) == "PASS"
     assert _target(entry("20000x50:otf2", "open", 0.5, 10, ccg_per_parquet=0.4)) == "FAIL ccg > parquet/3"
     assert _target(entry("100000x100", "convert", 99, 99999)) == "-"
+    # the issue's ring-message trace has the targets of its size
+    assert _target(entry("20000x50:otf2:ring", "convert", 2.1, 900)) == "FAIL > 2 s"
+    assert _target(entry("20000x50:otf2:ring", "open", 0.5, 10, ccg_per_parquet=0.2)) == "PASS"
     assert _target({"shape": "20000x50:otf2", "step": "cat", "status": "timeout after 9 s"}) == "FAIL"
     printed = {"shape": "2000x50:otf2", "step": "otf2-print (process)", "status": "ok"}
     assert _target({**printed, "print_per_convert": 10.5}) == "PASS"
@@ -331,3 +334,16 @@ def test_the_archive_convert_child_times_both_levels_next_to_the_otf2_iteration(
     assert [len(e[f"cpu_{name}_seconds"]["samples"]) for name in ("default", "19", "iterate")] == [2, 2, 1]
     assert e["cpu_speedup"] == pytest.approx(e["cpu_iterate_seconds"]["median"] / e["cpu_default_seconds"]["median"])
     assert list(tmp_path.iterdir()) == []  # the OTF2 folder and the archives are removed
+
+
+def test_scale_shapes_name_their_pattern():
+    sys.path.insert(0, str(ROOT / "tools"))
+    from bench_scale import Shape
+
+    ring = Shape.parse("20000x50:otf2:ring")
+    assert (ring.pattern, ring.name, ring.target_name) == ("ring", "20000x50:otf2:ring", "20000x50:otf2")
+    assert ring.twin(1000).name == "1000x50:otf2:ring" and ring.synth_args()["pattern"] == "ring"
+    assert Shape.parse("1000000x10").pattern == "single" and Shape.parse("40x50").pattern == "spmd"
+    assert Shape.parse("40x50:random").name == "40x50:random"
+    with pytest.raises(ValueError, match="PATTERN"):
+        Shape.parse("40x50:otf2:zigzag")

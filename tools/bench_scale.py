@@ -5,8 +5,11 @@ A shape is ``LOCATIONSxEVENTS`` (events requested per location, as tools/synth.p
 them; regular timing, jitter 0) with ``:otf2`` when the trace is read from an OTF2
 archive written by ``tools/synth.py --otf2`` (kept in bench-out/scale/ between runs),
 else generated in memory as columns (`synth.synthesize_table`, written with
-`ccgformat.write_table`). A shape with too few events per location for one spmd
-iteration uses the ``single`` pattern (1,000,000 x 10: main and four calls, no messages).
+`ccgformat.write_table`), and ``:PATTERN`` to name tools/synth.py's pattern. By default
+a shape with too few events per location for one spmd iteration uses the ``single``
+pattern (1,000,000 x 10: main and four calls, no messages), the others ``spmd``.
+``20000x50:otf2:ring`` is the issue's own trace: ring messages, and idle gaps drawn
+uniformly, so that no two ranks' events repeat; it has the targets of 20000x50:otf2.
 Every shape also runs with --ratio-locations locations and the same per-location shape:
 the ratios of time and memory per location are the issue's "constant per location".
 
@@ -48,7 +51,7 @@ from bench_archive import section_sizes, write_parquet
 from bench_query import CACHE
 from benchkit import Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, run_measured, run_process
 
-SHAPES = ("20000x50:otf2", "100000x100", "1000000x10")
+SHAPES = ("20000x50:otf2", "20000x50:otf2:ring", "100000x100", "1000000x10")
 RATIO_LOCATIONS = 1000
 TIMELINE_WIDTH = 1000
 STEPS = ("convert", "open", "profile", "timeline", "messages", "cat", "parquet")
@@ -62,7 +65,7 @@ TARGETS: dict[str, dict[str, tuple[float | None, float | None, float | None]]] =
 SIZE_TARGETS = {"20000x50:otf2": 1 / 3}
 #: ``otf2-print`` at least this many times as long as ``ccg convert`` (both fresh processes)
 OTF2_PRINT_FACTOR = 10.0
-_SHAPE = re.compile(r"(\d+)x(\d+)(:otf2)?")
+_SHAPE = re.compile(r"(\d+)x(\d+)(:otf2)?(?::(" + "|".join(synth.PATTERNS) + "))?")
 
 
 @dataclass(frozen=True)
@@ -70,20 +73,30 @@ class Shape:
     locations: int
     events_per_location: int
     otf2: bool
+    chosen_pattern: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Shape:
         match = _SHAPE.fullmatch(text)
         if not match or int(match[1]) < 1 or int(match[2]) < 2:
-            raise ValueError(f"shape {text!r} is not LOCATIONSxEVENTS[:otf2] (LOCATIONS >= 1, EVENTS >= 2)")
-        return cls(int(match[1]), int(match[2]), bool(match[3]))
+            raise ValueError(f"shape {text!r} is not LOCATIONSxEVENTS[:otf2][:PATTERN] "
+                             "(LOCATIONS >= 1, EVENTS >= 2)")
+        return cls(int(match[1]), int(match[2]), bool(match[3]), match[4])
 
     @property
     def name(self) -> str:
+        return f"{self.locations}x{self.events_per_location}" + (":otf2" if self.otf2 else "") + \
+            (f":{self.chosen_pattern}" if self.chosen_pattern else "")
+
+    @property
+    def target_name(self) -> str:
+        """The shape whose targets apply (the pattern aside)."""
         return f"{self.locations}x{self.events_per_location}" + (":otf2" if self.otf2 else "")
 
     @property
     def pattern(self) -> str:
+        if self.chosen_pattern:
+            return self.chosen_pattern
         return "spmd" if self.events_per_location >= 2 + synth.iteration_length("spmd") else "single"
 
     @property
@@ -96,7 +109,7 @@ class Shape:
                 "pattern": self.pattern}
 
     def twin(self, locations: int) -> Shape:
-        return Shape(locations, self.events_per_location, self.otf2)
+        return Shape(locations, self.events_per_location, self.otf2, self.chosen_pattern)
 
 
 # --------------------------------------------------------------------------- the steps (children)
@@ -330,8 +343,9 @@ def _target(e: dict[str, Any]) -> str:
         if ratio is None or ("print_per_convert" not in e and ratio < OTF2_PRINT_FACTOR):
             return "-"   # not measured, or stopped before it told
         return "PASS" if ratio >= OTF2_PRINT_FACTOR else f"FAIL < {OTF2_PRINT_FACTOR:g}x"
-    bound = TARGETS.get(e["shape"], {}).get(e["step"])
-    size = SIZE_TARGETS.get(e["shape"]) if e["step"] == "open" else None
+    targeted = Shape.parse(e["shape"]).target_name
+    bound = TARGETS.get(targeted, {}).get(e["step"])
+    size = SIZE_TARGETS.get(targeted) if e["step"] == "open" else None
     if bound is None and size is None:
         return "-"
     if "seconds" not in e:

@@ -294,6 +294,7 @@ def test_scale_targets_are_the_issues():
     # the issue's ring-message trace has the targets of its size
     assert _target(entry("20000x50:otf2:ring", "convert", 2.1, 900)) == "FAIL > 2 s"
     assert _target(entry("20000x50:otf2:ring", "open", 0.5, 10, ccg_per_parquet=0.2)) == "PASS"
+    assert _target(entry("-", "startup", 0.2, 50)) == "-"
     assert _target({"shape": "20000x50:otf2", "step": "cat", "status": "timeout after 9 s"}) == "FAIL"
     printed = {"shape": "2000x50:otf2", "step": "otf2-print (process)", "status": "ok"}
     assert _target({**printed, "print_per_convert": 10.5}) == "PASS"

@@ -343,7 +343,7 @@ def _target(e: dict[str, Any]) -> str:
         if ratio is None or ("print_per_convert" not in e and ratio < OTF2_PRINT_FACTOR):
             return "-"   # not measured, or stopped before it told
         return "PASS" if ratio >= OTF2_PRINT_FACTOR else f"FAIL < {OTF2_PRINT_FACTOR:g}x"
-    targeted = Shape.parse(e["shape"]).target_name
+    targeted = Shape.parse(e["shape"]).target_name if _SHAPE.fullmatch(e["shape"]) else e["shape"]  # "-": start-up
     bound = TARGETS.get(targeted, {}).get(e["step"])
     size = SIZE_TARGETS.get(targeted) if e["step"] == "open" else None
     if bound is None and size is None:

@@ -61,10 +61,10 @@ DEFAULT_LEVEL = 19
 #: measured stays within 2% of its file size at level 19 (at most +1.1%), at 0.64 of its
 #: zstd time (docs/compression.md, `tools/bench.py levels` and `archive`)
 DEFAULT_NODES_SEARCH = (4, 32)
-#: the default zstd level of the aggregation and metric tables (spec 4.10, 4.11): their
-#: payloads repeat themselves so much (20,000 ranks: 2.2 MB per level, 300 bytes stored)
-#: that level 19's search took 0.07 s of a 2.2 s conversion for 0.5% of their bytes
-#: (8 ranks x 125,000 jittered events: 3% of theirs, 0.04% of the file)
+#: the default zstd level of the aggregation and metric tables (spec 4.10, 4.11) that are
+#: not bundled: their payloads repeat themselves so much (20,000 ranks: 2.2 MB per level,
+#: 300 bytes stored) that level 19's search took 0.07 s of a 2.2 s conversion for 0.5% of
+#: their bytes (bundled tables are compressed with the bundle, at the writer's level)
 DEFAULT_TABLES_LEVEL = 9
 DEFAULT_CHECKPOINT_INTERVAL = 65536
 #: node ids per node block: larger blocks import fewer children from earlier ones and give
@@ -121,7 +121,8 @@ class Writer:
 
     ``level``: the zstd level of every block; None (the default) compresses every block at
     DEFAULT_LEVEL, the node blocks with its shorter search DEFAULT_NODES_SEARCH (see
-    `compression.Level`) and the aggregation and metric tables at DEFAULT_TABLES_LEVEL.
+    `compression.Level`) and the aggregation and metric tables that are not bundled at
+    DEFAULT_TABLES_LEVEL.
     ``threads``: how many
     threads compress blocks (default: the cores available); the file is the same for any.
     ``references``: one of `REFERENCE_CODINGS`; ``gaps``: one of `GAP_CODINGS`. With ``tables``, the file also holds the

@@ -117,7 +117,7 @@ def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, in
     so a consumer that stops early, as the writer's size budget does, never makes the
     finer ones: the walk of 2^k slices costs about twice that of 2^(k-1), so all the levels
     cost about two finest ones, while a finest level made first would cost its dense
-    nodes x 2^k x regions cells (128 MiB at 20,000 locations) for a file that keeps three."""
+    nodes x 2^k x regions cells (107 MB at 20,000 ranks) for a file that keeps three."""
     hierarchy = source_hierarchy(source)
     start, stop = trace_window(source)
     states = state_count(source)

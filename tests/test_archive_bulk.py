@@ -76,7 +76,7 @@ def test_write_table_of_lossless_locations_in_order_needs_no_walk(tmp_path_facto
                                                                    per_pass):
     """Lossless locations 0, 1, ... fed in order: their checkpoints come from the input,
     a few locations' events per pass; the file is the one of the per-location path."""
-    monkeypatch.setattr("ccgformat.archive.groups.EVENTS_PER_PASS", per_pass)
+    monkeypatch.setattr("ccgformat.archive.many.EVENTS_PER_PASS", per_pass)
     order = list(range(len(definitions().locations)))  # every defined location, some perhaps empty
     trace = {location: trace.get(location, []) for location in order}
     batch, offsets = columns(trace, order)

@@ -9,35 +9,21 @@ the others of its group. The rest take the per-location path of `indexes.checkpo
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from ..model import COLUMNS, EventBatch
 from .checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
 from .indexes import checkpoints
+from .many import event_passes
 from .native import walk_locations, walker
 from .samples import MetricSamples
 
-#: events walked back (or taken from the input) at once for the end checkpoints: bounds the
-#: memory of that pass, and its temporaries stay small enough for the allocator to reuse
-#: (10^7 events from the input: 1.5 s in passes of 2^22, 0.8 s in passes of 2^20)
-EVENTS_PER_PASS = 1 << 20
 #: events of the small locations a stream's group holds before they are built (an importer's
 #: batches may keep larger buffers alive: 20,000 x 50 from OTF2 peaks at 594 MB with 2^18,
 #: 863 MB with 2^20, at the same time)
 EVENTS_PER_GROUP = 1 << 18
-
-
-def event_passes(counts: np.ndarray) -> Iterator[slice]:
-    """Runs of consecutive locations holding about EVENTS_PER_PASS events (at least one location)."""
-    done = np.cumsum(counts)
-    start = 0
-    while start < len(counts):
-        before = int(done[start - 1]) if start else 0
-        stop = max(int(np.searchsorted(done, before + EVENTS_PER_PASS, side="right")), start + 1)
-        yield slice(start, stop)
-        start = stop
 
 
 def location_checkpoints(pool: Any, locations: np.ndarray, roots: np.ndarray, starts: np.ndarray,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -172,16 +172,20 @@ def root_rows(known: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.nda
     return (at if order is None else order[at]), increasing[at] == wanted
 
 
-def roots_at(source: Any, locations: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def roots_at(source: Any, locations: Sequence[int] | np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The root nodes, first and last timestamps and event counts of ``locations`` (a
-    location may repeat) of a `Graph` or an archive, vectorised over the locations (a
-    million take a few hundredths of a second, not a lookup each). A location without a
-    root raises KeyError."""
+    location may repeat; a list, or an int64 array taken as it is) of a `Graph` or an
+    archive, vectorised over the locations (a million take a few hundredths of a second,
+    not a lookup each). A location without a root raises KeyError."""
     known, *columns = source_root_columns(source)
-    try:
-        wanted = np.fromiter(map(operator.index, locations), np.int64, len(locations))
-    except (TypeError, OverflowError):
-        raise KeyError(f"no location {next(filter(_not_int64, locations))!r}") from None
+    if isinstance(locations, np.ndarray) and locations.dtype == np.int64:
+        wanted = locations
+    else:
+        try:
+            wanted = np.fromiter(map(operator.index, locations), np.int64, len(locations))
+        except (TypeError, OverflowError):
+            raise KeyError(f"no location {next(filter(_not_int64, locations))!r}") from None
     rows, found = root_rows(known, wanted)
     if not found.all():
         raise KeyError(f"no location {locations[int(np.argmin(found))]}")

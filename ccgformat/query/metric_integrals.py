@@ -28,10 +28,10 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from ..archive.groups import event_passes
+from ..archive.many import event_passes
 from ..archive.metric_tables import MetricLevel
 from ..archive.native import walk_locations
-from ..graph.graph import source_root_columns
+from ..graph.graph import roots_at, source_root_columns
 from ..model import EventKind
 from .aggregate_tables import LEVELS, MAX_CELLS, sliced_window, trace_window
 from .tables import tables_for
@@ -163,20 +163,11 @@ def _metric_setup(source: Any, metrics: Iterable[int] | None) -> tuple[list[int]
             [defined[m].value_type for m in chosen])
 
 
-def _root_rows(source: Any, locations: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Root node, first and last event time and event count of each of ``locations``
-    (which have roots), from `source_root_columns`."""
-    known, nodes, starts, ends, events = source_root_columns(source)
-    order = np.argsort(known, kind="stable")
-    at = order[np.searchsorted(known[order], locations)]
-    return nodes[at], starts[at], ends[at], events[at]
-
-
 def _walked_samples(source: Any, locations: np.ndarray) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
     """``(locations, (row, time, ref, raw, stop))`` per run of ``locations`` (increasing,
     with events) walked together, about `event_passes` events at a time: the metric
     samples of the run, ``row`` indexing into the run, and each location's last event time."""
-    nodes, starts, ends, counts = _root_rows(source, locations)
+    nodes, starts, ends, counts = roots_at(source, locations)
     for run in event_passes(counts):
         offsets = np.concatenate(([0], np.cumsum(counts[run])))
         batch = walk_locations(source.pool, locations[run], nodes[run], starts[run], offsets,
@@ -309,7 +300,7 @@ def _given_samples(source: Any, samples: tuple[np.ndarray, ...]) -> Iterator[tup
     """`_walked_samples` of every location with events, from ``samples`` (`MetricSamples.columns`)."""
     location, time, ref, raw = samples
     run = np.sort(source_root_columns(source)[0])
-    yield run, (np.searchsorted(run, location), time, ref, raw, _root_rows(source, run)[2])
+    yield run, (np.searchsorted(run, location), time, ref, raw, roots_at(source, run)[2])
 
 
 def metric_levels(source: Any, finest: int | None = None,

@@ -87,8 +87,7 @@ class Shape:
 
     @property
     def name(self) -> str:
-        return f"{self.locations}x{self.events_per_location}" + (":otf2" if self.otf2 else "") + \
-            (f":{self.chosen_pattern}" if self.chosen_pattern else "")
+        return self.target_name + (f":{self.chosen_pattern}" if self.chosen_pattern else "")
 
     @property
     def target_name(self) -> str:

@@ -302,6 +302,8 @@ def test_scale_targets_are_the_issues():
     stopped = {**printed, "status": "killed above 8192 MB RSS"}
     assert _target({**stopped, "print_per_convert_above": 11.7}) == "PASS"
     assert _target({**stopped, "print_per_convert_above": 6.0}) == "-"     # it might still have passed
+    failed = {**printed, "status": "failed (exit status 1): Too many opened files"}
+    assert _target({**failed, "print_per_convert_above": 10.8}) == "-"     # no run of it to beat
     assert _target({**printed, "status": "skipped: otf2-print is not on PATH"}) == "-"
 
 

@@ -352,8 +352,9 @@ def _target(e: dict[str, Any]) -> str:
     """PASS, FAIL (with what) or "-" when the issue sets no target for the row."""
     if e["step"] == "otf2-print (process)":
         ratio = e.get("print_per_convert", e.get("print_per_convert_above"))
-        if ratio is None or ("print_per_convert" not in e and ratio < OTF2_PRINT_FACTOR):
-            return "-"   # not measured, or stopped before it told
+        if ratio is None or e["status"].startswith("failed") or \
+                ("print_per_convert" not in e and ratio < OTF2_PRINT_FACTOR):
+            return "-"   # not measured, failed (no time to beat), or stopped before it told
         return "PASS" if ratio >= OTF2_PRINT_FACTOR else f"FAIL < {OTF2_PRINT_FACTOR:g}x"
     targeted = Shape.parse(e["shape"]).target_name if _SHAPE.fullmatch(e["shape"]) else e["shape"]  # "-": start-up
     bound = TARGETS.get(targeted, {}).get(e["step"])

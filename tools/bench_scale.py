@@ -29,8 +29,8 @@ reference tool ``otf2-print`` reading it with its output sent to /dev/null (once
 20,000 x 50, where it holds about 1 MB per location, so that the default --memory-limit
 stops it; where the limit of open files is 20,000 it fails after 14 s, "Too many opened
 files", as it keeps two files open per location: either way the ratio is a lower bound,
-"> N x"; skipped, saying so, when it is not on PATH). The issue's target: otf2-print takes
-ten times as long as ccg convert.
+"> N x", and a failed run passes no target; skipped, saying so, when it is not on PATH).
+The issue's target: otf2-print takes ten times as long as ccg convert.
 """
 
 from __future__ import annotations

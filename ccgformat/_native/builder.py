@@ -15,7 +15,9 @@ the C arithmetic in 64 bits.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 from typing import Any
 
 import numpy as np
@@ -81,8 +83,12 @@ class NativeBuilder:
         self._roots: dict[int, LocationRoot] = {}
         self._counts: dict[int, int] = {}  # events checked per open location
         self._out = ffi.new("int64_t[4]")
-        self._version = 0  # counts the calls that may change the pool (for the TableView)
-        self.pool = TableView(self.nodes, lambda: self._version)
+        #: counts the calls that may change the pool (for the TableView); the view reads it
+        #: and the table through objects of their own, not through this builder, so that a
+        #: builder nobody holds frees its table at once (a cycle would wait for the collector)
+        self._version = [0]
+        self.pool = TableView(functools.partial(lib.ccg_builder_nodes, self._handle),
+                              functools.partial(operator.getitem, self._version, 0))
 
     # ------------------------------------------------------------------ public API
 
@@ -95,7 +101,7 @@ class NativeBuilder:
         columns = [buffer("int64_t[]", np.ascontiguousarray(getattr(batch, name), dtype=np.int64))
                    for name in ("time",) + COLUMNS]
         kind = batch.kind if batch.kind.dtype == np.uint8 else self._kinds(location, batch)
-        self._version += 1
+        self._version[0] += 1
         rc = self._lib.ccg_builder_add(self._handle, location, len(batch), columns[0],
                                        buffer("uint8_t[]", np.ascontiguousarray(kind)), *columns[1:])
         if rc:
@@ -118,7 +124,7 @@ class NativeBuilder:
         columns = [buffer("int64_t[]", array) for array in arrays]
         out = np.zeros((len(locations), 4), np.int64)
         failed = self._ffi.new("int64_t *")
-        self._version += 1
+        self._version[0] += 1
         rc = self._lib.ccg_builder_add_locations(
             self._handle, len(locations), buffer("int64_t[]", locations), buffer("int64_t[]", offsets), columns[0],
             buffer("uint8_t[]", np.ascontiguousarray(batch.kind)), *columns[1:], buffer("int64_t[]", out), failed)
@@ -138,7 +144,7 @@ class NativeBuilder:
         self._open.discard(location)
         self._counts.pop(location, None)
         out = self._out
-        self._version += 1
+        self._version[0] += 1
         rc = self._lib.ccg_builder_end_location(self._handle, location, out)
         self._collect_repairs()
         if rc:

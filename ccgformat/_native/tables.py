@@ -93,15 +93,43 @@ def table_arrays(nodes: Any) -> dict[str, np.ndarray]:
     return arrays
 
 
-class _Column:
-    __slots__ = ("_view", "_read")
+class _TableArrays:
+    """What the columns of a `TableView` read: views of the table's current arrays,
+    refreshed when it moved. It refers to nothing that refers back to it, so a view and
+    the builder that owns the table are freed as soon as the last reference goes (a cycle
+    would keep a builder's table, hundreds of MB in C, until the garbage collector's next
+    full pass)."""
 
-    def __init__(self, view: TableView, read: Callable[[dict[str, np.ndarray], int], Any]):
-        self._view = view
+    __slots__ = ("current", "version", "cache")
+
+    def __init__(self, current: Callable[[], Any], version: Callable[[], object] | None):
+        self.current = current
+        self.version = version
+        self.cache: tuple[object, dict[str, np.ndarray], int] | None = None
+
+    def __call__(self) -> tuple[dict[str, np.ndarray], int]:
+        cache = self.cache
+        if self.version is not None:
+            stamp: object = self.version()
+            if cache is not None and cache[0] == stamp:
+                return cache[1], cache[2]
+        nodes = self.current()
+        if self.version is None:
+            stamp = (nodes.count, nodes.first, nodes.kind, nodes.children)  # cdata pointers compare by address
+        if cache is None or cache[0] != stamp:
+            cache = self.cache = (stamp, table_arrays(nodes), int(nodes.first))
+        return cache[1], cache[2]
+
+
+class _Column:
+    __slots__ = ("_arrays", "_read")
+
+    def __init__(self, arrays: _TableArrays, read: Callable[[dict[str, np.ndarray], int], Any]):
+        self._arrays = arrays
         self._read = read
 
     def __getitem__(self, node: int | slice) -> Any:
-        arrays, first = self._view.arrays()
+        arrays, first = self._arrays()
         if isinstance(node, slice):  # by ids, as a list (NodePool columns are lists)
             ids = range(*node.indices(first + len(arrays["kind"])))
             return [self._read(arrays, i - first) for i in ids if i >= first]
@@ -119,24 +147,24 @@ class TableView:
     """NodePool-like columns of a C-owned table; ``current`` returns the table's
     ``ccg_nodes *`` afresh (it moves when the table grows). ``version``, when given,
     returns a value that changes whenever the table may have changed (cheaper than
-    comparing the table's pointers on every access)."""
+    comparing the table's pointers on every access). Neither may refer to the view's
+    owner: the view would keep it alive in a reference cycle."""
 
     def __init__(self, current: Callable[[], Any], version: Callable[[], object] | None = None):
         self._current = current
-        self._version = version
-        self._cache: tuple[object, dict[str, np.ndarray], int] | None = None
-        self.kind = _Column(self, lambda a, i: int(a["kind"][i]))
-        self.children = _Column(self, _run("child_start", "children"))
-        self.durations = _Column(self, _run("duration_start", "durations"))
-        self.key = _Column(self, _run("key_start", "key"))
-        self.soft = _Column(self, _run("soft_start", "soft"))
-        self.events = _Column(self, lambda a, i: int(a["events"][i]))
-        self.total = _Column(self, lambda a, i: int(a["total"][i]))
-        self.metric_sums = _Column(self, lambda a, i: tuple(zip(
+        self._arrays = arrays = _TableArrays(current, version)
+        self.kind = _Column(arrays, lambda a, i: int(a["kind"][i]))
+        self.children = _Column(arrays, _run("child_start", "children"))
+        self.durations = _Column(arrays, _run("duration_start", "durations"))
+        self.key = _Column(arrays, _run("key_start", "key"))
+        self.soft = _Column(arrays, _run("soft_start", "soft"))
+        self.events = _Column(arrays, lambda a, i: int(a["events"][i]))
+        self.total = _Column(arrays, lambda a, i: int(a["total"][i]))
+        self.metric_sums = _Column(arrays, lambda a, i: tuple(zip(
             a["metric_id"][a["metric_start"][i]:a["metric_start"][i + 1]].tolist(),
             a["metric_sum"][a["metric_start"][i]:a["metric_start"][i + 1]].tolist())))
-        self.child_events = PerChild(self, self.events)
-        self.child_metric_sums = PerChild(self, self.metric_sums)
+        self.child_events = PerChild(self.children, self.events)
+        self.child_metric_sums = PerChild(self.children, self.metric_sums)
 
     def native_nodes(self) -> Any:
         """The table's current ``ccg_nodes *`` for C code (the encoder and the walker
@@ -145,17 +173,7 @@ class TableView:
 
     def arrays(self) -> tuple[dict[str, np.ndarray], int]:
         """Views of the current columns and the first id (refreshed when the table moved)."""
-        cache = self._cache
-        if self._version is not None:
-            stamp: object = self._version()
-            if cache is not None and cache[0] == stamp:
-                return cache[1], cache[2]
-        nodes = self._current()
-        if self._version is None:
-            stamp = (nodes.count, nodes.first, nodes.kind, nodes.children)  # cdata pointers compare by address
-        if cache is None or cache[0] != stamp:
-            cache = self._cache = (stamp, table_arrays(nodes), int(nodes.first))
-        return cache[1], cache[2]
+        return self._arrays()
 
     def __len__(self) -> int:
         nodes = self._current()

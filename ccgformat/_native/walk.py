@@ -15,6 +15,7 @@ provider raises comes out of the walker's method unchanged.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -76,7 +77,10 @@ class _BlockSource(_Source):
             raise CorruptArchiveError("node block boundaries are not in order")
         self._blocks = ffi.new("ccg_block *[]", max(count, 1))
         self._loaded: list[tuple[int, Any]] = []
-        self._handle = ffi.new_handle(self)
+        # the callback's handle refers to this source weakly: a strong one would make a
+        # cycle that keeps the provider (an archive's decoded blocks) until the collector's
+        # next full pass; during a native call the walker holds the source
+        self._handle = ffi.new_handle(weakref.ref(self))
         self.struct = ffi.new("ccg_source *", {
             "block_count": count, "block_first": ffi.from_buffer("int64_t[]", self._first),
             "blocks": self._blocks, "load": lib.ccg_python_load, "context": self._handle})
@@ -94,7 +98,7 @@ class _BlockSource(_Source):
 
 @ffi.def_extern(error=CCG_ERR_CALLBACK)
 def ccg_python_load(context: Any, block: int) -> int:
-    source = ffi.from_handle(context)
+    source = ffi.from_handle(context)()
     try:
         source.load(block)
     except BaseException as error:  # noqa: BLE001 - handed back to the caller of the native function

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import mmap
 import os
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -73,14 +74,47 @@ class ArchiveStats:
     bytes_per_event: float
 
 
+class _Storage:
+    """The bytes of an open archive: the file's map and the raw payloads of its bundle
+    members. The archive and its pool both hold it, and it holds neither, so that an
+    archive nobody holds is freed at once with its map and its decoded blocks (in C): a
+    reference cycle would keep them until the garbage collector's next full pass."""
+
+    def __init__(self, path: str, data: mmap.mmap) -> None:
+        self.path = path
+        self.map = data
+        #: the raw payloads of the sections inside BUNDLE blocks
+        self.members: dict[DirectoryEntry, bytes] = {}
+        self.closed = False
+
+    def payload(self, entry: DirectoryEntry) -> bytes:
+        """The checked, decompressed payload of one block or bundle member."""
+        dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
+        return unpack_payload(entry.flags, self.stored(entry), entry.raw_length, self.path, entry.offset,
+                              dictionary)
+
+    def stored(self, entry: DirectoryEntry) -> memoryview:
+        """The stored payload of one block, its framing and CRC checked (of a bundle
+        member: its raw payload)."""
+        if self.closed:
+            raise ValueError("the archive is closed")
+        if entry.member >= 0:
+            return memoryview(self.members[entry])
+        kind, flags, stored = read_block(self.map, entry.offset, self.path, expect_kind=entry.kind)
+        if flags != entry.flags or len(stored) != entry.length:
+            raise CorruptArchiveError("block header disagrees with the footer", path=self.path, offset=entry.offset)
+        return stored
+
+
 class _Column:
     """``pool.<column>[node]`` for an archive: finds the node's block and reads one value,
-    remembering it for as long as the block stays in the cache."""
+    remembering it for as long as the block stays in the cache. It refers to its pool
+    weakly (the pool holds its columns): read it while holding the pool."""
 
     __slots__ = ("_pool", "_read", "_name")
 
     def __init__(self, pool: ArchivePool, name: str, read: Callable[[NodeBlock, int], Any]):
-        self._pool = pool
+        self._pool = weakref.proxy(pool)
         self._name = name
         self._read = read
 
@@ -98,8 +132,8 @@ class _Column:
 class ArchivePool:
     """The node pool of an archive, with the column interface of `NodePool`."""
 
-    def __init__(self, archive: Archive, entries: list[DirectoryEntry]):
-        self._archive = archive
+    def __init__(self, storage: _Storage, entries: list[DirectoryEntry]):
+        self._storage = storage
         self._entries = entries
         self._firsts = [entry.first for entry in entries]
         self._cache: OrderedDict[int, NodeBlock] = OrderedDict()
@@ -132,7 +166,7 @@ class ArchivePool:
             return last
         if not 0 <= node < self.size:
             raise CorruptArchiveError(f"reference to node {node}, but the archive holds {self.size}",
-                                      path=self._archive.path)
+                                      path=self._storage.path)
         return self._block(bisect.bisect_right(self._firsts, node) - 1)
 
     def blocks(self) -> Iterator[NodeBlock]:
@@ -155,11 +189,11 @@ class ArchivePool:
         """Block ``index``, decoded and checked; with ``claims`` its import claims are
         checked (or kept until the blocks they speak of are decoded)."""
         entry = self._entries[index]
-        block = decode_block(self._archive.payload(entry), self._archive.path, entry.offset,
+        block = decode_block(self._storage.payload(entry), self._storage.path, entry.offset,
                              **block_coding(entry.kind))
         if block.first != entry.first or len(block) != entry.count:
             raise CorruptArchiveError("node block does not hold the ids the footer lists",
-                                      path=self._archive.path, offset=entry.offset)
+                                      path=self._storage.path, offset=entry.offset)
         if claims:
             self._check_claims(block, entry)
         return block
@@ -187,7 +221,7 @@ class ArchivePool:
             raise RuntimeError("native blocks need the native backend")
         if not 0 <= index < len(self._entries):
             raise CorruptArchiveError(f"node block {index} does not exist ({len(self._entries)} blocks)",
-                                      path=self._archive.path)
+                                      path=self._storage.path)
         return self._block(index).struct
 
     def _check_claims(self, block: NodeBlock, entry: DirectoryEntry) -> None:
@@ -232,7 +266,7 @@ class ArchivePool:
             raise CorruptArchiveError(
                 f"the block at {claim.offset} says node {node} holds {int(claim.events[i])} events over "
                 f"{int(claim.total[i])} ticks, its own block gives {int(events[local[i]])} over "
-                f"{int(total[local[i]])}", path=self._archive.path, offset=claim.offset)
+                f"{int(total[local[i]])}", path=self._storage.path, offset=claim.offset)
 
 
 def _decoded_bytes(entry: DirectoryEntry) -> int:
@@ -262,16 +296,14 @@ class Archive:
                 raise TruncatedError(f"{size} bytes is too short for an archive", path=self.path, offset=size)
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self.file_bytes = size
-        self._closed = False
-        #: the raw payloads of the sections inside BUNDLE blocks
-        self._members: dict[DirectoryEntry, bytes] = {}
+        self._storage = _Storage(self.path, self._map)
         try:
             self._directory = self._read_footer()
             self._sections = self._expand_bundles()
         except BaseException:
             self.close()
             raise
-        self.pool = ArchivePool(self, [e for e in self._sections if e.kind in NODE_KINDS])
+        self.pool = ArchivePool(self._storage, [e for e in self._sections if e.kind in NODE_KINDS])
         self._indexes: dict[DirectoryEntry, dict[Any, Any]] = {}  # decoded index sections
         self._index_blocks: dict[SectionKind, tuple[list[int], list[DirectoryEntry]]] = {}
 
@@ -326,7 +358,7 @@ class Archive:
                 raise CorruptArchiveError(f"a {SectionKind(block.kind).name} block's directory entry has a non-zero "
                                           f"first or lacks MUST_UNDERSTAND", path=self.path, offset=block.offset)
             for member, raw in decode_bundle(self.payload(block), block, self.path):
-                self._members[member] = raw
+                self._storage.members[member] = raw
                 sections.append(member)
         expected_node = 0
         for entry in sections:
@@ -371,21 +403,7 @@ class Archive:
 
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block or bundle member."""
-        dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
-        return unpack_payload(entry.flags, self._stored(entry), entry.raw_length, self.path, entry.offset,
-                              dictionary)
-
-    def _stored(self, entry: DirectoryEntry) -> memoryview:
-        """The stored payload of one block, its framing and CRC checked (of a bundle
-        member: its raw payload)."""
-        if self._closed:
-            raise ValueError("the archive is closed")
-        if entry.member >= 0:
-            return memoryview(self._members[entry])
-        kind, flags, stored = read_block(self._map, entry.offset, self.path, expect_kind=entry.kind)
-        if flags != entry.flags or len(stored) != entry.length:
-            raise CorruptArchiveError("block header disagrees with the footer", path=self.path, offset=entry.offset)
-        return stored
+        return self._storage.payload(entry)
 
     def _section(self, kind: SectionKind) -> DirectoryEntry:
         return next(entry for entry in self._sections if entry.kind == kind)
@@ -398,7 +416,7 @@ class Archive:
         return decode_json(self.payload(entry), kind.name, self.path, entry.offset)
 
     def close(self) -> None:
-        self._closed = True
+        self._storage.closed = True
         try:
             self._map.close()
         except BufferError:
@@ -440,7 +458,7 @@ class Archive:
             raise CorruptArchiveError(f"definitions section: {error}", path=self.path, offset=entry.offset) from None
         if extensions is not None:
             # the stored bytes are copied now (they are small), so the extensions decode also after close
-            stored = bytes(self._stored(extensions))
+            stored = bytes(self._storage.stored(extensions))
             definitions.load = lambda: self._extensions(extensions, stored)
         table = self._optional_section(SectionKind.LOCATION_TABLE)
         if table is None:

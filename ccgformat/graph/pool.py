@@ -54,17 +54,18 @@ def node_bytes(kind: int, children: int, durations: tuple[int, ...]) -> int:
 
 class PerChild:
     """``view[node]``: a column's values for each child of ``node``, as a tuple (for any
-    pool with a ``children`` column and a column indexable by node id)."""
+    pool's ``children`` column and a column indexable by node id). It holds the two
+    columns, not the pool, so that a pool holding it is no reference cycle."""
 
-    __slots__ = ("_pool", "_column")
+    __slots__ = ("_children", "_column")
 
-    def __init__(self, pool: Any, column: Any):
-        self._pool = pool
+    def __init__(self, children: Any, column: Any):
+        self._children = children
         self._column = column
 
     def __getitem__(self, node: int) -> tuple:
         column = self._column
-        return tuple(column[child] for child in self._pool.children[node])
+        return tuple(column[child] for child in self._children[node])
 
 
 class NodePool:
@@ -90,8 +91,8 @@ class NodePool:
         self.total: list[int] = []
         self.metric_sums: list[tuple[tuple[int, int], ...]] = []
 
-        self.child_events = PerChild(self, self.events)
-        self.child_metric_sums = PerChild(self, self.metric_sums)
+        self.child_events = PerChild(self.children, self.events)
+        self.child_metric_sums = PerChild(self.children, self.metric_sums)
 
     def __len__(self) -> int:
         return len(self.kind)

@@ -19,6 +19,7 @@ left out of the mean).
 
 from __future__ import annotations
 
+import weakref
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +50,9 @@ class SummaryIndex:
     (nothing before it) prepended to every location."""
 
     def __init__(self, archive: Any):
-        self.archive = archive
+        #: weakly: the archive keeps its index (`of`), and a cycle would keep both, with the
+        #: archive's map and decoded blocks, until the garbage collector's next full pass
+        self.archive = weakref.proxy(archive)
         self._points: dict[int, tuple[list[int], list[dict[str, Any]], list[dict[str, Any]]]] = {}
         self._clean: dict[tuple[int, int], bool] = {}
         #: parsed row lists, by (id of the checkpoint object, member); the checkpoints live in _points

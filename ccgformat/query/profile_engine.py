@@ -4,6 +4,7 @@ it) and the evaluation of windows on the graph with it (see `ccgformat.query.pro
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,9 @@ class ProfileEngine:
 
     def __init__(self, source: Any, cache_modulus: int = 10, cache_references: int = 5):
         check_policy(cache_modulus, cache_references)
-        self.source = source
+        #: weakly: the source keeps its engines (`engine_for`), and a cycle would keep an
+        #: archive's map and decoded blocks until the garbage collector's next full pass
+        self.source = weakref.proxy(source)
         self.definitions = source.definitions
         self.tables = tables_for(source.pool)
         self.layout = Layout(self.tables, len(self.definitions.regions))

@@ -103,3 +103,14 @@ def test_a_walker_outlives_its_archive_object(trace: Path) -> None:
     assert len(read) == len(expected) > 0
     for name in ("time", "kind", *COLUMNS):
         assert np.array_equal(getattr(read, name), getattr(expected, name)), name
+
+
+def test_closing_lets_the_decoded_blocks_go(trace: Path) -> None:
+    archive = ccgformat.open(trace)
+    walker = archive.location(0)
+    walker.event(len(walker) - 1)
+    assert archive.pool._cache
+    archive.close()
+    assert not archive.pool._cache
+    with pytest.raises(ValueError, match="closed"):
+        walker.event(0)

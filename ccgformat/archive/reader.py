@@ -211,6 +211,12 @@ class ArchivePool:
         self._last = block
         return block
 
+    def release(self) -> None:
+        """Let the decoded blocks go (the archive was closed: no block is read again)."""
+        self._cache.clear()
+        self._cached_bytes = 0
+        self._last = None
+
     # ----------------------------------------------------------------- native access
 
     def native_block(self, index: int) -> Any:
@@ -417,6 +423,9 @@ class Archive:
 
     def close(self) -> None:
         self._storage.closed = True
+        pool = self.__dict__.get("pool")   # none yet when opening failed
+        if pool is not None:
+            pool.release()
         try:
             self._map.close()
         except BufferError:

@@ -27,7 +27,7 @@ from ccgformat.formats.otf2.export import write_events  # noqa: E402
 from .corpus import require_module  # noqa: E402
 
 #: the objects that hold a graph's nodes or an archive's bytes, by class name
-HOLDERS = {"NativeBuilder", "GraphBuilder", "TableView", "NodePool", "Graph", "NativeGraph", "Archive",
+HOLDERS = {"NativeBuilder", "Builder", "TableView", "NodePool", "Graph", "NativeGraph", "Archive",
            "ArchivePool", "NativeNodeBlock", "NodeBlock", "_BlockSource", "_Storage", "mmap"}
 
 

@@ -151,7 +151,6 @@ class TableView:
     owner: the view would keep it alive in a reference cycle."""
 
     def __init__(self, current: Callable[[], Any], version: Callable[[], object] | None = None):
-        self._current = current
         self._arrays = arrays = _TableArrays(current, version)
         self.kind = _Column(arrays, lambda a, i: int(a["kind"][i]))
         self.children = _Column(arrays, _run("child_start", "children"))
@@ -169,12 +168,12 @@ class TableView:
     def native_nodes(self) -> Any:
         """The table's current ``ccg_nodes *`` for C code (the encoder and the walker
         read it directly; valid until the table changes)."""
-        return self._current()
+        return self._arrays.current()
 
     def arrays(self) -> tuple[dict[str, np.ndarray], int]:
         """Views of the current columns and the first id (refreshed when the table moved)."""
         return self._arrays()
 
     def __len__(self) -> int:
-        nodes = self._current()
+        nodes = self._arrays.current()
         return int(nodes.first) + int(nodes.count)

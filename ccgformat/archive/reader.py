@@ -87,6 +87,15 @@ class _Storage:
         self.members: dict[DirectoryEntry, bytes] = {}
         self.closed = False
 
+    def close(self) -> None:
+        self.closed = True
+        try:
+            self.map.close()
+        except BufferError:
+            # a view of the map is still referenced, typically by the traceback of an error
+            # raised while reading a block; the mapping is released when that view is freed
+            pass
+
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block or bundle member."""
         dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
@@ -300,14 +309,13 @@ class Archive:
             size = os.fstat(handle.fileno()).st_size
             if size < FILE_HEADER.size + TRAILER.size:
                 raise TruncatedError(f"{size} bytes is too short for an archive", path=self.path, offset=size)
-            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            self._storage = _Storage(self.path, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
         self.file_bytes = size
-        self._storage = _Storage(self.path, self._map)
         try:
             self._directory = self._read_footer()
             self._sections = self._expand_bundles()
         except BaseException:
-            self.close()
+            self._storage.close()
             raise
         self.pool = ArchivePool(self._storage, [e for e in self._sections if e.kind in NODE_KINDS])
         self._indexes: dict[DirectoryEntry, dict[Any, Any]] = {}  # decoded index sections
@@ -316,7 +324,7 @@ class Archive:
     # ----------------------------------------------------------------- opening
 
     def _read_footer(self) -> list[DirectoryEntry]:
-        data, size = self._map, self.file_bytes
+        data, size = self._storage.map, self.file_bytes
         magic, major, minor, reserved = FILE_HEADER.unpack_from(data, 0)
         if magic != MAGIC:
             raise CorruptArchiveError("not a .ccg archive (bad magic)", path=self.path, offset=0)
@@ -393,7 +401,7 @@ class Archive:
     @property
     def version(self) -> tuple[int, int]:
         """The format version (major, minor) from the header."""
-        _, major, minor, _ = FILE_HEADER.unpack_from(self._map, 0)
+        _, major, minor, _ = FILE_HEADER.unpack_from(self._storage.map, 0)
         return major, minor
 
     @property
@@ -422,16 +430,8 @@ class Archive:
         return decode_json(self.payload(entry), kind.name, self.path, entry.offset)
 
     def close(self) -> None:
-        self._storage.closed = True
-        pool = self.__dict__.get("pool")   # none yet when opening failed
-        if pool is not None:
-            pool.release()
-        try:
-            self._map.close()
-        except BufferError:
-            # a view of the map is still referenced, typically by the traceback of an error
-            # raised while reading a block; the mapping is released when that view is freed
-            pass
+        self.pool.release()
+        self._storage.close()
 
     def __enter__(self) -> Archive:
         return self

@@ -231,7 +231,7 @@ class _Verifier:
     def check_layout(self) -> None:
         """Blocks tile the data area: no overlap and no bytes the footer does not list."""
         size = self.archive.file_bytes
-        footer_length, _ = TRAILER.unpack_from(self.archive._map, size - TRAILER.size)
+        footer_length, _ = TRAILER.unpack_from(self.archive._storage.map, size - TRAILER.size)
         footer_offset = size - TRAILER.size - footer_length
         position = FILE_HEADER.size
         for entry in sorted(self.archive.directory, key=lambda e: e.offset):

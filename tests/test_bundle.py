@@ -38,11 +38,14 @@ def definitions() -> Definitions:
         strings=["a"], timer_resolution=1000, clock_offset=-5, provenance={"source_format": "test"})
 
 
-def write(path, *, bundle: bool, params: ccg.Params = ccg.Params()):
+def write(path, *, bundle: bool, params: ccg.Params = ccg.Params(), compact: bool = False):
+    """The test trace; with ``bundle``, in a DICTIONARY_BUNDLE block (``compact``: in the
+    compact layout, spec 2.7)."""
     events = EventBatch.from_events([(10, K.ENTER, 0), (20, K.ENTER, 1), (25, K.SEND, 1, 0, 0, 0, 8),
                                      (30, K.LEAVE, 1), (90, K.LEAVE, 0)])
-    ccg.write_trace(path, definitions(), [(0, [events])], params, bundle=bundle, checkpoint_interval=2,
-                    aggregation=None, index="always")  # without the tables (1.4), the file without a bundle is 1.3
+    ccg.write_trace(path, definitions(), [(0, [events])], params, bundle=bundle, compact=compact,
+                    checkpoint_interval=2, aggregation=None,
+                    index="always")  # without the tables (1.4), the file without a bundle is 1.3
     return path
 
 

@@ -168,7 +168,11 @@ def test_every_coding_reads_back_the_trace(tmp_path_factory, trace, nodes_per_bl
         assert set(kinds) <= PREDICTED_KINDS
     with ccg.open(path) as archive:
         bundled = any(entry.kind == SectionKind.DICTIONARY_BUNDLE for entry in archive.directory)
-        assert archive.version[1] == coded_minor(kinds, 5 if bundled else 4 if SectionKind.PREDICTED_NODES in kinds else 3)
+        if len(archive.directory) == 1 and bundled:  # the compact layout (spec 2.7)
+            assert archive.version == (2, 0)
+        else:
+            assert archive.version[1] == coded_minor(kinds, 5 if bundled else 4 if SectionKind.PREDICTED_NODES in kinds
+                                                     else 3)
         for location, events in trace.items():
             rebuilt = [e for batch in archive.location(location).events() for e in batch.rows()]
             assert rebuilt == [e for batch in batches(events) for e in batch.rows()]

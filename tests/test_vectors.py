@@ -14,7 +14,7 @@ import pytest
 import ccgformat as ccg
 from ccgformat.archive.codec import BLOCK_START, STREAMS, decode_stream
 from ccgformat.archive.sections import DirectoryEntry, decode_directory
-from ccgformat.archive.layout import BLOCK_HEADER, TRAILER, BlockFlags, SectionKind
+from ccgformat.archive.layout import BLOCK_HEADER, COMPACT_MAJOR_VERSION, TRAILER, BlockFlags, SectionKind
 from ccgformat.errors import UnsupportedVersionError
 from ccgformat.model import KIND_FIELDS, Event, EventKind
 
@@ -71,7 +71,10 @@ def read_events(archive: ccg.Archive) -> dict[int, list[Event]]:
 
 
 def section_kinds(path: Path, archive: ccg.Archive) -> set[int]:
-    """The kinds the directory lists, plus the footer's own kind (read from the trailer)."""
+    """The kinds the directory lists, plus the footer's own kind (read from the trailer);
+    of a file in the compact layout (spec 2.7), which has no footer, its bundle's."""
+    if archive.version[0] == COMPACT_MAJOR_VERSION:
+        return {entry.kind for entry in archive.directory}
     data = path.read_bytes()
     footer_length, _ = TRAILER.unpack_from(data, len(data) - TRAILER.size)
     footer_kind, _, _ = BLOCK_HEADER.unpack_from(data, len(data) - TRAILER.size - footer_length)
@@ -179,6 +182,9 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
             assert archive.version == (1, 4) and since_1_4 & {entry.kind for entry in archive.directory}
     with ccg.open(VECTORS / "bundle.ccg") as archive:
         assert archive.version == (1, 5) and [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
+    with ccg.open(VECTORS / "compact.ccg") as archive:  # the same bundle as the whole file (spec 2.7)
+        assert archive.version == (2, 0) and [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
+        assert (VECTORS / "compact.ccg").read_bytes()[16:] in (VECTORS / "bundle.ccg").read_bytes()
     for name in FORMAT_1_4:
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
             assert archive.version == (1, 4) and [e.kind for e in archive.directory] == [SectionKind.BUNDLE]
@@ -199,11 +205,15 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
                         bundle=False)
         with ccg.open(path) as archive:
             assert archive.version == (1, 3)
-        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), compact=False)
         with ccg.open(path) as archive:  # the small sections in a dictionary bundle; no level fits the budget
             assert archive.version == (1, 5)
             assert [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
             assert archive.aggregation_tables is None
+        ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
+        with ccg.open(path) as archive:  # that bundle as the whole file: the compact layout
+            assert archive.version == (2, 0)
+            assert [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), aggregation=100.0)
         with ccg.open(path) as archive:  # a budget beyond the file: level 0 too
             assert archive.aggregation_tables is not None

@@ -43,14 +43,16 @@ def section_bytes(path: Path) -> dict[str, int]:
     """Bytes on disk per section kind of an archive (framing included); ``framing`` is the
     header, the footer block and the trailer."""
     import ccgformat
-    from ccgformat.archive.layout import BLOCK_OVERHEAD, SectionKind
+    from ccgformat.archive.layout import BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, SectionKind
 
     known = {int(k) for k in SectionKind}
     sections: dict[str, int] = {}
     with ccgformat.open(path) as archive:
-        for entry in archive._directory:
+        # in the compact layout (spec 2.7) the one bundle is the body, without block framing
+        overhead = 0 if archive.version[0] == COMPACT_MAJOR_VERSION else BLOCK_OVERHEAD
+        for entry in archive.directory:
             name = SectionKind(entry.kind).name if entry.kind in known else str(entry.kind)
-            sections[name] = sections.get(name, 0) + BLOCK_OVERHEAD + entry.length
+            sections[name] = sections.get(name, 0) + overhead + entry.length
     sections["framing"] = path.stat().st_size - sum(sections.values())
     return sections
 

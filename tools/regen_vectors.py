@@ -57,11 +57,12 @@ import zstandard
 # would write its own format into these files)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ccgformat as ccg  # noqa: E402
-from ccgformat.archive.blocks import frame_block
-from ccgformat.archive.bundle import bundle_dictionary, compress_with_dictionary, decode_bundle, encode_bundle
+from ccgformat.archive.blocks import frame_block, frame_compact
+from ccgformat.archive.bundle import (bundle_dictionary, compress_with_dictionary, decode_bundle, encode_bundle,
+                                      member_count)
 from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream
-from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, DIRECTORY_ENTRY, END_MAGIC, FILE_HEADER, TRAILER,
-                                      BlockFlags, SectionKind)
+from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
+                                      FILE_HEADER, TRAILER, BlockFlags, SectionKind)
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory
 from ccgformat.model import (KIND_FIELDS, Communicator, Definitions, Event, EventBatch, EventKind, Location,
                              Metric, Region, SystemTreeNode)
@@ -129,6 +130,9 @@ class Vector:
     #: the writer's BUNDLE block (format 1.4) for the sections written last; off for the
     #: vectors that show each section in a block of its own
     bundle: bool = False
+    #: with ``bundle``, a file the bundle holds whole in the compact layout (format 2.0,
+    #: spec 2.7); off for `bundle`, which shows the DICTIONARY_BUNDLE block
+    compact: bool = False
     #: how node blocks store their gaps (writer.GAP_CODINGS): plain but in `coded_gaps`, so
     #: that the vectors made before coded gaps keep their bytes and version
     gaps: str = "plain"
@@ -594,6 +598,15 @@ def bundle() -> Vector:
         "4.2). `1.4/bundle.ccg` is the same trace in a BUNDLE block, as the 1.4 writer wrote it."))
 
 
+def compact() -> Vector:
+    vector = minimal()
+    return replace(vector, name="compact", bundle=True, compact=True, notes=[], summary=(
+        "`minimal.ccg` as the writer writes it by default: the members of `bundle.ccg`'s "
+        "DICTIONARY_BUNDLE block as the whole file, in the compact layout (format 2.0, spec "
+        "2.7): the 16-byte header, whose last field is the CRC32C, then the bundle's zstd "
+        "frame; no block framing, footer or trailer."))
+
+
 def metric_integrals() -> Vector:
     """Two ranks in main sampling a gauge (absolute) and a counter (accumulated), written
     with the metric pyramid (spec 4.11)."""
@@ -620,7 +633,7 @@ VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, 
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
                                                many_locations_json, predicted_references, extension_records, aggregation,
-                                               bundle, metric_integrals, coded_gaps, coded_soft]
+                                               bundle, metric_integrals, coded_gaps, coded_soft, compact]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -632,7 +645,7 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                      for location, events in sorted(vector.trace.items())),
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
                     nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references,
-                    aggregation=vector.aggregation, bundle=vector.bundle, gaps=vector.gaps,
+                    aggregation=vector.aggregation, bundle=vector.bundle, compact=vector.compact, gaps=vector.gaps,
                     index="always")  # the vectors show the index (spec 4.8) however small the graph
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
@@ -697,7 +710,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         "events lie within the bounds recorded in the archive's PARAMETERS section (see below).",
         "A vector a reader must refuse has no listing; its description names the error.",
         "",
-        "## Vectors (format 1.3 to 1.6: each file's header names its version)",
+        "## Vectors (format 1.3 to 2.0: each file's header names its version)",
         "",
     ]
     for v in vectors:
@@ -721,7 +734,8 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
             "LOCATION_TABLE, CHECKPOINT_TABLE, EXTENSION_TABLE, in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
             "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, in `coded_gaps.ccg`",
             "CODED_NODES, in `coded_soft.ccg` CODED_SOFT_NODES, in",
-            "`bundle.ccg` DICTIONARY_BUNDLE, in `1.4/bundle.ccg` BUNDLE, and the FOOTER) and every event kind; the test checks that too.", "",
+            "`bundle.ccg` DICTIONARY_BUNDLE, in `1.4/bundle.ccg` BUNDLE, and the FOOTER), the compact layout",
+            "(`compact.ccg`, format 2.0) and every event kind; the test checks that too.", "",
             "## Format 1.2 (`1.2/`)",
             "",
             "`minimal`, `every_kind`, `wide_split`, `lossy` and `empty_location` as this script wrote",
@@ -754,6 +768,9 @@ def locations_line(vector: Vector) -> str:
 
 
 def section_summary(data: bytes) -> str:
+    if FILE_HEADER.unpack_from(data, 0)[1] == COMPACT_MAJOR_VERSION:
+        members = ", ".join(SectionKind(member.kind).name for member, _ in compact_members(data))
+        return f"compact layout: the header, then one DICTIONARY_BUNDLE frame ({members})"
     archive = parse(data)
     counts: dict[str, int] = {}
     for entry in archive.entries:
@@ -908,6 +925,14 @@ class Parsed:
     footer_offset: int
 
 
+def compact_members(data: bytes) -> list[tuple[DirectoryEntry, bytes]]:
+    """The bundle members of a file in the compact layout (spec 2.7)."""
+    raw = zstandard.ZstdDecompressor(dict_data=bundle_dictionary()).decompress(data[FILE_HEADER.size:])
+    count = member_count(raw, "", FILE_HEADER.size)
+    return decode_bundle(raw, DirectoryEntry(int(SectionKind.DICTIONARY_BUNDLE), 3, FILE_HEADER.size,
+                                             len(data) - FILE_HEADER.size, len(raw), 0, count), "")
+
+
 def parse(data: bytes) -> Parsed:
     footer_length, end_magic = TRAILER.unpack_from(data, len(data) - TRAILER.size)
     assert end_magic == END_MAGIC
@@ -984,8 +1009,8 @@ def bad_archives(base: bytes) -> list[Bad]:
     add("bad_magic.ccg", "bytes 1-3 of the magic replaced by `XYZ`", "CorruptArchiveError", 0, bytes(data))
 
     data = bytearray(base)
-    FILE_HEADER.pack_into(data, 0, *FILE_HEADER.unpack_from(base, 0)[:1], 2, 0, 0)
-    add("unknown_major.ccg", "major version in the header set to 2 (minor 0)", "UnsupportedVersionError", 8,
+    FILE_HEADER.pack_into(data, 0, *FILE_HEADER.unpack_from(base, 0)[:1], 3, 0, 0)
+    add("unknown_major.ccg", "major version in the header set to 3 (minor 0)", "UnsupportedVersionError", 8,
         bytes(data))
 
     data = bytearray(base)
@@ -1230,13 +1255,36 @@ def bundle_bad_archives(base: bytes) -> list[Bad]:
     return bads
 
 
+def compact_bad_archives(base: bytes) -> list[Bad]:
+    """Damaged files in the compact layout, from ``base`` (compact.ccg)."""
+    body = FILE_HEADER.size
+    members = [(e.kind, e.flags, e.first, e.count, payload) for e, payload in compact_members(base)]
+    without_parameters = [m for m in members if m[0] != SectionKind.PARAMETERS]
+    sizeless = zstandard.ZstdCompressor(level=19, dict_data=bundle_dictionary(), write_content_size=False,
+                                        write_dict_id=False).compress(encode_bundle(members))
+    flipped = bytearray(base)
+    flipped[-1] ^= 0x40
+    return [
+        Bad("compact_flipped.ccg", "compact.ccg with bit 6 of its last byte flipped", "ChecksumError",
+            body - 4, bytes(flipped)),
+        Bad("compact_cut.ccg", "compact.ccg without its last byte", "ChecksumError", body - 4, base[:-1]),
+        Bad("compact_header_only.ccg", "the first 10 bytes of compact.ccg", "TruncatedError", 10, base[:10]),
+        Bad("compact_sizeless.ccg", "compact.ccg with its bundle recompressed into a frame that does not "
+            "declare its size (valid CRC)", "CorruptArchiveError", body, frame_compact(sizeless)),
+        Bad("compact_no_parameters.ccg", "compact.ccg with its bundle recompressed without the PARAMETERS "
+            "member (valid CRC)", "CorruptArchiveError", body,
+            frame_compact(compress_with_dictionary(encode_bundle(without_parameters), 19))),
+    ]
+
+
 def bad_readme(bads: list[Bad]) -> str:
     out = [
         "# Damaged archives",
         "",
         "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` and, for the",
         "LOCATION_TABLE, `many_locations.ccg`, for the tables `aggregation.ccg` and",
-        "`metric_integrals.ccg`, for the BUNDLE block `bundle.ccg` (the only writer of these files;",
+        "`metric_integrals.ccg`, for the BUNDLE block `bundle.ccg`, for the compact layout",
+        "`compact.ccg` (the only writer of these files;",
         "never edit them by hand). `tests/test_bad_archives.py` parses the table below, so the two",
         "cannot drift: reading a file - opening it, the definitions, parameters and stats, every",
         "location's events in full, `event(i)`, `find`, the checkpoints and the model and the",
@@ -1266,7 +1314,8 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
     vectors = [make() for make in VECTOR_BUILDERS]
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
-    bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs) + bundle_bad_archives(blobs["bundle"])
+    bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs) + bundle_bad_archives(blobs["bundle"]) \
+        + compact_bad_archives(blobs["compact"])
     for bad in bads:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)

@@ -12,7 +12,7 @@ import crcmod.predefined
 import zstandard
 
 from ..errors import ChecksumError, CorruptArchiveError, TruncatedError
-from .layout import BLOCK_CRC, BLOCK_HEADER, BLOCK_OVERHEAD, BlockFlags
+from .layout import BLOCK_CRC, BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, FILE_HEADER, MAGIC, BlockFlags
 
 crc32c = crcmod.predefined.mkCrcFun("crc-32c")
 
@@ -21,6 +21,35 @@ def frame_block(kind: int, flags: int, payload: bytes) -> bytes:
     """The stored bytes of one block."""
     head = BLOCK_HEADER.pack(kind, flags, len(payload))
     return head + payload + BLOCK_CRC.pack(crc32c(payload, crc32c(head)))
+
+
+def frame_compact(body: bytes) -> bytes:
+    """A file in the compact layout (spec 2.7): the header, whose last field is the CRC32C
+    of its first 12 bytes and the body, then the body."""
+    head = FILE_HEADER.pack(MAGIC, COMPACT_MAJOR_VERSION, 0, 0)[:FILE_HEADER.size - BLOCK_CRC.size]
+    return head + BLOCK_CRC.pack(crc32c(body, crc32c(head))) + body
+
+
+def read_compact(data: memoryview | bytes, path: str) -> memoryview:
+    """The body of a file in the compact layout, its CRC checked (spec 2.7)."""
+    view = memoryview(data)
+    head = FILE_HEADER.size - BLOCK_CRC.size
+    (stored_crc,) = BLOCK_CRC.unpack_from(data, head)
+    if crc32c(view[FILE_HEADER.size:], crc32c(view[:head])) != stored_crc:
+        raise ChecksumError("CRC32C mismatch in the compact file's header and body (damaged or cut short)",
+                            path=path, offset=head)
+    return view[FILE_HEADER.size:]
+
+
+def declared_length(stored: memoryview, path: str, offset: int) -> int:
+    """The raw length a zstd frame declares; a frame that declares none is corruption."""
+    try:
+        declared = zstandard.frame_content_size(stored)
+    except zstandard.ZstdError as error:
+        raise CorruptArchiveError(f"zstd frame at {offset} is damaged: {error}", path=path, offset=offset) from None
+    if declared < 0:
+        raise CorruptArchiveError(f"zstd frame at {offset} does not declare its size", path=path, offset=offset)
+    return declared
 
 
 def compress(payload: bytes, level: int, search: tuple[int, int] | None = None) -> bytes:
@@ -85,11 +114,11 @@ def unpack_payload(flags: int, stored: memoryview, raw_length: int, path: str, o
             raise CorruptArchiveError(f"block at {offset} holds {len(stored)} bytes, directory says "
                                       f"{raw_length}", path=path, offset=offset)
         return bytes(stored)
+    declared = declared_length(stored, path, offset)
+    if declared != raw_length:
+        raise CorruptArchiveError(f"block at {offset} decompresses to {declared} bytes, directory "
+                                  f"says {raw_length}", path=path, offset=offset)
     try:
-        declared = zstandard.frame_content_size(stored)
-        if declared != raw_length:
-            raise CorruptArchiveError(f"block at {offset} decompresses to {declared} bytes, directory "
-                                      f"says {raw_length}", path=path, offset=offset)
         raw = zstandard.ZstdDecompressor(dict_data=dictionary).decompress(stored, max_output_size=raw_length)
     except zstandard.ZstdError as error:
         raise CorruptArchiveError(f"zstd frame of block at {offset} is damaged: {error}",

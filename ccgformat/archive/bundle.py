@@ -84,6 +84,11 @@ class _Cursor:
         return value
 
 
+def member_count(raw: bytes, path: str, offset: int) -> int:
+    """The member count a bundle's raw payload begins with."""
+    return _Cursor(raw, path, offset).varint()
+
+
 def decode_bundle(raw: bytes, block: DirectoryEntry, path: str) -> list[tuple[DirectoryEntry, bytes]]:
     """The members of the bundle ``block`` (raw payload ``raw``) as directory entries of
     uncompressed sections (`DirectoryEntry.member` their position, ``offset`` the

@@ -11,6 +11,8 @@ from enum import IntEnum, IntFlag
 MAGIC = b"\x89CCG\r\n\x1a\n"        #: first 8 bytes of every archive
 END_MAGIC = b"\x89CCGEND\n"          #: last 8 bytes of every complete archive
 MAJOR_VERSION = 1
+#: the major version of the compact layout (spec 2.7): the header, then one bundle frame
+COMPACT_MAJOR_VERSION = 2
 #: the minor version that introduced DEFINITIONS `extensions`; files without them stay 1.0
 EXTENSIONS_MINOR_VERSION = 1
 #: the minor version that introduced the SUMMARY members peers, operations, durations, open
@@ -32,7 +34,8 @@ CODED_GAPS_MINOR_VERSION = 6
 #: the minor version that introduced CODED_SOFT_NODES blocks (range-coded soft values)
 CODED_SOFT_MINOR_VERSION = 7
 
-#: magic, major u16, minor u16, reserved u32 (must be zero)
+#: magic, major u16, minor u16, reserved u32 (must be zero); in the compact layout
+#: (major 2) the last field is the CRC32C of the header's first 12 bytes and the body
 FILE_HEADER = struct.Struct("<8sHHI")
 #: kind u16, flags u16, payload length u64; the payload follows, then its CRC32C
 BLOCK_HEADER = struct.Struct("<HHQ")

@@ -32,8 +32,8 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .aggregation import AggregationTables, decode_level, join_levels
 from .metric_tables import MetricTables, decode_metric_level, join_metric_levels
-from .blocks import read_block, unpack_payload
-from .bundle import BUNDLE_KINDS, bundle_dictionary, decode_bundle
+from .blocks import declared_length, read_block, read_compact, unpack_payload
+from .bundle import BUNDLE_KINDS, bundle_dictionary, decode_bundle, member_count
 from .defaults import fill_definitions, fill_parameters
 from ..backends import native
 from .codec import NodeBlock
@@ -42,8 +42,9 @@ from .many import small_events
 from .merge import merge_by_time
 from .native import decode_block, walker
 from .queries import run_query
-from .layout import (BLOCK_OVERHEAD, block_coding, END_MAGIC, FILE_HEADER, MAGIC, MAJOR_VERSION, NODE_KINDS, TRAILER,
-                     BlockFlags, SectionKind, largest_raw_length)
+from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, END_MAGIC, FILE_HEADER, MAGIC,
+                     MAJOR_VERSION, NODE_KINDS, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
+                     largest_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
 from .jsontable import StoredDefinitions, decode_json_table
 from .tables import decode_checkpoint_table, decode_root_table, join_definitions
@@ -86,6 +87,8 @@ class _Storage:
         #: the raw payloads of the sections inside BUNDLE blocks
         self.members: dict[DirectoryEntry, bytes] = {}
         self.closed = False
+        #: whether the file is in the compact layout (spec 2.7): its body is its one bundle
+        self.compact = False
 
     def close(self) -> None:
         self.closed = True
@@ -109,6 +112,8 @@ class _Storage:
             raise ValueError("the archive is closed")
         if entry.member >= 0:
             return memoryview(self.members[entry])
+        if self.compact:  # its CRC was checked when the file was opened
+            return memoryview(self.map)[FILE_HEADER.size:]
         kind, flags, stored = read_block(self.map, entry.offset, self.path, expect_kind=entry.kind)
         if flags != entry.flags or len(stored) != entry.length:
             raise CorruptArchiveError("block header disagrees with the footer", path=self.path, offset=entry.offset)
@@ -307,12 +312,12 @@ class Archive:
         self.path = str(path)
         with open(self.path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
-            if size < FILE_HEADER.size + TRAILER.size:
+            if size < FILE_HEADER.size:
                 raise TruncatedError(f"{size} bytes is too short for an archive", path=self.path, offset=size)
             self._storage = _Storage(self.path, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
         self.file_bytes = size
         try:
-            self._directory = self._read_footer()
+            self._directory = self._read_directory()
             self._sections = self._expand_bundles()
         except BaseException:
             self._storage.close()
@@ -323,16 +328,39 @@ class Archive:
 
     # ----------------------------------------------------------------- opening
 
-    def _read_footer(self) -> list[DirectoryEntry]:
-        data, size = self._storage.map, self.file_bytes
-        magic, major, minor, reserved = FILE_HEADER.unpack_from(data, 0)
+    def _read_directory(self) -> list[DirectoryEntry]:
+        """The blocks: from the footer; in the compact layout (spec 2.7), its one bundle."""
+        magic, major, minor, reserved = FILE_HEADER.unpack_from(self._storage.map, 0)
         if magic != MAGIC:
             raise CorruptArchiveError("not a .ccg archive (bad magic)", path=self.path, offset=0)
+        if major == COMPACT_MAJOR_VERSION:
+            return self._read_compact()
         if major != MAJOR_VERSION:
             raise UnsupportedVersionError(f"format version {major}.{minor} is not supported by this reader "
-                                          f"(major version {MAJOR_VERSION})", path=self.path, offset=8)
+                                          f"(major versions {MAJOR_VERSION} and {COMPACT_MAJOR_VERSION})",
+                                          path=self.path, offset=8)
         if reserved:
             raise CorruptArchiveError("reserved header field is not zero", path=self.path, offset=12)
+        return self._read_footer(minor)
+
+    def _read_compact(self) -> list[DirectoryEntry]:
+        """The one DICTIONARY_BUNDLE of a file in the compact layout, as a directory entry
+        whose count is its member count (spec 2.7)."""
+        body = read_compact(self._storage.map, self.path)
+        self._storage.compact = True
+        self._footer_offset = FILE_HEADER.size  # where errors of the directory's rules point
+        raw_length = declared_length(body, self.path, FILE_HEADER.size)
+        if raw_length > largest_raw_length(len(body), TABLES_MINOR_VERSION):
+            raise CorruptArchiveError(f"the compact file's zstd frame declares {raw_length} bytes from "
+                                      f"{len(body)}", path=self.path, offset=FILE_HEADER.size)
+        entry = DirectoryEntry(SectionKind.DICTIONARY_BUNDLE, int(BlockFlags.MUST_UNDERSTAND | BlockFlags.ZSTD),
+                               FILE_HEADER.size, len(body), raw_length, 0, 0)
+        return [replace(entry, count=member_count(self.payload(entry), self.path, FILE_HEADER.size))]
+
+    def _read_footer(self, minor: int) -> list[DirectoryEntry]:
+        data, size = self._storage.map, self.file_bytes
+        if size < FILE_HEADER.size + TRAILER.size:
+            raise TruncatedError(f"{size} bytes is too short for an archive", path=self.path, offset=size)
         footer_length, end_magic = TRAILER.unpack_from(data, size - TRAILER.size)
         if end_magic != END_MAGIC:
             raise TruncatedError("the end marker is missing: the file is truncated or not complete",

@@ -25,8 +25,8 @@ from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
 from .codec import NodeBlock
 from .indexes import ROW_WIDTHS
-from .layout import (BLOCK_OVERHEAD, block_coding, FILE_HEADER, MAJOR_VERSION, NODE_KINDS, RESERVED_AGGREGATION,
-                     ROOTS_COMPLETE_MINOR_VERSION, TRAILER, SectionKind)
+from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, FILE_HEADER, MAJOR_VERSION, NODE_KINDS,
+                     RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION, TRAILER, SectionKind)
 from .native import decode_block
 from .queries import run_query
 from .reader import Archive
@@ -229,7 +229,10 @@ class _Verifier:
     # ------------------------------------------------------------------ framing
 
     def check_layout(self) -> None:
-        """Blocks tile the data area: no overlap and no bytes the footer does not list."""
+        """Blocks tile the data area: no overlap and no bytes the footer does not list. A
+        file in the compact layout (spec 2.7) has no blocks: its body is its bundle."""
+        if self.archive.version[0] == COMPACT_MAJOR_VERSION:
+            return
         size = self.archive.file_bytes
         footer_length, _ = TRAILER.unpack_from(self.archive._storage.map, size - TRAILER.size)
         footer_offset = size - TRAILER.size - footer_length

@@ -26,7 +26,7 @@ from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
 from ..model import Definitions, EventBatch
 from ..params import Params
-from .blocks import compress, frame_block
+from .blocks import compress, frame_block, frame_compact
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import INDEX_NODES_PER_LOCATION, Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
@@ -130,7 +130,9 @@ class Writer:
     ... while they take at most that share of the bytes written before them (default
     `AGGREGATION_BUDGET`; none when level 0 does not fit). ``bundle`` (with the
     tables): the blocks `finish` makes go in one DICTIONARY_BUNDLE block when that is smaller
-    (format 1.5). ``metrics``: how many metrics the trace defines; with any, a node block
+    (format 1.5); with ``compact`` too (the default), a file that bundle holds whole is
+    written in the compact layout, format 2.0 (spec 2.7), which 1.x readers refuse.
+    ``metrics``: how many metrics the trace defines; with any, a node block
     ends early where the reader's limit on its metrics times its nodes and child
     references (spec 7) could be passed. ``index`` (`INDEX_CHOICES`): "auto" leaves the
     checkpoints out of a file whose graph holds at most `INDEX_NODES_PER_LOCATION` nodes
@@ -141,8 +143,8 @@ class Writer:
                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                  threads: int | None = None, references: str = "auto", gaps: str = "auto",
-                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, metrics: int = 0,
-                 index: str = "auto"):
+                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
+                 metrics: int = 0, index: str = "auto"):
         if index not in INDEX_CHOICES:
             raise ValueError(f"index must be one of {', '.join(INDEX_CHOICES)}, got {index!r}")
         if level is not None and not 1 <= level <= 22:
@@ -167,6 +169,7 @@ class Writer:
         self.metrics = metrics
         self.tables = tables
         self.bundle = bundle and tables  # the layout for older readers has no bundles
+        self.compact = compact and self.bundle
         self._queue: CompressionQueue[tuple[SectionKind, bool, int, int]] = \
             CompressionQueue(default_threads() if threads is None else threads)
         self.references = references
@@ -190,6 +193,7 @@ class Writer:
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
         self._bundle = False  # whether a DICTIONARY_BUNDLE block (1.5) was written
+        self._bundle_frame = b""  # its zstd frame: the body of a file in the compact layout
         #: while `finish` runs with the tables: the blocks it makes, kept to be tried as a bundle
         self._deferred: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]] | None = None
         self._pending_checkpoints = 0
@@ -242,7 +246,7 @@ class Writer:
                                  for kind, raw, must_understand, first, count, _ in _without_defaults(deferred)])
             packed = compress_with_dictionary(raw, self.level)
             if BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(raw, packed)[0]) < alone:
-                self._bundle = True
+                self._bundle, self._bundle_frame = True, packed
                 self._block(SectionKind.DICTIONARY_BUNDLE, raw, must_understand=True, count=len(deferred),
                             compressed=packed)
                 return
@@ -490,6 +494,26 @@ class Writer:
         self._write_deferred()
         self._write_ready(wait=True)
         self._queue.close()
+        if self._compact_body():
+            self._file.seek(0)
+            self._file.write(frame_compact(self._bundle_frame))
+            self._file.truncate()
+        else:
+            self._end_blocks(graph)
+        self._file.flush()  # an error here leaves the file open, so that __exit__ aborts
+        self._file.close()
+        return self._output.commit()
+
+    def _compact_body(self) -> bool:
+        """Whether the file is written in the compact layout: its one block is a compressed
+        DICTIONARY_BUNDLE (spec 2.7)."""
+        if not self.compact or len(self._directory) != 1:
+            return False
+        block = self._directory[0]
+        return block.kind == SectionKind.DICTIONARY_BUNDLE and bool(block.flags & BlockFlags.ZSTD)
+
+    def _end_blocks(self, graph: Graph) -> None:
+        """The footer and the trailer of the block layout, and the header's minor version."""
         footer = frame_block(SectionKind.FOOTER, int(BlockFlags.MUST_UNDERSTAND),
                              encode_directory(self._directory))
         self._emit(footer)
@@ -508,9 +532,6 @@ class Writer:
             self._file.seek(0)
             self._file.write(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, minor, 0))
             self._file.seek(self._offset)
-        self._file.flush()  # an error here leaves the file open, so that __exit__ aborts
-        self._file.close()
-        return self._output.commit()
 
     def _aggregation_levels(self, graph: Graph, share: float, samples: MetricSamples | None) -> None:
         """AGGREGATE_LEVEL blocks for k = 0, 1, ..., then METRIC_LEVEL blocks likewise, while
@@ -604,7 +625,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
-                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, index: str = "auto") -> Graph:
+                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
+                index: str = "auto") -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -613,8 +635,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     so only the node pool stays in memory; a long location's last nodes get a block of
     their own (`Writer.end_location`). Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``, ``gaps``, ``aggregation``, ``bundle``, ``index``: as for `Writer`.
-    Returns the built graph.
+    ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``: as for
+    `Writer`. Returns the built graph.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
     the input batches as they pass instead of from a walk of the built location.
@@ -626,7 +648,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     with bulk_step(), Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                              nodes_per_block=nodes_per_block, tables=tables, threads=threads,
                              references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
-                             metrics=len(definitions.metrics), index=index) as writer:
+                             compact=compact, metrics=len(definitions.metrics), index=index) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
         small = SmallLocations(builder, writer, from_input, samples) if tables and not repair else None
@@ -672,11 +694,12 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
-               aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, index: str = "auto") -> Path:
+               aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
+               index: str = "auto") -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
-    ``aggregation``, ``bundle``, ``index``: as for `Writer`)."""
+    ``aggregation``, ``bundle``, ``compact``, ``index``: as for `Writer`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
-                references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
+                references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
                 metrics=len(graph.definitions.metrics), index=index) as writer:
         writer.add_nodes(graph.pool, final=True)
         if index_kept(index, graph):

@@ -422,8 +422,9 @@ class Archive:
             listed = sum(entry.kind in kinds for entry in sections)
             if listed > 1 or required and not listed:
                 names = " or ".join(kind.name for kind in kinds)
-                raise CorruptArchiveError(f"the footer must list {'exactly' if required else 'at most'} one {names} "
-                                          f"block (or bundle member)", path=self.path, offset=self._footer_offset)
+                raise CorruptArchiveError(f"the file must hold {'exactly' if required else 'at most'} one {names} "
+                                          f"section (a block the footer lists or a bundle member)", path=self.path,
+                                          offset=self._footer_offset)
         return sections
 
     @property

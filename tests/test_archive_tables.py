@@ -324,5 +324,5 @@ def test_definitions_with_locations_beside_the_table_are_corrupt(archive, tmp_pa
 def test_a_second_roots_or_location_table_is_refused_on_opening(archive, tmp_path, kind):
     path = rebuild(archive, tmp_path / "two.ccg", extra=[(int(kind), int(BlockFlags.MUST_UNDERSTAND), b"")])
     names = "ROOTS or ROOT_TABLE" if kind == SectionKind.ROOTS else kind.name
-    with pytest.raises(CorruptArchiveError, match=f"one {names} block"):
+    with pytest.raises(CorruptArchiveError, match=f"one {names} section"):
         ccg.open(path)

@@ -59,7 +59,9 @@ def stored_blocks(path: Path) -> list[tuple[SectionKind, bytes, bytes]]:
         for entry in archive.directory:
             stored = archive._storage.stored(entry)
             assert entry.flags & BlockFlags.ZSTD
-            dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
+            # a compact file's bundle names its dictionary (spec 2.7)
+            number = archive._storage.dictionary
+            dictionary = bundle_dictionary(number) if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
             blocks.append((SectionKind(entry.kind),
                            zstandard.ZstdDecompressor(dict_data=dictionary).decompress(bytes(stored)), bytes(stored)))
     return blocks
@@ -119,8 +121,10 @@ def test_an_explicit_level_compresses_every_block_at_it(tmp_path):
     synthetic(tmp_path / "a.ccg", 4, 0.0)  # regular: the default would compress blocks at 19
     blocks = stored_blocks(tmp_path / "a.ccg")
     assert SectionKind.DICTIONARY_BUNDLE in {kind for kind, _, _ in blocks}
-    assert all(stored == (compress_with_dictionary(raw, 4) if kind == SectionKind.DICTIONARY_BUNDLE else zstd(raw, 4))
-               for kind, raw, stored in blocks)
+    with ccg.open(tmp_path / "a.ccg") as archive:
+        number = archive._storage.dictionary
+    assert all(stored == (compress_with_dictionary(raw, 4, number) if kind == SectionKind.DICTIONARY_BUNDLE
+                          else zstd(raw, 4)) for kind, raw, stored in blocks)
     with ccg.open(tmp_path / "a.ccg") as archive:
         assert archive.parameters["zstd_level"] == 4
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive import reader
-from ccgformat.archive.bundle import DICTIONARY_FILE, bundle_dictionary, decode_bundle, encode_bundle
+from ccgformat.archive.bundle import DICTIONARY_FILES, bundle_dictionary, decode_bundle, encode_bundle
 from ccgformat.archive.layout import SectionKind
 from ccgformat.archive.sections import DirectoryEntry
 from ccgformat.archive.verify import verify
@@ -124,14 +124,22 @@ def test_bundles_round_trip_and_every_cut_is_corrupt(items):
         decode_bundle(raw + b"\0", block, "x.ccg")
 
 
-def test_the_bundle_dictionary_is_the_one_the_spec_names():
-    """Spec 2.6 fixes the dictionary by size and SHA-256; the package's file must be it."""
+@pytest.mark.parametrize("number, heading, end", [(1, "### 2.6 DICTIONARY_BUNDLE", "### 2.7"),
+                                                  (2, "### 2.8 Bundle dictionary 2", "## 3. Versions")])
+def test_the_bundle_dictionaries_are_those_the_spec_names(number, heading, end):
+    """Spec 2.6 and 2.8 fix the dictionaries by size and SHA-256; the package's files must
+    be them."""
     text = SPEC.joinpath("format.md").read_text()
-    section = text[text.index("### 2.6 DICTIONARY_BUNDLE"):text.index("## 3. Versions")]
+    section = text[text.index(heading):text.index(end)]
     size, digest = re.search(r"([\d,]+) bytes, SHA-256\s+`([0-9a-f]{64})`", section).groups()
-    data = files("ccgformat.archive").joinpath(DICTIONARY_FILE).read_bytes()
+    data = files("ccgformat.archive").joinpath(DICTIONARY_FILES[number]).read_bytes()
     assert len(data) == int(size.replace(",", "")) and hashlib.sha256(data).hexdigest() == digest
-    assert bundle_dictionary().as_bytes() == data
+    assert bundle_dictionary(number).as_bytes() == data
+
+
+def test_dictionary_2_ends_with_dictionary_1():
+    """Spec 2.8: the samples, then the whole of dictionary 1."""
+    assert bundle_dictionary(2).as_bytes().endswith(b"\n" + bundle_dictionary(1).as_bytes())
 
 
 def test_a_dictionary_bundle_needs_the_dictionary(tmp_path):

@@ -720,3 +720,84 @@ def test_import_speed(tmp_path):
     rate = read / (time.perf_counter() - began)
     assert read == events
     assert rate > 50_000, f"{rate:.0f} events/s"
+
+
+# --------------------------------------------------------------------------- the extension's records
+
+def resolved_records(path: Path) -> tuple[list[list], dict[int, str]]:
+    """Every definition record of the file but STRING records, as the parser reads it, with
+    each STRING id replaced by its text (what the extension and the model must give back),
+    and the STRING records' texts by id."""
+    from ccgformat.formats.epilog.definitions import _STRING_FIELDS, DefinitionReader
+    from ccgformat.formats.epilog.layouts import ATTRIBUTES
+    from ccgformat.formats.epilog.source import load, scan
+
+    source = load(path)
+    starts = scan(source)
+    kinds = [source.data[start + 1] for start in starts.tolist()]
+    defs = DefinitionReader(source, starts[[kind < 100 and kind not in ATTRIBUTES for kind in kinds]]).run()
+
+    def text(name, key, item):
+        if key not in _STRING_FIELDS.get(name, {}):
+            return item
+        if isinstance(item, list):
+            return [defs.strings.get(i, i) for i in item]
+        return defs.strings.get(item, item)
+
+    return [[r["record"], *(text(r["record"], k, v) for k, v in r.items() if k != "record")]
+            for r in defs.records if r["record"] != "STRING"], defs.strings
+
+
+def restored_rows(definitions) -> list[list]:
+    """The extension's rows with each null (a text the model holds) replaced by that text,
+    found in the model as docs/formats/epilog.md says, and its STRING rows apart."""
+    extension = definitions.extensions["epilog"]
+    tree = definitions.system_tree
+    names = {kind: iter([node.name for node in tree if node.kind == kind]) for kind in ("machine", "node", "process")}
+    regions = dict(zip(extension["region_ids"], definitions.regions))
+    metrics = iter(definitions.metrics)
+    locations = [row for row in extension["definitions"] if row[0] == "LOCATION"]
+    threads = {(row[4], row[5]): definitions.locations[i].name for i, row in enumerate(locations)}
+    rows = []
+    for row in extension["definitions"]:
+        name, row = row[0], list(row)
+        if name in ("MACHINE", "NODE", "PROCESS") and None in row:
+            row[row.index(None)] = next(names[name.lower()])
+        elif name == "THREAD" and row[3] is None:
+            row[3] = threads[(row[2], row[1])]
+        elif name == "REGION":
+            region = regions[row[1]]
+            row[2] = region.name if row[2] is None else row[2]
+            row[6] = region.group if row[6] is None else row[6]
+        elif name == "METRIC" and row[2] is None:
+            row[2] = next(metrics).name
+        rows.append(row)
+    return [row for row in rows if row[0] != "STRING"], {row[1]: row[2] for row in rows if row[0] == "STRING"}
+
+
+def assert_rows_restore_the_records(path: Path) -> None:
+    definitions, _ = read_file(path)
+    assert definitions.extensions["epilog"]["extension_version"] == 2
+    records, strings = resolved_records(path)
+    rows, kept_strings = restored_rows(definitions)
+    assert rows == records
+    assert set(kept_strings.items()) <= set(strings.items())
+
+
+@pytest.mark.parametrize("name", ["ref_merged_le.elg", "ref_merged_be.elg", "ref_local_rank1_le.elg"])
+def test_the_extension_rows_and_the_model_give_back_every_corpus_record(name):
+    assert_rows_restore_the_records(corpus_path(*CORPUS, name))
+
+
+@settings(max_examples=20, deadline=None)
+@given(run=runs(), order=st.sampled_from("<>"))
+def test_the_extension_rows_and_the_model_give_back_every_record(run, order):
+    with tempfile.TemporaryDirectory() as folder:
+        assert_rows_restore_the_records(run.file(order).write(Path(folder) / "g"))
+
+
+def test_a_string_no_record_names_stays_in_the_rows(tmp_path):
+    f = small_file()
+    f.string(77, "named by nothing")
+    definitions, _ = read_file(f.write(tmp_path / "s.elg"))
+    assert ["STRING", 77, "named by nothing"] in definitions.extensions["epilog"]["definitions"]

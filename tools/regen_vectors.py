@@ -57,7 +57,7 @@ import zstandard
 # would write its own format into these files)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ccgformat as ccg  # noqa: E402
-from ccgformat.archive.blocks import frame_block, frame_compact
+from ccgformat.archive.blocks import crc32c, frame_block, frame_compact
 from ccgformat.archive.bundle import (bundle_dictionary, compress_with_dictionary, decode_bundle, encode_bundle,
                                       member_count)
 from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream
@@ -603,8 +603,9 @@ def compact() -> Vector:
     return replace(vector, name="compact", bundle=True, compact=True, notes=[], summary=(
         "`minimal.ccg` as the writer writes it by default: the members of `bundle.ccg`'s "
         "DICTIONARY_BUNDLE block as the whole file, in the compact layout (format 2.0, spec "
-        "2.7): the 16-byte header, whose last field is the CRC32C, then the bundle's zstd "
-        "frame; no block framing, footer or trailer."))
+        "2.7): the 16-byte header, whose last field is the CRC32C, then the number of the bundle "
+        "dictionary (2, spec 2.8, whose frame is the smaller here) and the bundle's zstd frame; no "
+        "block framing, footer or trailer."))
 
 
 def metric_integrals() -> Vector:
@@ -927,10 +928,11 @@ class Parsed:
 
 def compact_members(data: bytes) -> list[tuple[DirectoryEntry, bytes]]:
     """The bundle members of a file in the compact layout (spec 2.7)."""
-    raw = zstandard.ZstdDecompressor(dict_data=bundle_dictionary()).decompress(data[FILE_HEADER.size:])
-    count = member_count(raw, "", FILE_HEADER.size)
-    return decode_bundle(raw, DirectoryEntry(int(SectionKind.DICTIONARY_BUNDLE), 3, FILE_HEADER.size,
-                                             len(data) - FILE_HEADER.size, len(raw), 0, count), "")
+    frame = FILE_HEADER.size + 1  # after the dictionary's number
+    raw = zstandard.ZstdDecompressor(dict_data=bundle_dictionary(data[FILE_HEADER.size])).decompress(data[frame:])
+    count = member_count(raw, "", frame)
+    return decode_bundle(raw, DirectoryEntry(int(SectionKind.DICTIONARY_BUNDLE), 3, frame, len(data) - frame,
+                                             len(raw), 0, count), "")
 
 
 def parse(data: bytes) -> Parsed:
@@ -1257,10 +1259,10 @@ def bundle_bad_archives(base: bytes) -> list[Bad]:
 
 def compact_bad_archives(base: bytes) -> list[Bad]:
     """Damaged files in the compact layout, from ``base`` (compact.ccg)."""
-    body = FILE_HEADER.size
+    body, dictionary = FILE_HEADER.size, base[FILE_HEADER.size]
     members = [(e.kind, e.flags, e.first, e.count, payload) for e, payload in compact_members(base)]
     without_parameters = [m for m in members if m[0] != SectionKind.PARAMETERS]
-    sizeless = zstandard.ZstdCompressor(level=19, dict_data=bundle_dictionary(), write_content_size=False,
+    sizeless = zstandard.ZstdCompressor(level=19, dict_data=bundle_dictionary(dictionary), write_content_size=False,
                                         write_dict_id=False).compress(encode_bundle(members))
     flipped = bytearray(base)
     flipped[-1] ^= 0x40
@@ -1269,11 +1271,15 @@ def compact_bad_archives(base: bytes) -> list[Bad]:
             body - 4, bytes(flipped)),
         Bad("compact_cut.ccg", "compact.ccg without its last byte", "ChecksumError", body - 4, base[:-1]),
         Bad("compact_header_only.ccg", "the first 10 bytes of compact.ccg", "TruncatedError", 10, base[:10]),
+        Bad("compact_no_body.ccg", "the 16-byte header of compact.ccg with the CRC of its first 12 bytes alone",
+            "TruncatedError", body, base[:body - 4] + struct.pack("<I", crc32c(base[:body - 4]))),
+        Bad("compact_unknown_dictionary.ccg", "compact.ccg naming bundle dictionary 255, which no version "
+            "assigns (valid CRC)", "UnsupportedVersionError", body, frame_compact(255, base[body + 1:])),
         Bad("compact_sizeless.ccg", "compact.ccg with its bundle recompressed into a frame that does not "
-            "declare its size (valid CRC)", "CorruptArchiveError", body, frame_compact(sizeless)),
+            "declare its size (valid CRC)", "CorruptArchiveError", body + 1, frame_compact(dictionary, sizeless)),
         Bad("compact_no_parameters.ccg", "compact.ccg with its bundle recompressed without the PARAMETERS "
-            "member (valid CRC)", "CorruptArchiveError", body,
-            frame_compact(compress_with_dictionary(encode_bundle(without_parameters), 19))),
+            "member (valid CRC)", "CorruptArchiveError", body + 1,
+            frame_compact(dictionary, compress_with_dictionary(encode_bundle(without_parameters), 19, dictionary))),
     ]
 
 

@@ -25,21 +25,23 @@ from .sections import DirectoryEntry
 BUNDLE_KINDS = frozenset({SectionKind.BUNDLE, SectionKind.DICTIONARY_BUNDLE})
 #: kinds that never lie inside a bundle
 _NOT_MEMBERS = frozenset({SectionKind.FOOTER}) | BUNDLE_KINDS
-#: the bundle dictionary's file in this package (spec 2.6 gives its size and SHA-256)
-DICTIONARY_FILE = "bundle_dictionary_1.jsonl"
+#: the bundle dictionaries' files in this package by number: 1 that of DICTIONARY_BUNDLE
+#: blocks (spec 2.6), 2 one a file in the compact layout may name (spec 2.7, 2.8); the
+#: spec gives each one's size and SHA-256
+DICTIONARY_FILES = {1: "bundle_dictionary_1.jsonl", 2: "bundle_dictionary_2.bin"}
 
 
 @functools.cache
-def bundle_dictionary() -> zstandard.ZstdCompressionDict:
-    """The bundle dictionary of spec 2.6, as a zstd raw-content dictionary."""
-    return zstandard.ZstdCompressionDict(files(__package__).joinpath(DICTIONARY_FILE).read_bytes(),
+def bundle_dictionary(number: int = 1) -> zstandard.ZstdCompressionDict:
+    """Bundle dictionary ``number`` (spec 2.6, 2.8), as a zstd raw-content dictionary."""
+    return zstandard.ZstdCompressionDict(files(__package__).joinpath(DICTIONARY_FILES[number]).read_bytes(),
                                          dict_type=zstandard.DICT_TYPE_RAWCONTENT)
 
 
-def compress_with_dictionary(raw: bytes, level: int) -> bytes:
+def compress_with_dictionary(raw: bytes, level: int, number: int = 1) -> bytes:
     """One zstd frame of ``raw`` (its size recorded, no dictionary id) compressed at
-    ``level`` with the bundle dictionary: a DICTIONARY_BUNDLE block's payload."""
-    return zstandard.ZstdCompressor(level=level, dict_data=bundle_dictionary(), write_content_size=True,
+    ``level`` with bundle dictionary ``number``: with 1, a DICTIONARY_BUNDLE block's payload."""
+    return zstandard.ZstdCompressor(level=level, dict_data=bundle_dictionary(number), write_content_size=True,
                                     write_dict_id=False).compress(raw)
 
 

@@ -33,7 +33,7 @@ from ..params import Params
 from .aggregation import AggregationTables, decode_level, join_levels
 from .metric_tables import MetricTables, decode_metric_level, join_metric_levels
 from .blocks import declared_length, read_block, read_compact, unpack_payload
-from .bundle import BUNDLE_KINDS, bundle_dictionary, decode_bundle, member_count
+from .bundle import BUNDLE_KINDS, DICTIONARY_FILES, bundle_dictionary, decode_bundle, member_count
 from .defaults import fill_definitions, fill_parameters
 from ..backends import native
 from .codec import NodeBlock
@@ -89,6 +89,9 @@ class _Storage:
         self.closed = False
         #: whether the file is in the compact layout (spec 2.7): its body is its one bundle
         self.compact = False
+        #: the bundle dictionary of its DICTIONARY_BUNDLE frames: 1 (spec 2.6), or the one
+        #: the body of a file in the compact layout names
+        self.dictionary = 1
 
     def close(self) -> None:
         self.closed = True
@@ -101,7 +104,7 @@ class _Storage:
 
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block or bundle member."""
-        dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
+        dictionary = bundle_dictionary(self.dictionary) if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
         return unpack_payload(entry.flags, self.stored(entry), entry.raw_length, self.path, entry.offset,
                               dictionary)
 
@@ -113,7 +116,7 @@ class _Storage:
         if entry.member >= 0:
             return memoryview(self.members[entry])
         if self.compact:  # its CRC was checked when the file was opened
-            return memoryview(self.map)[FILE_HEADER.size:]
+            return memoryview(self.map)[entry.offset:]
         kind, flags, stored = read_block(self.map, entry.offset, self.path, expect_kind=entry.kind)
         if flags != entry.flags or len(stored) != entry.length:
             raise CorruptArchiveError("block header disagrees with the footer", path=self.path, offset=entry.offset)
@@ -344,18 +347,22 @@ class Archive:
         return self._read_footer(minor)
 
     def _read_compact(self) -> list[DirectoryEntry]:
-        """The one DICTIONARY_BUNDLE of a file in the compact layout, as a directory entry
-        whose count is its member count (spec 2.7)."""
-        body = read_compact(self._storage.map, self.path)
-        self._storage.compact = True
-        self._footer_offset = FILE_HEADER.size  # where errors of the directory's rules point
-        raw_length = declared_length(body, self.path, FILE_HEADER.size)
-        if raw_length > largest_raw_length(len(body), TABLES_MINOR_VERSION):
+        """The one DICTIONARY_BUNDLE of a file in the compact layout, its frame as a
+        directory entry whose count is its member count (spec 2.7)."""
+        dictionary, frame = read_compact(self._storage.map, self.path)
+        if dictionary not in DICTIONARY_FILES:
+            raise UnsupportedVersionError(f"bundle dictionary {dictionary} is unknown to this reader (it knows "
+                                          f"{', '.join(map(str, DICTIONARY_FILES))})", path=self.path,
+                                          offset=FILE_HEADER.size)
+        self._storage.compact, self._storage.dictionary = True, dictionary
+        offset = self._footer_offset = FILE_HEADER.size + 1  # where errors of the directory's rules point
+        raw_length = declared_length(frame, self.path, offset)
+        if raw_length > largest_raw_length(len(frame), TABLES_MINOR_VERSION):
             raise CorruptArchiveError(f"the compact file's zstd frame declares {raw_length} bytes from "
-                                      f"{len(body)}", path=self.path, offset=FILE_HEADER.size)
+                                      f"{len(frame)}", path=self.path, offset=offset)
         entry = DirectoryEntry(SectionKind.DICTIONARY_BUNDLE, int(BlockFlags.MUST_UNDERSTAND | BlockFlags.ZSTD),
-                               FILE_HEADER.size, len(body), raw_length, 0, 0)
-        return [replace(entry, count=member_count(self.payload(entry), self.path, FILE_HEADER.size))]
+                               offset, len(frame), raw_length, 0, 0)
+        return [replace(entry, count=member_count(self.payload(entry), self.path, offset))]
 
     def _read_footer(self, minor: int) -> list[DirectoryEntry]:
         data, size = self._storage.map, self.file_bytes

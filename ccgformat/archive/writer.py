@@ -30,7 +30,7 @@ from .blocks import compress, frame_block, frame_compact
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import INDEX_NODES_PER_LOCATION, Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
-from .bundle import compress_with_dictionary, encode_bundle
+from .bundle import DICTIONARY_FILES, compress_with_dictionary, encode_bundle
 from .defaults import PARAMETERS as PARAMETER_DEFAULTS, strip_definitions, strip_parameters
 from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, CODED_SOFT_MINOR_VERSION,
                      DICTIONARY_BUNDLE_MINOR_VERSION,
@@ -193,7 +193,8 @@ class Writer:
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
         self._bundle = False  # whether a DICTIONARY_BUNDLE block (1.5) was written
-        self._bundle_frame = b""  # its zstd frame: the body of a file in the compact layout
+        #: its raw payload and frame, for the body of a file in the compact layout
+        self._bundle_raw, self._bundle_frame = b"", b""
         #: while `finish` runs with the tables: the blocks it makes, kept to be tried as a bundle
         self._deferred: list[tuple[SectionKind, bytes, bool, int, int, bytes | None]] | None = None
         self._pending_checkpoints = 0
@@ -246,7 +247,7 @@ class Writer:
                                  for kind, raw, must_understand, first, count, _ in _without_defaults(deferred)])
             packed = compress_with_dictionary(raw, self.level)
             if BLOCK_OVERHEAD + DIRECTORY_ENTRY.size + len(self._stored(raw, packed)[0]) < alone:
-                self._bundle, self._bundle_frame = True, packed
+                self._bundle, self._bundle_raw, self._bundle_frame = True, raw, packed
                 self._block(SectionKind.DICTIONARY_BUNDLE, raw, must_understand=True, count=len(deferred),
                             compressed=packed)
                 return
@@ -496,7 +497,7 @@ class Writer:
         self._queue.close()
         if self._compact_body():
             self._file.seek(0)
-            self._file.write(frame_compact(self._bundle_frame))
+            self._file.write(frame_compact(*self._compact_frame()))
             self._file.truncate()
         else:
             self._end_blocks(graph)
@@ -511,6 +512,15 @@ class Writer:
             return False
         block = self._directory[0]
         return block.kind == SectionKind.DICTIONARY_BUNDLE and bool(block.flags & BlockFlags.ZSTD)
+
+    def _compact_frame(self) -> tuple[int, bytes]:
+        """The bundle dictionary whose frame of the bundle is the smaller, and that frame
+        (spec 2.7, 2.8; the lower number on a tie)."""
+        frames = [(len(self._bundle_frame), 1, self._bundle_frame)]  # the block's, with dictionary 1
+        frames += [(len(frame), number, frame) for number in sorted(DICTIONARY_FILES) if number != 1
+                   for frame in [compress_with_dictionary(self._bundle_raw, self.level, number)]]
+        _, number, frame = min(frames)
+        return number, frame
 
     def _end_blocks(self, graph: Graph) -> None:
         """The footer and the trailer of the block layout, and the header's minor version."""

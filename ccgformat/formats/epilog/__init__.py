@@ -9,7 +9,8 @@ the others are events. docs/formats/epilog.md gives the field-by-field mapping:
   after its THREAD, under its process. REGION -> regions (role from the region type,
   group and paradigm from the description string), METRIC -> metrics, MPI_COMM (or
   MPI_COMM_REF + MPI_GROUP) -> communicators of the ranks' locations. Every definition
-  record, parsed, and the original ids are kept in ``extensions["epilog"]``.
+  record, parsed, is kept in ``extensions["epilog"]`` without the texts the model holds,
+  with the original ids.
 * ENTER and ENTER_CS -> ENTER; EXIT -> LEAVE; MPI_SEND / MPI_RECV -> SEND / RECV, or
   ISEND / IRECV when an ATTR_UI4 REQUEST record comes right before them; MPI_COLLEXIT and
   COLLEXIT -> COLL_END (ref = the collective's region, tag = root location or -1) then
@@ -42,7 +43,7 @@ import numpy as np
 
 from ...model import Definitions
 from ..common import StringTable
-from .definitions import DefinitionReader
+from .definitions import DefinitionReader, extension_rows
 from .events import Events, LocationStreams
 from .layouts import ATTRIBUTES
 from .model import Model
@@ -51,6 +52,11 @@ from .source import GZIP_MAGIC, MAGIC, load, scan
 from .times import global_seconds, to_ticks
 
 __all__ = ["MAGIC", "read", "sniff"]
+
+#: the version of what ``extensions["epilog"]`` holds: 2 keeps the definition records as
+#: rows without the texts the model holds (`definitions.extension_rows`); 1 (no member)
+#: kept every record, STRING records too, as objects of named fields
+EXTENSION_VERSION = 2
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -98,6 +104,7 @@ def read(path: Path) -> tuple[Definitions, LocationStreams]:
             "region_ids": list(region_index),
             "communicator_ids": model.comm_ids,
             "metric_ids": list(defs.table("METRIC")),
-            "definitions": defs.records,
+            "extension_version": EXTENSION_VERSION,
+            "definitions": extension_rows(defs),
         }})
     return definitions, events.streams()

@@ -67,6 +67,14 @@ def _json_value(value: Any) -> Any:
     return repr(value) if isinstance(value, float) and not math.isfinite(value) else value
 
 
+#: The fields of a definition record that hold a STRING id, and whether the model holds
+#: that string's text (a THREAD's only when a LOCATION is that thread): `extension_rows`
+#: leaves the texts the model holds out and writes the others in place of their ids.
+_STRING_FIELDS: dict[str, dict[str, bool]] = {
+    "MACHINE": {"mnid": True}, "NODE": {"nnid": True}, "PROCESS": {"pnid": True}, "THREAD": {"tnid": True},
+    "FILE": {"fnid": False}, "REGION": {"rnid": True, "rdid": True}, "METRIC": {"metnid": True, "metdid": False},
+    "CART_TOPOLOGY": {"tnid": False, "dimids": False}}
+
 #: Definition kinds whose records are looked up by id, and the id field.
 _KEYS = {"MACHINE": "mid", "NODE": "nid", "PROCESS": "pid", "LOCATION": "lid", "FILE": "fid", "REGION": "rid",
          "METRIC": "metid", "CALL_SITE": "csid", "MPI_COMM": "cid", "MPI_COMM_REF": "cid", "MPI_GROUP": "gid"}
@@ -217,3 +225,34 @@ class DefinitionReader:
         if key in where:
             raise self.source.error(f"{what} defined twice", start)
         where[key] = (start, record)
+
+
+def extension_rows(defs: DefinitionRecords) -> list[list[Any]]:
+    """The definition records as ``extensions["epilog"]["definitions"]`` keeps them since
+    its version 2 (docs/formats/epilog.md): in file order, each as its name followed by
+    its fields in the order of its layout. A field that holds a STRING id is null where
+    the model holds that text (a name), the text itself where it does not (a file name);
+    an id no STRING defines stays a number. The STRING records those fields name are left
+    out; the others stay, as ``["STRING", strid, text]``."""
+    located = {(record["pid"], record["tid"]) for _, record in defs.table("LOCATION").values()}
+    named: set[int] = set()
+
+    def value(record: dict[str, Any], key: str, item: Any) -> Any:
+        if item not in defs.strings:
+            return item
+        named.add(item)
+        held = _STRING_FIELDS[record["record"]][key]
+        if record["record"] == "THREAD":
+            held = (record["pid"], record["tid"]) in located
+        return None if held else defs.strings[item]
+
+    def row(record: dict[str, Any]) -> list[Any]:
+        fields = _STRING_FIELDS.get(record["record"], {})
+        return [record["record"], *(
+            ([value(record, key, item) for item in field] if isinstance(field, list) else value(record, key, field))
+            if key in fields else field for key, field in record.items() if key != "record")]
+
+    rows = [None if record["record"] == "STRING" else row(record) for record in defs.records]
+    return [[record["record"], record["strid"], record["text"]] if kept is None else kept
+            for record, kept in zip(defs.records, rows)
+            if kept is not None or record["strid"] not in named]

@@ -320,8 +320,8 @@ class Archive:
             self._storage = _Storage(self.path, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
         self.file_bytes = size
         try:
-            self._directory = self._read_directory()
-            self._sections = self._expand_bundles()
+            self._directory, decoded = self._read_directory()
+            self._sections = self._expand_bundles(decoded)
         except BaseException:
             self._storage.close()
             raise
@@ -331,8 +331,9 @@ class Archive:
 
     # ----------------------------------------------------------------- opening
 
-    def _read_directory(self) -> list[DirectoryEntry]:
-        """The blocks: from the footer; in the compact layout (spec 2.7), its one bundle."""
+    def _read_directory(self) -> tuple[list[DirectoryEntry], dict[DirectoryEntry, bytes]]:
+        """The blocks: from the footer; in the compact layout (spec 2.7), its one bundle.
+        With them, the raw payloads of those already decoded (the compact file's bundle)."""
         magic, major, minor, reserved = FILE_HEADER.unpack_from(self._storage.map, 0)
         if magic != MAGIC:
             raise CorruptArchiveError("not a .ccg archive (bad magic)", path=self.path, offset=0)
@@ -344,11 +345,11 @@ class Archive:
                                           path=self.path, offset=8)
         if reserved:
             raise CorruptArchiveError("reserved header field is not zero", path=self.path, offset=12)
-        return self._read_footer(minor)
+        return self._read_footer(minor), {}
 
-    def _read_compact(self) -> list[DirectoryEntry]:
+    def _read_compact(self) -> tuple[list[DirectoryEntry], dict[DirectoryEntry, bytes]]:
         """The one DICTIONARY_BUNDLE of a file in the compact layout, its frame as a
-        directory entry whose count is its member count (spec 2.7)."""
+        directory entry whose count is its member count (spec 2.7), and its raw payload."""
         dictionary, frame = read_compact(self._storage.map, self.path)
         if dictionary not in DICTIONARY_FILES:
             raise UnsupportedVersionError(f"bundle dictionary {dictionary} is unknown to this reader (it knows "
@@ -362,7 +363,9 @@ class Archive:
                                       f"{len(frame)}", path=self.path, offset=offset)
         entry = DirectoryEntry(SectionKind.DICTIONARY_BUNDLE, int(BlockFlags.MUST_UNDERSTAND | BlockFlags.ZSTD),
                                offset, len(frame), raw_length, 0, 0)
-        return [replace(entry, count=member_count(self.payload(entry), self.path, offset))]
+        raw = self.payload(entry)
+        entry = replace(entry, count=member_count(raw, self.path, offset))
+        return [entry], {entry: raw}
 
     def _read_footer(self, minor: int) -> list[DirectoryEntry]:
         data, size = self._storage.map, self.file_bytes
@@ -394,10 +397,10 @@ class Archive:
                                           f"uncompressed from {entry.length}", path=self.path, offset=entry.offset)
         return directory
 
-    def _expand_bundles(self) -> list[DirectoryEntry]:
+    def _expand_bundles(self, decoded: dict[DirectoryEntry, bytes]) -> list[DirectoryEntry]:
         """The sections: the footer's blocks with every BUNDLE or DICTIONARY_BUNDLE block
-        replaced by its members (decoded now: a writer bundles only small sections),
-        checked together."""
+        replaced by its members (decoded now, unless ``decoded`` holds the raw payload: a
+        writer bundles only small sections), checked together."""
         sections: list[DirectoryEntry] = []
         for block in self._directory:
             if block.kind not in _KNOWN_KINDS or block.kind not in BUNDLE_KINDS:
@@ -406,7 +409,8 @@ class Archive:
             if block.first or not block.flags & BlockFlags.MUST_UNDERSTAND:
                 raise CorruptArchiveError(f"a {SectionKind(block.kind).name} block's directory entry has a non-zero "
                                           f"first or lacks MUST_UNDERSTAND", path=self.path, offset=block.offset)
-            for member, raw in decode_bundle(self.payload(block), block, self.path):
+            raw_bundle = decoded[block] if block in decoded else self.payload(block)
+            for member, raw in decode_bundle(raw_bundle, block, self.path):
                 self._storage.members[member] = raw
                 sections.append(member)
         expected_node = 0

@@ -516,11 +516,11 @@ class Writer:
     def _compact_frame(self) -> tuple[int, bytes]:
         """The bundle dictionary whose frame of the bundle is the smaller, and that frame
         (spec 2.7, 2.8; the lower number on a tie)."""
-        frames = [(len(self._bundle_frame), 1, self._bundle_frame)]  # the block's, with dictionary 1
-        frames += [(len(frame), number, frame) for number in sorted(DICTIONARY_FILES) if number != 1
-                   for frame in [compress_with_dictionary(self._bundle_raw, self.level, number)]]
-        _, number, frame = min(frames)
-        return number, frame
+        frames = {1: self._bundle_frame}  # the block's, made with dictionary 1
+        frames.update((number, compress_with_dictionary(self._bundle_raw, self.level, number))
+                      for number in DICTIONARY_FILES if number not in frames)
+        number = min(frames, key=lambda n: (len(frames[n]), n))
+        return number, frames[number]
 
     def _end_blocks(self, graph: Graph) -> None:
         """The footer and the trailer of the block layout, and the header's minor version."""

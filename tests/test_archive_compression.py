@@ -53,15 +53,14 @@ def test_the_number_of_threads_never_changes_the_archive(tmp_path_factory, trace
 
 
 def stored_blocks(path: Path) -> list[tuple[SectionKind, bytes, bytes]]:
-    """(kind, raw payload, stored zstd frame) of every block (of a compact file: its body)."""
+    """(kind, raw payload, stored zstd frame) of every block of a file in the block layout."""
     blocks = []
     with ccg.open(path) as archive:
+        assert archive.version[0] == 1
         for entry in archive.directory:
             stored = archive._storage.stored(entry)
             assert entry.flags & BlockFlags.ZSTD
-            # a compact file's bundle names its dictionary (spec 2.7)
-            number = archive._storage.dictionary
-            dictionary = bundle_dictionary(number) if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
+            dictionary = bundle_dictionary(1) if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
             blocks.append((SectionKind(entry.kind),
                            zstandard.ZstdDecompressor(dict_data=dictionary).decompress(bytes(stored)), bytes(stored)))
     return blocks
@@ -79,10 +78,11 @@ def zstd_searching(raw: bytes, level: int, search_log: int, target_length: int) 
 
 
 def synthetic(path: Path, level: int | None, jitter: float = 0.2, events: int = 6000, pattern: str = "spmd",
-              params: ccg.Params | None = None, bundle: bool = True, gaps: str = "auto") -> int:
+              params: ccg.Params | None = None, bundle: bool = True, gaps: str = "auto",
+              compact: bool = True) -> int:
     defs, events_of = synth.synthesize(3, events, jitter=jitter, seed=3, pattern=pattern)
     ccg.write_trace(path, defs, ((loc, events_of(loc)) for loc in range(3)), params or ccg.Params(), level=level,
-                    bundle=bundle, gaps=gaps)
+                    bundle=bundle, gaps=gaps, compact=compact)
     return path.stat().st_size
 
 
@@ -118,12 +118,12 @@ def test_the_default_compresses_nodes_with_a_shorter_search_the_tables_at_9_and_
 
 
 def test_an_explicit_level_compresses_every_block_at_it(tmp_path):
-    synthetic(tmp_path / "a.ccg", 4, 0.0)  # regular: the default would compress blocks at 19
+    # regular: the default would compress blocks at 19; the block layout, whose bundle is
+    # a zstd frame (a compact file's may be LZMA2, spec 2.9)
+    synthetic(tmp_path / "a.ccg", 4, 0.0, compact=False)
     blocks = stored_blocks(tmp_path / "a.ccg")
     assert SectionKind.DICTIONARY_BUNDLE in {kind for kind, _, _ in blocks}
-    with ccg.open(tmp_path / "a.ccg") as archive:
-        number = archive._storage.dictionary
-    assert all(stored == (compress_with_dictionary(raw, 4, number) if kind == SectionKind.DICTIONARY_BUNDLE
+    assert all(stored == (compress_with_dictionary(raw, 4, 1) if kind == SectionKind.DICTIONARY_BUNDLE
                           else zstd(raw, 4)) for kind, raw, stored in blocks)
     with ccg.open(tmp_path / "a.ccg") as archive:
         assert archive.parameters["zstd_level"] == 4

@@ -15,7 +15,8 @@ from hypothesis import given, settings, strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive import reader
-from ccgformat.archive.bundle import DICTIONARY_FILES, bundle_dictionary, decode_bundle, encode_bundle
+from ccgformat.archive.bundle import (DICTIONARY_FILES, bundle_dictionary, decode_bundle, dictionary_bytes,
+                                     encode_bundle)
 from ccgformat.archive.layout import SectionKind
 from ccgformat.archive.sections import DirectoryEntry
 from ccgformat.archive.verify import verify
@@ -125,7 +126,8 @@ def test_bundles_round_trip_and_every_cut_is_corrupt(items):
 
 
 @pytest.mark.parametrize("number, heading, end", [(1, "### 2.6 DICTIONARY_BUNDLE", "### 2.7"),
-                                                  (2, "### 2.8 Bundle dictionary 2", "## 3. Versions")])
+                                                  (2, "### 2.8 Bundle dictionaries", "Bundle dictionary 3 (since"),
+                                                  (3, "Bundle dictionary 3 (since", "### 2.9")])
 def test_the_bundle_dictionaries_are_those_the_spec_names(number, heading, end):
     """Spec 2.6 and 2.8 fix the dictionaries by size and SHA-256; the package's files must
     be them."""
@@ -134,12 +136,15 @@ def test_the_bundle_dictionaries_are_those_the_spec_names(number, heading, end):
     size, digest = re.search(r"([\d,]+) bytes, SHA-256\s+`([0-9a-f]{64})`", section).groups()
     data = files("ccgformat.archive").joinpath(DICTIONARY_FILES[number]).read_bytes()
     assert len(data) == int(size.replace(",", "")) and hashlib.sha256(data).hexdigest() == digest
-    assert bundle_dictionary(number).as_bytes() == data
+    assert dictionary_bytes(number) == data
 
 
-def test_dictionary_2_ends_with_dictionary_1():
-    """Spec 2.8: the samples, then the whole of dictionary 1."""
+def test_dictionary_2_ends_with_dictionary_1_and_3_begins_with_2():
+    """Spec 2.8: dictionary 2 is samples, then the whole of dictionary 1; dictionary 3 is
+    dictionary 2, then two more samples."""
     assert bundle_dictionary(2).as_bytes().endswith(b"\n" + bundle_dictionary(1).as_bytes())
+    assert dictionary_bytes(3).startswith(dictionary_bytes(2) + b"\n")
+    assert b"EntityType" in dictionary_bytes(3) and b"EntityType" not in dictionary_bytes(2)  # the old Paje names
 
 
 def test_a_dictionary_bundle_needs_the_dictionary(tmp_path):

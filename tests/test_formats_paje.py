@@ -150,6 +150,61 @@ def dumped(lines: list[str]) -> dict[str, list[str]]:
     return {kind: sorted(found) for kind, found in result.items()}
 
 
+# --------------------------------------------------------------------------- the old field names
+
+#: (event, id, fields) of a header in the convention of the original Paje documentation
+#: (schnorr/paje, Documentation/lang-paje, "Example"): ids 1-8 and 10 as it numbers them,
+#: the other events numbered after them, the old field names (ContainerType, EntityType,
+#: SourceContainerType, DestContainerType, SourceContainer, DestContainer)
+OLD_CONVENTION_HEADER = [
+    ("PajeDefineContainerType", 1, ["Alias", "ContainerType", "Name"]),
+    ("PajeDefineEventType", 2, ["Alias", "ContainerType", "Name"]),
+    ("PajeDefineStateType", 3, ["Alias", "ContainerType", "Name"]),
+    ("PajeDefineVariableType", 4, ["Alias", "ContainerType", "Name"]),
+    ("PajeDefineLinkType", 5, ["Alias", "ContainerType", "SourceContainerType", "DestContainerType", "Name"]),
+    ("PajeDefineEntityValue", 6, ["Alias", "EntityType", "Name", "Color"]),
+    ("PajeCreateContainer", 7, ["Time", "Alias", "Type", "Container", "Name"]),
+    ("PajeDestroyContainer", 8, ["Time", "Name", "Type"]),
+    ("PajeNewEvent", 9, ["Time", "EntityType", "Container", "Value"]),
+    ("PajeSetState", 10, ["Time", "EntityType", "Container", "Value"]),
+    ("PajePushState", 11, ["Time", "EntityType", "Container", "Value"]),
+    ("PajePopState", 12, ["Time", "EntityType", "Container"]),
+    ("PajeSetVariable", 13, ["Time", "EntityType", "Container", "Value"]),
+    ("PajeAddVariable", 14, ["Time", "EntityType", "Container", "Value"]),
+    ("PajeSubVariable", 15, ["Time", "EntityType", "Container", "Value"]),
+    ("PajeStartLink", 16, ["Time", "EntityType", "Container", "Value", "SourceContainer", "Key"]),
+    ("PajeEndLink", 17, ["Time", "EntityType", "Container", "Value", "DestContainer", "Key"]),
+]
+
+
+def old_convention_trace() -> str:
+    """A Paje trace in the old documentation's convention (`OLD_CONVENTION_HEADER`): its
+    example program of two threads, with an event, a variable and a link added."""
+    kinds = {"Time": "date", "Color": "color"}
+    header = [f"%EventDef\t{event}\t{number}\n" + "".join(
+        f"%\t{field}\t{'double' if event.endswith('Variable') and field == 'Value' else kinds.get(field, 'string')}\n"
+        for field in fields) + "%EndEventDef" for event, number, fields in OLD_CONVENTION_HEADER]
+    body = ["1 P 0 Program", "1 T P Thread", '2 EV T "Thread Event"', '3 S T "Thread State"', '4 V T "Thread Load"',
+            '5 L P T T "Thread Link"', '6 E S Executing "0 1 0"', '6 B S Blocked "1 0 0"', '6 X EV Signal "0 0 1"',
+            '6 M L Message ".5 .5 .5"', '7 0 TTP P 0 "Thread Testing Program"', '7 0.986789 T1 T TTP "Thread 1"',
+            "11 0.986789 S T1 E", '7 1.012332 T2 T TTP "Thread 2"', "11 1.012332 S T2 E", "9 1.2 EV T1 X",
+            "13 1.3 V T1 2", "14 1.4 V T1 1.5", "15 1.5 V T1 0.5", "16 2.3 L TTP M T1 k1", "10 2.34567 S T1 B",
+            "17 2.4 L TTP M T2 k1", "11 2.405678 S T2 B", "12 2.456789 S T1", "12 3.001543 S T2",
+            "12 4.001543 S T2", "8 4.295677 T2 T", "8 4.34565 T1 T", "8 4.3498 TTP P"]
+    return "\n".join(header + body) + "\n"
+
+
+def test_old_field_names_import_as_pj_dump_reads_them(tmp_path):
+    source = tmp_path / "old.trace"
+    source.write_text(old_convention_trace())
+    assert detect(source) == "paje"
+    expected = expected_dump(source)
+    assert {kind: found for kind, found in dumped(pj_dump(source, "-n", "-l", "9")).items() if found} == \
+           {kind: found for kind, found in expected.items() if found}
+    assert [len(expected[kind]) for kind in ("State", "Event", "Variable", "Link")] == [4, 1, 3, 1]
+    assert pj_dump(source, "-n", "-u") == pj_dump(round_trip(source, tmp_path), "-n", "-u")
+
+
 # --------------------------------------------------------------------------- corpus
 
 @pytest.mark.parametrize("parts", CORPUS, ids=lambda parts: parts[-1])

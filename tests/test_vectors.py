@@ -32,13 +32,16 @@ FORMAT_1_2 = tuple(f"1.2/{name}" for name in ("minimal", "every_kind", "wide_spl
 FORMAT_1_3 = tuple(f"1.3/{name}" for name in EXPECTED)
 #: The vectors of format 1.4 kept byte for byte in spec/vectors/1.4 (the BUNDLE block).
 FORMAT_1_4 = ("1.4/bundle",)
+#: The vectors of format 2.0 kept byte for byte in spec/vectors/2.0 (a zstd compact body).
+FORMAT_2_0 = ("2.0/compact",)
 UNKNOWN_KIND = 65535  # the kind no version assigns (spec 2.4)
 
 
 def vector_names() -> list[str]:
     """Every listed vector, as a path below spec/vectors without the suffix."""
     found = sorted(path.stem for path in VECTORS.glob("*.ccg")) if VECTORS.is_dir() else []
-    return sorted((set(found) | set(EXPECTED)) - set(REFUSED)) + list(FORMAT_1_2) + list(FORMAT_1_3) + list(FORMAT_1_4)
+    return (sorted((set(found) | set(EXPECTED)) - set(REFUSED)) + list(FORMAT_1_2) + list(FORMAT_1_3)
+            + list(FORMAT_1_4) + list(FORMAT_2_0))
 
 
 def describe(location: int, event: Event) -> str:
@@ -167,7 +170,7 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
     bundle, 1.4 when they hold a 1.4 section (aggregation levels, which small files have
     none of within the 2% budget, predicted nodes, an extension table) and 1.3 otherwise;
     without the tables, those whose definitions define a location are 1.3, the others need
-    1.1 for DEFINITIONS extensions and 1.0 without them. The format 1.2, 1.3 and 1.4 vectors
+    1.1 for DEFINITIONS extensions and 1.0 without them. The format 1.2, 1.3, 1.4 and 2.0 vectors
     keep their header."""
     with ccg.open(VECTORS / "empty_location.ccg") as archive:
         assert archive.version == (1, 3)
@@ -182,10 +185,13 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
             assert archive.version == (1, 4) and since_1_4 & {entry.kind for entry in archive.directory}
     with ccg.open(VECTORS / "bundle.ccg") as archive:
         assert archive.version == (1, 5) and [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
-    with ccg.open(VECTORS / "compact.ccg") as archive:  # the same bundle as the whole file (spec 2.7)
-        assert archive.version == (2, 0) and [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
-    with ccg.open(VECTORS / "compact.ccg") as compact, ccg.open(VECTORS / "bundle.ccg") as bundle:
-        assert compact.payload(compact.directory[0]) == bundle.payload(bundle.directory[0])
+    for name, version, dictionary in (("compact", (2, 1), 3), ("2.0/compact", (2, 0), 1)):
+        # the same bundle as the whole file (spec 2.7), an LZMA2 body (2.9) or a zstd frame
+        with ccg.open(VECTORS / f"{name}.ccg") as compact, ccg.open(VECTORS / "bundle.ccg") as bundle:
+            assert compact.version == version
+            assert [e.kind for e in compact.directory] == [SectionKind.DICTIONARY_BUNDLE]
+            assert compact.payload(compact.directory[0]) == bundle.payload(bundle.directory[0])
+        assert (VECTORS / f"{name}.ccg").read_bytes()[16] == dictionary
     for name in FORMAT_1_4:
         with ccg.open(VECTORS / f"{name}.ccg") as archive:
             assert archive.version == (1, 4) and [e.kind for e in archive.directory] == [SectionKind.BUNDLE]
@@ -212,8 +218,8 @@ def test_the_header_names_the_lowest_minor_version_the_features_need(tmp_path):
             assert [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
             assert archive.aggregation_tables is None
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params())
-        with ccg.open(path) as archive:  # that bundle as the whole file: the compact layout
-            assert archive.version == (2, 0)
+        with ccg.open(path) as archive:  # that bundle as the whole file: the compact layout, LZMA2
+            assert archive.version == (2, 1)
             assert [e.kind for e in archive.directory] == [SectionKind.DICTIONARY_BUNDLE]
         ccg.write_trace(path, ccg.Definitions(extensions=extensions), [], ccg.Params(), aggregation=100.0)
         with ccg.open(path) as archive:  # a budget beyond the file: level 0 too

@@ -57,12 +57,13 @@ import zstandard
 # would write its own format into these files)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ccgformat as ccg  # noqa: E402
+from ccgformat.archive import primed_lzma
 from ccgformat.archive.blocks import crc32c, frame_block, frame_compact
 from ccgformat.archive.bundle import (bundle_dictionary, compress_with_dictionary, decode_bundle, encode_bundle,
                                       member_count)
 from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream
 from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
-                                      FILE_HEADER, TRAILER, BlockFlags, SectionKind)
+                                      FILE_HEADER, PRIMED_LZMA_MINOR_VERSION, TRAILER, BlockFlags, SectionKind)
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory
 from ccgformat.model import (KIND_FIELDS, Communicator, Definitions, Event, EventBatch, EventKind, Location,
                              Metric, Region, SystemTreeNode)
@@ -602,10 +603,11 @@ def compact() -> Vector:
     vector = minimal()
     return replace(vector, name="compact", bundle=True, compact=True, notes=[], summary=(
         "`minimal.ccg` as the writer writes it by default: the members of `bundle.ccg`'s "
-        "DICTIONARY_BUNDLE block as the whole file, in the compact layout (format 2.0, spec "
+        "DICTIONARY_BUNDLE block as the whole file, in the compact layout (format 2.1, spec "
         "2.7): the 16-byte header, whose last field is the CRC32C, then the number of the bundle "
-        "dictionary (2, spec 2.8, whose frame is the smaller here) and the bundle's zstd frame; no "
-        "block framing, footer or trailer."))
+        "dictionary (3, spec 2.8, whose body is the smallest here) and the bundle's primed LZMA2 body "
+        "(spec 2.9); no block framing, footer or trailer. `2.0/compact.ccg` is the same trace as the "
+        "2.0 writer wrote it, with a zstd frame of dictionary 1."))
 
 
 def metric_integrals() -> Vector:
@@ -736,7 +738,8 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
             "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, in `coded_gaps.ccg`",
             "CODED_NODES, in `coded_soft.ccg` CODED_SOFT_NODES, in",
             "`bundle.ccg` DICTIONARY_BUNDLE, in `1.4/bundle.ccg` BUNDLE, and the FOOTER), the compact layout",
-            "(`compact.ccg`, format 2.0) and every event kind; the test checks that too.", "",
+            "(`compact.ccg`, format 2.1, and `2.0/compact.ccg`) and every event kind; the test checks that too.",
+            "",
             "## Format 1.2 (`1.2/`)",
             "",
             "`minimal`, `every_kind`, `wide_split`, `lossy` and `empty_location` as this script wrote",
@@ -753,7 +756,12 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
             "## Format 1.4 (`1.4/`)",
             "",
             "`bundle` as this script wrote it for format 1.4 (header minor version 4), with a BUNDLE",
-            "block (spec 2.5), kept byte for byte under the same rule. A reader must read it as listed.", ""]
+            "block (spec 2.5), kept byte for byte under the same rule. A reader must read it as listed.", "",
+            "## Format 2.0 (`2.0/`)",
+            "",
+            "`compact` as this script wrote it for format 2.0 (header minor version 0), a zstd frame",
+            "compressed with bundle dictionary 1 (spec 2.6, 2.7), kept byte for byte under the same",
+            "rule. A reader must read it as listed.", ""]
     return "\n".join(out)
 
 
@@ -771,7 +779,8 @@ def locations_line(vector: Vector) -> str:
 def section_summary(data: bytes) -> str:
     if FILE_HEADER.unpack_from(data, 0)[1] == COMPACT_MAJOR_VERSION:
         members = ", ".join(SectionKind(member.kind).name for member, _ in compact_members(data))
-        return f"compact layout: the header, then one DICTIONARY_BUNDLE frame ({members})"
+        codec = "primed LZMA2 body" if data[FILE_HEADER.size] == primed_lzma.DICTIONARY else "zstd frame"
+        return f"compact layout: the header, then one DICTIONARY_BUNDLE as a {codec} ({members})"
     archive = parse(data)
     counts: dict[str, int] = {}
     for entry in archive.entries:
@@ -899,6 +908,10 @@ FROZEN_SHA256 = {
         "bundle.ccg": "58aa893de38b004dfed6c6247808974997cf6cd72aba2ce6198228f3b60e0488",
         "bundle.events.txt": "a591052f65a60e8903449a4e1eaa10dc2e4b8476172c66a8b37e0ca739345c80",
     },
+    "2.0": {
+        "compact.ccg": "64925f4c3598eb4edcc7f4cb54f279f7b357febe4d1822f1c8db002886c87e2b",
+        "compact.events.txt": "a591052f65a60e8903449a4e1eaa10dc2e4b8476172c66a8b37e0ca739345c80",
+    },
 }
 
 
@@ -928,8 +941,9 @@ class Parsed:
 
 def compact_members(data: bytes) -> list[tuple[DirectoryEntry, bytes]]:
     """The bundle members of a file in the compact layout (spec 2.7)."""
-    frame = FILE_HEADER.size + 1  # after the dictionary's number
-    raw = zstandard.ZstdDecompressor(dict_data=bundle_dictionary(data[FILE_HEADER.size])).decompress(data[frame:])
+    frame, number = FILE_HEADER.size + 1, data[FILE_HEADER.size]  # after the dictionary's number
+    raw = primed_lzma.decompress(data[frame:], "", frame) if number == primed_lzma.DICTIONARY \
+        else zstandard.ZstdDecompressor(dict_data=bundle_dictionary(number)).decompress(data[frame:])
     count = member_count(raw, "", frame)
     return decode_bundle(raw, DirectoryEntry(int(SectionKind.DICTIONARY_BUNDLE), 3, frame, len(data) - frame,
                                              len(raw), 0, count), "")
@@ -1258,14 +1272,19 @@ def bundle_bad_archives(base: bytes) -> list[Bad]:
 
 
 def compact_bad_archives(base: bytes) -> list[Bad]:
-    """Damaged files in the compact layout, from ``base`` (compact.ccg)."""
-    body, dictionary = FILE_HEADER.size, base[FILE_HEADER.size]
+    """Damaged files in the compact layout, from ``base`` (compact.ccg, a primed LZMA2
+    body)."""
+    body, number = FILE_HEADER.size, base[FILE_HEADER.size]
+    assert number == primed_lzma.DICTIONARY
     members = [(e.kind, e.flags, e.first, e.count, payload) for e, payload in compact_members(base)]
     without_parameters = [m for m in members if m[0] != SectionKind.PARAMETERS]
-    sizeless = zstandard.ZstdCompressor(level=19, dict_data=bundle_dictionary(dictionary), write_content_size=False,
+    sizeless = zstandard.ZstdCompressor(level=19, dict_data=bundle_dictionary(2), write_content_size=False,
                                         write_dict_id=False).compress(encode_bundle(members))
+    stream = base[body + 1:]
+    assert stream.endswith(b"\0")  # the LZMA2 end byte
     flipped = bytearray(base)
     flipped[-1] ^= 0x40
+    minor = PRIMED_LZMA_MINOR_VERSION
     return [
         Bad("compact_flipped.ccg", "compact.ccg with bit 6 of its last byte flipped", "ChecksumError",
             body - 4, bytes(flipped)),
@@ -1274,12 +1293,22 @@ def compact_bad_archives(base: bytes) -> list[Bad]:
         Bad("compact_no_body.ccg", "the 16-byte header of compact.ccg with the CRC of its first 12 bytes alone",
             "TruncatedError", body, base[:body - 4] + struct.pack("<I", crc32c(base[:body - 4]))),
         Bad("compact_unknown_dictionary.ccg", "compact.ccg naming bundle dictionary 255, which no version "
-            "assigns (valid CRC)", "UnsupportedVersionError", body, frame_compact(255, base[body + 1:])),
-        Bad("compact_sizeless.ccg", "compact.ccg with its bundle recompressed into a frame that does not "
-            "declare its size (valid CRC)", "CorruptArchiveError", body + 1, frame_compact(dictionary, sizeless)),
+            "assigns (valid CRC)", "UnsupportedVersionError", body, frame_compact(255, stream, minor)),
+        Bad("compact_sizeless.ccg", "compact.ccg with its bundle recompressed into a zstd frame of dictionary 2 "
+            "that does not declare its size (valid CRC)", "CorruptArchiveError", body + 1,
+            frame_compact(2, sizeless)),
         Bad("compact_no_parameters.ccg", "compact.ccg with its bundle recompressed without the PARAMETERS "
             "member (valid CRC)", "CorruptArchiveError", body + 1,
-            frame_compact(dictionary, compress_with_dictionary(encode_bundle(without_parameters), 19, dictionary))),
+            frame_compact(number, primed_lzma.compress(encode_bundle(without_parameters)), minor)),
+        Bad("compact_lzma2_bad_chunk.ccg", "compact.ccg with the first byte of its body, the control byte of the "
+            "LZMA2 chunk after the stream prefix, set to 0x03, which LZMA2 does not assign (valid CRC)",
+            "CorruptArchiveError", body + 1, frame_compact(number, b"\x03" + stream[1:], minor)),
+        Bad("compact_lzma2_unended.ccg", "compact.ccg without the LZMA2 end byte of its body (valid CRC)",
+            "CorruptArchiveError", body + 1, frame_compact(number, stream[:-1], minor)),
+        Bad("compact_lzma2_trailing.ccg", "compact.ccg with a byte after the LZMA2 end byte of its body "
+            "(valid CRC)", "CorruptArchiveError", body + 1, frame_compact(number, stream + b"\0", minor)),
+        Bad("compact_lzma2_other_dictionary.ccg", "compact.ccg naming bundle dictionary 2 for its LZMA2 body, "
+            "which is no zstd frame (valid CRC)", "CorruptArchiveError", body + 1, frame_compact(2, stream)),
     ]
 
 

@@ -23,18 +23,18 @@ def frame_block(kind: int, flags: int, payload: bytes) -> bytes:
     return head + payload + BLOCK_CRC.pack(crc32c(payload, crc32c(head)))
 
 
-def frame_compact(dictionary: int, frame: bytes) -> bytes:
-    """A file in the compact layout (spec 2.7): the header, whose last field is the CRC32C
-    of its first 12 bytes and the body; then the body, the number of the bundle
-    dictionary and the frame compressed with it."""
-    head = FILE_HEADER.pack(MAGIC, COMPACT_MAJOR_VERSION, 0, 0)[:FILE_HEADER.size - BLOCK_CRC.size]
+def frame_compact(dictionary: int, frame: bytes, minor: int = 0) -> bytes:
+    """A file in the compact layout (spec 2.7), minor version ``minor``: the header, whose
+    last field is the CRC32C of its first 12 bytes and the body; then the body, the number
+    of the bundle dictionary and the bundle compressed with it."""
+    head = FILE_HEADER.pack(MAGIC, COMPACT_MAJOR_VERSION, minor, 0)[:FILE_HEADER.size - BLOCK_CRC.size]
     body = bytes([dictionary]) + frame
     return head + BLOCK_CRC.pack(crc32c(body, crc32c(head))) + body
 
 
 def read_compact(data: memoryview | bytes, path: str) -> tuple[int, memoryview]:
-    """The dictionary number and the frame of a file in the compact layout, its CRC checked
-    (spec 2.7)."""
+    """The dictionary number and the compressed bundle of a file in the compact layout,
+    its CRC checked (spec 2.7)."""
     view = memoryview(data)
     head = FILE_HEADER.size - BLOCK_CRC.size
     (stored_crc,) = BLOCK_CRC.unpack_from(data, head)

@@ -26,16 +26,24 @@ BUNDLE_KINDS = frozenset({SectionKind.BUNDLE, SectionKind.DICTIONARY_BUNDLE})
 #: kinds that never lie inside a bundle
 _NOT_MEMBERS = frozenset({SectionKind.FOOTER}) | BUNDLE_KINDS
 #: the bundle dictionaries' files in this package by number: 1 that of DICTIONARY_BUNDLE
-#: blocks (spec 2.6), 2 one a file in the compact layout may name (spec 2.7, 2.8); the
-#: spec gives each one's size and SHA-256
-DICTIONARY_FILES = {1: "bundle_dictionary_1.jsonl", 2: "bundle_dictionary_2.bin"}
+#: blocks (spec 2.6), 2 and 3 those a file in the compact layout may name (spec 2.7, 2.8);
+#: the spec gives each one's size and SHA-256
+DICTIONARY_FILES = {1: "bundle_dictionary_1.jsonl", 2: "bundle_dictionary_2.bin", 3: "bundle_dictionary_3.bin"}
+#: the dictionaries of zstd frames; 3 is the history of the primed LZMA2 codec (spec 2.9)
+ZSTD_DICTIONARIES = (1, 2)
+
+
+@functools.cache
+def dictionary_bytes(number: int) -> bytes:
+    """The bytes of bundle dictionary ``number`` (spec 2.6, 2.8)."""
+    return files(__package__).joinpath(DICTIONARY_FILES[number]).read_bytes()
 
 
 @functools.cache
 def bundle_dictionary(number: int = 1) -> zstandard.ZstdCompressionDict:
-    """Bundle dictionary ``number`` (spec 2.6, 2.8), as a zstd raw-content dictionary."""
-    return zstandard.ZstdCompressionDict(files(__package__).joinpath(DICTIONARY_FILES[number]).read_bytes(),
-                                         dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+    """Bundle dictionary ``number`` (one of ZSTD_DICTIONARIES), as a zstd raw-content
+    dictionary."""
+    return zstandard.ZstdCompressionDict(dictionary_bytes(number), dict_type=zstandard.DICT_TYPE_RAWCONTENT)
 
 
 def compress_with_dictionary(raw: bytes, level: int, number: int = 1) -> bytes:

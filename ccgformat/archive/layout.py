@@ -33,6 +33,8 @@ DICTIONARY_BUNDLE_MINOR_VERSION = 5
 CODED_GAPS_MINOR_VERSION = 6
 #: the minor version that introduced CODED_SOFT_NODES blocks (range-coded soft values)
 CODED_SOFT_MINOR_VERSION = 7
+#: the compact layout's minor version that introduced the primed LZMA2 body (spec 2.9)
+PRIMED_LZMA_MINOR_VERSION = 1
 
 #: magic, major u16, minor u16, reserved u32 (must be zero); in the compact layout
 #: (major 2) the last field is the CRC32C of the header's first 12 bytes and the body

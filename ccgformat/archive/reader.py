@@ -33,6 +33,7 @@ from ..params import Params
 from .aggregation import AggregationTables, decode_level, join_levels
 from .metric_tables import MetricTables, decode_metric_level, join_metric_levels
 from .blocks import declared_length, read_block, read_compact, unpack_payload
+from . import primed_lzma
 from .bundle import BUNDLE_KINDS, DICTIONARY_FILES, bundle_dictionary, decode_bundle, member_count
 from .defaults import fill_definitions, fill_parameters
 from ..backends import native
@@ -87,11 +88,9 @@ class _Storage:
         #: the raw payloads of the sections inside BUNDLE blocks
         self.members: dict[DirectoryEntry, bytes] = {}
         self.closed = False
-        #: whether the file is in the compact layout (spec 2.7): its body is its one bundle
-        self.compact = False
-        #: the bundle dictionary of its DICTIONARY_BUNDLE frames: 1 (spec 2.6), or the one
-        #: the body of a file in the compact layout names
-        self.dictionary = 1
+        #: in the compact layout (spec 2.7), the directory entry of the body, the file's one
+        #: bundle, and its raw payload
+        self.compact_bundle: tuple[DirectoryEntry, bytes] | None = None
 
     def close(self) -> None:
         self.closed = True
@@ -104,7 +103,9 @@ class _Storage:
 
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block or bundle member."""
-        dictionary = bundle_dictionary(self.dictionary) if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
+        if self.compact_bundle is not None and entry == self.compact_bundle[0]:
+            return self.compact_bundle[1]  # decoded when the file was opened
+        dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
         return unpack_payload(entry.flags, self.stored(entry), entry.raw_length, self.path, entry.offset,
                               dictionary)
 
@@ -115,7 +116,7 @@ class _Storage:
             raise ValueError("the archive is closed")
         if entry.member >= 0:
             return memoryview(self.members[entry])
-        if self.compact:  # its CRC was checked when the file was opened
+        if self.compact_bundle is not None:  # its CRC was checked when the file was opened
             return memoryview(self.map)[entry.offset:]
         kind, flags, stored = read_block(self.map, entry.offset, self.path, expect_kind=entry.kind)
         if flags != entry.flags or len(stored) != entry.length:
@@ -348,23 +349,27 @@ class Archive:
         return self._read_footer(minor), {}
 
     def _read_compact(self) -> tuple[list[DirectoryEntry], dict[DirectoryEntry, bytes]]:
-        """The one DICTIONARY_BUNDLE of a file in the compact layout, its frame as a
-        directory entry whose count is its member count (spec 2.7), and its raw payload."""
-        dictionary, frame = read_compact(self._storage.map, self.path)
+        """The one DICTIONARY_BUNDLE of a file in the compact layout, its compressed bundle
+        as a directory entry whose count is its member count (spec 2.7), and its raw
+        payload, which the storage keeps."""
+        dictionary, body = read_compact(self._storage.map, self.path)
         if dictionary not in DICTIONARY_FILES:
             raise UnsupportedVersionError(f"bundle dictionary {dictionary} is unknown to this reader (it knows "
                                           f"{', '.join(map(str, DICTIONARY_FILES))})", path=self.path,
                                           offset=FILE_HEADER.size)
-        self._storage.compact, self._storage.dictionary = True, dictionary
         offset = self._footer_offset = FILE_HEADER.size + 1  # where errors of the directory's rules point
-        raw_length = declared_length(frame, self.path, offset)
-        if raw_length > largest_raw_length(len(frame), TABLES_MINOR_VERSION):
-            raise CorruptArchiveError(f"the compact file's zstd frame declares {raw_length} bytes from "
-                                      f"{len(frame)}", path=self.path, offset=offset)
+        if dictionary == primed_lzma.DICTIONARY:
+            raw = primed_lzma.decompress(body, self.path, offset)
+        else:
+            raw_length = declared_length(body, self.path, offset)
+            if raw_length > largest_raw_length(len(body), TABLES_MINOR_VERSION):
+                raise CorruptArchiveError(f"the compact file's zstd frame declares {raw_length} bytes from "
+                                          f"{len(body)}", path=self.path, offset=offset)
+            raw = unpack_payload(int(BlockFlags.ZSTD), body, raw_length, self.path, offset,
+                                 bundle_dictionary(dictionary))
         entry = DirectoryEntry(SectionKind.DICTIONARY_BUNDLE, int(BlockFlags.MUST_UNDERSTAND | BlockFlags.ZSTD),
-                               offset, len(frame), raw_length, 0, 0)
-        raw = self.payload(entry)
-        entry = replace(entry, count=member_count(raw, self.path, offset))
+                               offset, len(body), len(raw), 0, member_count(raw, self.path, offset))
+        self._storage.compact_bundle = (entry, raw)
         return [entry], {entry: raw}
 
     def _read_footer(self, minor: int) -> list[DirectoryEntry]:

@@ -30,14 +30,15 @@ from .blocks import compress, frame_block, frame_compact
 from .compression import CompressionQueue, Level, default_threads
 from .indexes import INDEX_NODES_PER_LOCATION, Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
-from .bundle import DICTIONARY_FILES, compress_with_dictionary, encode_bundle
+from . import primed_lzma
+from .bundle import ZSTD_DICTIONARIES, compress_with_dictionary, encode_bundle
 from .defaults import PARAMETERS as PARAMETER_DEFAULTS, strip_definitions, strip_parameters
 from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, CODED_SOFT_MINOR_VERSION,
                      DICTIONARY_BUNDLE_MINOR_VERSION,
                      DIRECTORY_ENTRY,
                      END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
-                     ROOTS_COMPLETE_MINOR_VERSION,
+                     PRIMED_LZMA_MINOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION,
                      SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
                      largest_raw_length)
 from .codec import METRIC_CELL_LIMIT, STREAM_HEADER, stream_bytes
@@ -497,7 +498,9 @@ class Writer:
         self._queue.close()
         if self._compact_body():
             self._file.seek(0)
-            self._file.write(frame_compact(*self._compact_frame()))
+            number, body = self._compact_frame()
+            minor = PRIMED_LZMA_MINOR_VERSION if number == primed_lzma.DICTIONARY else 0
+            self._file.write(frame_compact(number, body, minor))
             self._file.truncate()
         else:
             self._end_blocks(graph)
@@ -514,11 +517,15 @@ class Writer:
         return block.kind == SectionKind.DICTIONARY_BUNDLE and bool(block.flags & BlockFlags.ZSTD)
 
     def _compact_frame(self) -> tuple[int, bytes]:
-        """The bundle dictionary whose frame of the bundle is the smaller, and that frame
-        (spec 2.7, 2.8; the lower number on a tie)."""
+        """The bundle dictionary whose compressed bundle is the smallest, and that body
+        (spec 2.7-2.9; the lower number on a tie): a zstd frame made with dictionary 1 or
+        2, or the primed LZMA2 body of dictionary 3 where liblzma makes it."""
         frames = {1: self._bundle_frame}  # the block's, made with dictionary 1
         frames.update((number, compress_with_dictionary(self._bundle_raw, self.level, number))
-                      for number in DICTIONARY_FILES if number not in frames)
+                      for number in ZSTD_DICTIONARIES if number not in frames)
+        primed = primed_lzma.compress(self._bundle_raw)
+        if primed is not None:
+            frames[primed_lzma.DICTIONARY] = primed
         number = min(frames, key=lambda n: (len(frames[n]), n))
         return number, frames[number]
 

@@ -523,7 +523,9 @@ class Writer:
         frames = {1: self._bundle_frame}  # the block's, made with dictionary 1
         frames.update((number, compress_with_dictionary(self._bundle_raw, self.level, number))
                       for number in ZSTD_DICTIONARIES if number not in frames)
-        primed = primed_lzma.compress(self._bundle_raw)
+        # never more than a reader decodes of a body (spec 2.9; a bundle holds under BUNDLE_RAW_BYTES)
+        primed = primed_lzma.compress(self._bundle_raw) \
+            if len(self._bundle_raw) <= primed_lzma.LARGEST_RAW_LENGTH else None
         if primed is not None:
             frames[primed_lzma.DICTIONARY] = primed
         number = min(frames, key=lambda n: (len(frames[n]), n))

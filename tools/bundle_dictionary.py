@@ -61,6 +61,16 @@ def bundle_payload(path: Path) -> bytes:
         return archive.payload(entry)
 
 
+def converted_bundles(sources: list[Path], folder: Path, stem: str) -> list[bytes]:
+    """The bundle payloads of the archives converted from ``sources``, in their order."""
+    payloads = []
+    for i, source in enumerate(sources):
+        target = folder / f"{stem}{i}.ccg"
+        ccgformat.convert(source, target)
+        payloads.append(bundle_payload(target))
+    return payloads
+
+
 def otf_calls(function: int, peer: int) -> list[tuple]:
     return [(100, "Enter", {"function": function, "scl": 0}, [], []),
             (150, "SendMsg", {"receiver": peer, "length": 8, "tag": 1, "communicator": GROUP}, [], []),
@@ -75,15 +85,12 @@ def samples(folder: Path) -> list[bytes]:
     sources.append(write_otf(folder / "otf", {
         "processes": {1: 0, 2: 0}, "functions": 3, "events": {1: otf_calls(1, 2), 2: otf_calls(2, 1)},
         "markers": [(120, 1, "x")], "long": False, "one_stream": False, "compression": None}))
-    payloads = []
-    for i, source in enumerate(sources):
-        target = folder / f"{i}.ccg"
-        ccgformat.convert(source, target)
-        payloads.append(bundle_payload(target))
-    return payloads
+    return converted_bundles(sources, folder, "sample")
 
 
 def otf_counted_calls(function: int, start: int) -> list[tuple]:
+    """A process of the OTF sample of dictionary 3: main and ``function`` with key-value
+    attributes, the counter sampled inside."""
     return [(start, "Enter", {"function": 1, "scl": 0}, [3], []),
             (start + 10, "Counter", {"counter": COUNTER, "value": 0}, [], []),
             (start + 40, "Enter", {"function": function, "scl": 0}, [1 << 62 | start], []),
@@ -102,12 +109,7 @@ def later_samples(folder: Path) -> list[bytes]:
         "processes": {1: 0, 2: 0}, "functions": 3, "events": {1: otf_counted_calls(2, 0), 2: otf_counted_calls(3, 7)},
         "markers": [(30, 1, "a marker"), (60, 2, "another marker, longer")], "long": False, "one_stream": False,
         "compression": None})
-    payloads = []
-    for i, source in enumerate([paje, otf]):
-        target = folder / f"later{i}.ccg"
-        ccgformat.convert(source, target)
-        payloads.append(bundle_payload(target))
-    return payloads
+    return converted_bundles([paje, otf], folder, "later")
 
 
 def dictionary(number: int, folder: Path) -> bytes:

@@ -116,8 +116,6 @@ class _Storage:
             raise ValueError("the archive is closed")
         if entry.member >= 0:
             return memoryview(self.members[entry])
-        if self.compact_bundle is not None:  # its CRC was checked when the file was opened
-            return memoryview(self.map)[entry.offset:]
         kind, flags, stored = read_block(self.map, entry.offset, self.path, expect_kind=entry.kind)
         if flags != entry.flags or len(stored) != entry.length:
             raise CorruptArchiveError("block header disagrees with the footer", path=self.path, offset=entry.offset)
@@ -321,8 +319,8 @@ class Archive:
             self._storage = _Storage(self.path, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
         self.file_bytes = size
         try:
-            self._directory, decoded = self._read_directory()
-            self._sections = self._expand_bundles(decoded)
+            self._directory = self._read_directory()
+            self._sections = self._expand_bundles()
         except BaseException:
             self._storage.close()
             raise
@@ -332,9 +330,8 @@ class Archive:
 
     # ----------------------------------------------------------------- opening
 
-    def _read_directory(self) -> tuple[list[DirectoryEntry], dict[DirectoryEntry, bytes]]:
-        """The blocks: from the footer; in the compact layout (spec 2.7), its one bundle.
-        With them, the raw payloads of those already decoded (the compact file's bundle)."""
+    def _read_directory(self) -> list[DirectoryEntry]:
+        """The blocks: from the footer; in the compact layout (spec 2.7), its one bundle."""
         magic, major, minor, reserved = FILE_HEADER.unpack_from(self._storage.map, 0)
         if magic != MAGIC:
             raise CorruptArchiveError("not a .ccg archive (bad magic)", path=self.path, offset=0)
@@ -346,12 +343,12 @@ class Archive:
                                           path=self.path, offset=8)
         if reserved:
             raise CorruptArchiveError("reserved header field is not zero", path=self.path, offset=12)
-        return self._read_footer(minor), {}
+        return self._read_footer(minor)
 
-    def _read_compact(self) -> tuple[list[DirectoryEntry], dict[DirectoryEntry, bytes]]:
-        """The one DICTIONARY_BUNDLE of a file in the compact layout, its compressed bundle
-        as a directory entry whose count is its member count (spec 2.7), and its raw
-        payload, which the storage keeps."""
+    def _read_compact(self) -> list[DirectoryEntry]:
+        """The one DICTIONARY_BUNDLE of a file in the compact layout: its compressed bundle
+        as a directory entry whose count is its member count (spec 2.7); the storage keeps
+        its raw payload, decoded here once."""
         dictionary, body = read_compact(self._storage.map, self.path)
         if dictionary not in DICTIONARY_FILES:
             raise UnsupportedVersionError(f"bundle dictionary {dictionary} is unknown to this reader (it knows "
@@ -370,7 +367,7 @@ class Archive:
         entry = DirectoryEntry(SectionKind.DICTIONARY_BUNDLE, int(BlockFlags.MUST_UNDERSTAND | BlockFlags.ZSTD),
                                offset, len(body), len(raw), 0, member_count(raw, self.path, offset))
         self._storage.compact_bundle = (entry, raw)
-        return [entry], {entry: raw}
+        return [entry]
 
     def _read_footer(self, minor: int) -> list[DirectoryEntry]:
         data, size = self._storage.map, self.file_bytes
@@ -402,9 +399,9 @@ class Archive:
                                           f"uncompressed from {entry.length}", path=self.path, offset=entry.offset)
         return directory
 
-    def _expand_bundles(self, decoded: dict[DirectoryEntry, bytes]) -> list[DirectoryEntry]:
+    def _expand_bundles(self) -> list[DirectoryEntry]:
         """The sections: the footer's blocks with every BUNDLE or DICTIONARY_BUNDLE block
-        replaced by its members (decoded now, unless ``decoded`` holds the raw payload: a
+        replaced by its members (decoded now, or for a compact file when it was opened: a
         writer bundles only small sections), checked together."""
         sections: list[DirectoryEntry] = []
         for block in self._directory:
@@ -414,8 +411,7 @@ class Archive:
             if block.first or not block.flags & BlockFlags.MUST_UNDERSTAND:
                 raise CorruptArchiveError(f"a {SectionKind(block.kind).name} block's directory entry has a non-zero "
                                           f"first or lacks MUST_UNDERSTAND", path=self.path, offset=block.offset)
-            raw_bundle = decoded[block] if block in decoded else self.payload(block)
-            for member, raw in decode_bundle(raw_bundle, block, self.path):
+            for member, raw in decode_bundle(self.payload(block), block, self.path):
                 self._storage.members[member] = raw
                 sections.append(member)
         expected_node = 0

@@ -211,24 +211,6 @@ def test_malformed_npz_members_are_format_errors(trace, tmp_path, capsys):
     assert not (tmp_path / "o.ccg").exists()
 
 
-def test_progress_is_shown_only_on_a_terminal_and_not_when_quiet(trace, tmp_path, capsys, monkeypatch):
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    for quiet, expected in ((False, True), (True, False)):
-        terminal = Terminal()
-        monkeypatch.setattr(sys, "stderr", terminal)
-        argv = ["convert", str(trace["npz"]), str(tmp_path / "p.ccg"), "--level", "1"] + (["-q"] if quiet else [])
-        assert main(argv) == 0
-        shown = terminal.getvalue()
-        assert ("location 2:" in shown and f"{len(trace['events'][2]):,} events" in shown) is expected
-        last = len(trace["events"])
-        assert (f"] {last - 1}/{last} locations" in shown and "[" + "-" * 24 + "] 0/" in shown) is expected
-        assert shown == "" or shown.endswith("\r")  # the line is wiped at the end
-    capsys.readouterr()
-
-
 def test_bad_parameters_are_usage_errors(trace, tmp_path, capsys):
     for option in (["--branching", "1"], ["--abs", "-3"], ["--rel", "x"], ["--level", "23"],
                    ["--checkpoint-interval", "0"], ["--from", "otf9"]):

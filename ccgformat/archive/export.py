@@ -4,8 +4,10 @@ An exporter writes an open `Archive` to another format. Format modules (which si
 the archive layer) register theirs here with `register_exporter`; the archive only looks
 them up, so imports keep flowing one way (formats -> archive).
 
-``write(archive, target)`` must write ``target`` atomically (`ccgformat.atomic.atomic_output`): on any
-error nothing appears under the target's name.
+``write(archive, target, progress)`` must write ``target`` atomically
+(`ccgformat.atomic.atomic_output`): on any error nothing appears under the target's name.
+``progress``, when not None, is called with the number of events just written, as the
+export goes (`ExportProgress`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from ..errors import FormatError
 if TYPE_CHECKING:
     from .reader import Archive
 
-__all__ = ["ExportFormat", "exporter_for", "exporters", "register_exporter"]
+__all__ = ["ExportFormat", "ExportProgress", "exporter_for", "exporters", "register_exporter"]
+
+#: called by an exporter with the number of events it has just written
+ExportProgress = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -30,14 +35,14 @@ class ExportFormat:
     name: str
     description: str
     suffixes: tuple[str, ...]
-    write: Callable[[Archive, Path], None]
+    write: Callable[[Archive, Path, ExportProgress | None], None]
 
 
 _EXPORTERS: dict[str, ExportFormat] = {}
 
 
 def register_exporter(name: str, description: str, suffixes: tuple[str, ...],
-                      write: Callable[[Archive, Path], None]) -> ExportFormat:
+                      write: Callable[[Archive, Path, ExportProgress | None], None]) -> ExportFormat:
     """Add an output format."""
     if name in _EXPORTERS:
         raise ValueError(f"exporter {name!r} is already registered")

@@ -38,7 +38,7 @@ from .bundle import BUNDLE_KINDS, DICTIONARY_FILES, bundle_dictionary, decode_bu
 from .defaults import fill_definitions, fill_parameters
 from ..backends import native
 from .codec import NodeBlock
-from .export import exporter_for
+from .export import ExportProgress, exporter_for
 from .many import small_events
 from .merge import merge_by_time
 from .native import decode_block, walker
@@ -804,14 +804,16 @@ class Archive:
 
     # ----------------------------------------------------------------- export
 
-    def export(self, target: str | os.PathLike[str], to: str | None = None) -> Path:
+    def export(self, target: str | os.PathLike[str], to: str | None = None, *,
+               progress: ExportProgress | None = None) -> Path:
         """Write the trace to another format: ``to`` names it (``otf2``, ``paje``,
         ``chrome``...), else the target's suffix decides. The target is written atomically
-        and never replaces this archive's own file."""
+        and never replaces this archive's own file. ``progress`` is called with the number
+        of events just written, as the export goes."""
         target = Path(target)
         if target.exists() and os.path.samefile(target, self.path):
             raise FileExistsError(17, "the export target is the archive itself", str(target))
-        exporter_for(target, to).write(self, target)
+        exporter_for(target, to).write(self, target, progress)
         return target
 
 

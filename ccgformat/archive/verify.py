@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -76,19 +76,24 @@ def kind_name(kind: int | None) -> str:
         return f"AGGREGATION_{kind}" if kind in RESERVED_AGGREGATION else f"kind {kind}"
 
 
-def verify(path: str | os.PathLike[str]) -> list[Problem]:
+#: called by `verify` with the bytes of node blocks it has checked and the bytes they total
+VerifyProgress = Callable[[int, int], None]
+
+
+def verify(path: str | os.PathLike[str], progress: VerifyProgress | None = None) -> list[Problem]:
     """Check every structural invariant of the archive at ``path``.
 
     Returns the problems found, in file-offset order (empty for a sound archive). A file
     that cannot be opened at all (bad header, trailer or footer) gives one problem.
-    Raises OSError only when the file cannot be read.
+    Raises OSError only when the file cannot be read. ``progress`` hears of each node
+    block checked (the node blocks are nearly all of a large archive's bytes).
     """
     try:
         archive = Archive(path)
     except CcgError as error:
         return [_problem_of(error, None, 0)]
     with archive:
-        return _Verifier(archive).run()
+        return _Verifier(archive, progress).run()
 
 
 def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
@@ -111,8 +116,9 @@ class _Nodes:
 
 
 class _Verifier:
-    def __init__(self, archive: Archive):
+    def __init__(self, archive: Archive, progress: VerifyProgress | None = None):
         self.archive = archive
+        self.progress = progress
         self.path = archive.path
         self.problems: list[Problem] = []
         #: the sections (a BUNDLE block's members at its offset, in their order)
@@ -151,8 +157,13 @@ class _Verifier:
         roots = (by_kind.get(SectionKind.ROOT_TABLE) or by_kind[SectionKind.ROOTS])[0]
         self.check_definitions(by_kind[SectionKind.DEFINITIONS][0])
         self.check_roots_section(roots)
-        for entry in sorted((e for kind in NODE_KINDS for e in by_kind.get(kind, [])), key=lambda e: e.first):
+        node_entries = sorted((e for kind in NODE_KINDS for e in by_kind.get(kind, [])), key=lambda e: e.first)
+        total, done = sum(e.length for e in node_entries), 0
+        for entry in node_entries:
             self.check_nodes(entry)
+            done += entry.length
+            if self.progress is not None:
+                self.progress(done, total)
         self.check_parameters(parameters)
         self.check_roots(roots)
         self.check_stats(parameters)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TextIO
 
 from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, GAP_CODINGS, exporter_for, exporters,
                        open_archive)
 from ..errors import FormatError, ParameterError
-from ..formats import ConvertProgress, ConvertReport, convert, formats
+from ..formats import ConvertReport, convert, formats
 from ..params import Params
 from .common import UsageError, bounded_int, fraction
+from .progress import TerminalProgress
 
 
 def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,14 +91,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if os.path.exists(args.target) and os.path.exists(args.source) and os.path.samefile(args.source, args.target):
         raise UsageError("DST is the input file; conversion never modifies its input")
-    show = not args.quiet and sys.stderr.isatty()
-    progress = _Progress(sys.stderr) if show else None
-    try:
+    with TerminalProgress("ccg convert", quiet=args.quiet) as progress:
         report = convert(args.source, args.target, params, fmt=args.fmt, repair=args.repair, level=args.level,
-                         checkpoint_interval=args.checkpoint_interval, progress=progress, gaps=args.gaps)
-    finally:
-        if progress is not None:
-            progress.clear()
+                         checkpoint_interval=args.checkpoint_interval,
+                         progress=progress.conversion if progress.shown else None, gaps=args.gaps)
     if report.repairs:
         with open_archive(args.target) as archive:
             names = [region.name for region in archive.definitions.regions]
@@ -108,33 +104,6 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(_convert_line(report))
     return 0
-
-
-class _Progress:
-    """One self-overwriting line on a terminal: a bar of the locations finished, the
-    location being read and the events so far."""
-
-    BAR = 24
-
-    def __init__(self, stream: TextIO):
-        self.stream = stream
-        self.width = 0
-
-    def __call__(self, p: ConvertProgress) -> None:
-        filled = self.BAR * p.locations_done // p.locations
-        bar = "#" * filled + "-" * (self.BAR - filled)
-        self._show(f"ccg convert [{bar}] {p.locations_done}/{p.locations} locations; location "
-                   f"{p.location}: {p.location_events:,} events ({p.events:,} in all)")
-
-    def _show(self, text: str) -> None:
-        self.stream.write("\r" + text.ljust(self.width))
-        self.stream.flush()
-        self.width = len(text)
-
-    def clear(self) -> None:
-        if self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
-            self.stream.flush()
 
 
 def _convert_line(r: ConvertReport) -> str:
@@ -150,8 +119,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         exporter = exporter_for(args.target, args.to)
     except FormatError as error:
         raise UsageError(f"{error.reason}: {args.target}") from None
-    with open_archive(args.archive) as archive:
-        target = archive.export(args.target, exporter.name)
+    with open_archive(args.archive) as archive, \
+            TerminalProgress("ccg export", total=archive.stats.events, quiet=args.quiet) as progress:
+        target = archive.export(args.target, exporter.name, progress=progress.add if progress.shown else None)
     if not args.quiet:
         print(f"wrote {target}")
     return 0

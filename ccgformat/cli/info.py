@@ -8,6 +8,7 @@ from typing import Any
 
 from ..archive import Archive, open_archive
 from ..archive.verify import kind_name, verify
+from .progress import TerminalProgress
 
 
 def add_info(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,6 +29,7 @@ def add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "the first bad block is named with its kind and byte offset.")
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", "-q", action="store_true", help="show no progress on a terminal")
     p.set_defaults(run=cmd_verify)
 
 
@@ -113,7 +115,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    problems = verify(args.archive)
+    with TerminalProgress("ccg verify", unit="B", scale=True, quiet=args.quiet) as progress:
+        problems = verify(args.archive, progress.reach if progress.shown else None)
     if args.json:
         print(json.dumps({"path": args.archive, "ok": not problems,
                           "problems": [p.to_dict() for p in problems]}))

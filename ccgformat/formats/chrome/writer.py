@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ...archive import Archive
+from ...archive import Archive, ExportProgress
 from ...atomic import atomic_output
 from ...errors import FormatError
 from ...model import COLUMNS, KIND_FIELDS, PEER_KINDS, Definitions, EventBatch, EventKind
@@ -328,9 +328,9 @@ class _Writer:
         self.first = False
 
 
-def write(archive: Archive, target: Path) -> None:
+def write(archive: Archive, target: Path, progress: ExportProgress | None = None) -> None:
     """Write ``archive`` as Chrome Trace Event JSON (gzip-compressed when the target's name
-    ends with ``.gz``)."""
+    ends with ``.gz``); ``progress`` hears of each location's events once written."""
     definitions = archive.definitions
     placement = _Placement(definitions)
     walker = _Walker(definitions, placement)
@@ -347,8 +347,10 @@ def write(archive: Archive, target: Path) -> None:
                 writer.event({k: v for k, v in event.items() if k not in ("pid", "tid")},
                              (event.get("pid"), event.get("tid")))
             for location in archive.locations:
-                _write_location(writer, walker, locations.batch(location), location,
-                                placement.places[location], definitions, ids)
+                batch = locations.batch(location)
+                _write_location(writer, walker, batch, location, placement.places[location], definitions, ids)
+                if progress is not None:
+                    progress(len(batch))
             stream.write("\n],\n")
             document = {k: v for k, v in placement.document.items() if k not in ("traceEvents", OWN)}
             unit = document.pop("displayTimeUnit", None)

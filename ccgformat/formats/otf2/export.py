@@ -19,9 +19,9 @@ import ctypes
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
-from ...archive import Archive
+from ...archive import Archive, ExportProgress
 from ...atomic import atomic_output
 from ...errors import CcgError, FormatError
 from ...model import Definitions, EventBatch, EventKind
@@ -196,10 +196,19 @@ class _LocationWriter:
             self._call(name, time, *(fields[f] for f in record.fields))
 
 
-def write(archive: Archive, target: Path) -> None:
-    """Write ``archive`` as an OTF2 archive in the folder ``target`` (replaced atomically)."""
+def write(archive: Archive, target: Path, progress: ExportProgress | None = None) -> None:
+    """Write ``archive`` as an OTF2 archive in the folder ``target`` (replaced atomically);
+    ``progress`` hears of each batch of events as it is handed to the OTF2 writer."""
     present = set(archive.locations)
-    write_events(archive.definitions, lambda i: archive.location(i).events() if i in present else (), target)
+
+    def events(location: int) -> Iterator[EventBatch]:
+        if location in present:
+            for batch in archive.location(location).events():
+                yield batch
+                if progress is not None:
+                    progress(len(batch))
+
+    write_events(archive.definitions, events, target)
 
 
 def write_events(definitions: Definitions, events: Callable[[int], Iterable[EventBatch]],

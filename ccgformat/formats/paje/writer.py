@@ -14,7 +14,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from ...archive import Archive
+from ...archive import Archive, ExportProgress
 from ...atomic import atomic_output
 from ...errors import CcgError, FormatError
 from ...model import Event, EventKind
@@ -31,15 +31,16 @@ _LINK_SIDE = {EventKind.SEND: ("PajeStartLink", "StartContainer"), EventKind.ISE
               EventKind.RECV: ("PajeEndLink", "EndContainer"), EventKind.IRECV: ("PajeEndLink", "EndContainer")}
 
 
-def write(archive: Archive, target: Path) -> None:
-    """Write ``archive`` as a Paje trace file (atomically)."""
+def write(archive: Archive, target: Path, progress: ExportProgress | None = None) -> None:
+    """Write ``archive`` as a Paje trace file (atomically); ``progress`` hears of each
+    batch of events once written."""
     layout = archive.definitions.extensions.get("paje")
     with atomic_output(target) as temporary, open(temporary, "w", encoding="utf-8", newline="\n") as out:
         try:
             links = None
             if not isinstance(layout, dict):
                 layout, links = generic.schema(archive)
-            _Writer(archive, layout, links, out, target.name).run()
+            _Writer(archive, layout, links, out, target.name).run(progress)
         except CcgError:
             raise
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
@@ -76,7 +77,7 @@ class _Writer:
         self.creates = deque(change for change in changes if not change[1])
         self.destroys = deque(change for change in changes if change[1])
 
-    def run(self) -> None:
+    def run(self, progress: ExportProgress | None) -> None:
         for index, definition in enumerate(self.eventdefs):
             self.out.write(f"%EventDef {definition['name']} {self.ids[index]}\n")
             self.out.writelines(f"% {name} {kind}\n" for name, kind in definition["fields"])
@@ -90,6 +91,8 @@ class _Writer:
                     self._lifecycle(event.time)
                     self.group = (event.time, location)
                 self._event(location, event)
+            if progress is not None:
+                progress(len(batch))
         self._flush()
         self._lifecycle(None)
         for include in self.layout.get("includes", []):

@@ -18,6 +18,7 @@ work, repeats the timings itself and prints one JSON line (`benchkit.run_child`)
     python tools/bench.py builder --json out.json
     python tools/bench.py native-builder native-convert native-walk   # the native core, 10M events
     python tools/bench.py scale --repeat 1 --timeout 120              # 20,000 to 1,000,000 locations
+    python tools/bench.py long --lengths 1m 30m --timeout 600          # 1 M to 100 M events
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
 import bench_importers  # noqa: E402,F401  (registers the import-locations benchmark)
 import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
+import bench_long  # noqa: E402,F401  (registers the long benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
 import bench_overview  # noqa: E402,F401  (registers the overview benchmark)
@@ -129,8 +131,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
                         help="scale: a step still running after S seconds is killed and reported (default 120)")
     parser.add_argument("--memory-limit", type=float, default=8192, metavar="MB",
-                        help="scale: a step whose resident set grows above MB is killed and reported "
+                        help="scale, long: a step whose resident set grows above MB is killed and reported "
                              "(the machine may be shared), 0 = no limit (default 8192)")
+    parser.add_argument("--lengths", nargs="+", default=list(bench_long.LENGTHS), choices=list(bench_long.LENGTHS),
+                        help="long: the trace lengths (default all; 1m comes first, the twin of the growth figures)")
+    parser.add_argument("--variants", nargs="+", default=list(bench_long.VARIANTS), choices=list(bench_long.VARIANTS),
+                        help="long: jittered and/or regular timing (default both)")
+    parser.add_argument("--steps", nargs="+", default=list(bench_long.STEPS), choices=list(bench_long.STEPS),
+                        metavar="STEP", help=f"long: the steps, convert first (default all: "
+                                             f"{', '.join(bench_long.STEPS)})")
     parser.add_argument("--import-locations", type=int, default=bench_importers.DEFAULT_LOCATIONS, metavar="N",
                         help=f"import-locations: locations of every format's trace (default "
                              f"{bench_importers.DEFAULT_LOCATIONS:,}; 1,000 too, for the ratio)")
@@ -201,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "events_per_location": args.events_per_location,
         "skip_10m": args.skip_10m,
         "shapes": args.shapes,
+        "lengths": args.lengths,
+        "variants": args.variants,
         "ratio_locations": args.ratio_locations,
         "timeout": args.timeout,
         "memory_limit_mb": args.memory_limit,
@@ -212,7 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     sizes = (f"; {args.locations} x {args.events_per_location:,} events requested per trace "
              f"({LARGE_FACTOR}x that in the native-* benchmarks and the archive's large trace)"
-             if set(selected) - {"scale"} else f"; shapes {' '.join(args.shapes)}")
+             if set(selected) - {"scale", "long"} else f"; shapes {' '.join(args.shapes)}" if "scale" in selected
+             else f"; lengths {' '.join(args.lengths)}")
     print(f"ccgformat {__version__} from {meta['ccgformat_path']} ({meta['git_head'] or 'not a git checkout'}), "
           f"Python {meta['python']} on {meta['platform']}{sizes}; repeat {args.repeat}; "
           f"load average {' '.join(f'{x:.1f}' for x in meta['loadavg'])} at the start")

@@ -4,7 +4,9 @@ k+1's bound 2j and the levels nest), and holds the exclusive time of every regio
 slice for every node of the resource hierarchy, a node the sum of its children.
 
 `levels` feeds the writer (registered as the query ``aggregation_levels``) and
-`ccg verify`; the writer keeps the levels while they fit its size budget.
+`ccg verify`; the writer keeps the levels while they fit its size budget. A large graph
+of few locations is walked event by event instead (`slice_stream`): its finest level's
+cells then are all the memory the levels take, not columns over every node.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from ..aggregate_model import Hierarchy
 from ..graph.graph import root_rows, source_root_columns
 from ..hierarchy import hierarchy_of
+from .slice_stream import walked_times
 from .tables import tables_for
 from .timeline import column_bounds
 from .timeline_walk import exclusive_times, group_exclusive
@@ -29,6 +32,11 @@ LEVELS = 10
 #: A level is computed only while nodes x slices x regions stays within this many cells
 #: (dense int64: 128 MiB).
 MAX_CELLS = 1 << 24
+#: The levels come from the events walked in batches (`slice_stream`) when the pool holds at
+#: least this many nodes, whose node tables would take hundreds of bytes each ...
+STREAM_NODES = 1 << 18
+#: ... and the finest level's cells of every location number at most this many (32 MiB)
+STREAM_CELLS = 1 << 22
 
 
 def trace_window(source: Any) -> tuple[int, int]:
@@ -110,6 +118,32 @@ def node_sums(hierarchy: Hierarchy, leaves: np.ndarray) -> np.ndarray:
     return out
 
 
+def _finest(nodes: int, states: int, count: int | None) -> int:
+    """The finest level `levels` makes: ``count - 1``, else the finest up to `LEVELS`
+    whose cells stay within `MAX_CELLS`."""
+    finest = LEVELS if count is None else count - 1
+    while count is None and finest and nodes * (1 << finest) * max(states, 1) > MAX_CELLS:
+        finest -= 1
+    return finest
+
+
+def _streamed(source: Any, hierarchy: Hierarchy, start: int, stop: int, finest: int, count: int | None
+              ) -> Iterator[tuple[int, int, int, np.ndarray]]:
+    """`levels` from one walk of every location's events at the finest level (the levels
+    nest: level k's bound j is the finest's bound j * 2^(finest - k)), the states those
+    of `state_count`."""
+    defined = len(source.definitions.regions)
+    cells = walked_times(source, hierarchy.leaf_locations.tolist(), column_bounds(start, stop, 1 << finest), defined)
+    states = cells.shape[2]
+    if states > defined:  # as state_count: up to the largest region holding time
+        held = np.flatnonzero(cells.sum(axis=(0, 1)))
+        states = max(defined, int(held[-1]) + 1 if len(held) else 0)
+        cells = cells[:, :, :states]
+    for k in range(min(finest, _finest(len(hierarchy), states, count)) + 1):
+        level = cells.reshape(len(cells), 1 << k, 1 << (finest - k), states).sum(axis=2)
+        yield k, start, stop, node_sums(hierarchy, level)
+
+
 def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, int, np.ndarray]]:
     """``(k, start, stop, values[nodes, 2^k, regions])`` for k = 0, 1, ... up to `LEVELS`
     while a level stays within `MAX_CELLS` (level 0 always), or for k < ``count``. Each
@@ -120,11 +154,14 @@ def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, in
     nodes x 2^k x regions cells (107 MB at 20,000 ranks) for a file that keeps three."""
     hierarchy = source_hierarchy(source)
     start, stop = trace_window(source)
-    states = state_count(source)
     leaves = hierarchy.leaf_locations
-    finest = LEVELS if count is None else count - 1
-    while count is None and finest and len(hierarchy) * (1 << finest) * max(states, 1) > MAX_CELLS:
-        finest -= 1
+    if len(source.pool) >= STREAM_NODES:
+        finest = _finest(len(hierarchy), len(source.definitions.regions), count)  # states may only grow
+        if len(leaves) * (1 << finest) * max(len(source.definitions.regions), 1) <= STREAM_CELLS:
+            yield from _streamed(source, hierarchy, start, stop, finest, count)
+            return
+    states = state_count(source)
+    finest = _finest(len(hierarchy), states, count)
     for k in range(finest + 1):
         slices = location_times(source, leaves, column_bounds(start, stop, 1 << k), states)
         yield k, start, stop, node_sums(hierarchy, slices)

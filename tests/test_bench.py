@@ -350,3 +350,54 @@ def test_scale_shapes_name_their_pattern():
     assert Shape.parse("40x50:random").name == "40x50:random"
     with pytest.raises(ValueError, match="PATTERN"):
         Shape.parse("40x50:otf2:zigzag")
+
+
+def _bench_module(name: str):
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+
+
+def test_long_benchmark_growth_projection_and_targets():
+    """Growth per 10^6 events against the 1 M twin, the line to 10^9, and the issue's
+    targets, from entries made up here (each figure computed by hand)."""
+    bench_long = _bench_module("bench_long")
+
+    def entry(length, step, seconds, mb, events):
+        return {"length": length, "variant": "jittered", "step": step, "events": events, "status": "ok",
+                "peak_rss_mb": mb, "seconds": {"median": seconds, "min": seconds, "max": seconds}}
+
+    entries = [entry("1m", "convert", 1.0, 300.0, 1_000_000), entry("30m", "convert", 20.0, 900.0, 30_000_000),
+               entry("30m", "messages", 5.0, 1100.0, 30_000_000), entry("100m", "timeline", 1.5, 200.0, 100_000_000)]
+    bench_long.summarise(entries)
+    convert = entries[1]
+    assert convert["mb_per_million"] == pytest.approx(600 / 29)
+    assert convert["s_per_million"] == pytest.approx(19 / 29)
+    assert convert["projected_mb"] == pytest.approx(900 + 600 / 29 * 970)
+    assert convert["events_per_s"] == pytest.approx(1.5e6)
+    assert convert["verdict"] == "PASS"                      # <= 1 GB and >= 1.5 M ev/s
+    assert entries[2]["verdict"] == "FAIL"                   # 1.1 GB, and 6 M ev/s passes alone
+    assert entries[3]["verdict"] == "FAIL" and "<= 1 s" in entries[3]["target"]
+    assert "mb_per_million" not in entries[0] and entries[0]["verdict"] == "-"
+
+
+@pytest.mark.slow
+def test_long_benchmark_runs_its_steps_as_processes(tmp_path, monkeypatch):
+    """Tiny lengths in place of 1 M and 30 M: every chosen step runs, as a process, on
+    both; the growth figures appear."""
+    require_module("otf2", "the long benchmark writes its traces with tools/synth.py --otf2")
+    bench_long = _bench_module("bench_long")
+    monkeypatch.setattr(bench_long, "LENGTHS", {"1m": (2, 400), "30m": (2, 1600)})
+    monkeypatch.setattr(bench_long, "CACHE", tmp_path)
+    options = type("Options", (), {"lengths": ["1m", "30m"], "variants": ["jittered"], "timeout": 120.0,
+                                   "memory_limit": 4096.0, "repeat": 1,
+                                   "steps": ["convert", "profile", "aggregate 30", "export chrome"]})()
+    entries = bench_long.run(options)
+    assert [(e["length"], e["step"]) for e in entries] == [
+        (length, step) for length in ("1m", "30m") for step in options.steps]
+    assert all(e["status"] == "ok" and e["seconds"]["median"] > 0 and e["peak_rss_mb"] > 0 for e in entries)
+    assert entries[0]["archive_bytes"] > 0
+    assert all("mb_per_million" in e for e in entries[4:])
+    assert not list(tmp_path.glob("*export*"))  # the exports are removed after each step

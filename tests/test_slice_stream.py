@@ -17,15 +17,17 @@ from hypothesis import strategies as st
 import ccgformat
 from ccgformat import Params
 from ccgformat.model import EventBatch
-from ccgformat.query.slice_stream import SliceTimes, walked_times
+from ccgformat.query.slice_stream import SliceTimes, walked_times, windowed_times
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, with_tables
-from .test_aggregation_tables import LOSSY, tree_definitions
+from .query_support import CORPUS, converted, with_tables
+from .test_aggregation_tables import LOSSY, pyramid_windows, tree_definitions, written
+from .test_query_aggregate import check, draw_query
 
 tables_module = importlib.import_module("ccgformat.query.aggregate_tables")
 slice_stream = importlib.import_module("ccgformat.query.slice_stream")
+streaming = importlib.import_module("ccgformat.query.streaming")
 walk_module = importlib.import_module("ccgformat.graph.walk")
 spans_module = importlib.import_module("ccgformat.graph.spans")
 
@@ -62,11 +64,69 @@ def test_streamed_slices_match_brute_force(trace, data):
     assert np.array_equal(got, expected)
 
 
+@settings(max_examples=80, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.data())
+def test_windowed_slices_match_brute_force_inside_the_windows(trace, params, data):
+    """Windows between some of the bounds (on event times, outside the trace, touching
+    each other; walked one by one, or as one span with the cells between them cleared):
+    inside them the brute force's cells, outside them zero."""
+    graph = oracle.build(trace, params)
+    times = sorted({e.time for location in trace for e in oracle.events_of(graph, location)})
+    bound = st.one_of(st.sampled_from(times), st.integers(times[0] - 5, times[-1] + 5))
+    boundaries = np.unique(np.array(data.draw(st.lists(bound, min_size=2, max_size=10)) + [times[0] - 6],
+                                    np.int64))
+    chosen = data.draw(st.lists(st.booleans(), min_size=len(boundaries) - 1, max_size=len(boundaries) - 1))
+    windows = [(int(boundaries[i]), int(boundaries[i + 1])) for i, keep in enumerate(chosen) if keep]
+    locations = sorted(trace)
+    regions = 4
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(slice_stream, "WINDOWS_APART", data.draw(st.sampled_from([0, 1, 64])))
+    try:
+        got = windowed_times(graph, locations + [9], boundaries, regions, windows)
+    finally:
+        monkeypatch.undo()
+    events = {location: oracle.events_of(graph, location) for location in locations}
+    expected = oracle.timeline(events, boundaries.tolist(), np.arange(regions), regions)
+    expected[:, ~np.array(chosen, bool)] = 0
+    assert np.array_equal(got[:len(locations)], expected) and not got[len(locations):].any()
+
+
+@settings(max_examples=30, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.data())
+def test_aggregate_of_a_large_graph_walks_windows_and_matches_brute_force(tmp_path_factory, trace, params, data):
+    """`aggregate` as a large graph answers it (pieces walked as windows; without tables
+    the whole window walked in batches), from the tables and from the graph alone."""
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+    monkeypatch.setattr(tables_module, "tables_for", None)  # never the node tables
+    monkeypatch.setattr(importlib.import_module("ccgformat.query.aggregate"), "location_times", None)
+    try:
+        with written(tmp_path_factory.mktemp("windows") / "t.ccg", trace, params) as archive:
+            for _ in range(3):
+                locations = data.draw(st.lists(st.sampled_from(archive.locations), min_size=1, unique=True))
+                check(archive, *pyramid_windows(data, archive, trace), data.draw(st.sampled_from(["region", "group"])),
+                      locations)
+        graph = oracle.build(trace, params)
+        check(graph, *draw_query(data, trace, graph))
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("name", ["otf2-stencil", "paje-native", "otf-out"])
+def test_corpus_aggregate_walked_as_windows(tmp_path_factory, monkeypatch, name):
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+    for archive in (converted(tmp_path_factory, name), with_tables(tmp_path_factory, name)):
+        assert streaming.streams(archive)
+        check(archive, 17, None, None, "region", archive.locations)
+        first, last = archive.time_range
+        check(archive, 7, first + (last - first) // 3, last - (last - first) // 5, "group", archive.locations[1:])
+
+
 def both_levels(source, monkeypatch, count=None):
     """The levels streamed and walked over the node tables (the reference)."""
-    monkeypatch.setattr(tables_module, "STREAM_NODES", 0)
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
     streamed = list(tables_module.levels(source, count))
-    monkeypatch.setattr(tables_module, "STREAM_NODES", 1 << 62)
+    monkeypatch.setattr(streaming, "STREAM_NODES", 1 << 62)
     return streamed, list(tables_module.levels(source, count))
 
 
@@ -145,7 +205,7 @@ def test_the_levels_of_a_long_graph_take_memory_set_by_their_cells(monkeypatch):
     slices x a few regions x 8 bytes, a few times over, plus a batch's columns: batches of
     1,024 events here, so that both lengths take many; and the Python walker's cache of
     expanded sub-trees, bounded by its own constant, made small, so that both fill it)."""
-    monkeypatch.setattr(tables_module, "STREAM_NODES", 0)
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
     monkeypatch.setattr(slice_stream, "WALK_BATCH", 1024)
     monkeypatch.setattr(walk_module, "SpanReader", functools.partial(spans_module.SpanReader, cache_events=1 << 12))
     short_peak, short_nodes = levels_peak(2, 10_000)
@@ -154,3 +214,43 @@ def test_the_levels_of_a_long_graph_take_memory_set_by_their_cells(monkeypatch):
     bound = 4 << 20
     assert short_peak < bound and long_peak < bound, (short_peak, long_peak)
     assert long_peak < 1.3 * short_peak + (256 << 10), (short_peak, long_peak)
+
+
+def same_timelines(source, monkeypatch, *arguments, **options):
+    """The timeline of a large graph (the model's cells) and of the node tables' walk."""
+    from ccgformat.query.timeline import timeline
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+    streamed = timeline(source, *arguments, **options)
+    monkeypatch.setattr(streaming, "STREAM_NODES", 1 << 62)
+    reference = timeline(source, *arguments, **options)
+    assert (streamed.rows, streamed.groups, streamed.locations) == (reference.rows, reference.groups,
+                                                                    reference.locations)
+    for name in ("boundaries", "exclusive", "normaliser", "row_starts"):
+        assert np.array_equal(getattr(streamed, name), getattr(reference, name)), name
+
+
+@settings(max_examples=40, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.data())
+def test_timeline_by_location_of_a_large_graph_equals_the_walk(tmp_path_factory, trace, params, data):
+    monkeypatch = pytest.MonkeyPatch()
+    try:
+        with written(tmp_path_factory.mktemp("timeline") / "t.ccg", trace, params) as archive:
+            for source in (archive, oracle.build(trace, params)):
+                slices, start, stop = pyramid_windows(data, archive, trace)
+                first, last = archive.time_range
+                start = first if start is None else start
+                stop = last + 1 if stop is None else stop
+                locations = data.draw(st.lists(st.sampled_from(archive.locations), min_size=1, unique=True))
+                same_timelines(source, monkeypatch, start, stop, slices, locations,
+                               color_by=data.draw(st.sampled_from(["group", "region"])),
+                               height=data.draw(st.integers(1, 4)))
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("name", ["otf2-stencil", "paje-native", "otf-out"])
+def test_corpus_timeline_by_location_of_a_large_graph(tmp_path_factory, monkeypatch, name):
+    for archive in (converted(tmp_path_factory, name), with_tables(tmp_path_factory, name)):
+        first, last = archive.time_range
+        same_timelines(archive, monkeypatch, first, last + 1, 1000)
+        same_timelines(archive, monkeypatch, first + (last - first) // 3, last, 37, color_by="region", height=2)

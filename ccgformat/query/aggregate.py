@@ -14,6 +14,11 @@ whose cells cover the asked slices best (the coarsest that covers them exactly, 
 finest), the cells inside a slice are summed, and only the pieces of a slice between its
 bounds and the nearest cell bounds inside it come from the graph, computed with the same
 walk. Pieces outside the trace hold no time and are not computed.
+
+A large graph (`streaming.streams`) of not too many locations is not read into
+columns over every node: the pieces are walked as time windows (`slice_stream`), each
+entered with a time search, and without tables the whole window is walked event by event;
+either way the memory is the cells' and the blocks the walk reads.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import numpy as np
 from ..aggregate_model import AggregateModel, Hierarchy
 from ..hierarchy import hierarchy_of
 from .aggregate_tables import location_times, sliced_window, source_hierarchy, state_count
+from .slice_stream import windowed_times
+from .streaming import streams
 from .groups import region_groups
 from .timeline import column_bounds
 from .timeline_walk import _cell_sums
@@ -34,6 +41,9 @@ __all__ = ["aggregate"]
 STATES = ("region", "group")
 #: the locations `_add_pieces` walks together
 LOCATIONS_PER_WALK = 65536
+#: a large graph's pieces are walked as windows when locations x pieces stay within this
+#: many (each costs a few time searches; beyond, the node tables' walk is faster)
+WINDOW_WALKS = 1 << 16
 
 
 def _locations(source: Any, locations: Iterable[int] | None) -> tuple[list[int], Hierarchy]:
@@ -90,11 +100,23 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
     return pieces
 
 
-def _walked(source: Any, chosen: list[int], ends: np.ndarray, states: int) -> Iterator[tuple[slice, np.ndarray]]:
+def _windowed(source: Any, chosen: list[int], windows: int) -> bool:
+    """Whether ``windows`` windows of the ``chosen`` locations are walked as windows
+    (`windowed_times`) rather than with the node tables."""
+    return streams(source) and len(chosen) * windows <= WINDOW_WALKS
+
+
+def _walked(source: Any, chosen: list[int], ends: np.ndarray, states: int,
+            windows: list[tuple[int, int]] | None = None) -> Iterator[tuple[slice, np.ndarray]]:
     """`location_times` of the ``chosen`` locations between ``ends``, `LOCATIONS_PER_WALK`
     locations at a time (their rows of ``chosen`` and their times): their columns are
-    held for so many only (at 10^6 locations all of them took gigabytes)."""
+    held for so many only (at 10^6 locations all of them took gigabytes). Of a large
+    graph (`_windowed`) only the ``windows`` (default: all of ``ends``) are walked, and
+    the columns outside them are zero."""
     wanted = np.asarray(chosen, np.int64)
+    if _windowed(source, chosen, 1 if windows is None else len(windows)):
+        yield slice(0, len(wanted)), windowed_times(source, chosen, ends, states, windows)[:, :, :states]
+        return
     for first in range(0, len(wanted), LOCATIONS_PER_WALK):
         rows = slice(first, first + LOCATIONS_PER_WALK)
         yield rows, location_times(source, wanted[rows], ends, states)
@@ -109,7 +131,7 @@ def _add_pieces(source: Any, chosen: list[int], bounds: np.ndarray, pieces: list
     piece = np.searchsorted(starts, ends[:-1], "right") - 1
     wanted = np.flatnonzero(ends[1:] <= stops[piece])  # columns inside a piece (not between two)
     into = np.searchsorted(bounds, ends[wanted], "right") - 1
-    for rows, times in _walked(source, chosen, ends, out.shape[2]):
+    for rows, times in _walked(source, chosen, ends, out.shape[2], pieces):
         for column, slot in zip(wanted.tolist(), into.tolist()):  # a few columns per slice: no ufunc.at
             out[rows, slot] += times[:, column]
 

@@ -19,6 +19,7 @@ from ..aggregate_model import Hierarchy
 from ..graph.graph import root_rows, source_root_columns
 from ..hierarchy import hierarchy_of
 from .slice_stream import walked_times
+from .streaming import streams
 from .tables import tables_for
 from .timeline import column_bounds
 from .timeline_walk import exclusive_times, group_exclusive
@@ -32,10 +33,8 @@ LEVELS = 10
 #: A level is computed only while nodes x slices x regions stays within this many cells
 #: (dense int64: 128 MiB).
 MAX_CELLS = 1 << 24
-#: The levels come from the events walked in batches (`slice_stream`) when the pool holds at
-#: least this many nodes, whose node tables would take hundreds of bytes each ...
-STREAM_NODES = 1 << 18
-#: ... and the finest level's cells of every location number at most this many (32 MiB)
+#: The levels of a large graph (`streaming.streams`) come from its events walked in
+#: batches when the finest level's cells of every location number at most this many (32 MiB)
 STREAM_CELLS = 1 << 22
 
 
@@ -65,10 +64,13 @@ def state_count(source: Any) -> int:
     """The regions of the model (spec 4.10): the defined ones, and beyond them up to the
     largest region id that holds time anywhere in the trace."""
     defined = len(source.definitions.regions)
+    locations = sorted(source.roots)
+    if streams(source):  # the regions of the calls that hold time, from one walk
+        held = walked_times(source, locations, np.array(trace_window(source), np.int64), 0).shape[2]
+        return max(defined, held)
     regions = tables_for(source.pool).regions
     if regions <= defined:
         return defined
-    locations = sorted(source.roots)
     held = np.flatnonzero(location_times(source, locations, np.array(trace_window(source), np.int64),
                                          regions).sum(axis=(0, 1)))
     return max(defined, int(held[-1]) + 1 if len(held) else 0)
@@ -155,7 +157,7 @@ def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, in
     hierarchy = source_hierarchy(source)
     start, stop = trace_window(source)
     leaves = hierarchy.leaf_locations
-    if len(source.pool) >= STREAM_NODES:
+    if streams(source):
         finest = _finest(len(hierarchy), len(source.definitions.regions), count)  # states may only grow
         if len(leaves) * (1 << finest) * max(len(source.definitions.regions), 1) <= STREAM_CELLS:
             yield from _streamed(source, hierarchy, start, stop, finest, count)

@@ -10,7 +10,10 @@ trace's length: between two consecutive events the innermost open region holds t
 and an interval crossing slice bounds is split at them.
 
 `SliceTimes` keeps the running state of the locations of one pass; `walked_times` makes
-the cells of chosen locations.
+the cells of chosen locations from all their events, `windowed_times` from the events of
+time windows only: a window is entered with the call stack at its start (a time search,
+4.5.2) and left at its end, so that a few narrow windows of a long trace read a few
+blocks.
 """
 
 from __future__ import annotations
@@ -22,12 +25,16 @@ import numpy as np
 from ..model import EventBatch, EventKind
 from .timeline_walk import _cell_sums
 
-__all__ = ["SliceTimes", "walked_times"]
+__all__ = ["SliceTimes", "walked_times", "windowed_times"]
 
 _ENTER, _LEAVE = int(EventKind.ENTER), int(EventKind.LEAVE)
 #: events per batch of the walk: its working columns (about 200 bytes an event) are what
 #: the walk holds beside the cells
 WALK_BATCH = 65536
+#: beyond this many windows (each a few time searches and small batches), a location is
+#: walked from the first window's start to the last one's stop in full batches instead,
+#: and the cells between the windows are cleared
+WINDOWS_APART = 64
 
 
 class SliceTimes:
@@ -65,6 +72,22 @@ class SliceTimes:
             innermost = np.concatenate(([last[1]], innermost))
         self._last[row] = (int(time[-1]), int(innermost[-1]))
         self._intervals(row, time[:-1], time[1:], innermost[:-1])
+
+    def enter(self, row: int, time: int, stack: list[int]) -> None:
+        """Start the location of ``row`` at ``time`` with the regions ``stack`` open
+        (outermost first): the state after its events at or before ``time``."""
+        self._stacks[row] = np.asarray(stack, np.int64)
+        self._last[row] = (int(time), int(stack[-1]) if stack else -1)
+
+    def leave(self, row: int, time: int) -> None:
+        """End the location of ``row`` at ``time``: its innermost region holds the time
+        since its last event."""
+        last = self._last[row]
+        if last is not None and time > last[0]:
+            self._intervals(row, np.array([last[0]], np.int64), np.array([time], np.int64),
+                            np.array([last[1]], np.int64))
+        self._last[row] = None
+        self._stacks[row] = np.zeros(0, np.int64)
 
     @staticmethod
     def _innermost(stack: np.ndarray, depth: np.ndarray, enter: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -149,4 +172,48 @@ def walked_times(source: Any, locations: Iterable[int], bounds: np.ndarray, stat
         if location in roots and roots[location].events:
             for batch in source.location(location).events(batch_size=WALK_BATCH):
                 cells.add(row, batch)
+    return cells.cells
+
+
+def windowed_times(source: Any, locations: Iterable[int], bounds: np.ndarray, states: int,
+                   windows: Iterable[tuple[int, int]] | None = None) -> np.ndarray:
+    """`walked_times` of the events inside ``windows`` only (disjoint ``(start, stop)``
+    pairs in time order whose ends are among ``bounds``; default the whole span of the
+    bounds): the cells outside every window are zero. Each location enters a window at
+    its start with the regions open there (`call_stack`), walks its events after the
+    start and before the stop, and leaves it at the stop; windows that touch are walked
+    as one, and more than `WINDOWS_APART` of them as one from the first start to the
+    last stop."""
+    chosen = list(locations)
+    bounds = np.asarray(bounds, np.int64)
+    spans: list[tuple[int, int]] = []
+    for a, b in [(int(bounds[0]), int(bounds[-1]))] if windows is None else windows:
+        if spans and spans[-1][1] == a:
+            spans[-1] = (spans[-1][0], int(b))
+        else:
+            spans.append((int(a), int(b)))
+    outside = None
+    if len(spans) > WINDOWS_APART:
+        inside = np.zeros(len(bounds), np.int64)
+        np.add.at(inside, np.searchsorted(bounds, [a for a, _ in spans]), 1)
+        np.add.at(inside, np.searchsorted(bounds, [b for _, b in spans]), -1)
+        outside = np.cumsum(inside)[:-1] == 0  # per column
+        spans = [(spans[0][0], spans[-1][1])]
+    cells = SliceTimes(len(chosen), bounds, states)
+    roots = source.roots
+    for row, location in enumerate(chosen):
+        root = roots.get(location)
+        if root is None or not root.events:
+            continue
+        walker = source.location(location)
+        for start, stop in spans:
+            if stop <= root.start or start > root.end:
+                continue
+            cells.enter(row, start, walker.call_stack(start))
+            first, last = walker.find(start + 1), walker.find(stop)
+            for batch in walker.events(first, last, batch_size=WALK_BATCH):
+                cells.add(row, batch)
+            cells.leave(row, stop)
+    if outside is not None:
+        cells.cells[:, outside] = 0
     return cells.cells

@@ -12,7 +12,10 @@ is split like the time axis: row ``r`` holds the chosen locations
 a depth row sums its locations, and blended into one pixel row (`row_starts`). ``exclusive[row, i, g]`` is formula 4.28: the
 time inside ``S_i`` during which the innermost open call is of group ``g`` (and, by
 depth, is at that level). Time outside every call belongs to no group. The walk that
-computes it on the compressed graph is `ccgformat.query.timeline_walk`.
+computes it on the compressed graph is `ccgformat.query.timeline_walk`; by location, a
+large graph (`streaming.streams`) answers like the microscopic model of the same
+columns (`aggregate`: the aggregation tables and windows walked where the columns cut
+their cells), without columns over every node.
 
 Colour classes are region groups (`ccgformat.query.groups`), or with
 ``color_by="region"`` the regions with the most exclusive time, one class each, and the
@@ -36,6 +39,7 @@ from ..figures import blend, palette, write_png
 from ..graph.graph import chosen_roots
 from .groups import region_groups
 from .profile import profile
+from .streaming import streams
 from .tables import tables_for
 from .timeline_walk import exclusive_times
 
@@ -129,6 +133,14 @@ def row_bounds(locations: int, height: int) -> np.ndarray:
     return np.arange(rows + 1, dtype=np.int64) * locations // max(rows, 1)
 
 
+def _region_times(source: Any, start: int, stop: int, width: int, chosen: list[int]) -> np.ndarray:
+    """``[len(chosen), width, regions]``: the region times of the columns of each chosen
+    location, in their order, as the microscopic model gives them (`aggregate`)."""
+    from .aggregate import aggregate  # the model's module reads the column bounds from this one
+    model = aggregate(source, width, start, stop, "region", chosen)
+    return model.values[np.searchsorted(model.locations, np.asarray(chosen, np.int64))]
+
+
 def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable[int] | None = None,
              by: str = "location", color_by: str = "group", height: int | None = None) -> Timeline:
     """The timeline of ``[start, stop)`` at ``width`` columns of a `Graph` or `Archive`,
@@ -144,21 +156,28 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
     if height < 1:
         raise ValueError(f"a timeline needs height >= 1, not {height}")
     definitions = source.definitions
-    t = tables_for(source.pool)
-    regions = max(len(definitions.regions), t.regions)
+    chosen, roots, begins, _, _ = chosen_roots(source, locations)
+    modelled = _region_times(source, int(start), int(stop), width, chosen) if by == "location" and streams(source) \
+        else None
+    regions = modelled.shape[2] if modelled is not None else max(len(definitions.regions), tables_for(source.pool).regions)
     names, group_of = (region_groups(definitions, regions) if color_by == "group"
                        else region_classes(source, regions))
     boundaries = column_bounds(int(start), int(stop), width)
-    chosen, roots, begins, _, _ = chosen_roots(source, locations)
     starts = row_bounds(len(chosen), height)
     per_row = np.diff(starts)  # locations a row sums over
     if by == "depth":
         per_row = np.full(1, max(len(chosen), 1), np.int64)
     if not names:  # no regions, so no calls: nothing to paint
         exclusive = np.zeros((len(per_row) if by == "location" else 1, width, 0), np.int64)
+    elif modelled is not None:
+        onehot = np.zeros((regions, len(names)), np.int64)
+        onehot[np.arange(regions), group_of] = 1
+        exclusive = np.add.reduceat(modelled @ onehot, starts[:-1], axis=0) if len(chosen) \
+            else np.zeros((0, width, len(names)), np.int64)
     else:
         row = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
-        exclusive = exclusive_times(t, group_of, boundaries, len(names), roots, begins, by == "depth", row)
+        exclusive = exclusive_times(tables_for(source.pool), group_of, boundaries, len(names), roots, begins,
+                                    by == "depth", row)
     normaliser = np.maximum(np.diff(boundaries)[None, :] * per_row[:, None], exclusive.sum(axis=2))
     rows = [chosen[i] for i in starts[:-1].tolist()] if by == "location" else list(range(len(exclusive)))
     return Timeline(int(start), int(stop), by, rows, names, boundaries, exclusive, normaliser, starts, chosen)

@@ -1,0 +1,24 @@
+"""When a query walks events in batches instead of reading columns over every node.
+
+The node tables (`tables.tables_for`) answer every node at once and reuse the results of
+shared sub-trees (dissertation 4.5.3), at a few hundred bytes per node: a large graph's
+tables take gigabytes. Such a graph's aggregation levels, microscopic model and timeline
+by location walk its events instead (`slice_stream`), in memory set by their answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "streams"]
+
+#: A graph is large from this many nodes (the tables: about 300 MB per 10^6 nodes) ...
+STREAM_NODES = 1 << 18
+#: ... when it has at most this many locations, each walked by a walker of its own
+#: (beyond, the node tables' walk is faster)
+STREAM_LOCATIONS = 4096
+
+
+def streams(source: Any) -> bool:
+    """Whether the queries of a `Graph` or `Archive` walk its events in batches."""
+    return len(source.pool) >= STREAM_NODES and len(source.roots) <= STREAM_LOCATIONS

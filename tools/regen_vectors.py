@@ -672,16 +672,36 @@ def listing_fields() -> list[str]:
     return rows
 
 
+def version_of(data: bytes) -> str:
+    """The format version a file's header names, ``major.minor``."""
+    return "{1}.{2}".format(*FILE_HEADER.unpack_from(data, 0))
+
+
+def enumeration(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``, each word in backquotes."""
+    quoted = [f"`{word}`" for word in words]
+    return ", ".join(quoted[:-1]) + f" and {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+
+
+def frozen_names(version: str) -> str:
+    """The vectors kept in spec/vectors/<version>/, as the README names them."""
+    return enumeration(sorted(name[:-len(".ccg")] for name in FROZEN_SHA256[version] if name.endswith(".ccg")))
+
+
 def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
+    frozen_folders = enumeration([f"{version}/" for version in FROZEN_SHA256])
+    ordered = sorted({tuple(map(int, version_of(data).split("."))) for data in blobs.values()})
+    versions = f"{ordered[0][0]}.{ordered[0][1]} to {ordered[-1][0]}.{ordered[-1][1]}"
     out = [
         "# Golden vectors",
         "",
         "Archives written by `tools/regen_vectors.py` (the only writer of these files; never edit",
         "or regenerate them by hand or from a test). `tests/test_vectors.py` reads every",
-        "`NAME.ccg` here and in `1.2/` and compares its events with `NAME.events.txt`; it fails",
-        "when a file is missing. Regenerate only after a deliberate format change, and say so in",
-        "the change log of `spec/format.md`: a reader must keep reading the old files, which is",
-        "why the vectors of format 1.2 stay in `1.2/` (below).",
+        f"`NAME.ccg` here and in {frozen_folders} and compares its events with `NAME.events.txt`",
+        "(a vector a reader must refuse: that it is refused); it fails when a file is missing.",
+        "Regenerate only after a deliberate format change, and say so in the change log of",
+        "`spec/format.md`: a reader must keep reading the old files, which is why the vectors of",
+        "earlier format versions stay in their folders (below), byte for byte.",
         "",
         "## Listing format (`NAME.events.txt`)",
         "",
@@ -713,11 +733,12 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         "events lie within the bounds recorded in the archive's PARAMETERS section (see below).",
         "A vector a reader must refuse has no listing; its description names the error.",
         "",
-        "## Vectors (format 1.3 to 2.0: each file's header names its version)",
+        f"## Vectors (format {versions}: each file's header names its version)",
         "",
     ]
     for v in vectors:
-        out += [f"### `{v.name}.ccg` ({len(blobs[v.name])} bytes)", "", v.summary, ""]
+        out += [f"### `{v.name}.ccg` ({len(blobs[v.name])} bytes, format {version_of(blobs[v.name])})", "",
+                v.summary, ""]
         if v.refused is not None:
             out += [f"- refused: {v.refused}", ""]
             continue
@@ -735,7 +756,7 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
         out.append("")
     out += ["Together the vectors hold every section kind (DEFINITIONS, PARAMETERS, NODES, ROOT_TABLE,",
             "LOCATION_TABLE, CHECKPOINT_TABLE, EXTENSION_TABLE, in `many_locations_json.ccg` ROOTS, SNAPSHOTS and",
-            "SUMMARY, in `predicted_references.ccg` and `many_locations.ccg` PREDICTED_NODES, in `coded_gaps.ccg`",
+            "SUMMARY, in `predicted_references.ccg` PREDICTED_NODES, in `coded_gaps.ccg`",
             "CODED_NODES, in `coded_soft.ccg` CODED_SOFT_NODES, in",
             "`bundle.ccg` DICTIONARY_BUNDLE, in `1.4/bundle.ccg` BUNDLE, and the FOOTER), the compact layout",
             "(`compact.ccg`, format 2.1, and `2.0/compact.ccg`) and every event kind; the test checks that too.",
@@ -750,9 +771,8 @@ def vectors_readme(vectors: list[Vector], blobs: dict[str, bytes]) -> str:
             "listings' first line names only it. A reader must read them as listed.", "",
             "## Format 1.3 (`1.3/`)",
             "",
-            "Every vector above except `unknown_must_understand` as this script wrote it for format",
-            "1.3 (header minor version 3), kept byte for byte under the same rule. A reader must",
-            "read them as listed.", "",
+            f"{frozen_names('1.3')} as this script wrote them for format 1.3 (header minor version 3),",
+            "kept byte for byte under the same rule. A reader must read them as listed.", "",
             "## Format 1.4 (`1.4/`)",
             "",
             "`bundle` as this script wrote it for format 1.4 (header minor version 4), with a BUNDLE",

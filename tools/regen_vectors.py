@@ -63,8 +63,9 @@ from ccgformat.archive.bundle import (bundle_dictionary, compress_with_dictionar
                                       member_count)
 from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream
 from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
-                                      FILE_HEADER, PRIMED_LZMA_MINOR_VERSION, TRAILER, BlockFlags, SectionKind)
-from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory
+                                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION,
+                                      PRIMED_LZMA_MINOR_VERSION, TRAILER, BlockFlags, SectionKind)
+from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory, encode_json
 from ccgformat.model import (KIND_FIELDS, Communicator, Definitions, Event, EventBatch, EventKind, Location,
                              Metric, Region, SystemTreeNode)
 
@@ -137,6 +138,12 @@ class Vector:
     #: how node blocks store their gaps (writer.GAP_CODINGS): plain but in `coded_gaps`, so
     #: that the vectors made before coded gaps keep their bytes and version
     gaps: str = "plain"
+    #: the checkpoint index (writer.INDEX_CHOICES): "always", so that the vectors show it
+    #: however small the graph (spec 4.8); "auto" leaves it out of a small file
+    index: str = "always"
+    #: a change of the written file's bytes, for what this writer does not write (an
+    #: earlier version's file, a dictionary it would not choose, a member it never writes)
+    surgery: Callable[[bytes], bytes] | None = None
 
     @property
     def locations(self) -> list[int]:
@@ -632,11 +639,189 @@ def metric_integrals() -> Vector:
                   definitions, trace, aggregation=8.0)
 
 
+def oldest_definitions(**extra: Any) -> Definitions:
+    """Definitions without locations, as files of format 1.0-1.2 may have them (spec 4.3)."""
+    return Definitions(regions=[Region("A"), Region("B"), Region("C")], strings=["marked"], **extra)
+
+
+def oldest_trace() -> dict[int, list[Event]]:
+    """minimal's location 0 with a MARKER for its SEND (no location is defined to send to),
+    and a location 1 of one call."""
+    A, B, C = range(3)
+    return {0: [Event(10, K.ENTER, A), Event(20, K.ENTER, B), Event(30, K.LEAVE, B), Event(50, K.ENTER, C),
+                Event(60, K.MARKER, ref=0, value=0), Event(70, K.LEAVE, C), Event(90, K.LEAVE, A)],
+            1: [Event(15, K.ENTER, B), Event(25, K.LEAVE, B)]}
+
+
+def format_1_0() -> Vector:
+    return Vector("format_1_0", "The oldest layout (format 1.0, header minor version 0): the minimal trace with "
+                  "a MARKER for its send, and a location 1 of one call of B, written without the tables "
+                  "(`tables=False`) from definitions that define no location, so the roots (ROOTS) list the "
+                  "locations the writer was given (spec 4.3); no SUMMARY, no DEFINITIONS `extensions`. It is "
+                  "also the file without an index (spec 4.8: no CHECKPOINT_TABLE, SNAPSHOTS or SUMMARY block, "
+                  "`index=\"auto\"` on a graph this small): a reader answers every query from the graph.",
+                  oldest_definitions(), oldest_trace(), tables=False, index="auto")
+
+
+#: the SUMMARY members that format 1.2 added (spec 4.5)
+SUMMARY_1_2_MEMBERS = ("peers", "operations", "durations", "open")
+
+
+def without_summary_1_2(data: bytes) -> bytes:
+    """``data`` (a file without the tables) with the members of 1.2 taken out of every
+    SUMMARY checkpoint and its header's minor version set to 1, as a 1.1 writer wrote it."""
+    q = parse(data)
+    for k, entry in enumerate(q.entries):
+        if entry.kind == SectionKind.SUMMARY:
+            document = json.loads(stored_raw(q, k))
+            for location in document["locations"]:
+                for point in location["checkpoints"]:
+                    for member in SUMMARY_1_2_MEMBERS:
+                        del point[member]
+            raw = encode_json(document)
+            q.stored[k], q.entries[k] = zstd_frame(raw), replace(entry, raw_length=len(raw))
+    q.header = FILE_HEADER.pack(MAGIC, MAJOR_VERSION, EXTENSIONS_MINOR_VERSION, 0)
+    return build(q)
+
+
+def format_1_1() -> Vector:
+    return Vector("format_1_1", "`format_1_0.ccg` with DEFINITIONS `extensions` (format 1.1, header minor "
+                  "version 1) and the JSON index, SNAPSHOTS and SUMMARY, whose SUMMARY checkpoints lack the "
+                  "members of 1.2 (`peers`, `operations`, `durations`, `open`; spec 4.5), as a 1.1 writer wrote "
+                  "them: this script writes the file with the index and takes the members out (the writer of "
+                  "1.2 and later writes them). A reader must not assume them.",
+                  oldest_definitions(extensions={"otf2": {"location_ids": [3, 4]}}), oldest_trace(), tables=False,
+                  surgery=without_summary_1_2)
+
+
+def two_checkpoint_tables() -> Vector:
+    MAIN_, STEP = range(2)
+    trace = {}
+    for location in range(3):
+        t = Timeline(100 * location)
+        t.at(0, K.ENTER, ref=MAIN_)
+        for i in range(1100):
+            t.at(3, K.ENTER, ref=STEP)
+            t.at(5 + (i + location) % 3, K.LEAVE, ref=STEP)
+        t.at(2, K.LEAVE, ref=MAIN_)
+        trace[location] = t.events
+    definitions = Definitions(regions=[Region("main"), Region("step")],
+                              locations=[Location(f"rank {i}") for i in range(3)])
+    return Vector("two_checkpoint_tables", "Three locations of 1,100 calls of `step` in `main` (2,202 events "
+                  "each) with a checkpoint at every event: 2,202 checkpoints per location, so the writer, which "
+                  "closes a CHECKPOINT_TABLE block once it holds 4,096 checkpoints or more (spec 4.8), writes "
+                  "two: locations 0 and 1 (`first` 0, `count` 2), then location 2 (`first` 2, `count` 1), the "
+                  "first of them before the node block. A reader looks a location up in the block whose "
+                  "`first` is the highest not above it.", definitions, trace, checkpoint_interval=1,
+                  aggregation=None)
+
+
+def pending_limit_predicted() -> Vector:
+    vector = pending_limit()
+    return replace(vector, name="pending_limit_predicted", references="predicted", summary=(
+        "`pending_limit.ccg` with PREDICTED_NODES blocks (spec 5.7): the pending stack passes its limit "
+        "of 4,096 ids in blocks whose explicit children are reference codes, so the root's codes for the "
+        "nodes that fell off the stack's bottom are import table rows."))
+
+
+def pending_limit_coded() -> Vector:
+    vector = pending_limit()
+    return replace(vector, name="pending_limit_coded", references="predicted", gaps="coded", summary=(
+        "`pending_limit.ccg` with CODED_NODES blocks (spec 5.8): the pending stack passes its limit of "
+        "4,096 ids in blocks with reference codes and coded gaps."))
+
+
+MOVE_TO_FRONT_LEAVES = 70  # more than the 64 entries a move-to-front list holds (spec 5.7)
+
+
+def move_to_front_limit() -> Vector:
+    MAIN_, F = range(2)
+    t = Timeline(0)
+    t.at(0, K.ENTER, ref=MAIN_)
+    for i in range(3 * MOVE_TO_FRONT_LEAVES):
+        t.at(1, K.ENTER, ref=F)
+        t.at(2 + i, K.MARKER, ref=0, value=i % MOVE_TO_FRONT_LEAVES)
+        t.at(3, K.LEAVE, ref=F)
+    t.at(1, K.LEAVE, ref=MAIN_)
+    definitions = Definitions(regions=[Region("main"), Region("f")], locations=[Location("rank 0")],
+                              strings=["mark"])
+    n = MOVE_TO_FRONT_LEAVES
+    return Vector("move_to_front_limit", f"One location calling f {3 * n} times, each call lasting one tick "
+                  f"more than the one before and holding a MARKER with the value i mod {n}, in one "
+                  f"PREDICTED_NODES block (spec 5.7): the calls differ, their {n} MARKER leaves are shared, so "
+                  f"from the second round on every call references its leaf explicitly in the context (CALL, f, "
+                  f"1 child, position 0). Its move-to-front list fills to its 64 entries and then drops its last "
+                  f"entry at every insertion; as the {n} leaves come round in turn, each of them has been dropped "
+                  f"when it comes again, and is coded by its distance below the parent.",
+                  definitions, {0: t.events}, vector_params(branching=4 * n), references="predicted")
+
+
+def metric_types() -> Vector:
+    """The metric tables (spec 4.11) of every value type and mode: a double `absolute`, a
+    uint64 `accumulated` counter past 2**63, an int64 `relative` and a double `rate`."""
+    trace: dict[int, list[Event]] = {}
+    for location in range(2):
+        t = Timeline(100 + 10 * location)
+        t.at(0, K.ENTER, ref=0)
+        for step in range(4):
+            t.at(0 if step == 0 else 25 + 5 * location, K.METRIC, ref=0, value=double_bits(20.5 + step - location))
+            t.at(0, K.METRIC, ref=1, value=as_int64((1 << 63) - 1000 + 700 * step * (location + 1)))
+            t.at(0, K.METRIC, ref=2, value=3 * step - 4)
+            t.at(1, K.METRIC, ref=3, value=double_bits(0.125 * (step + 1)))
+        t.at(20, K.LEAVE, ref=0)
+        trace[location] = t.events
+    definitions = Definitions(regions=[Region("main")], locations=[Location(f"rank {i}") for i in range(2)],
+                              metrics=[Metric("temperature", "degC", "absolute", "double"),
+                                       Metric("cycles", "", "accumulated", "uint64"),
+                                       Metric("delta", "", "relative", "int64"),
+                                       Metric("load", "", "rate", "double")])
+    return Vector("metric_types", "Two ranks in main sampling four metrics four times each: a `double` "
+                  "`absolute` temperature, a `uint64` `accumulated` counter that passes 2**63, an `int64` "
+                  "`relative` metric with negative values and a `double` `rate`; written with the tables "
+                  "allowed eight times the bytes before them, so that METRIC_LEVEL blocks (spec 4.11) hold the "
+                  "step integrals of the double metrics, the counter's increases and the relative sums.",
+                  definitions, trace, aggregation=8.0)
+
+
+def with_dictionary_2(data: bytes) -> bytes:
+    """A compact file (spec 2.7) whose bundle is a zstd frame of bundle dictionary 2 (2.8),
+    minor version 0, from one with an LZMA2 body."""
+    frame = FILE_HEADER.size + 1
+    raw = primed_lzma.decompress(data[frame:], "", frame)
+    return frame_compact(2, compress_with_dictionary(raw, 19, 2))
+
+
+def compact_dictionary_2() -> Vector:
+    vector = compact()
+    return replace(vector, name="compact_dictionary_2", surgery=with_dictionary_2, summary=(
+        "`compact.ccg` with its bundle compressed into a zstd frame of bundle dictionary 2 (spec 2.7, "
+        "2.8; format 2.0, header minor version 0), which the writer picks for files where it is the "
+        "smallest; this script recompresses the bundle of `compact.ccg`, where dictionary 3 is smaller."))
+
+
+def with_optional_member(data: bytes) -> bytes:
+    """``data`` (a file with a DICTIONARY_BUNDLE block) with one more member, of kind 65535
+    without MUST_UNDERSTAND."""
+    return rebundled(data, lambda members: members.append(
+        (UNKNOWN_KIND, 0, 0, 0, b"a section of a kind no version assigns\n")))
+
+
+def unknown_member() -> Vector:
+    vector = bundle()
+    return replace(vector, name="unknown_member", surgery=with_optional_member, summary=(
+        f"`bundle.ccg` with one more member in its DICTIONARY_BUNDLE block, last, of kind {UNKNOWN_KIND} "
+        f"(which no version assigns) without MUST_UNDERSTAND: a reader MUST skip it (spec 2.5), and the "
+        f"file reads as `bundle.ccg`."))
+
+
 VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, lossy, empty_location,
                                                pending_limit, four_byte_widths, uint64_metric,
                                                unknown_optional, unknown_must_understand, many_locations,
                                                many_locations_json, predicted_references, extension_records, aggregation,
-                                               bundle, metric_integrals, coded_gaps, coded_soft, compact]
+                                               bundle, metric_integrals, coded_gaps, coded_soft, compact,
+                                               format_1_0, format_1_1, two_checkpoint_tables, pending_limit_predicted,
+                                               pending_limit_coded, move_to_front_limit, metric_types,
+                                               compact_dictionary_2, unknown_member]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -649,7 +834,7 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
                     nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references,
                     aggregation=vector.aggregation, bundle=vector.bundle, compact=vector.compact, gaps=vector.gaps,
-                    index="always")  # the vectors show the index (spec 4.8) however small the graph
+                    index=vector.index)
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
         parsed = parse(path.read_bytes())
@@ -657,6 +842,8 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
         parsed.entries.append(DirectoryEntry(kind, flags, 0, len(payload), len(payload), 0, 0))
         parsed.stored.append(payload)
         path.write_bytes(build(parsed))
+    if vector.surgery is not None:
+        path.write_bytes(vector.surgery(path.read_bytes()))
     if vector.refused is None:
         (folder / f"{vector.name}.events.txt").write_text(listing(vector.locations, vector.trace))
     return path.read_bytes()
@@ -796,20 +983,25 @@ def locations_line(vector: Vector) -> str:
                      for n, locs in sorted(counts.items()))
 
 
+def kind_name(kind: int) -> str:
+    """A section kind's name, or ``kind N`` for one no version assigns."""
+    return SectionKind(kind).name if kind in set(SectionKind) else f"kind {kind}"
+
+
 def section_summary(data: bytes) -> str:
     if FILE_HEADER.unpack_from(data, 0)[1] == COMPACT_MAJOR_VERSION:
-        members = ", ".join(SectionKind(member.kind).name for member, _ in compact_members(data))
+        members = ", ".join(kind_name(member.kind) for member, _ in compact_members(data))
         codec = "primed LZMA2 body" if data[FILE_HEADER.size] == primed_lzma.DICTIONARY else "zstd frame"
         return f"compact layout: the header, then one DICTIONARY_BUNDLE as a {codec} ({members})"
     archive = parse(data)
     counts: dict[str, int] = {}
     for entry in archive.entries:
-        name = SectionKind(entry.kind).name if entry.kind in set(SectionKind) else f"kind {entry.kind}"
+        name = kind_name(entry.kind)
         if entry.kind in (SectionKind.BUNDLE, SectionKind.DICTIONARY_BUNDLE):
             dictionary = bundle_dictionary() if entry.kind == SectionKind.DICTIONARY_BUNDLE else None
             raw = zstandard.ZstdDecompressor(dict_data=dictionary).decompress(
                 archive.stored[archive.entries.index(entry)])
-            name += " (" + ", ".join(SectionKind(member.kind).name for member, _ in decode_bundle(raw, entry, "")) + ")"
+            name += " (" + ", ".join(kind_name(member.kind) for member, _ in decode_bundle(raw, entry, "")) + ")"
         counts[name] = counts.get(name, 0) + 1
     return ", ".join(f"{name} x{n}" if n > 1 else name for name, n in counts.items()) + ", FOOTER"
 
@@ -1254,26 +1446,36 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     return bads
 
 
+Members = list[tuple[int, int, int, int, bytes]]  # (kind, flags, first, count, raw payload)
+
+
+def rebundled(base: bytes, change: Callable[[Members], bytes | None], count: Callable[[int], int] = lambda n: n,
+              first: int = 0) -> bytes:
+    """``base`` with the members of its DICTIONARY_BUNDLE block changed in place by ``change``
+    (or the raw payload it returns), the block recompressed with the bundle dictionary, its
+    entry's member count ``count(members)`` and ``first``, with a valid CRC and footer."""
+    q = parse(base)
+    k = index_of(q, SectionKind.DICTIONARY_BUNDLE)
+    raw = zstandard.ZstdDecompressor(dict_data=bundle_dictionary()).decompress(q.stored[k])
+    members = [(e.kind, e.flags, e.first, e.count, payload) for e, payload in decode_bundle(raw, q.entries[k], "")]
+    raw = change(members) or encode_bundle(members)
+    q.stored[k] = compress_with_dictionary(raw, 19)
+    q.entries[k] = replace(q.entries[k], raw_length=len(raw), count=count(len(members)), first=first)
+    return build(q)
+
+
 def bundle_bad_archives(base: bytes) -> list[Bad]:
     """Damaged DICTIONARY_BUNDLE blocks of ``base`` (bundle.ccg): the bundle's raw payload
     or its directory entry changed, the block recompressed (with the bundle dictionary) with
     a valid CRC and footer."""
-    def damage(change: Callable[[list[tuple[int, int, int, int, bytes]]], bytes | None],
-               count: Callable[[int], int] = lambda n: n) -> tuple[bytes, int]:
-        q = parse(base)
-        k = index_of(q, SectionKind.DICTIONARY_BUNDLE)
-        raw = zstandard.ZstdDecompressor(dict_data=bundle_dictionary()).decompress(q.stored[k])
-        members = [(e.kind, e.flags, e.first, e.count, payload) for e, payload in decode_bundle(raw, q.entries[k], "")]
-        raw = change(members) or encode_bundle(members)
-        q.stored[k] = compress_with_dictionary(raw, 19)
-        q.entries[k] = replace(q.entries[k], raw_length=len(raw), count=count(len(members)))
-        data = build(q)
-        return data, parse(data).entries[k].offset
+    def damage(change: Callable[[Members], bytes | None], count: Callable[[int], int] = lambda n: n) -> tuple[bytes, int]:
+        data = rebundled(base, change, count)
+        return data, parse(data).entries[index_of(parse(data), SectionKind.DICTIONARY_BUNDLE)].offset
 
-    def nested(members: list[tuple[int, int, int, int, bytes]]) -> None:
+    def nested(members: Members) -> None:
         members[0] = (int(SectionKind.BUNDLE), *members[0][1:])
 
-    def unknown(members: list[tuple[int, int, int, int, bytes]]) -> None:
+    def unknown(members: Members) -> None:
         members.append((65535, int(BlockFlags.MUST_UNDERSTAND), 0, 0, b"a section of a kind no version assigns\n"))
 
     bads = []

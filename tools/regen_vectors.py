@@ -716,17 +716,20 @@ def two_checkpoint_tables() -> Vector:
                   aggregation=None)
 
 
+def variant(make: Callable[[], Vector], name: str, summary: str, **changes: Any) -> Vector:
+    """The vector ``make`` gives, named ``name``, described by ``summary``, with ``changes``."""
+    return replace(make(), name=name, summary=summary, **changes)
+
+
 def pending_limit_predicted() -> Vector:
-    vector = pending_limit()
-    return replace(vector, name="pending_limit_predicted", references="predicted", summary=(
+    return variant(pending_limit, "pending_limit_predicted", references="predicted", summary=(
         "`pending_limit.ccg` with PREDICTED_NODES blocks (spec 5.7): the pending stack passes its limit "
         "of 4,096 ids in blocks whose explicit children are reference codes, so the root's codes for the "
         "nodes that fell off the stack's bottom are import table rows."))
 
 
 def pending_limit_coded() -> Vector:
-    vector = pending_limit()
-    return replace(vector, name="pending_limit_coded", references="predicted", gaps="coded", summary=(
+    return variant(pending_limit, "pending_limit_coded", references="predicted", gaps="coded", summary=(
         "`pending_limit.ccg` with CODED_NODES blocks (spec 5.8): the pending stack passes its limit of "
         "4,096 ids in blocks with reference codes and coded gaps."))
 
@@ -792,8 +795,7 @@ def with_dictionary_2(data: bytes) -> bytes:
 
 
 def compact_dictionary_2() -> Vector:
-    vector = compact()
-    return replace(vector, name="compact_dictionary_2", surgery=with_dictionary_2, summary=(
+    return variant(compact, "compact_dictionary_2", surgery=with_dictionary_2, summary=(
         "`compact.ccg` with its bundle compressed into a zstd frame of bundle dictionary 2 (spec 2.7, "
         "2.8; format 2.0, header minor version 0), which the writer picks for files where it is the "
         "smallest; this script recompresses the bundle of `compact.ccg`, where dictionary 3 is smaller."))
@@ -807,8 +809,7 @@ def with_optional_member(data: bytes) -> bytes:
 
 
 def unknown_member() -> Vector:
-    vector = bundle()
-    return replace(vector, name="unknown_member", surgery=with_optional_member, summary=(
+    return variant(bundle, "unknown_member", surgery=with_optional_member, summary=(
         f"`bundle.ccg` with one more member in its DICTIONARY_BUNDLE block, last, of kind {UNKNOWN_KIND} "
         f"(which no version assigns) without MUST_UNDERSTAND: a reader MUST skip it (spec 2.5), and the "
         f"file reads as `bundle.ccg`."))
@@ -1534,6 +1535,149 @@ def compact_bad_archives(base: bytes) -> list[Bad]:
     ]
 
 
+def node_block_streams(raw: bytes) -> list[np.ndarray]:
+    """The 14 streams of a plain node block's raw payload (spec 5.2)."""
+    streams, position = [], BLOCK_START.size
+    for _ in STREAMS:
+        values, position = decode_stream(raw, position)
+        streams.append(values)
+    return streams
+
+
+def with_unreferenced_import(base: bytes) -> tuple[bytes, int, int]:
+    """``base`` (every_kind.ccg) with one more row in the import table of the first NODES
+    block that can take one: a node of an earlier block that the block does not reference,
+    with the values another block's import table gives it (spec 5.4). Returns the file, the
+    block's first node and the node added."""
+    q = parse(base)
+    blocks = [(k, node_block_streams(stored_raw(q, k))) for k, e in enumerate(q.entries) if e.kind == SectionKind.NODES]
+    rows: dict[int, tuple[int, ...]] = {}  # node -> (total, events, metric ids..., sums...) of an import row
+    for _, streams in blocks:
+        ids = np.cumsum(streams[8].astype(np.int64)).tolist()
+        pairs = np.concatenate(([0], np.cumsum(streams[11].astype(np.int64))))
+        for row, node in enumerate(ids):
+            a, b = int(pairs[row]), int(pairs[row + 1])
+            rows[node] = (int(streams[9][row]), int(streams[10][row]), tuple(streams[12][a:b].tolist()),
+                          tuple(streams[13][a:b].tolist()))
+    for k, streams in blocks:
+        first = q.entries[k].first
+        ids = np.cumsum(streams[8].astype(np.int64)).tolist()
+        extra = next((node for node in sorted(rows) if node < first and node not in ids), None)
+        if extra is None or not ids:
+            continue
+        total, events, metric_ids, sums = rows[extra]
+        row = sum(node < extra for node in ids)
+        pairs = np.concatenate(([0], np.cumsum(streams[11].astype(np.int64))))
+        ids.insert(row, extra)
+        streams[8] = np.array([ids[0]] + [b - a for a, b in zip(ids, ids[1:])], np.uint64)
+        streams[9] = np.insert(streams[9], row, total)
+        streams[10] = np.insert(streams[10], row, events)
+        streams[11] = np.insert(streams[11], row, len(metric_ids))
+        at = int(pairs[row])
+        streams[12] = np.insert(streams[12], at, np.array(metric_ids, np.uint64))
+        streams[13] = np.insert(streams[13], at, np.array(sums, np.uint64))
+        raw = stored_raw(q, k)[:BLOCK_START.size] + b"".join(encode_stream(values) for values in streams)
+        q.stored[k], q.entries[k] = zstd_frame(raw), replace(q.entries[k], raw_length=len(raw))
+        return build(q), first, extra
+    raise AssertionError("no node block can take an unreferenced import row")
+
+
+def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
+    """Files that pin the rules a second implementer had to guess (issue 36, spec 2.3, 2.5,
+    2.7, 3, 4.6, 5.2, 5.4, 7): what is corruption and what is read."""
+    base = blobs["every_kind"]
+    bads: list[Bad] = []
+
+    q = parse(base)
+    k = index_of(q, SectionKind.DEFINITIONS)
+    q.entries[k] = replace(q.entries[k], first=5, count=7)
+    bads.append(Bad("directory_first_ignored.ccg", "every_kind.ccg with the DEFINITIONS entry's `first` 5 and "
+                    "`count` 7, which the table of spec 2.3 leaves 0 (footer rewritten with a valid CRC)",
+                    "reads fine", None, build(q)))
+
+    data = bytearray(base)
+    FILE_HEADER.pack_into(data, 0, MAGIC, MAJOR_VERSION, 0, 0)
+    bads.append(Bad("minor_version_zero.ccg", "every_kind.ccg with the header's minor version set to 0 (spec 3: no "
+                    "CRC covers it, nothing a reader decodes depends on it)", "reads fine", None, bytes(data)))
+
+    zeros = bytes(2 << 20)
+    packed = zstd_frame(zeros)
+    assert len(zeros) > max(1 << 20, 4096 * len(packed))
+    q = parse(base)
+    q.header = FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0)
+    q.entries.append(DirectoryEntry(200, int(BlockFlags.ZSTD), 0, len(packed), len(zeros), 0, 0))
+    q.stored.append(packed)
+    bads.append(Bad("minor_version_large_ratio.ccg", f"every_kind.ccg with the header's minor version set to 0 "
+                    f"and an optional block of unknown kind 200 before the footer: a zstd frame of {len(packed)} "
+                    f"bytes holding 2 MiB of zeros, more than 4,096 times its size (spec 7: the bound of "
+                    f"65,536 times applies whatever the minor version)", "reads fine", None, build(q)))
+
+    data, first, extra = with_unreferenced_import(base)
+    bads.append(Bad("import_row_unreferenced.ccg", f"every_kind.ccg with one more import table row in the NODES "
+                    f"block of first node {first}: node {extra}, which no node of the block references, with the "
+                    f"values another block's import table gives it (recompressed; valid CRC and footer; spec 5.4)",
+                    "reads fine", None, data))
+
+    q = parse(base)
+    k = index_of(q, SectionKind.NODES)
+    raw = bytearray(stored_raw(q, k))
+    position, _ = node_stream_span(bytes(raw), "gaps")
+    raw[position - STREAM_HEADER.size] = 0  # the width: 0 marks a coded stream, which a NODES block has none of
+    q.stored[k] = zstd_frame(bytes(raw))
+    data = build(q)
+    bads.append(Bad("nodes_gaps_width_zero.ccg", "every_kind.ccg with the width of the `gaps` stream of its first "
+                    "NODES block set to 0, the mark of a coded stream, which only CODED_NODES and CODED_SOFT_NODES "
+                    "blocks hold (recompressed; valid CRC and footer; spec 5.2, 5.8)", "CorruptArchiveError",
+                    parse(data).entries[k].offset, data))
+
+    bundled = blobs["bundle"]
+    offset = parse(bundled).entries[0].offset
+
+    def member_kind(kind: int) -> Callable[[Members], None]:
+        def change(members: Members) -> None:
+            members[0] = (kind, *members[0][1:])
+        return change
+
+    def flags_swapped(members: Members) -> None:
+        for i, (kind, flags, *rest) in enumerate(members):
+            if kind in (SectionKind.DEFINITIONS, SectionKind.CHECKPOINT_TABLE):
+                members[i] = (kind, flags ^ int(BlockFlags.MUST_UNDERSTAND), *rest)
+
+    bads += [
+        Bad("bundle_first.ccg", "bundle.ccg with its DICTIONARY_BUNDLE block's directory entry `first` set to 1 "
+            "(spec 2.5: 0; recompressed; valid CRC and footer)", "CorruptArchiveError", offset,
+            rebundled(bundled, lambda members: None, first=1)),
+        Bad("bundle_member_dictionary_bundle.ccg", "bundle.ccg with its first member's kind set to DICTIONARY_BUNDLE "
+            "(13): bundles do not nest (spec 2.5; recompressed; valid CRC and footer)", "CorruptArchiveError",
+            offset, rebundled(bundled, member_kind(int(SectionKind.DICTIONARY_BUNDLE)))),
+        Bad("bundle_member_flags.ccg", "bundle.ccg with bit 0 (MUST_UNDERSTAND) of its DEFINITIONS member cleared and "
+            "of its CHECKPOINT_TABLE member set, the opposite of what spec 2.4 lists for their kinds, which a "
+            "reader that knows the kinds ignores (spec 2.5; recompressed; valid CRC and footer)",
+            "reads as `bundle.ccg`", None, rebundled(bundled, flags_swapped)),
+        Bad("bundle_long_varint.ccg", "bundle.ccg with its raw payload replaced by a member count written in 11 "
+            "varint bytes (spec 2.5: at most 10; recompressed; valid CRC and footer)", "CorruptArchiveError",
+            offset, rebundled(bundled, lambda members: b"\x81" + b"\x80" * 9 + b"\x00", lambda n: 1)),
+    ]
+
+    compact_ccg = blobs["compact"]
+    body = FILE_HEADER.size
+    stream = compact_ccg[body + 1:]
+    bomb = struct.pack("<IBQ", 0xFD2FB528, 0xE0, 1 << 40) + bytes([0x01, 0x00, 0x00])
+    unchecked = bytearray(compact_ccg)
+    unchecked[body] = 255
+    bads += [
+        Bad("compact_minor_mismatch.ccg", "compact.ccg (bundle dictionary 3) with minor version 0 in its header "
+            "(valid CRC): the dictionary number, not the minor version, names the codec (spec 2.7)",
+            "reads as `compact.ccg`", None, frame_compact(primed_lzma.DICTIONARY, stream, 0)),
+        Bad("compact_crc_before_dictionary.ccg", "compact.ccg naming bundle dictionary 255, its CRC not updated: the "
+            "CRC is checked before the dictionary number (spec 2.7)", "ChecksumError", body - 4, bytes(unchecked)),
+        Bad("compact_zstd_bomb.ccg", f"a compact file naming bundle dictionary 2 whose zstd frame ({len(bomb)} "
+            f"bytes) declares 1 TiB of content, above max(2^20, 65536 x its length) (valid CRC; spec 2.7, 7)",
+            "CorruptArchiveError", body + 1, frame_compact(2, bomb)),
+    ]
+    return bads
+
+
 def bad_readme(bads: list[Bad]) -> str:
     out = [
         "# Damaged archives",
@@ -1548,7 +1692,8 @@ def bad_readme(bads: list[Bad]) -> str:
         "metric integrals at every level of the tables - must raise exactly the exception named",
         "(not a subclass), and when an",
         "offset is given the error's `offset` attribute and its message (`at byte N`) must name",
-        "it. \"reads fine\" means reading succeeds and gives the events of `every_kind`. The files",
+        "it. \"reads fine\" means reading succeeds and gives the events of `every_kind`, \"reads as",
+        "`NAME.ccg`\" that it gives what the vector `NAME.ccg` gives. The files",
         "also seed the fuzz corpus. All exception classes live in `ccgformat.errors` and derive",
         "from `CcgError`.",
         "",
@@ -1556,7 +1701,7 @@ def bad_readme(bads: list[Bad]) -> str:
         "|---|---|---|---|",
     ]
     for bad in bads:
-        raises = bad.raises if bad.raises == "reads fine" else f"`{bad.raises}`"
+        raises = bad.raises if bad.raises.startswith("reads") else f"`{bad.raises}`"
         offset = "-" if bad.offset is None else str(bad.offset)
         out.append(f"| `{bad.name}` | {bad.how} | {raises} | {offset} |")
     out.append("")
@@ -1572,7 +1717,7 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
     bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs) + bundle_bad_archives(blobs["bundle"]) \
-        + compact_bad_archives(blobs["compact"])
+        + compact_bad_archives(blobs["compact"]) + settled_bad_archives(blobs)
     for bad in bads:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)
@@ -1607,7 +1752,7 @@ def check_bad(path: Path, bad: Bad) -> None:
             raise SystemExit(f"{bad.name}: expected {bad.raises} at {bad.offset}, the reader raises {got} at "
                              f"{offset}: {error}")
     else:
-        if bad.raises != "reads fine":
+        if not bad.raises.startswith("reads"):
             raise SystemExit(f"{bad.name}: expected {bad.raises}, but it reads fine")
 
 

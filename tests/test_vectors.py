@@ -439,3 +439,63 @@ def test_a_compact_vector_of_dictionary_2_and_a_bundle_with_an_unknown_member():
         assert not archive._sections[-1].flags & BlockFlags.MUST_UNDERSTAND
         assert read_events(archive) == read_events(bundle)
         assert archive.definitions == bundle.definitions and archive.params == bundle.params
+
+
+def calls_of(events: list[Event]) -> list[tuple[int, int, int, int, int]]:
+    """Every call of a location's listing: (region, enter index, enter time, leave index,
+    leave time), ENTER and LEAVE matched by nesting."""
+    calls, stack = [], []
+    for index, event in enumerate(events):
+        if event.kind == EventKind.ENTER:
+            stack.append((event.ref, index, event.time))
+        elif event.kind == EventKind.LEAVE:
+            calls.append((*stack.pop(), index, event.time))
+    return calls
+
+
+@pytest.mark.parametrize("name", [name for name in vector_names() if "/" not in name])
+def test_summary_counts_calls_by_event_index(name):
+    """Spec 4.5, by brute force from the listing: `calls` and `inclusive` over the calls
+    entered before event k, a call not left before it counting up to T; `durations` of the
+    calls whose ENTER is at or after the previous checkpoint's index and whose LEAVE is
+    before k; `open` those entered before k and not left before it."""
+    _, listed, _ = parse_listing(name)
+    with ccg.open(VECTORS / f"{name}.ccg") as archive:
+        if not archive.params.lossless:
+            return
+        for location, events in listed.items():
+            calls, previous = calls_of(events), 0
+            for point in archive.checkpoints(SectionKind.SUMMARY, location):
+                k, T = point["index"], point["time"]
+                entered = [c for c in calls if c[1] < k]
+                regions = {}
+                for region, _, enter, leave_index, leave in entered:
+                    row = regions.setdefault(region, [0, 0])
+                    row[0] += 1
+                    row[1] += (leave if leave_index < k else T) - enter
+                assert {row[0]: row[1:3] for row in point["regions"]} == regions
+                if "durations" not in point:  # a SUMMARY of 1.0 or 1.1 (format_1_1)
+                    continue
+                inside: dict[int, list[int]] = {}
+                for region, enter_index, enter, leave_index, leave in calls:
+                    if previous <= enter_index and leave_index < k:
+                        inside.setdefault(region, []).append(leave - enter)
+                assert point["durations"] == [[r, min(d), max(d)] for r, d in sorted(inside.items())]
+                still_open = sorted((c for c in entered if c[3] >= k), key=lambda c: c[1])  # outermost first
+                assert point["open"] == [[region, enter, leave] for region, _, enter, _, leave in still_open]
+                previous = k
+
+
+def test_a_location_only_the_roots_list_hangs_under_the_synthetic_root():
+    """Spec 4.10.1: format_1_0 defines no location; its two locations are leaves of `trace`."""
+    with ccg.open(VECTORS / "format_1_0.ccg") as archive:
+        hierarchy = archive.hierarchy
+    assert hierarchy.names == ("trace", "location 0", "location 1")
+    assert hierarchy.parents.tolist() == [-1, 0, 0] and hierarchy.leaf_locations.tolist() == [0, 1]
+
+
+def test_representatives_absent_with_exact_time_reads_as_16():
+    """Spec 4.2: the writer leaves the value 16 out when time is exact."""
+    with ccg.open(VECTORS / "minimal.ccg") as archive:
+        assert archive.params.exact_time and "representatives" not in archive.parameters
+        assert archive.params.representatives == 16

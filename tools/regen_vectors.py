@@ -1389,6 +1389,27 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     def shorten(streams: list[np.ndarray]) -> None:
         streams[3] = streams[3][:-1]  # the ends
 
+    def end_before_start(streams: list[np.ndarray]) -> None:
+        streams[3][0] = 1  # the first end step, zigzag-coded -1: the end -1, below its start
+
+    def root_negative(streams: list[np.ndarray]) -> None:
+        streams[1][0] = 1  # the first root step, zigzag-coded -1: root id -1
+
+    def stream_after_the_last(streams: list[np.ndarray]) -> None:
+        streams.append(np.zeros(1, np.uint64))
+
+    def numbered_two(streams: list[np.ndarray]) -> None:
+        streams[8][0] = 2  # the first location's `numbered`
+
+    def no_checkpoints(streams: list[np.ndarray]) -> None:
+        streams[1][0] = 0  # the first location's checkpoint count
+
+    def value_zero(streams: list[np.ndarray]) -> None:
+        streams[2][0] = 0  # the first stored value
+
+    def hierarchy_node_missing(streams: list[np.ndarray]) -> None:
+        streams[0] = streams[0][:-1]  # the cell counts of one cell fewer
+
     def text_past_the_list(streams: list[np.ndarray]) -> None:
         streams[6][0] = 999  # the first location's name prefix
 
@@ -1440,10 +1461,35 @@ def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "the LOCATION_TABLE's first location name prefix set to text 999, past the text list"),
             ("checkpoint_table_rows_claim.ccg", "every_kind", SectionKind.CHECKPOINT_TABLE,
              rows_past_the_payload,
-             "the first CHECKPOINT_TABLE's stack row count of its first checkpoint set to 2**40")):
+             "the first CHECKPOINT_TABLE's stack row count of its first checkpoint set to 2**40"),
+            ("root_table_end_before_start.ccg", "every_kind", SectionKind.ROOT_TABLE, end_before_start,
+             "the ROOT_TABLE's first end step set to -1, so that location 0 ends before it starts (spec 4.6)"),
+            ("root_table_negative_root.ccg", "every_kind", SectionKind.ROOT_TABLE, root_negative,
+             "the ROOT_TABLE's first root step set to -1, a negative root id (spec 4.6)"),
+            ("location_table_numbered_two.ccg", "many_locations", SectionKind.LOCATION_TABLE, numbered_two,
+             "the LOCATION_TABLE's first location `numbered` value set to 2 (spec 4.7: 0 or 1)"),
+            ("checkpoint_table_no_checkpoints.ccg", "every_kind", SectionKind.CHECKPOINT_TABLE, no_checkpoints,
+             "the CHECKPOINT_TABLE's checkpoint count of its first location set to 0 (spec 4.8: at least 1; "
+             "the `index` stream then holds more values than the counts)"),
+            ("aggregate_count_short.ccg", "aggregation", SectionKind.AGGREGATE_LEVEL, hierarchy_node_missing,
+             "the `count` stream of AGGREGATE_LEVEL 0 one cell short of N x 2^k (spec 4.10)")):
         data, offset = damage(blobs[source], kind, change)
         bads.append(Bad(name, f"{source}.ccg with {how} (recompressed; valid CRC and footer)",
                         "CorruptArchiveError", offset, data))
+    # a rule several tables share: the payload ends with the last stream; the stored values
+    # of the pyramids are never 0 (AGGREGATE_LEVEL) or +0.0 (METRIC_LEVEL)
+    for source, kind, change, rule in (
+            ("every_kind", SectionKind.ROOT_TABLE, stream_after_the_last, "4.6: bytes after the last stream"),
+            ("every_kind", SectionKind.CHECKPOINT_TABLE, stream_after_the_last, "4.8: bytes after the last stream"),
+            ("metric_integrals", SectionKind.METRIC_LEVEL, stream_after_the_last, "4.11: bytes after stream 3"),
+            ("aggregation", SectionKind.AGGREGATE_LEVEL, value_zero, "4.10: a value of 0"),
+            ("metric_integrals", SectionKind.METRIC_LEVEL, value_zero, "4.11: a stored +0.0")):
+        data, offset = damage(blobs[source], kind, change)
+        what = "trailing" if change is stream_after_the_last else "value_zero"
+        how = f"one more stream after the last one of its first {kind.name} block" if change is stream_after_the_last \
+            else f"the first stored value of its first {kind.name} block set to 0 (in METRIC_LEVEL the bits of +0.0)"
+        bads.append(Bad(f"{kind.name.lower()}_{what}.ccg", f"{source}.ccg with {how} (recompressed; valid CRC and "
+                        f"footer; spec {rule})", "CorruptArchiveError", offset, data))
     return bads
 
 
@@ -1584,7 +1630,8 @@ def with_unreferenced_import(base: bytes) -> tuple[bytes, int, int]:
 
 def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     """Files that pin the rules a second implementer had to guess (issue 36, spec 2.3, 2.5,
-    2.7, 3, 4.6, 5.2, 5.4, 7): what is corruption and what is read."""
+    2.7, 3, 5.4, 7) - what is corruption and what is read - and rules of 2.4 and 5.2 no
+    other damaged file exercised."""
     base = blobs["every_kind"]
     bads: list[Bad] = []
 
@@ -1629,6 +1676,49 @@ def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
                     "NODES block set to 0, the mark of a coded stream, which only CODED_NODES and CODED_SOFT_NODES "
                     "blocks hold (recompressed; valid CRC and footer; spec 5.2, 5.8)", "CorruptArchiveError",
                     parse(data).entries[k].offset, data))
+
+    def node_block_changed(change: Callable[[bytearray], None], nth: int = 0) -> tuple[bytes, int]:
+        q = parse(base)
+        k = index_of(q, SectionKind.NODES, nth)
+        raw = bytearray(stored_raw(q, k))
+        change(raw)
+        q.stored[k], q.entries[k] = zstd_frame(bytes(raw)), replace(q.entries[k], raw_length=len(raw))
+        data = build(q)
+        return data, parse(data).entries[k].offset
+
+    def byte_after(raw: bytearray) -> None:
+        raw.append(0)
+
+    def kind_width_three(raw: bytearray) -> None:
+        position, _ = node_stream_span(bytes(raw), "kind")
+        raw[position - STREAM_HEADER.size] = 3
+
+    for name, how, change in (
+            ("nodes_trailing.ccg", "a byte after the last stream of its first NODES block (spec 5.2: the payload "
+             "ends exactly after it)", byte_after),
+            ("nodes_width_three.ccg", "the width of the `kind` stream of its first NODES block set to 3 (spec 5.2: "
+             "1, 2, 4 or 8)", kind_width_three)):
+        data, offset = node_block_changed(change)
+        bads.append(Bad(name, f"every_kind.ccg with {how} (recompressed; valid CRC and footer)",
+                        "CorruptArchiveError", offset, data))
+
+    q = parse(base)
+    k = index_of(q, SectionKind.NODES, 1)
+    q.entries[k] = replace(q.entries[k], first=q.entries[k].first + 1)
+    data = build(q)
+    bads.append(Bad("node_blocks_gap.ccg", f"every_kind.ccg with the directory's `first` of its second NODES block "
+                    f"one more than the node after the first block (spec 2.4: node blocks cover the ids without "
+                    f"gap; footer rewritten with a valid CRC)", "CorruptArchiveError", parse(data).entries[k].offset,
+                    data))
+
+    q = parse(base)
+    k = index_of(q, SectionKind.DEFINITIONS)
+    q.entries.insert(k, q.entries[k])
+    q.stored.insert(k, q.stored[k])
+    data = build(q)
+    bads.append(Bad("two_definitions.ccg", "every_kind.ccg with its DEFINITIONS block twice, one after the other "
+                    "(spec 2.4: exactly 1; footer rewritten with a valid CRC); the error names the footer",
+                    "CorruptArchiveError", parse(data).footer_offset, data))
 
     bundled = blobs["bundle"]
     offset = parse(bundled).entries[0].offset

@@ -7,6 +7,7 @@ never a reason to skip or to regenerate (DESIGN.md, "Principles").
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 import ccgformat as ccg
 from ccgformat.archive.codec import BLOCK_START, STREAMS, decode_stream
 from ccgformat.archive.sections import DirectoryEntry, decode_directory
-from ccgformat.archive.layout import BLOCK_HEADER, COMPACT_MAJOR_VERSION, NODE_KINDS, TRAILER, BlockFlags, SectionKind
+from ccgformat.archive.layout import (BLOCK_HEADER, COMPACT_MAJOR_VERSION, FILE_HEADER, NODE_KINDS, TRAILER, BlockFlags,
+                                      SectionKind)
 from ccgformat.errors import UnsupportedVersionError
 from ccgformat.model import KIND_FIELDS, Event, EventKind
 
@@ -499,3 +501,13 @@ def test_representatives_absent_with_exact_time_reads_as_16():
     with ccg.open(VECTORS / "minimal.ccg") as archive:
         assert archive.params.exact_time and "representatives" not in archive.parameters
         assert archive.params.representatives == 16
+
+
+def test_the_readme_gives_each_vectors_size_and_version():
+    """README headings `### \\`NAME.ccg\\` (N bytes, format X.Y)` against the files."""
+    headings = re.findall(r"^### `(\w+)\.ccg` \((\d+) bytes, format (\d+)\.(\d+)\)$",
+                          (VECTORS / "README.md").read_text(), re.M)
+    assert {name for name, *_ in headings} == {path.stem for path in VECTORS.glob("*.ccg")}
+    for name, size, major, minor in headings:
+        data = (VECTORS / f"{name}.ccg").read_bytes()
+        assert (len(data), FILE_HEADER.unpack_from(data, 0)[1:3]) == (int(size), (int(major), int(minor)))

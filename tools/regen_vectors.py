@@ -61,7 +61,8 @@ from ccgformat.archive import primed_lzma
 from ccgformat.archive.blocks import crc32c, frame_block, frame_compact
 from ccgformat.archive.bundle import (bundle_dictionary, compress_with_dictionary, decode_bundle, encode_bundle,
                                       member_count)
-from ccgformat.archive.codec import BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream
+from ccgformat.archive.codec import (BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream,
+                                     stream_bytes, with_coded)
 from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
                                       EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION,
                                       PRIMED_LZMA_MINOR_VERSION, TRAILER, BlockFlags, SectionKind)
@@ -1628,6 +1629,62 @@ def with_unreferenced_import(base: bytes) -> tuple[bytes, int, int]:
     raise AssertionError("no node block can take an unreferenced import row")
 
 
+def node_block_changed(base: bytes, kind: SectionKind, change: Callable[[bytearray], None]) -> tuple[bytes, int]:
+    """``base`` with the raw payload of its first block of ``kind`` changed in place by
+    ``change``, recompressed, with a valid CRC and footer; and the block's offset."""
+    q = parse(base)
+    k = index_of(q, kind)
+    raw = bytearray(stored_raw(q, k))
+    change(raw)
+    q.stored[k], q.entries[k] = zstd_frame(bytes(raw)), replace(q.entries[k], raw_length=len(raw))
+    data = build(q)
+    return data, parse(data).entries[k].offset
+
+
+def node_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
+    """Damaged node blocks and roots for rules of spec 4.3, 5.7, 5.8 and 7 no other
+    damaged file exercised (recompressed; valid CRC and footer)."""
+    def huge_gaps(raw: bytearray) -> None:
+        streams = node_block_streams(bytes(raw))
+        streams[STREAMS.index("gaps")][3:6] = (1 << 62) - 1  # the three gaps of node 3, CALL A (spec 5.5)
+        raw[BLOCK_START.size:] = b"".join(encode_stream(values) for values in streams)
+
+    def code_past_first(raw: bytearray) -> None:
+        position, width = node_stream_span(bytes(raw), "child_id")
+        assert width == 1
+        raw[position] = 255  # the first reference code: far below the block's first node
+
+    def coded(change: Callable[[bytes], bytes]) -> Callable[[bytearray], None]:
+        def apply(raw: bytearray) -> None:
+            data = stream_bytes(bytes(raw), "gaps")[STREAM_HEADER.size + 4:]  # after the byte count B
+            raw[:] = with_coded(bytes(raw), "gaps", change(data))
+        return apply
+
+    def one_event_more(raw: bytearray) -> None:
+        struct.pack_into("<Q", raw, 32, struct.unpack_from("<Q", raw, 32)[0] + 1)  # the first entry's events
+
+    bads = []
+    for name, source, kind, change, how in (
+            ("nodes_sum_overflow.ccg", "minimal", SectionKind.NODES, huge_gaps,
+             "the three gaps of node 3 (CALL A, spec 5.5) set to 2^62 - 1 each, so that its total reaches 2^63 "
+             "(spec 7)"),
+            ("predicted_code_past_first.ccg", "predicted_references", SectionKind.PREDICTED_NODES, code_past_first,
+             "the first reference code of its first PREDICTED_NODES block set to 255, a distance that "
+             "reaches below the block's first node (spec 5.7)"),
+            ("coded_gaps_first_byte.ccg", "coded_gaps", SectionKind.CODED_NODES,
+             coded(lambda data: b"\x01" + data[1:]),
+             "byte 0 of the coded gaps of its first CODED_NODES block set to 1 (spec 5.8: 0)"),
+            ("coded_gaps_leftover.ccg", "coded_gaps", SectionKind.CODED_NODES, coded(lambda data: data + b"\x00"),
+             "a byte after the coded gaps of its first CODED_NODES block, which decoding leaves over (spec 5.8)"),
+            ("roots_events_claim.ccg", "many_locations_json", SectionKind.ROOTS, one_event_more,
+             "the event count of the first ROOTS entry raised by one, so that it differs from its root's "
+             "sub-tree (spec 4.3)")):
+        data, offset = node_block_changed(blobs[source], kind, change)
+        bads.append(Bad(name, f"{source}.ccg with {how} (recompressed; valid CRC and footer)",
+                        "CorruptArchiveError", offset, data))
+    return bads
+
+
 def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     """Files that pin the rules a second implementer had to guess (issue 36, spec 2.3, 2.5,
     2.7, 3, 5.4, 7) - what is corruption and what is read - and rules of 2.4 and 5.2 no
@@ -1677,15 +1734,6 @@ def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
                     "blocks hold (recompressed; valid CRC and footer; spec 5.2, 5.8)", "CorruptArchiveError",
                     parse(data).entries[k].offset, data))
 
-    def node_block_changed(change: Callable[[bytearray], None], nth: int = 0) -> tuple[bytes, int]:
-        q = parse(base)
-        k = index_of(q, SectionKind.NODES, nth)
-        raw = bytearray(stored_raw(q, k))
-        change(raw)
-        q.stored[k], q.entries[k] = zstd_frame(bytes(raw)), replace(q.entries[k], raw_length=len(raw))
-        data = build(q)
-        return data, parse(data).entries[k].offset
-
     def byte_after(raw: bytearray) -> None:
         raw.append(0)
 
@@ -1698,7 +1746,7 @@ def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "ends exactly after it)", byte_after),
             ("nodes_width_three.ccg", "the width of the `kind` stream of its first NODES block set to 3 (spec 5.2: "
              "1, 2, 4 or 8)", kind_width_three)):
-        data, offset = node_block_changed(change)
+        data, offset = node_block_changed(base, SectionKind.NODES, change)
         bads.append(Bad(name, f"every_kind.ccg with {how} (recompressed; valid CRC and footer)",
                         "CorruptArchiveError", offset, data))
 
@@ -1807,7 +1855,7 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
     bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs) + bundle_bad_archives(blobs["bundle"]) \
-        + compact_bad_archives(blobs["compact"]) + settled_bad_archives(blobs)
+        + compact_bad_archives(blobs["compact"]) + settled_bad_archives(blobs) + node_rule_bad_archives(blobs)
     for bad in bads:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)

@@ -735,6 +735,23 @@ def pending_limit_coded() -> Vector:
         "4,096 ids in blocks with reference codes and coded gaps."))
 
 
+def pending_limit_soft() -> Vector:
+    """The pending stack's limit (spec 5.3) in a CODED_SOFT_NODES block (5.9)."""
+    count, value, events = PENDING_LIMIT + 4, 0, []
+    for i in range(count):
+        value += 1000 + (i * 2654435761) % 997 * 4096 + i  # increments from a fixed pseudo-random sequence
+        events.append(Event(10 * i, K.METRIC, ref=0, value=value))
+    definitions = Definitions(locations=[Location("rank 0")],
+                              metrics=[Metric("PAPI_TOT_CYC", "", "accumulated", "int64")])
+    return Vector("pending_limit_soft", f"`pending_limit.ccg` with {count} METRIC samples of a counter whose "
+                  f"increments all differ, instead of the MARKER events: {count} distinct atomic nodes before "
+                  f"the root, in blocks of {PENDING_NODES_PER_BLOCK} nodes with coded gaps, the last of them, "
+                  f"which starts with the full pending stack of {PENDING_LIMIT} ids and holds the root, a "
+                  f"CODED_SOFT_NODES block (spec 5.9), whose coded soft values are the increments.",
+                  definitions, {0: events}, vector_params(branching=count + 1),
+                  nodes_per_block=PENDING_NODES_PER_BLOCK, references="predicted", gaps="coded")
+
+
 MOVE_TO_FRONT_LEAVES = 70  # more than the 64 entries a move-to-front list holds (spec 5.7)
 
 
@@ -822,7 +839,7 @@ VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, 
                                                many_locations_json, predicted_references, extension_records, aggregation,
                                                bundle, metric_integrals, coded_gaps, coded_soft, compact,
                                                format_1_0, format_1_1, two_checkpoint_tables, pending_limit_predicted,
-                                               pending_limit_coded, move_to_front_limit, metric_types,
+                                               pending_limit_coded, pending_limit_soft, move_to_front_limit, metric_types,
                                                compact_dictionary_2, unknown_member]
 
 

@@ -1596,6 +1596,9 @@ def compact_bad_archives(base: bytes) -> list[Bad]:
             "(valid CRC)", "CorruptArchiveError", body + 1, frame_compact(number, stream + b"\0", minor)),
         Bad("compact_lzma2_other_dictionary.ccg", "compact.ccg naming bundle dictionary 2 for its LZMA2 body, "
             "which is no zstd frame (valid CRC)", "CorruptArchiveError", body + 1, frame_compact(2, stream)),
+        Bad("compact_lzma2_too_long.ccg", "a compact file whose primed LZMA2 body codes 2^20 + 1 zero bytes after "
+            "dictionary 3, one more than a reader decodes (valid CRC; spec 2.9)", "CorruptArchiveError", body + 1,
+            frame_compact(number, primed_lzma.compress(bytes((1 << 20) + 1)), minor)),
     ]
 
 
@@ -1646,7 +1649,7 @@ def with_unreferenced_import(base: bytes) -> tuple[bytes, int, int]:
     raise AssertionError("no node block can take an unreferenced import row")
 
 
-def node_block_changed(base: bytes, kind: SectionKind, change: Callable[[bytearray], None]) -> tuple[bytes, int]:
+def block_changed(base: bytes, kind: SectionKind, change: Callable[[bytearray], None]) -> tuple[bytes, int]:
     """``base`` with the raw payload of its first block of ``kind`` changed in place by
     ``change``, recompressed, with a valid CRC and footer; and the block's offset."""
     q = parse(base)
@@ -1659,8 +1662,8 @@ def node_block_changed(base: bytes, kind: SectionKind, change: Callable[[bytearr
 
 
 def node_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
-    """Damaged node blocks and roots for rules of spec 4.3, 5.7, 5.8 and 7 no other
-    damaged file exercised (recompressed; valid CRC and footer)."""
+    """Damaged blocks for rules of spec 4.3, 4.10, 4.11, 5.7, 5.8 and 7 no other damaged
+    file exercised (recompressed; valid CRC and footer)."""
     def huge_gaps(raw: bytearray) -> None:
         streams = node_block_streams(bytes(raw))
         streams[STREAMS.index("gaps")][3:6] = (1 << 62) - 1  # the three gaps of node 3, CALL A (spec 5.5)
@@ -1680,6 +1683,13 @@ def node_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     def one_event_more(raw: bytearray) -> None:
         struct.pack_into("<Q", raw, 32, struct.unpack_from("<Q", raw, 32)[0] + 1)  # the first entry's events
 
+    def field(offset: int, value: Callable[[bytearray], int]) -> Callable[[bytearray], None]:
+        """Set the u32 at ``offset`` of a table's fixed header (4.10, 4.11) to ``value(raw)``."""
+        return lambda raw: struct.pack_into("<I", raw, offset, value(raw))
+
+    def stop_at_start(raw: bytearray) -> None:
+        raw[8:16] = raw[0:8]
+
     bads = []
     for name, source, kind, change, how in (
             ("nodes_sum_overflow.ccg", "minimal", SectionKind.NODES, huge_gaps,
@@ -1695,8 +1705,17 @@ def node_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "a byte after the coded gaps of its first CODED_NODES block, which decoding leaves over (spec 5.8)"),
             ("roots_events_claim.ccg", "many_locations_json", SectionKind.ROOTS, one_event_more,
              "the event count of the first ROOTS entry raised by one, so that it differs from its root's "
-             "sub-tree (spec 4.3)")):
-        data, offset = node_block_changed(blobs[source], kind, change)
+             "sub-tree (spec 4.3)"),
+            ("aggregate_level_reserved.ccg", "aggregation", SectionKind.AGGREGATE_LEVEL, field(28, lambda raw: 1),
+             "the reserved u32 of its first AGGREGATE_LEVEL block set to 1 (spec 4.10)"),
+            ("aggregate_level_stop_at_start.ccg", "aggregation", SectionKind.AGGREGATE_LEVEL, stop_at_start,
+             "`stop` of its first AGGREGATE_LEVEL block set to its `start` (spec 4.10: stop above start)"),
+            ("metric_level_above_finest.ccg", "metric_integrals", SectionKind.METRIC_LEVEL,
+             field(16, lambda raw: struct.unpack_from("<I", raw, 20)[0] + 1),
+             "`level` of its first METRIC_LEVEL block set one above its `finest` (spec 4.11)"),
+            ("metric_level_no_metrics.ccg", "metric_integrals", SectionKind.METRIC_LEVEL, field(24, lambda raw: 0),
+             "`metrics` (M) of its first METRIC_LEVEL block set to 0 (spec 4.11)")):
+        data, offset = block_changed(blobs[source], kind, change)
         bads.append(Bad(name, f"{source}.ccg with {how} (recompressed; valid CRC and footer)",
                         "CorruptArchiveError", offset, data))
     return bads
@@ -1715,6 +1734,15 @@ def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     bads.append(Bad("directory_first_ignored.ccg", "every_kind.ccg with the DEFINITIONS entry's `first` 5 and "
                     "`count` 7, which the table of spec 2.3 leaves 0 (footer rewritten with a valid CRC)",
                     "reads fine", None, build(q)))
+
+    q = parse(base)
+    entry, stored = q.entries[index_of(q, SectionKind.DEFINITIONS)], q.stored[index_of(q, SectionKind.DEFINITIONS)]
+    data = bytearray(base)
+    data[entry.offset:entry.offset + BLOCK_OVERHEAD + entry.length] = \
+        frame_block(entry.kind, entry.flags ^ int(BlockFlags.MUST_UNDERSTAND), stored)
+    bads.append(Bad("block_flags_differ.ccg", "every_kind.ccg with MUST_UNDERSTAND cleared in the DEFINITIONS "
+                    "block's header (its CRC recomputed), so that it no longer repeats the flags of its directory "
+                    "entry (spec 2.3, 7)", "CorruptArchiveError", entry.offset, bytes(data)))
 
     data = bytearray(base)
     FILE_HEADER.pack_into(data, 0, MAGIC, MAJOR_VERSION, 0, 0)
@@ -1763,7 +1791,7 @@ def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "ends exactly after it)", byte_after),
             ("nodes_width_three.ccg", "the width of the `kind` stream of its first NODES block set to 3 (spec 5.2: "
              "1, 2, 4 or 8)", kind_width_three)):
-        data, offset = node_block_changed(base, SectionKind.NODES, change)
+        data, offset = block_changed(base, SectionKind.NODES, change)
         bads.append(Bad(name, f"every_kind.ccg with {how} (recompressed; valid CRC and footer)",
                         "CorruptArchiveError", offset, data))
 

@@ -19,14 +19,14 @@ spec/vectors/NAME.ccg
     location in time order, locations ascending. The first line is a comment
     ``# locations: 0 1 ...`` listing every location of the archive, including those
     without events. README.md describes each vector.
-spec/vectors/1.2/, spec/vectors/1.3/
+spec/vectors/<version>/ (1.2, 1.3, 1.4, 2.0)
     the vectors of earlier format versions, never rewritten; the files must match
     FROZEN_SHA256.
 spec/format.md
     only the text between the markers GENERATED_START and GENERATED_END: sections 5.5
     and 5.6 show minimal.ccg's NODES block and sizes as this script writes them.
 tests/data/bad/NAME.ccg
-    damaged archives derived from spec/vectors/every_kind.ccg (and many_locations.ccg), each with a row in
+    damaged archives derived from the vectors (every_kind.ccg unless a row says), each with a row in
     tests/data/bad/README.md naming how it was made, the exception it must raise and the
     byte offset the error names.
 """
@@ -1865,11 +1865,9 @@ def bad_readme(bads: list[Bad]) -> str:
     out = [
         "# Damaged archives",
         "",
-        "Written by `tools/regen_vectors.py` from `spec/vectors/every_kind.ccg` and, for the",
-        "LOCATION_TABLE, `many_locations.ccg`, for the tables `aggregation.ccg` and",
-        "`metric_integrals.ccg`, for the BUNDLE block `bundle.ccg`, for the compact layout",
-        "`compact.ccg` (the only writer of these files;",
-        "never edit them by hand). `tests/test_bad_archives.py` parses the table below, so the two",
+        "Written by `tools/regen_vectors.py` from the vectors of `spec/vectors/` each row names",
+        "(`every_kind.ccg` where it names none; the only writer of these files; never edit them",
+        "by hand). `tests/test_bad_archives.py` parses the table below, so the two",
         "cannot drift: reading a file - opening it, the definitions, parameters and stats, every",
         "location's events in full, `event(i)`, `find`, the checkpoints and the model and the",
         "metric integrals at every level of the tables - must raise exactly the exception named",

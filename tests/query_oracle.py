@@ -114,29 +114,64 @@ def timeline(events_by_location, boundaries, group_of, groups, by="location"):
     return out
 
 
+def request_times(events):
+    """Per event index of one location: an ISEND's completion and an IRECV's post time.
+    Per request id, in the location's order, the k-th ISEND is completed by the k-th
+    REQUEST_COMPLETE and the k-th IRECV was posted by the k-th IRECV_REQUEST (first in,
+    first out: a request id reused, even while an earlier use is open, pairs in order)."""
+    started, ended = defaultdict(list), defaultdict(list)
+    for index, e in enumerate(events):
+        if e.kind == EventKind.ISEND:
+            started[("send", e.request)].append(index)
+        elif e.kind == EventKind.REQUEST_COMPLETE:
+            ended[("send", e.request)].append(e.time)
+        elif e.kind == EventKind.IRECV_REQUEST:
+            started[("recv", e.request)].append(e.time)
+        elif e.kind == EventKind.IRECV:
+            ended[("recv", e.request)].append(index)
+    times = {}
+    for (side, request), firsts in started.items():
+        for first, second in zip(firsts, ended.get((side, request), [])):
+            if side == "send":
+                times[first] = second   # the ISEND at index `first` completes at `second`
+            else:
+                times[second] = first   # the IRECV at index `second` was posted at `first`
+    return times
+
+
 def messages(events_by_location, start=None, stop=None):
     """Brute-force matching: per (sender, receiver, comm, tag) the k-th send (in the
     sender's order) with the k-th receive (in the receiver's); returns the multiset
     (a Counter: equal messages may repeat) of (sender, send_time, receiver, recv_time,
-    comm, tag, size) with an end in ``[start, stop)`` and the leftover events in it."""
+    comm, tag, size, send_done, recv_posted) with an end in ``[start, stop)`` and the
+    leftover events in it. ``send_done`` is the completion of an ISEND, ``recv_posted``
+    the post time of an IRECV (`request_times`), -1 for a blocking end or an open request."""
     lo = NO_START if start is None else start
     hi = NO_STOP if stop is None else stop
     inside = lambda t: lo <= t < hi  # noqa: E731
     sends, receives = defaultdict(list), defaultdict(list)
     for location, events in events_by_location.items():
-        for e in events:
+        requests = request_times(events)
+        for index, e in enumerate(events):
+            extra = requests.get(index, -1)
             if e.kind in (EventKind.SEND, EventKind.ISEND):
-                sends[(location, e.ref, e.comm, e.tag)].append(e)
+                sends[(location, e.ref, e.comm, e.tag)].append((e, extra))
             elif e.kind in (EventKind.RECV, EventKind.IRECV):
-                receives[(e.ref, location, e.comm, e.tag)].append(e)
+                receives[(e.ref, location, e.comm, e.tag)].append((e, extra))
     matched, left = Counter(), []
     for key in set(sends) | set(receives):
         s, r = sends.get(key, []), receives.get(key, [])
-        matched.update((key[0], a.time, key[1], b.time, key[2], key[3], a.size) for a, b in zip(s, r)
-                       if inside(a.time) or inside(b.time))
-        left += [(key[0], e.time) for e in s[len(r):] if inside(e.time)]
-        left += [(key[1], e.time) for e in r[len(s):] if inside(e.time)]
+        matched.update((key[0], a.time, key[1], b.time, key[2], key[3], a.size, done, posted)
+                       for (a, done), (b, posted) in zip(s, r) if inside(a.time) or inside(b.time))
+        left += [(key[0], e.time) for e, _ in s[len(r):] if inside(e.time)]
+        left += [(key[1], e.time) for e, _ in r[len(s):] if inside(e.time)]
     return matched, sorted(left)
+
+
+def message_rows(result):
+    """The messages of a `ccgformat.query.messages` result as the multiset `messages` returns."""
+    return Counter((m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["comm"], m["tag"], m["size"],
+                    m["send_done"], m["recv_posted"]) for m in result.rows())
 
 
 def build(trace, params=None):

@@ -4,7 +4,6 @@ the communication matrix and the corpus."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +27,7 @@ def check(source, locations=None, start=None, stop=None):
     events = {location: oracle.events_of(source, location) for location in chosen}
     want, left = oracle.messages(events, start, stop)
     result = messages(source, start, stop, locations=locations)
-    got = Counter((m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["comm"], m["tag"], m["size"])
-                  for m in result.rows())
+    got = oracle.message_rows(result)
     assert got == want
     assert sum(got.values()) == len(result)
     assert sorted((u.location, u.time) for u in result.unmatched) == left
@@ -68,6 +66,62 @@ def test_windows_keep_the_messages_with_an_end_inside(trace, data):
     graph = oracle.build(trace)
     for start, stop, locations in windows(data, trace, 4, (K.SEND, K.ISEND, K.RECV, K.IRECV)):
         check(graph, locations, start, stop)
+
+
+@st.composite
+def request_traces(draw: st.DrawFn) -> dict[int, list[Event]]:
+    """Two ranks sending to and receiving from each other without blocking, on two request
+    ids: each rank starts requests (ISEND, or IRECV_REQUEST for a receive) and completes
+    one of its open ones (REQUEST_COMPLETE, or the IRECV) in an order drawn here, so the
+    uses of a request id follow each other, nest (the id started again before its earlier
+    use completes) and interleave with the other id's."""
+    rows = {}
+    for rank in range(2):
+        peer, time, starts = 1 - rank, 0, draw(st.integers(1, 10))
+        events, open_ = [Event(0, K.ENTER, 0)], []  # open_: (is a send, request, tag)
+        while starts or open_:
+            time += draw(st.integers(1, 3))
+            if starts and (not open_ or draw(st.booleans())):
+                starts -= 1
+                send, request, tag = draw(st.booleans()), draw(st.integers(0, 1)), draw(st.integers(0, 1))
+                events.append(Event(time, K.ISEND, peer, 0, tag, request, 8) if send
+                              else Event(time, K.IRECV_REQUEST, request=request))
+                open_.append((send, request, tag))
+            else:
+                send, request, tag = open_.pop(draw(st.integers(0, len(open_) - 1)))
+                events.append(Event(time, K.REQUEST_COMPLETE, request=request) if send
+                              else Event(time, K.IRECV, peer, 0, tag, request, 8))
+        rows[rank] = [*events, Event(time + 1, K.LEAVE, 0)]
+    return rows
+
+
+@settings(max_examples=80, deadline=None)
+@given(request_traces(), st.data())
+def test_requests_complete_first_in_first_out(trace, data):
+    """Against brute force, with reused request ids: a send completes after it was sent,
+    a receive was posted before it completed, in every window."""
+    graph = oracle.build(trace)
+    result = check(graph)
+    for m in result.rows():
+        assert m["send_done"] >= m["send_time"] and -1 < m["recv_posted"] <= m["recv_time"]
+    for start, stop, locations in windows(data, trace, 3, (K.ISEND, K.IRECV)):
+        check(graph, locations, start, stop)
+
+
+def test_a_reused_request_id_pairs_in_order():
+    """Rank 0 reuses request 1 nested (two sends open at once) and then again; rank 1
+    posts request 4 twice before either receive completes."""
+    rank0 = [Event(0, K.ENTER, 0), Event(1, K.ISEND, 1, 0, 0, 1, 8), Event(2, K.ISEND, 1, 0, 1, 1, 8),
+             Event(3, K.REQUEST_COMPLETE, request=1), Event(4, K.REQUEST_COMPLETE, request=1),
+             Event(5, K.ISEND, 1, 0, 0, 1, 8), Event(6, K.REQUEST_COMPLETE, request=1), Event(9, K.LEAVE, 0)]
+    rank1 = [Event(0, K.ENTER, 0), Event(1, K.IRECV_REQUEST, request=4), Event(2, K.IRECV_REQUEST, request=4),
+             Event(5, K.IRECV, 0, 0, 1, 4, 8), Event(6, K.IRECV, 0, 0, 0, 4, 8),
+             Event(7, K.IRECV_REQUEST, request=4), Event(8, K.IRECV, 0, 0, 0, 4, 8), Event(9, K.LEAVE, 0)]
+    result = check(oracle.build({0: rank0, 1: rank1}))
+    # the k-th use of an id completes at its k-th completion: sends 1, 2, 5 at 3, 4, 6; the
+    # receives completing at 5, 6, 8 were posted at 1, 2, 7 (tag 1's receive is the first)
+    assert sorted((m["send_time"], m["send_done"], m["recv_time"], m["recv_posted"]) for m in result.rows()) == \
+        [(1, 3, 6, 2), (2, 4, 5, 1), (5, 6, 8, 7)]
 
 
 @settings(max_examples=40, deadline=None)

@@ -88,8 +88,7 @@ def check_profile(archive, trace, start=None, stop=None):
 def check_messages(archive, trace):
     want, left = oracle.messages(trace)
     result = messages(archive)
-    got = Counter((m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["comm"], m["tag"], m["size"])
-                  for m in result.rows())
+    got = oracle.message_rows(result)
     assert got == want and len(result) == sum(want.values())
     assert sorted((u.location, u.time) for u in result.unmatched) == left
 

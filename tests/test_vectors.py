@@ -7,6 +7,7 @@ never a reason to skip or to regenerate (DESIGN.md, "Principles").
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 import ccgformat as ccg
 from ccgformat.archive.codec import BLOCK_START, STREAMS, decode_stream
 from ccgformat.archive.sections import DirectoryEntry, decode_directory
-from ccgformat.archive.layout import BLOCK_HEADER, COMPACT_MAJOR_VERSION, TRAILER, BlockFlags, SectionKind
+from ccgformat.archive.layout import (BLOCK_HEADER, COMPACT_MAJOR_VERSION, FILE_HEADER, NODE_KINDS, TRAILER, BlockFlags,
+                                      SectionKind)
 from ccgformat.errors import UnsupportedVersionError
 from ccgformat.model import KIND_FIELDS, Event, EventKind
 
@@ -35,6 +37,8 @@ FORMAT_1_4 = ("1.4/bundle",)
 #: The vectors of format 2.0 kept byte for byte in spec/vectors/2.0 (a zstd compact body).
 FORMAT_2_0 = ("2.0/compact",)
 UNKNOWN_KIND = 65535  # the kind no version assigns (spec 2.4)
+#: the sections of the checkpoint index (spec 4.4, 4.5, 4.8)
+INDEX_KINDS = {SectionKind.SNAPSHOTS, SectionKind.SUMMARY, SectionKind.CHECKPOINT_TABLE}
 
 
 def vector_names() -> list[str]:
@@ -125,6 +129,9 @@ def test_vector_reads_back_as_listed(name):
                 assert walker.find(event.time) == first
             summary = archive.checkpoints(SectionKind.SUMMARY, location)
             snapshots = archive.checkpoints(SectionKind.SNAPSHOTS, location)
+            if not INDEX_KINDS & {entry.kind for entry in archive._sections}:  # a file without an index (4.8)
+                assert summary == snapshots == []
+                continue
             assert summary and [c["index"] for c in summary] == [c["index"] for c in snapshots]
             assert summary[-1]["index"] == len(events)
 
@@ -357,3 +364,151 @@ def test_the_indexes_of_a_lossy_file_describe_the_rebuilt_events():
         return totals
     indexed = {region: total for region, _, total, _ in final["regions"]}
     assert indexed == inclusive(rebuilt) != inclusive(listed[0])
+
+
+def test_the_oldest_vectors_are_1_0_and_1_1():
+    """Files of 1.0 and 1.1 (spec 2.1): no location defined, so the roots list the locations
+    the writer was given (4.3); 1.0 has no index (4.8), 1.1 a SUMMARY without the members of
+    1.2 (4.5), which a reader does not make up."""
+    with ccg.open(VECTORS / "format_1_0.ccg") as archive:
+        assert archive.version == (1, 0) and not archive.definitions.locations and archive.locations == [0, 1]
+        assert not INDEX_KINDS & {entry.kind for entry in archive.directory}
+        assert archive.definitions.extensions == {}
+    with ccg.open(VECTORS / "format_1_1.ccg") as archive:
+        assert archive.version == (1, 1) and archive.definitions.extensions
+        kinds = [entry.kind for entry in archive.directory]
+        assert SectionKind.SUMMARY in kinds and SectionKind.CHECKPOINT_TABLE not in kinds
+        for location in archive.locations:
+            summary = archive.checkpoints(SectionKind.SUMMARY, location)
+            assert summary and all(not {"peers", "operations", "durations", "open"} & set(point) for point in summary)
+
+
+def test_a_vector_with_two_checkpoint_tables():
+    """Spec 4.8: a location's checkpoints are in the block whose `first` is the highest not
+    above it; every location has one checkpoint per event (interval 1)."""
+    _, listed, _ = parse_listing("two_checkpoint_tables")
+    with ccg.open(VECTORS / "two_checkpoint_tables.ccg") as archive:
+        tables = [(e.first, e.count) for e in archive.directory if e.kind == SectionKind.CHECKPOINT_TABLE]
+        assert len(tables) == 2 and tables[0][0] == 0 and tables[1][0] == sum(tables[0])
+        assert sum(count for _, count in tables) == len(archive.locations) == 3
+        for location in archive.locations:
+            for kind in (SectionKind.SNAPSHOTS, SectionKind.SUMMARY):
+                points = archive.checkpoints(kind, location)
+                assert [point["index"] for point in points] == list(range(1, len(listed[location]) + 1))
+                assert [point["time"] for point in points[:-1]] == [e.time for e in listed[location][1:]]
+
+
+@pytest.mark.parametrize("name, kind", [("pending_limit_predicted", SectionKind.PREDICTED_NODES),
+                                        ("pending_limit_coded", SectionKind.CODED_NODES),
+                                        ("pending_limit_soft", SectionKind.CODED_SOFT_NODES)])
+def test_the_pending_stack_passes_its_limit_in_predicted_and_coded_blocks(name, kind):
+    with ccg.open(VECTORS / f"{name}.ccg") as archive:
+        blocks = sorted((e for e in archive.directory if e.kind in NODE_KINDS), key=lambda e: e.first)
+        assert blocks[-1].kind == kind and {block.kind for block in blocks} <= {kind, SectionKind.CODED_NODES}
+        # stream 1, `pending`, is a plain stream in every node block kind (5.2, 5.7, 5.8)
+        pending = [len(decode_stream(archive.payload(block), BLOCK_START.size)[0]) for block in blocks]
+        assert max(pending) == pending[-1] == 4096 and archive.roots[0].events > 4096
+
+
+def test_the_move_to_front_vector_references_more_leaves_than_a_list_holds():
+    _, listed, _ = parse_listing("move_to_front_limit")
+    values = {e.value for e in listed[0] if e.kind == EventKind.MARKER}
+    assert len(values) > 64  # spec 5.7: a list holds 64
+    with ccg.open(VECTORS / "move_to_front_limit.ccg") as archive:
+        assert [e.kind for e in archive.directory if e.kind in NODE_KINDS] == [SectionKind.PREDICTED_NODES]
+
+
+def test_the_metric_tables_of_every_value_type_and_mode():
+    """Spec 4.11 by brute force from the rebuilt events, at every level the file holds."""
+    from .test_metric_integrals import check
+    with ccg.open(VECTORS / "metric_types.ccg") as archive:
+        metrics = archive.definitions.metrics
+        assert {m.value_type for m in metrics} == {"double", "uint64", "int64"}
+        assert {m.mode for m in metrics} == {"absolute", "accumulated", "relative", "rate"}
+        levels = archive.metric_tables.levels
+        assert len(levels) > 1
+        for k in range(len(levels)):
+            check(archive, archive.metric_integrals(1 << k))
+
+
+def test_a_compact_vector_of_dictionary_2_and_a_bundle_with_an_unknown_member():
+    """Spec 2.7/2.8: dictionary 2's zstd frame holds the bundle of `compact.ccg`; 2.5: an
+    optional member of unknown kind is skipped."""
+    with ccg.open(VECTORS / "compact_dictionary_2.ccg") as compact, ccg.open(VECTORS / "compact.ccg") as lzma2:
+        assert compact.version == (2, 0) and (VECTORS / "compact_dictionary_2.ccg").read_bytes()[16] == 2
+        assert compact.payload(compact.directory[0]) == lzma2.payload(lzma2.directory[0])
+    with ccg.open(VECTORS / "unknown_member.ccg") as archive, ccg.open(VECTORS / "bundle.ccg") as bundle:
+        assert [e.kind for e in archive._sections][-1] == UNKNOWN_KIND
+        assert not archive._sections[-1].flags & BlockFlags.MUST_UNDERSTAND
+        assert read_events(archive) == read_events(bundle)
+        assert archive.definitions == bundle.definitions and archive.params == bundle.params
+
+
+def calls_of(events: list[Event]) -> list[tuple[int, int, int, int, int]]:
+    """Every call of a location's listing: (region, enter index, enter time, leave index,
+    leave time), ENTER and LEAVE matched by nesting."""
+    calls, stack = [], []
+    for index, event in enumerate(events):
+        if event.kind == EventKind.ENTER:
+            stack.append((event.ref, index, event.time))
+        elif event.kind == EventKind.LEAVE:
+            calls.append((*stack.pop(), index, event.time))
+    return calls
+
+
+@pytest.mark.parametrize("name", [name for name in vector_names() if "/" not in name])
+def test_summary_counts_calls_by_event_index(name):
+    """Spec 4.5, by brute force from the listing: `calls` and `inclusive` over the calls
+    entered before event k, a call not left before it counting up to T; `durations` of the
+    calls whose ENTER is at or after the previous checkpoint's index and whose LEAVE is
+    before k; `open` those entered before k and not left before it."""
+    _, listed, _ = parse_listing(name)
+    with ccg.open(VECTORS / f"{name}.ccg") as archive:
+        if not archive.params.lossless:
+            return
+        for location, events in listed.items():
+            calls, previous = calls_of(events), 0
+            for point in archive.checkpoints(SectionKind.SUMMARY, location):
+                k, T = point["index"], point["time"]
+                entered = [c for c in calls if c[1] < k]
+                regions = {}
+                for region, _, enter, leave_index, leave in entered:
+                    row = regions.setdefault(region, [0, 0])
+                    row[0] += 1
+                    row[1] += (leave if leave_index < k else T) - enter
+                assert {row[0]: row[1:3] for row in point["regions"]} == regions
+                if "durations" not in point:  # a SUMMARY of 1.0 or 1.1 (format_1_1)
+                    continue
+                inside: dict[int, list[int]] = {}
+                for region, enter_index, enter, leave_index, leave in calls:
+                    if previous <= enter_index and leave_index < k:
+                        inside.setdefault(region, []).append(leave - enter)
+                assert point["durations"] == [[r, min(d), max(d)] for r, d in sorted(inside.items())]
+                still_open = sorted((c for c in entered if c[3] >= k), key=lambda c: c[1])  # outermost first
+                assert point["open"] == [[region, enter, leave] for region, _, enter, _, leave in still_open]
+                previous = k
+
+
+def test_a_location_only_the_roots_list_hangs_under_the_synthetic_root():
+    """Spec 4.10.1: format_1_0 defines no location; its two locations are leaves of `trace`."""
+    with ccg.open(VECTORS / "format_1_0.ccg") as archive:
+        hierarchy = archive.hierarchy
+    assert hierarchy.names == ("trace", "location 0", "location 1")
+    assert hierarchy.parents.tolist() == [-1, 0, 0] and hierarchy.leaf_locations.tolist() == [0, 1]
+
+
+def test_representatives_absent_with_exact_time_reads_as_16():
+    """Spec 4.2: the writer leaves the value 16 out when time is exact."""
+    with ccg.open(VECTORS / "minimal.ccg") as archive:
+        assert archive.params.exact_time and "representatives" not in archive.parameters
+        assert archive.params.representatives == 16
+
+
+def test_the_readme_gives_each_vectors_size_and_version():
+    """README headings `### \\`NAME.ccg\\` (N bytes, format X.Y)` against the files."""
+    headings = re.findall(r"^### `(\w+)\.ccg` \((\d+) bytes, format (\d+)\.(\d+)\)$",
+                          (VECTORS / "README.md").read_text(), re.M)
+    assert {name for name, *_ in headings} == {path.stem for path in VECTORS.glob("*.ccg")}
+    for name, size, major, minor in headings:
+        data = (VECTORS / f"{name}.ccg").read_bytes()
+        assert (len(data), FILE_HEADER.unpack_from(data, 0)[1:3]) == (int(size), (int(major), int(minor)))

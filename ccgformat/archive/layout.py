@@ -62,6 +62,13 @@ def largest_raw_length(stored_length: int, minor: int) -> int:
     return max(1 << 20, (65536 if minor >= TABLES_MINOR_VERSION else 4096) * stored_length)
 
 
+def readable_raw_length(stored_length: int) -> int:
+    """The most a reader lets a compressed payload expand to, whatever the header's minor
+    version (spec 7 and 3: no CRC covers the minor version of the block layout, so no
+    bound may depend on it): the larger bound of `largest_raw_length`."""
+    return largest_raw_length(stored_length, TABLES_MINOR_VERSION)
+
+
 class SectionKind(IntEnum):
     """What a block holds. Kinds 16-31 are reserved for the aggregation tables."""
 

@@ -44,8 +44,7 @@ from .merge import merge_by_time
 from .native import decode_block, walker
 from .queries import run_query
 from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, END_MAGIC, FILE_HEADER, MAGIC,
-                     MAJOR_VERSION, NODE_KINDS, TABLES_MINOR_VERSION, TRAILER, BlockFlags, SectionKind,
-                     largest_raw_length)
+                     MAJOR_VERSION, NODE_KINDS, TRAILER, BlockFlags, SectionKind, readable_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
 from .jsontable import StoredDefinitions, decode_json_table
 from .tables import decode_checkpoint_table, decode_root_table, join_definitions
@@ -343,7 +342,7 @@ class Archive:
                                           path=self.path, offset=8)
         if reserved:
             raise CorruptArchiveError("reserved header field is not zero", path=self.path, offset=12)
-        return self._read_footer(minor)
+        return self._read_footer()
 
     def _read_compact(self) -> list[DirectoryEntry]:
         """The one DICTIONARY_BUNDLE of a file in the compact layout: its compressed bundle
@@ -359,7 +358,7 @@ class Archive:
             raw = primed_lzma.decompress(body, self.path, offset)
         else:
             raw_length = declared_length(body, self.path, offset)
-            if raw_length > largest_raw_length(len(body), TABLES_MINOR_VERSION):
+            if raw_length > readable_raw_length(len(body)):
                 raise CorruptArchiveError(f"the compact file's zstd frame declares {raw_length} bytes from "
                                           f"{len(body)}", path=self.path, offset=offset)
             raw = unpack_payload(int(BlockFlags.ZSTD), body, raw_length, self.path, offset,
@@ -369,7 +368,7 @@ class Archive:
         self._storage.compact_bundle = (entry, raw)
         return [entry]
 
-    def _read_footer(self, minor: int) -> list[DirectoryEntry]:
+    def _read_footer(self) -> list[DirectoryEntry]:
         data, size = self._storage.map, self.file_bytes
         if size < FILE_HEADER.size + TRAILER.size:
             raise TruncatedError(f"{size} bytes is too short for an archive", path=self.path, offset=size)
@@ -394,7 +393,7 @@ class Archive:
             if entry.flags & ~BlockFlags.known():
                 raise CorruptArchiveError(f"unknown flags {entry.flags:#x} in the directory",
                                           path=self.path, offset=entry.offset)
-            if entry.raw_length > largest_raw_length(entry.length, minor):
+            if entry.raw_length > readable_raw_length(entry.length):
                 raise CorruptArchiveError(f"block at {entry.offset} claims {entry.raw_length} bytes "
                                           f"uncompressed from {entry.length}", path=self.path, offset=entry.offset)
         return directory

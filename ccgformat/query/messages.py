@@ -10,7 +10,10 @@ each in turn (4.5.5) - defines ``peak_pending``, the most events waiting for the
 at any time (Figure 5.34), which follows from where each pair's first and second end come
 in that order. Non-blocking operations are followed through their requests: an ISEND's
 REQUEST_COMPLETE on the sender gives the send's completion time, an IRECV_REQUEST posted
-on the receiver gives the receive's post time (the IRECV itself is its completion).
+on the receiver gives the receive's post time (the IRECV itself is its completion); per
+location and request id they pair first in, first out (the k-th ISEND with the k-th
+REQUEST_COMPLETE, the k-th IRECV_REQUEST with the k-th IRECV), also when a rank reuses
+the id before an earlier use has completed.
 Collectives: the k-th COLL_END on communicator C of every location is one operation
 (3.4.6); its begin is the location's COLL_BEGIN since its previous COLL_END. What does
 not match is reported, never dropped. Paje links (SEND/RECV with comm = link type) pair

@@ -802,6 +802,33 @@ class Archive:
         ``[start, stop)`` at gain/loss ratio ``p`` (`ccgformat.query.overview`)."""
         return run_query("overview", self, slices, p, states, start, stop, normalize, kind)
 
+    # ----------------------------------------------------------------- tables
+
+    def to_arrow_batches(self, start: int | None = None, stop: int | None = None,
+                         locations: list[int] | None = None, batch_size: int = 65536) -> Any:
+        """The events of ``[start, stop)`` as a ``pyarrow.RecordBatchReader`` streaming one
+        row per event in global time order, one batch in memory at a time (columns:
+        `ccgformat.interop.events`; extra ``arrow``)."""
+        return run_query("to_arrow_batches", self, start, stop, locations, batch_size)
+
+    def to_arrow(self, start: int | None = None, stop: int | None = None,
+                 locations: list[int] | None = None) -> Any:
+        """The events of ``[start, stop)`` as a ``pyarrow.Table``, one row per event
+        (`to_arrow_batches`; extra ``arrow``)."""
+        return run_query("to_arrow", self, start, stop, locations)
+
+    def to_pandas(self, start: int | None = None, stop: int | None = None,
+                  locations: list[int] | None = None) -> Any:
+        """The events of ``[start, stop)`` as a ``pandas.DataFrame`` (`to_arrow`; extras
+        ``arrow`` and ``pandas``)."""
+        return run_query("to_pandas", self, start, stop, locations)
+
+    def to_polars(self, start: int | None = None, stop: int | None = None,
+                  locations: list[int] | None = None) -> Any:
+        """The events of ``[start, stop)`` as a ``polars.DataFrame`` (`to_arrow`; extras
+        ``arrow`` and ``polars``)."""
+        return run_query("to_polars", self, start, stop, locations)
+
     # ----------------------------------------------------------------- export
 
     def export(self, target: str | os.PathLike[str], to: str | None = None) -> Path:

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from ..archive.queries import run_query
 from ..errors import CorruptArchiveError
 from ..graph.graph import ChosenRoots, chosen_roots
 from ..model import EventKind
@@ -102,6 +103,12 @@ class Messages:
         np.add.at(counts, (sender, receiver), 1)
         np.add.at(volume, (sender, receiver), self.columns["size"])
         return counts, volume
+
+    def to_pandas(self, table: str = "messages") -> Any:
+        """One table as a pandas DataFrame: ``messages`` (the columns), ``unmatched`` or
+        ``collectives`` (a row per participant) (`ccgformat.interop.results`; extra
+        ``pandas``)."""
+        return run_query("messages_to_pandas", self, table)
 
     def rows(self) -> Iterator[dict[str, int]]:
         lists = [self.columns[name].tolist() for name in MESSAGE_COLUMNS]

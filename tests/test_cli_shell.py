@@ -83,6 +83,17 @@ def test_a_closed_pipe_ends_quietly(files, name):
     assert (done.returncode, done.stderr.decode()) == (0, "")
 
 
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["profile", "--help"]])
+def test_help_and_version_into_a_closed_pipe_end_quietly(argv):
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(CCG + argv, stdout=write, stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr.decode()) == (0, "")
+
+
 def test_head_reads_the_first_lines(files):
     """``ccg cat ARCHIVE | head -3``: the lines head wanted, then a quiet end."""
     process = subprocess.Popen(CCG + ["cat", str(files["ccg"])], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -48,6 +48,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     (0.12 s after converting 20,000 OTF2 locations); the operating system frees it."""
     if argv is None:
         atexit.register(gc.freeze)
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # here, so that a closed pipe is seen before the interpreter's exit
+        return status
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of the command
+        silence_stdout()
+        return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run its command; returns the exit status."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -60,17 +71,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         status: int = args.run(args)
-        sys.stdout.flush()  # here, so that a closed pipe is seen before the interpreter's exit
         return status
-    except BrokenPipeError:  # the reader went away (`| head`): not an error of the command
-        silence_stdout()
-        return 0
     except UsageError as error:
         print(f"ccg {args.command}: error: {error}", file=sys.stderr)
         return 2
     except CcgError as error:
         print(f"ccg: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise  # `main` ends quietly
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         print(f"ccg: {where}{error.strerror or error}", file=sys.stderr)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import struct
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,3 +175,26 @@ def test_a_missing_package_names_its_extra(tmp_path, monkeypatch, package, metho
             getattr(archive, method)()
     assert isinstance(caught.value, CcgError) and isinstance(caught.value, ImportError)
     assert f"ccgformat[{extra}]" in str(caught.value) and package in str(caught.value)
+
+
+def test_batches_are_streamed_one_at_a_time(tmp_path):
+    """What Arrow holds while the batches are read (and let go of) stays one batch's worth,
+    whatever the trace's length: the same shape at two lengths."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    import synth
+
+    held = []
+    for events in (4_000, 16_000):
+        path = tmp_path / f"{events}.ccg"
+        definitions, streams = synth.synthesize(2, events, jitter=0.2, seed=1)
+        ccg.write_trace(path, definitions, ((loc, streams(loc)) for loc in range(2)))
+        with ccg.open(path) as archive:
+            before = pa.total_allocated_bytes()
+            most = rows = 0
+            for batch in archive.to_arrow_batches(batch_size=500):
+                rows += batch.num_rows
+                most = max(most, pa.total_allocated_bytes() - before)
+                del batch
+            assert rows == archive.stats.events
+        held.append(most)
+    assert 0 < held[1] <= 1.25 * held[0]

@@ -46,8 +46,13 @@ if TYPE_CHECKING:
 
 __all__ = ["COLUMN_NAMES", "event_batches", "event_table", "kind_mask"]
 
-COLUMN_NAMES = ("location", "location_name", "time", "kind", "region", "peer", "tag", "communicator", "size",
-                "metric", "value", "request", "recv_size", "ref", "data")
+#: the columns in order with their types: int64, float64, names (dictionary<int32, str>) or
+#: kinds (dictionary<int8, str>)
+_COLUMNS = (("location", "int64"), ("location_name", "names"), ("time", "int64"), ("kind", "kinds"),
+            ("region", "names"), ("peer", "int64"), ("tag", "int64"), ("communicator", "int64"), ("size", "int64"),
+            ("metric", "names"), ("value", "float64"), ("request", "int64"), ("recv_size", "int64"),
+            ("ref", "int64"), ("data", "int64"))
+COLUMN_NAMES = tuple(name for name, _ in _COLUMNS)
 
 _KINDS = len(EventKind)
 
@@ -110,19 +115,15 @@ def schema(pa: Any, archive: Archive) -> pa.Schema:
     """The events table's schema with the archive's timer and provenance as metadata."""
     definitions = archive.definitions
     major, minor = archive.version
-    names = pa.dictionary(pa.int32(), pa.string())
-    fields = [("location", pa.int64()), ("location_name", names), ("time", pa.int64()),
-              ("kind", pa.dictionary(pa.int8(), pa.string())), ("region", names), ("peer", pa.int64()),
-              ("tag", pa.int64()), ("communicator", pa.int64()), ("size", pa.int64()), ("metric", names),
-              ("value", pa.float64()), ("request", pa.int64()), ("recv_size", pa.int64()), ("ref", pa.int64()),
-              ("data", pa.int64())]
+    types = {"int64": pa.int64(), "float64": pa.float64(), "names": pa.dictionary(pa.int32(), pa.string()),
+             "kinds": pa.dictionary(pa.int8(), pa.string())}
     metadata = {"ccgformat.timer_resolution": str(definitions.timer_resolution),
                 "ccgformat.clock_offset": str(definitions.clock_offset),
                 "ccgformat.provenance": json.dumps(archive.parameters.get("provenance", definitions.provenance)),
                 "ccgformat.converter": str(archive.parameters.get("converter", "")),
                 "ccgformat.format_version": f"{major}.{minor}",
                 "ccgformat.source": str(archive.path)}
-    return pa.schema([pa.field(name, kind) for name, kind in fields], metadata=metadata)
+    return pa.schema([pa.field(name, types[kind]) for name, kind in _COLUMNS], metadata=metadata)
 
 
 def _record_batch(shared: _Dictionaries, table_schema: pa.Schema, locations: np.ndarray,

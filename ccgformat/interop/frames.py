@@ -5,18 +5,22 @@ and float columns keep missing values apart from NaN (pandas' nullable ``Int64``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .events import event_table
 from .extras import require
 
 if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+    import pyarrow as pa
+
     from ..archive import Archive
 
 __all__ = ["arrow_to_pandas", "event_frame", "event_polars"]
 
 
-def arrow_to_pandas(table: Any) -> Any:
+def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
     """A pandas DataFrame of an Arrow table: int64 and float64 columns as nullable
     ``Int64`` and ``Float64``, dictionary columns as categoricals; the schema metadata as
     ``DataFrame.attrs``."""
@@ -28,14 +32,14 @@ def arrow_to_pandas(table: Any) -> Any:
 
 
 def event_frame(archive: Archive, start: int | None = None, stop: int | None = None,
-                locations: list[int] | None = None) -> Any:
+                locations: list[int] | None = None) -> pd.DataFrame:
     """The events table (`event_table`) as a pandas DataFrame (`arrow_to_pandas`)."""
     require("pandas", "Archive.to_pandas")
     return arrow_to_pandas(event_table(archive, start, stop, locations))
 
 
 def event_polars(archive: Archive, start: int | None = None, stop: int | None = None,
-                 locations: list[int] | None = None) -> Any:
+                 locations: list[int] | None = None) -> pl.DataFrame:
     """The events table (`event_table`) as a polars DataFrame (dictionary columns as
     ``Categorical``)."""
     pl = require("polars", "Archive.to_polars")

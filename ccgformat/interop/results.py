@@ -7,11 +7,14 @@ call)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..query.messages import MESSAGE_COLUMNS, Messages
 from ..query.profile_result import Profile
 from .extras import require
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["messages_frame", "profile_frame", "PROFILE_TABLES", "MESSAGE_TABLES"]
 
@@ -32,7 +35,7 @@ MESSAGE_TABLES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _frame(rows: list[dict[str, Any]] | list[tuple[Any, ...]], columns: tuple[str, ...], what: str) -> Any:
+def _frame(rows: list[dict[str, Any]] | list[tuple[Any, ...]], columns: tuple[str, ...], what: str) -> pd.DataFrame:
     """A DataFrame of ``rows`` (dicts or tuples in ``columns`` order), a column of
     integers and None as ``Int64``."""
     pd = require("pandas", what)
@@ -50,7 +53,7 @@ def _table(name: str, tables: dict[str, tuple[str, ...]], what: str) -> tuple[st
     return tables[name]
 
 
-def profile_frame(profile: Profile, table: str = "regions") -> Any:
+def profile_frame(profile: Profile, table: str = "regions") -> pd.DataFrame:
     """One of a profile's tables (`PROFILE_TABLES`) as a pandas DataFrame."""
     columns = _table(table, PROFILE_TABLES, "Profile.to_pandas")
     document = profile.to_json()
@@ -58,7 +61,7 @@ def profile_frame(profile: Profile, table: str = "regions") -> Any:
     return _frame(rows, columns, "Profile.to_pandas")
 
 
-def messages_frame(messages: Messages, table: str = "messages") -> Any:
+def messages_frame(messages: Messages, table: str = "messages") -> pd.DataFrame:
     """One of a message matching's tables (`MESSAGE_TABLES`) as a pandas DataFrame: the
     messages' columns as they are (-1 where a time does not apply), the unmatched events,
     or the collectives with a row per participant."""

@@ -4,7 +4,7 @@ window (the rules of what counts are in `ccgformat.query.profile`)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from ..archive.queries import run_query
 from ..graph.pool import wrap64
 from .groups import group_name
 from .profile_totals import Totals
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(slots=True)
@@ -73,7 +76,7 @@ class Profile:
                 return row
         raise KeyError(name)
 
-    def to_pandas(self, table: str = "regions") -> Any:
+    def to_pandas(self, table: str = "regions") -> pd.DataFrame:
         """One table as a pandas DataFrame: ``regions``, ``groups``, ``messages`` (per
         location pair), ``collectives`` or ``metrics``, with the columns of `to_json`
         (`ccgformat.interop.results`; extra ``pandas``)."""

@@ -73,25 +73,24 @@ def test_every_command_has_json():
 def test_a_closed_pipe_ends_quietly(files, name):
     """The reader is gone before the command writes (``| head`` that has read enough):
     status 0, nothing on stderr."""
-    argv = commands(files, False)[name]
-    read, write = os.pipe()
-    os.close(read)
-    try:
-        done = subprocess.run(CCG + argv, stdout=write, stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
-    finally:
-        os.close(write)
-    assert (done.returncode, done.stderr.decode()) == (0, "")
+    assert into_a_closed_pipe(commands(files, False)[name]) == (0, "")
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["profile", "--help"]])
 def test_help_and_version_into_a_closed_pipe_end_quietly(argv):
+    assert into_a_closed_pipe(argv) == (0, "")
+
+
+def into_a_closed_pipe(argv: list[str]) -> tuple[int, str]:
+    """Run ``ccg ARGV`` with its standard output a pipe whose reader is gone; its exit
+    status and standard error."""
     read, write = os.pipe()
     os.close(read)
     try:
         done = subprocess.run(CCG + argv, stdout=write, stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
     finally:
         os.close(write)
-    assert (done.returncode, done.stderr.decode()) == (0, "")
+    return done.returncode, done.stderr.decode()
 
 
 def test_head_reads_the_first_lines(files):

@@ -86,3 +86,15 @@ class InputTraceError(TraceError, FormatError):
         TraceError.__init__(self, reason, location=location, index=index, time=time)
         self.path, self.line, self.offset = path, None, None
         self.args = (f"{path}: {self.args[0]}",)
+
+
+class MissingExtraError(CcgError, ImportError):
+    """An optional dependency is not installed; the message names the package and the
+    extra that installs it (``pip install 'ccgformat[EXTRA]'``)."""
+
+    def __init__(self, package: str, extra: str, what: str):
+        self.package = package
+        self.extra = extra
+        CcgError.__init__(self, f"{what} needs the {package} package, which is not installed: "
+                                f"pip install 'ccgformat[{extra}]'")
+        self.name = package  # ImportError's: the module that could not be imported

@@ -125,6 +125,17 @@ def test_import_locations_benchmark_converts_every_format_at_both_sizes(tmp_path
         assert e["ratio"] == pytest.approx(per_location[0] / per_location[1])
 
 
+def test_tables_benchmark_times_each_method_against_events(tmp_path):
+    pytest.importorskip("pyarrow")
+    entries = _run_quick("tables", tmp_path)["benchmarks"]["tables"]
+    assert [e["method"] for e in entries] == ["events", "to_arrow", "to_arrow_batches"]
+    assert len({e["rows"] for e in entries}) == 1 and entries[0]["rows"] > 8 * 1000
+    for e in entries:
+        assert e["vs_events"] == pytest.approx(e["seconds"]["median"] / e["events_seconds"]["median"])
+    table = entries[1]
+    assert table["table_mb"] > 0 and table["memory_vs_table"] == pytest.approx(table["peak_growth_mb"] / table["table_mb"])
+
+
 def _run_quick(name: str, tmp_path: Path, *extra: str, backend: str | None = None) -> dict:
     """Run one benchmark at 8 x 2,000 requested events per location (the native-* ones
     measure 10 times that), one repeat, under ``backend`` (default: the suite's own);

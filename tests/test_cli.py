@@ -427,7 +427,7 @@ def test_usage_errors_exit_2(capsys, argv):
 
 def test_version(capsys):
     code, out, _ = run(capsys, "--version")
-    assert code == 0 and out.strip() == f"ccg {ccg.__version__}"
+    assert code == 0 and out.splitlines()[0] == f"ccg {ccg.__version__}"
 
 
 # --------------------------------------------------------------------------- real processes

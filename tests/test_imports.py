@@ -65,7 +65,7 @@ def test_the_imports_are_read():
 
 
 @pytest.mark.parametrize("importers, forbidden, why", [
-    (("archive",), lambda m: within(m, "query", "formats", "cli", "analysis", "figures"),
+    (("archive",), lambda m: within(m, "query", "formats", "cli", "analysis", "figures", "interop"),
      "the archive layer never imports what sits above it (queries are registered from above)"),
     (("graph",), lambda m: within(m, "archive", "query", "formats", "cli"), "graph never imports archive"),
     (("formats",), lambda m: within(m, "archive") and m != "ccgformat.archive",
@@ -75,6 +75,8 @@ def test_the_imports_are_read():
     (("archive", "graph", "query", "formats", "figures", "_native"), lambda m: within(m, "cli"),
      "nothing imports cli"),
     (("query",), lambda m: within(m, "formats"), "query and formats are side by side"),
+    (("archive", "graph", "query", "formats", "figures", "_native"), lambda m: within(m, "interop"),
+     "interop sits above the archive, the queries and the formats (it registers the table methods)"),
     (("formats",), lambda m: within(m, "query"), "query and formats are side by side"),
 ])
 def test_imports_flow_one_way(importers, forbidden, why):

@@ -48,6 +48,7 @@ import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
 import bench_long  # noqa: E402,F401  (registers the long benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
+import bench_tables  # noqa: E402,F401  (registers the tables benchmark)
 import bench_overview  # noqa: E402,F401  (registers the overview benchmark)
 import bench_walk  # noqa: E402,F401  (registers the native-walk benchmark)
 import corpus_size  # noqa: E402,F401  (registers the corpus-size benchmark)
@@ -72,6 +73,8 @@ def _needs(benchmarks: Sequence[str], shapes: Sequence[str]) -> list[str]:
         if importlib.util.find_spec("otf2") is None:
             problems.append("the scale benchmark writes its :otf2 shapes with the otf2 package "
                             "(pip install otf2, or the 'otf2' extra)")
+    if "tables" in benchmarks and importlib.util.find_spec("pyarrow") is None:
+        problems.append("the tables benchmark needs pyarrow (pip install pyarrow, or the 'arrow' extra)")
     if "archive" in benchmarks:
         if importlib.util.find_spec("pyarrow") is None:
             problems.append("the archive benchmark needs pyarrow (pip install pyarrow, or the 'bench' extra); "

@@ -90,6 +90,31 @@ def peak_rss_mb() -> float | None:
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
 
 
+def reset_high_water() -> bool:
+    """Reset this process's resident-set high-water mark (``VmHWM``) to its current resident
+    set (Linux 4.0+, ``/proc/self/clear_refs``); False where that cannot be done."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def high_water_mb() -> float | None:
+    """This process's resident-set high-water mark in MiB (``VmHWM``, Linux), else None.
+    Unlike ``ru_maxrss`` (`peak_rss_mb`) it is not inherited from the parent that forked
+    a child before its ``exec``, and `reset_high_water` resets it."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2**10
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def run_child(task: str, spec: dict[str, Any], timeout: float | None = None,
               backend: str | None = None) -> dict[str, Any]:
     """Run ``task`` of `CHILD_TASKS` in a fresh interpreter (with ``CCGFORMAT_BACKEND``

@@ -35,6 +35,11 @@ CODED_GAPS_MINOR_VERSION = 6
 CODED_SOFT_MINOR_VERSION = 7
 #: the compact layout's minor version that introduced the primed LZMA2 body (spec 2.9)
 PRIMED_LZMA_MINOR_VERSION = 1
+#: per layout, its major version and the latest minor version this package reads and writes
+FORMAT_VERSIONS: dict[str, tuple[int, int]] = {
+    "block": (MAJOR_VERSION, CODED_SOFT_MINOR_VERSION),
+    "compact": (COMPACT_MAJOR_VERSION, PRIMED_LZMA_MINOR_VERSION),
+}
 
 #: magic, major u16, minor u16, reserved u32 (must be zero); in the compact layout
 #: (major 2) the last field is the CRC32C of the header's first 12 bytes and the body

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -48,6 +48,11 @@ from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, END_MA
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
 from .jsontable import StoredDefinitions, decode_json_table
 from .tables import decode_checkpoint_table, decode_root_table, join_definitions
+
+if TYPE_CHECKING:  # the optional extras of the table methods (ccgformat.interop)
+    import pandas as pd
+    import polars as pl
+    import pyarrow as pa
 
 #: The decoded node blocks an archive keeps, in estimated bytes (`_decoded_bytes`): a
 #: 10M-event trace's blocks fit, so that the walks of many locations through shared
@@ -800,6 +805,33 @@ class Archive:
         """The optimal spatiotemporal (or spatial, temporal) aggregation of the model of
         ``[start, stop)`` at gain/loss ratio ``p`` (`ccgformat.query.overview`)."""
         return run_query("overview", self, slices, p, states, start, stop, normalize, kind)
+
+    # ----------------------------------------------------------------- tables
+
+    def to_arrow_batches(self, start: int | None = None, stop: int | None = None,
+                         locations: list[int] | None = None, batch_size: int = 65536) -> pa.RecordBatchReader:
+        """The events of ``[start, stop)`` as a ``pyarrow.RecordBatchReader`` streaming one
+        row per event in global time order, one batch in memory at a time (columns:
+        `ccgformat.interop.events`; extra ``arrow``)."""
+        return run_query("to_arrow_batches", self, start, stop, locations, batch_size)
+
+    def to_arrow(self, start: int | None = None, stop: int | None = None,
+                 locations: list[int] | None = None) -> pa.Table:
+        """The events of ``[start, stop)`` as a ``pyarrow.Table``, one row per event
+        (`to_arrow_batches`; extra ``arrow``)."""
+        return run_query("to_arrow", self, start, stop, locations)
+
+    def to_pandas(self, start: int | None = None, stop: int | None = None,
+                  locations: list[int] | None = None) -> pd.DataFrame:
+        """The events of ``[start, stop)`` as a ``pandas.DataFrame`` (`to_arrow`; extras
+        ``arrow`` and ``pandas``)."""
+        return run_query("to_pandas", self, start, stop, locations)
+
+    def to_polars(self, start: int | None = None, stop: int | None = None,
+                  locations: list[int] | None = None) -> pl.DataFrame:
+        """The events of ``[start, stop)`` as a ``polars.DataFrame`` (`to_arrow`; extras
+        ``arrow`` and ``polars``)."""
+        return run_query("to_polars", self, start, stop, locations)
 
     # ----------------------------------------------------------------- export
 

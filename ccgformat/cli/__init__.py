@@ -2,7 +2,8 @@
 (`convert`, `info`, `cat`, `queries`, `overview`), each adding its commands' parsers.
 
 Exit status: 0 on success, 1 on a corrupt or invalid input (any `CcgError`, printed as
-``ccg: <message>`` without a traceback, or an unreadable file), 2 on a usage error.
+``ccg: <message>`` without a traceback, or an unreadable file), 2 on a usage error. A
+command whose standard output is closed early (``| head``) ends quietly with status 0.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ import gc
 import sys
 from typing import Sequence
 
-from .._version import __version__
 from ..errors import CcgError
 from .cat import add_cat
-from .common import UsageError
+from .common import UsageError, silence_stdout
 from .convert import add_convert, add_export
 from .info import add_info, add_verify
 from .overview import add_overview
 from .queries import add_queries
+from .version import VersionAction
 
 __all__ = ["build_parser", "main"]
 
@@ -31,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ccg", description="Archive parallel-program traces as compressed Complete Call Graphs.",
         epilog="Exit status: 0 success, 1 corrupt or invalid input, 2 usage error. "
                "Run 'ccg COMMAND --help' for a command's options.")
-    parser.add_argument("--version", action="version", version=f"ccg {__version__}")
+    parser.add_argument("--version", action=VersionAction,
+                        help="show the package version and the format versions read and written, and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (add_convert, add_info, add_verify, add_cat, add_export, add_queries, add_overview):
         add(commands)
@@ -46,6 +48,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     (0.12 s after converting 20,000 OTF2 locations); the operating system frees it."""
     if argv is None:
         atexit.register(gc.freeze)
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # here, so that a closed pipe is seen before the interpreter's exit
+        return status
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of the command
+        silence_stdout()
+        return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run its command; returns the exit status."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -57,13 +70,16 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except UsageError as error:
         print(f"ccg {args.command}: error: {error}", file=sys.stderr)
         return 2
     except CcgError as error:
         print(f"ccg: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise  # `main` ends quietly
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         print(f"ccg: {where}{error.strerror or error}", file=sys.stderr)

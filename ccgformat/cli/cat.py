@@ -6,7 +6,6 @@ import argparse
 import csv
 import io
 import json
-import os
 import sys
 from typing import Any
 
@@ -32,6 +31,7 @@ def add_cat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--start", type=int, metavar="T", help="first time (inclusive)")
     p.add_argument("--stop", "--end", dest="stop", type=int, metavar="T", help="stop time (exclusive)")
     p.add_argument("--format", choices=("text", "csv", "jsonl"), default="text", help="default %(default)s")
+    p.add_argument("--json", dest="format", action="store_const", const="jsonl", help="the same as --format jsonl")
     p.set_defaults(run=cmd_cat)
 
 
@@ -48,25 +48,12 @@ def cmd_cat(args: argparse.Namespace) -> int:
         regions = [region.name for region in archive.definitions.regions]
         write = {"text": _TextWriter(regions), "csv": _CsvWriter(), "jsonl": _JsonWriter()}[args.format]
         out = sys.stdout
-        try:
-            out.write(write.header())
-            # small batches: several writes, so that a reader going away is noticed early
-            for locations, batch in archive.events(args.start, args.stop, locations=chosen, batch_size=1024):
-                out.write(write.rows(locations.tolist(), batch))
-            out.flush()
-        except BrokenPipeError:
-            _silence_stdout()
+        out.write(write.header())
+        # small batches: several writes, so that a reader going away (`main` then ends
+        # quietly) is noticed early
+        for locations, batch in archive.events(args.start, args.stop, locations=chosen, batch_size=1024):
+            out.write(write.rows(locations.tolist(), batch))
     return 0
-
-
-def _silence_stdout() -> None:
-    """The reader went away (``| head``): drop what is left without a traceback."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, io.UnsupportedOperation):
-        pass
 
 
 def _kind(code: int) -> tuple[str, tuple[str, ...]]:

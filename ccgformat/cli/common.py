@@ -1,8 +1,12 @@
-"""What the `ccg` commands share: the usage error, argument types, location choice."""
+"""What the `ccg` commands share: the usage error, argument types, location choice, and
+a standard output whose reader went away."""
 
 from __future__ import annotations
 
 import argparse
+import io
+import os
+import sys
 from typing import Callable
 
 from ..archive import Archive
@@ -46,3 +50,14 @@ def chosen_locations(archive: Archive, wanted: list[int] | None) -> list[int] | 
     if missing:
         raise UsageError(f"no location {missing[0]} in {archive.path}")
     return sorted(set(wanted))
+
+
+def silence_stdout() -> None:
+    """The reader of standard output went away (``| head``): send what is left, and the
+    interpreter's last flush, to the null device, without a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass

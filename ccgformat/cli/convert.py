@@ -4,6 +4,7 @@ format."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -63,6 +64,7 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                    help="close regions left open at a location's end and drop LEAVEs that match no "
                         "open region, instead of failing; each change is printed on stderr")
     p.add_argument("--quiet", "-q", action="store_true", help="print neither progress nor the result line")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(run=cmd_convert)
 
 
@@ -79,6 +81,7 @@ def add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("target", metavar="DST", help="output file (or folder, for OTF2)")
     p.add_argument("--to", choices=[e.name for e in exporters()], help="output format")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.add_argument("--json", action="store_true", help="print the file written and its format as one JSON object")
     p.set_defaults(run=cmd_export)
 
 
@@ -101,7 +104,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
         for repair in report.repairs:
             name = repr(names[repair.region]) if 0 <= repair.region < len(names) else None
             print(f"ccg convert: repaired: {repair.describe(name)}", file=sys.stderr)
-    if not args.quiet:
+    if args.json:
+        print(json.dumps(_convert_document(report)))
+    elif not args.quiet:
         print(_convert_line(report))
     return 0
 
@@ -114,6 +119,15 @@ def _convert_line(r: ConvertReport) -> str:
                                             if r.lossless_kept else ""))
 
 
+def _convert_document(r: ConvertReport) -> dict[str, object]:
+    """What the result line says, as JSON-ready data."""
+    return {"source": r.source, "target": r.target, "format": r.format, "locations": r.locations,
+            "events": r.events, "N": r.N, "n": r.n, "R_nodes": r.r_nodes, "file_bytes": r.file_bytes,
+            "bytes_per_event": r.bytes_per_event, "lossless_kept": r.lossless_kept,
+            "repairs": [{"location": x.location, "region": x.region, "time": x.time, "action": x.action}
+                        for x in r.repairs]}
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     try:
         exporter = exporter_for(args.target, args.to)
@@ -122,6 +136,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     with open_archive(args.archive) as archive, \
             TerminalProgress("ccg export", total=archive.stats.events, quiet=args.quiet) as progress:
         target = archive.export(args.target, exporter.name, progress=progress.add if progress.shown else None)
-    if not args.quiet:
+    if args.json:
+        print(json.dumps({"target": str(target), "format": exporter.name}))
+    elif not args.quiet:
         print(f"wrote {target}")
     return 0

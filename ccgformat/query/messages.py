@@ -28,15 +28,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
+from ..archive.queries import run_query
 from ..errors import CorruptArchiveError
 from ..graph.graph import ChosenRoots, chosen_roots
 from ..model import EventKind
 from .select import select_many
 from .tables import NodeTables, tables_for
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 _WANTED = tuple(int(k) for k in (EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV,
                                   EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE, EventKind.COLL_BEGIN,
@@ -105,6 +110,12 @@ class Messages:
         np.add.at(counts, (sender, receiver), 1)
         np.add.at(volume, (sender, receiver), self.columns["size"])
         return counts, volume
+
+    def to_pandas(self, table: str = "messages") -> pd.DataFrame:
+        """One table as a pandas DataFrame: ``messages`` (the columns), ``unmatched`` or
+        ``collectives`` (a row per participant) (`ccgformat.interop.results`; extra
+        ``pandas``)."""
+        return run_query("messages_to_pandas", self, table)
 
     def rows(self) -> Iterator[dict[str, int]]:
         lists = [self.columns[name].tolist() for name in MESSAGE_COLUMNS]

@@ -4,13 +4,17 @@ window (the rules of what counts are in `ccgformat.query.profile`)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
+from ..archive.queries import run_query
 from ..graph.pool import wrap64
 from .groups import group_name
 from .profile_totals import Totals
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(slots=True)
@@ -71,6 +75,12 @@ class Profile:
             if row.name == name:
                 return row
         raise KeyError(name)
+
+    def to_pandas(self, table: str = "regions") -> pd.DataFrame:
+        """One table as a pandas DataFrame: ``regions``, ``groups``, ``messages`` (per
+        location pair), ``collectives`` or ``metrics``, with the columns of `to_json`
+        (`ccgformat.interop.results`; extra ``pandas``)."""
+        return run_query("profile_to_pandas", self, table)
 
     def to_json(self) -> dict[str, Any]:
         """Plain lists and numbers (``ccg profile --json``); a region row names the region

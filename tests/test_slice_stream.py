@@ -206,7 +206,7 @@ def test_the_levels_of_a_long_graph_take_memory_set_by_their_cells(monkeypatch):
     1,024 events here, so that both lengths take many; and the Python walker's cache of
     expanded sub-trees, bounded by its own constant, made small, so that both fill it)."""
     monkeypatch.setattr(streaming, "STREAM_NODES", 0)
-    monkeypatch.setattr(slice_stream, "WALK_BATCH", 1024)
+    monkeypatch.setattr(streaming, "WALK_BATCH", 1024)
     monkeypatch.setattr(walk_module, "SpanReader", functools.partial(spans_module.SpanReader, cache_events=1 << 12))
     short_peak, short_nodes = levels_peak(2, 10_000)
     long_peak, long_nodes = levels_peak(2, 40_000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from ..archive import Archive, open_archive
 from ..query.timeline import HEIGHT
@@ -116,7 +117,7 @@ def cmd_messages(args: argparse.Namespace) -> int:
                                                                         for row in counts.tolist()))
         return 0
     if args.json:
-        print(json.dumps(result.to_json()))
+        result.write_json(sys.stdout)
         return 0
     out = [f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}"]
     out += [f"{m['sender']:>8}{m['send_time']:>20}{m['receiver']:>10}{m['recv_time']:>20}{m['comm']:>6}"

@@ -21,14 +21,16 @@ by their value and key, which the importer keeps in the GENERIC ``paje:fields`` 
 right before each end.
 
 Only the events of these kinds are expanded from the graph, of all locations at once
-(`select_many`).
+(`select_many`); a large graph (`streaming.streams`) walks its locations' events in
+batches instead and keeps those of these kinds, so that the memory follows the messages,
+not the nodes.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, TextIO
 
 import numpy as np
 
@@ -37,6 +39,8 @@ from ..errors import CorruptArchiveError
 from ..graph.graph import ChosenRoots, chosen_roots
 from ..model import EventKind
 from .select import select_many
+from . import streaming
+from .streaming import streams
 from .tables import NodeTables, tables_for
 
 if TYPE_CHECKING:
@@ -122,11 +126,25 @@ class Messages:
         return (dict(zip(MESSAGE_COLUMNS, row)) for row in zip(*lists))
 
     def to_json(self) -> dict[str, Any]:
-        return {"messages": list(self.rows()), "unmatched": [u.__dict__ for u in self.unmatched],
+        return {"messages": list(self.rows()), **self._rest()}
+
+    def _rest(self) -> dict[str, Any]:
+        """`to_json` but the messages."""
+        return {"unmatched": [u.__dict__ for u in self.unmatched],
                 "collectives": [{"comm": c.comm, "index": c.index, "operation": c.operation,
                                  "participants": [list(p) for p in c.participants], "complete": c.complete}
                                 for c in self.collectives],
                 "peak_pending": self.peak_pending}
+
+    def write_json(self, out: TextIO, rows_per_write: int = 65536) -> None:
+        """Write ``json.dumps(self.to_json())`` to ``out``, the messages a slice of rows at
+        a time, so that their text is never held whole."""
+        out.write('{"messages": [')
+        for first in range(0, len(self), rows_per_write):
+            part = {name: self.columns[name][first:first + rows_per_write].tolist() for name in MESSAGE_COLUMNS}
+            rows = [dict(zip(MESSAGE_COLUMNS, row)) for row in zip(*(part[name] for name in MESSAGE_COLUMNS))]
+            out.write((", " if first else "") + json.dumps(rows)[1:-1])
+        out.write("], " + json.dumps(self._rest())[1:] + "\n")
 
 
 def _group_ids(*columns: np.ndarray) -> np.ndarray:
@@ -178,15 +196,41 @@ def _selected(source: Any, chosen: ChosenRoots, kinds: tuple[int, ...], batch_si
     """The chosen kinds' events of the ``chosen`` locations as columns, with ``location``, ``position``
     (within the location's selection) and ``seq``, the place in the interleaved traversal
     of 4.5.5: ``batch_size`` events of each location in turn."""
-    t = tables_for(source.pool)
     locations = chosen.locations
-    tag, _, times, nodes = select_many(t, chosen.root, chosen.start, kinds)
+    if streams(source):
+        tag, fields = _walked(source, chosen, kinds)
+    else:
+        t = tables_for(source.pool)
+        tag, _, times, nodes = select_many(t, chosen.root, chosen.start, kinds)
+        fields = _columns(t, times, nodes)
     first = np.searchsorted(tag, tag)  # the tag's first event: tags come sorted
     position = np.arange(len(tag), dtype=np.int64) - first
     seq = (position // batch_size * len(locations) + tag) * batch_size + position % batch_size
     names = ("location", "position", "seq") + _FIELDS
-    columns = [np.asarray(locations, np.int64)[tag] if len(tag) else tag, position, seq, *_columns(t, times, nodes)]
+    columns = [np.asarray(locations, np.int64)[tag] if len(tag) else tag, position, seq, *fields]
     return dict(zip(names, columns))
+
+
+def _walked(source: Any, chosen: ChosenRoots, kinds: tuple[int, ...]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """`select_many`'s tags and `_columns` of the events of ``kinds``, from every chosen
+    location's events walked in batches (`streaming.WALK_BATCH`)."""
+    tags: list[np.ndarray] = []
+    parts: list[list[np.ndarray]] = [[] for _ in _FIELDS]  # per column, its pieces
+    wanted = np.array(kinds, np.uint8)
+    for tag, (location, events) in enumerate(zip(chosen.locations, chosen.events.tolist())):
+        if not events:
+            continue
+        for batch in source.location(location).events(batch_size=streaming.WALK_BATCH):
+            keep = np.flatnonzero(np.isin(batch.kind, wanted))
+            if len(keep):
+                tags.append(np.full(len(keep), tag, np.int64))
+                for pieces, name in zip(parts, _FIELDS):
+                    pieces.append(np.asarray(getattr(batch, name))[keep].astype(np.int64))
+    columns = []
+    for pieces in parts:  # a column's pieces let go as soon as it is joined
+        columns.append(np.concatenate(pieces) if pieces else np.zeros(0, np.int64))
+        pieces.clear()
+    return (np.concatenate(tags) if tags else np.zeros(0, np.int64)), columns
 
 
 def _link_ids(e: dict[str, np.ndarray], strings: list[str], path: str | None) -> np.ndarray:

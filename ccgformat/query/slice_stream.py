@@ -23,14 +23,12 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..model import EventBatch, EventKind
+from . import streaming
 from .timeline_walk import _cell_sums
 
 __all__ = ["SliceTimes", "walked_times", "windowed_times"]
 
 _ENTER, _LEAVE = int(EventKind.ENTER), int(EventKind.LEAVE)
-#: events per batch of the walk: its working columns (about 200 bytes an event) are what
-#: the walk holds beside the cells
-WALK_BATCH = 65536
 #: beyond this many windows (each a few time searches and small batches), a location is
 #: walked from the first window's start to the last one's stop in full batches instead,
 #: and the cells between the windows are cleared
@@ -170,7 +168,7 @@ def walked_times(source: Any, locations: Iterable[int], bounds: np.ndarray, stat
     roots = source.roots
     for row, location in enumerate(chosen):
         if location in roots and roots[location].events:
-            for batch in source.location(location).events(batch_size=WALK_BATCH):
+            for batch in source.location(location).events(batch_size=streaming.WALK_BATCH):
                 cells.add(row, batch)
     return cells.cells
 
@@ -211,7 +209,7 @@ def windowed_times(source: Any, locations: Iterable[int], bounds: np.ndarray, st
                 continue
             cells.enter(row, start, walker.call_stack(start))
             first, last = walker.find(start + 1), walker.find(stop)
-            for batch in walker.events(first, last, batch_size=WALK_BATCH):
+            for batch in walker.events(first, last, batch_size=streaming.WALK_BATCH):
                 cells.add(row, batch)
             cells.leave(row, stop)
     if outside is not None:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "streams"]
+__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "streams"]
 
 #: A graph is large from this many nodes (the tables: about 300 MB per 10^6 nodes) ...
 STREAM_NODES = 1 << 18
 #: ... when it has at most this many locations, each walked by a walker of its own
 #: (beyond, the node tables' walk is faster)
 STREAM_LOCATIONS = 4096
+#: events per batch of such a walk: its working columns (about 200 bytes an event) are
+#: what the walk holds beside its answer
+WALK_BATCH = 65536
 
 
 def streams(source: Any) -> bool:

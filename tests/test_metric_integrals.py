@@ -4,6 +4,7 @@ levels, verify, and damaged tables."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -239,3 +240,27 @@ def test_tables_from_the_input_samples_equal_a_walk(tmp_path_factory, trace, int
         assert stored and len(walked) == stored[0].finest + 1  # levels 0..K of 0..finest are stored
         for level, expected in zip(stored, walked):
             assert np.array_equal(level.dense(), expected.dense(), equal_nan=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(trace=st.one_of(traces.traces(), sampled_traces()), lossy=st.booleans(), batch=st.sampled_from([1, 4, 65536]))
+def test_levels_of_a_large_graph_walked_a_location_at_a_time(tmp_path_factory, trace, lossy, batch):
+    """A large graph (`streaming.streams`) walks a location at a time in batches and keeps
+    its samples: the same levels, bit for bit, as the passes of many locations; the node
+    tables are never read."""
+    streaming = importlib.import_module("ccgformat.query.streaming")
+    module = importlib.import_module("ccgformat.query.metric_integrals")
+    params = Params(rel_metric=0.2) if lossy else Params()
+    with write(tmp_path_factory.mktemp("streamed") / "t.ccg", trace, params, False) as archive:
+        passes = list(module.metric_levels(archive))
+        monkeypatch = pytest.MonkeyPatch()
+        monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+        monkeypatch.setattr(streaming, "WALK_BATCH", batch)
+        monkeypatch.setattr(module, "tables_for", None)
+        try:
+            walked = list(module.metric_levels(archive))
+        finally:
+            monkeypatch.undo()
+    assert len(walked) == len(passes)
+    for a, b in zip(walked, passes):
+        assert np.array_equal(a.dense(), b.dense(), equal_nan=True)

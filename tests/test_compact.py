@@ -137,8 +137,8 @@ def test_the_stream_prefix_is_the_one_the_spec_names_and_this_liblzma_makes_it()
     dictionary 3 into it, so the writer can write the LZMA2 body here."""
     text = SPEC.joinpath("format.md").read_text()
     section = text[text.index("### 2.9"):text.index("## 3. Versions")]
-    size, digest = re.search(r"lzma2`\s+of this\s+repository, ([\d,]+) bytes, SHA-256\s+`([0-9a-f]{64})`",
-                             section).groups()
+    size, digest = re.search(r"lzma2`\]\(dictionaries/\)\s+of this\s+specification, ([\d,]+) bytes, SHA-256\s+"
+                             r"`([0-9a-f]{64})`", section).groups()
     data = files("ccgformat.archive").joinpath(primed_lzma.PREFIX_FILE).read_bytes()
     assert len(data) == int(size.replace(",", "")) and hashlib.sha256(data).hexdigest() == digest
     assert primed_lzma.code_dictionary(dictionary_bytes(3)) == data == primed_lzma.stream_prefix()

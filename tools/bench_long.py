@@ -11,7 +11,7 @@ bench-out/long/ between runs (100 M events: about 1.3 GB and four minutes).
 
 Every step is a fresh process, ``python -m ccgformat.cli ...`` with its output sent to
 /dev/null, run --repeat times: the median wall time (start-up included, about 0.2 s) and
-the largest peak RSS of the runs (`benchkit.run_process`). A step still running after
+the largest peak RSS of the runs (`benchkit.repeated_process`). A step still running after
 --timeout seconds or above --memory-limit MB is killed and reported; the steps after a
 failed conversion are skipped.
 
@@ -24,17 +24,16 @@ growth near 0 MB per 10^6 events).
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import synth
 from bench_query import CACHE
-from benchkit import Column, benchmark, fmt_float, fmt_rate, run_process
+from bench_scale import _cell, _seconds
+from benchkit import Column, benchmark, fmt_float, fmt_rate, repeated_process
 
 #: length name -> (locations, events per location)
 LENGTHS = {"1m": (8, 125_000), "30m": (8, 3_750_000), "100m": (16, 6_250_000)}
@@ -86,31 +85,6 @@ def _source(length: str, variant: str, folder: Path) -> Path:
     return path
 
 
-def _step(name: str, arguments: list[str], options: argparse.Namespace) -> dict[str, Any]:
-    """Run one step --repeat times as a fresh process (stopping at the first failure)."""
-    import ccgformat
-    checkout = Path(ccgformat.__file__).resolve().parent.parent
-    command = [sys.executable, "-m", "ccgformat.cli", *arguments]
-    runs = []
-    with tempfile.TemporaryFile("w+") as errors:
-        for _ in range(options.repeat):
-            errors.seek(0)
-            errors.truncate()
-            runs.append(run_process(command, options.timeout, options.memory_limit, cwd=checkout, stderr=errors))
-            if runs[-1].status != "ok":
-                break
-        errors.seek(0)
-        said = [line.strip() for line in errors.read().splitlines() if line.strip()]
-    status = runs[-1].status + (f": {said[-1][:200]}" if runs[-1].status.startswith("failed") and said else "")
-    entry: dict[str, Any] = {"step": name, "status": status,
-                             "peak_rss_mb": max((run.peak_rss_mb or 0 for run in runs), default=None)}
-    samples = [run.wall_seconds for run in runs if run.status == "ok"]
-    if samples:
-        entry["seconds"] = {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
-                            "samples": samples}
-    return entry
-
-
 def run_length(length: str, variant: str, folder: Path, options: argparse.Namespace) -> list[dict[str, Any]]:
     """Every step of one length and variant."""
     locations, per_location = LENGTHS[length]
@@ -126,7 +100,9 @@ def run_length(length: str, variant: str, folder: Path, options: argparse.Namesp
             entries.append({**base, "step": name, "status": "skipped: no archive"})
             continue
         arguments = [part.format(source=source, archive=archive, out=out) for part in STEPS[name]]
-        entry = {**base, **_step(name, arguments, options)}
+        command = [sys.executable, "-m", "ccgformat.cli", *arguments]
+        entry = {**base, "step": name, **repeated_process(command, options.repeat, options.timeout,
+                                                          options.memory_limit)}
         if name == "convert" and archive.exists():
             entry["archive_bytes"] = archive.stat().st_size
         entries.append(entry)
@@ -176,19 +152,6 @@ def summarise(entries: list[dict[str, Any]]) -> None:
         checks = _targets(e)
         e["target"] = ", ".join(what for what, _ in checks) or "-"
         e["verdict"] = "-" if not checks else "PASS" if all(met for _, met in checks) else "FAIL"
-
-
-def _cell(key: str, fmt: Any) -> Any:
-    return lambda e: fmt(e[key]) if e.get(key) is not None else "-"
-
-
-def _seconds(e: dict[str, Any]) -> str:
-    stat = e.get("seconds")
-    if not stat:
-        return "-"
-    if stat["min"] == stat["max"]:
-        return f"{stat['median']:.2f}"
-    return f"{stat['median']:.2f} ({stat['min']:.2f}-{stat['max']:.2f})"
 
 
 @benchmark("long", "time and peak RSS of every ccg step at 1 M, 30 M and 100 M events (jittered and regular "

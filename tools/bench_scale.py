@@ -51,7 +51,7 @@ from typing import Any, Callable
 import synth
 from bench_archive import section_sizes, write_parquet
 from bench_query import CACHE
-from benchkit import Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, run_measured, run_process
+from benchkit import Column, benchmark, child_task, fmt_float, fmt_int, fmt_rate, repeated_process, run_measured
 
 SHAPES = ("20000x50:otf2", "20000x50:otf2:ring", "100000x100", "1000000x10")
 RATIO_LOCATIONS = 1000
@@ -230,33 +230,9 @@ def _step_entry(shape: Shape, step: str, spec: dict[str, Any], options: argparse
 
 def _process_entry(shape: Shape, step: str, command: list[str], repeat: int,
                    options: argparse.Namespace) -> dict[str, Any]:
-    """Run a command ``repeat`` times as a fresh process (stopping at the first failure):
-    its wall seconds (median, min, max) and peak RSS; a failure's status ends with the
-    last line the command wrote to stderr. It runs in the folder holding the ccgformat
-    imported here, so that ``python -m ccgformat.cli`` imports that one too."""
-    import tempfile
-
-    import ccgformat
-    checkout = Path(ccgformat.__file__).resolve().parent.parent
-    runs = []
-    with tempfile.TemporaryFile("w+") as errors:   # a file, not a pipe: a pipe could fill and block it
-        for _ in range(repeat):
-            errors.seek(0)
-            errors.truncate()
-            runs.append(run_process(command, options.timeout, options.memory_limit, cwd=checkout, stderr=errors))
-            if runs[-1].status != "ok":
-                break
-        errors.seek(0)
-        said = [line.strip() for line in errors.read().splitlines() if line.strip()]
-    status = runs[-1].status + (f": {said[-1][:200]}" if runs[-1].status.startswith("failed") and said else "")
-    samples = [run.wall_seconds for run in runs if run.status == "ok"]
-    entry: dict[str, Any] = {"shape": shape.name, "step": step, "locations": shape.locations,
-                             "status": status, "wall_seconds": [run.wall_seconds for run in runs],
-                             "peak_rss_mb": max((run.peak_rss_mb or 0 for run in runs), default=None)}
-    if samples:
-        entry["seconds"] = {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
-                            "samples": samples}
-    return entry
+    """`benchkit.repeated_process` of a shape's step."""
+    return {"shape": shape.name, "step": step, "locations": shape.locations,
+            **repeated_process(command, repeat, options.timeout, options.memory_limit)}
 
 
 def _otf2_processes(shape: Shape, source: Path, archive: str, options: argparse.Namespace) -> list[dict[str, Any]]:

@@ -206,6 +206,38 @@ def run_process(command: list[str], timeout: float, memory_limit_mb: float | Non
     return Measured(None, wall, peak, "ok")
 
 
+def repeated_process(command: list[str], repeat: int, timeout: float,
+                     memory_limit_mb: float | None) -> dict[str, Any]:
+    """Run ``command`` ``repeat`` times as a fresh process (stopping at the first failure)
+    in the folder holding the ccgformat imported here, so that ``python -m ccgformat.cli``
+    imports that one too: its ``status`` (a failure's ends with the last line the command
+    wrote to stderr), the ``wall_seconds`` of every run, the largest ``peak_rss_mb`` and
+    the ``seconds`` (median, min, max, samples) of the runs that succeeded."""
+    import statistics
+    import tempfile
+
+    import ccgformat
+    checkout = Path(ccgformat.__file__).resolve().parent.parent
+    runs = []
+    with tempfile.TemporaryFile("w+") as errors:   # a file, not a pipe: a pipe could fill and block it
+        for _ in range(repeat):
+            errors.seek(0)
+            errors.truncate()
+            runs.append(run_process(command, timeout, memory_limit_mb, cwd=checkout, stderr=errors))
+            if runs[-1].status != "ok":
+                break
+        errors.seek(0)
+        said = [line.strip() for line in errors.read().splitlines() if line.strip()]
+    status = runs[-1].status + (f": {said[-1][:200]}" if runs[-1].status.startswith("failed") and said else "")
+    samples = [run.wall_seconds for run in runs if run.status == "ok"]
+    entry: dict[str, Any] = {"status": status, "wall_seconds": [run.wall_seconds for run in runs],
+                             "peak_rss_mb": max((run.peak_rss_mb or 0 for run in runs), default=None)}
+    if samples:
+        entry["seconds"] = {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
+                            "samples": samples}
+    return entry
+
+
 # --------------------------------------------------------------------------- registry
 
 

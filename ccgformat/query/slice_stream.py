@@ -32,7 +32,7 @@ _ENTER, _LEAVE = int(EventKind.ENTER), int(EventKind.LEAVE)
 #: beyond this many windows (each a few time searches and small batches), a location is
 #: walked from the first window's start to the last one's stop in full batches instead,
 #: and the cells between the windows are cleared
-WINDOWS_APART = 64
+WINDOWS_APART = 128
 
 
 class SliceTimes:

@@ -248,8 +248,10 @@ def _streams(raw: bytes, fail: Callable[[str], CorruptArchiveError]) -> tuple[li
         raise fail("too short for its text list")
     (length,) = _TEXTS_LENGTH.unpack_from(raw)
     position = _TEXTS_LENGTH.size + length
+    if position > len(raw):
+        raise fail(f"the text list of {length} bytes runs past the payload of {len(raw)} bytes")
     try:
-        texts = json.loads(raw[_TEXTS_LENGTH.size:position].decode()) if position <= len(raw) else None
+        texts = json.loads(raw[_TEXTS_LENGTH.size:position].decode())
     except (ValueError, RecursionError) as error:
         raise fail(f"the text list is not valid JSON: {error}") from None
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):

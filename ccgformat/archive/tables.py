@@ -162,11 +162,13 @@ def join_definitions(definitions: Definitions, raw: bytes, path: str, offset: in
         raise streams.fail("too short for its text list")
     (length,) = _TEXTS_LENGTH.unpack_from(raw)
     streams.position = _TEXTS_LENGTH.size + length
+    if streams.position > len(raw):
+        raise streams.fail(f"the text list of {length} bytes runs past the payload of {len(raw)} bytes")
     try:
         texts = json.loads(raw[_TEXTS_LENGTH.size:streams.position].decode())
     except (ValueError, RecursionError) as error:
         raise streams.fail(f"the text list is not valid JSON: {error}") from None
-    if streams.position > len(raw) or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise streams.fail("the text list is not a JSON array of strings")
     system_tree = _entities(streams, texts, "system tree", SystemTreeNode)
     locations = _entities(streams, texts, "locations", Location)

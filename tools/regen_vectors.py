@@ -66,6 +66,7 @@ from ccgformat.archive.codec import (BLOCK_START, SIGNED, STREAM_HEADER, STREAMS
 from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
                                       EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION,
                                       PRIMED_LZMA_MINOR_VERSION, TRAILER, BlockFlags, SectionKind)
+from ccgformat.archive.jsontable import MAX_DEPTH, decode_json_table, encode_json_table
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory, encode_json
 from ccgformat.model import (KIND_FIELDS, Communicator, Definitions, Event, EventBatch, EventKind, Location,
                              Metric, Region, SystemTreeNode)
@@ -1384,25 +1385,32 @@ def bad_archives(base: bytes) -> list[Bad]:
     return bads
 
 
+def table_changed(base: bytes, kind: SectionKind, change: Callable[[list[np.ndarray]], None],
+                  nth: int = 0) -> tuple[bytes, int]:
+    """``base`` with the streams of its ``nth`` table block of ``kind`` (4.6-4.11) changed
+    in place by ``change`` (the fixed header and text list kept), the block recompressed,
+    with a valid CRC and footer; and the block's offset."""
+    q = parse(base)
+    k = index_of(q, kind, nth)
+    raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
+    start = {SectionKind.ROOT_TABLE: 0, SectionKind.CHECKPOINT_TABLE: 8, SectionKind.AGGREGATE_LEVEL: 32,
+             SectionKind.METRIC_LEVEL: 32}.get(
+        kind, 4 + struct.unpack_from("<I", raw)[0] if len(raw) >= 4 else 0)
+    streams, position = [], start
+    while position < len(raw):
+        values, position = decode_stream(raw, position)
+        streams.append(values)
+    change(streams)
+    q.stored[k] = zstd_frame(raw[:start] + b"".join(encode_stream(values) for values in streams))
+    q.entries[k] = replace(q.entries[k], raw_length=len(zstandard.ZstdDecompressor().decompress(q.stored[k])))
+    data = build(q)
+    return data, parse(data).entries[k].offset
+
+
 def table_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     """Damaged 1.3 and 1.4 tables of the vectors: one stream of a table changed, the block
     recompressed with a valid CRC and footer."""
-    def damage(base: bytes, kind: SectionKind, change: Callable[[list[np.ndarray]], None]) -> tuple[bytes, int]:
-        q = parse(base)
-        k = index_of(q, kind)
-        raw = zstandard.ZstdDecompressor().decompress(q.stored[k])
-        start = {SectionKind.ROOT_TABLE: 0, SectionKind.CHECKPOINT_TABLE: 8, SectionKind.AGGREGATE_LEVEL: 32,
-                 SectionKind.METRIC_LEVEL: 32}.get(
-            kind, 4 + struct.unpack_from("<I", raw)[0] if len(raw) >= 4 else 0)
-        streams, position = [], start
-        while position < len(raw):
-            values, position = decode_stream(raw, position)
-            streams.append(values)
-        change(streams)
-        q.stored[k] = zstd_frame(raw[:start] + b"".join(encode_stream(values) for values in streams))
-        q.entries[k] = replace(q.entries[k], raw_length=len(zstandard.ZstdDecompressor().decompress(q.stored[k])))
-        data = build(q)
-        return data, parse(data).entries[k].offset
+    damage = table_changed
 
     def shorten(streams: list[np.ndarray]) -> None:
         streams[3] = streams[3][:-1]  # the ends
@@ -1649,16 +1657,29 @@ def with_unreferenced_import(base: bytes) -> tuple[bytes, int, int]:
     raise AssertionError("no node block can take an unreferenced import row")
 
 
-def block_changed(base: bytes, kind: SectionKind, change: Callable[[bytearray], None]) -> tuple[bytes, int]:
-    """``base`` with the raw payload of its first block of ``kind`` changed in place by
-    ``change``, recompressed, with a valid CRC and footer; and the block's offset."""
+def block_changed(base: bytes, kind: SectionKind, change: Callable[[bytearray], None], nth: int | None = 0
+                  ) -> tuple[bytes, int]:
+    """``base`` with the raw payload of its ``nth`` block of ``kind`` (None: of every one)
+    changed in place by ``change``, recompressed, with a valid CRC and footer; and the
+    offset of the (first) block changed."""
     q = parse(base)
-    k = index_of(q, kind)
-    raw = bytearray(stored_raw(q, k))
-    change(raw)
-    q.stored[k], q.entries[k] = zstd_frame(bytes(raw)), replace(q.entries[k], raw_length=len(raw))
+    changed = [k for k, e in enumerate(q.entries) if e.kind == kind] if nth is None else [index_of(q, kind, nth)]
+    for k in changed:
+        raw = bytearray(stored_raw(q, k))
+        change(raw)
+        q.stored[k], q.entries[k] = zstd_frame(bytes(raw)), replace(q.entries[k], raw_length=len(raw))
     data = build(q)
-    return data, parse(data).entries[k].offset
+    return data, parse(data).entries[changed[0]].offset
+
+
+def field(offset: int, value: Callable[[bytearray], int]) -> Callable[[bytearray], None]:
+    """Set the u32 at ``offset`` of a table's fixed header (4.10, 4.11) to ``value(raw)``."""
+    return lambda raw: struct.pack_into("<I", raw, offset, value(raw))
+
+
+def stop_at_start(raw: bytearray) -> None:
+    """A pyramid level's (4.10, 4.11) `stop` set to its `start`."""
+    raw[8:16] = raw[0:8]
 
 
 def node_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
@@ -1682,13 +1703,6 @@ def node_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
 
     def one_event_more(raw: bytearray) -> None:
         struct.pack_into("<Q", raw, 32, struct.unpack_from("<Q", raw, 32)[0] + 1)  # the first entry's events
-
-    def field(offset: int, value: Callable[[bytearray], int]) -> Callable[[bytearray], None]:
-        """Set the u32 at ``offset`` of a table's fixed header (4.10, 4.11) to ``value(raw)``."""
-        return lambda raw: struct.pack_into("<I", raw, offset, value(raw))
-
-    def stop_at_start(raw: bytearray) -> None:
-        raw[8:16] = raw[0:8]
 
     bads = []
     for name, source, kind, change, how in (
@@ -1861,6 +1875,328 @@ def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     return bads
 
 
+def twice(base: bytes, kind: SectionKind) -> bytes:
+    """``base`` with its first block of ``kind`` twice, one after the other (footer
+    rewritten with a valid CRC)."""
+    q = parse(base)
+    k = index_of(q, kind)
+    q.entries.insert(k, q.entries[k])
+    q.stored.insert(k, q.stored[k])
+    return build(q)
+
+
+def definitions_changed(change: Callable[[dict[str, Any]], None]) -> Callable[[bytearray], None]:
+    """A change of a DEFINITIONS payload: its JSON document changed in place by ``change``."""
+    def apply(raw: bytearray) -> None:
+        document = json.loads(bytes(raw))
+        change(document)
+        raw[:] = encode_json(document)
+    return apply
+
+
+def level_streams_changed(change: Callable[[bytearray, list[np.ndarray]], None]) -> Callable[[bytearray], None]:
+    """A change of a pyramid level's payload (4.10, 4.11): its 32-byte header and its three
+    streams changed in place by ``change``."""
+    def apply(raw: bytearray) -> None:
+        streams, position = [], 32
+        while position < len(raw):
+            values, position = decode_stream(bytes(raw), position)
+            streams.append(values)
+        change(raw, streams)
+        raw[32:] = b"".join(encode_stream(values) for values in streams)
+    return apply
+
+
+def one_more_row(field_offset: int) -> Callable[[bytearray], None]:
+    """A change of a pyramid level: one more row of cells (hierarchy node, 4.10, or location,
+    4.11), all empty, with the u32 at ``field_offset`` (N or L) counting it."""
+    def change(raw: bytearray, streams: list[np.ndarray]) -> None:
+        level, (rows,) = struct.unpack_from("<I", raw, 16)[0], struct.unpack_from("<I", raw, field_offset)
+        struct.pack_into("<I", raw, field_offset, rows + 1)
+        streams[0] = np.concatenate((streams[0], np.zeros(1 << level, streams[0].dtype)))
+    return level_streams_changed(change)
+
+
+def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
+    """A damaged file for each corruption rule of spec 4.6, 4.7, 4.9, 4.10, 4.10.1, 4.11
+    and 5.3 that no other damaged file exercised (issue 36)."""
+    bads: list[Bad] = []
+
+    def add(name: str, source: str, how: str, made: tuple[bytes, int]) -> None:
+        data, offset = made
+        bads.append(Bad(name, f"{source}.ccg with {how}", "CorruptArchiveError", offset, data))
+
+    def footer_of(data: bytes) -> tuple[bytes, int]:
+        return data, parse(data).footer_offset
+
+    def set_value(stream: int, index: int, value: int) -> Callable[[list[np.ndarray]], None]:
+        def change(values: list[np.ndarray]) -> None:
+            values[stream] = values[stream].astype(np.uint64)
+            values[stream][index] = value
+        return change
+
+    def one_short(stream: int) -> Callable[[list[np.ndarray]], None]:
+        def change(values: list[np.ndarray]) -> None:
+            values[stream] = values[stream][:-1]
+        return change
+
+    def one_more(stream: int) -> Callable[[list[np.ndarray]], None]:
+        def change(values: list[np.ndarray]) -> None:
+            values[stream] = np.append(values[stream].astype(np.uint64), np.uint64(0))
+        return change
+
+    def stream_after_the_last(values: list[np.ndarray]) -> None:
+        values.append(np.zeros(1, np.uint64))
+
+    recompressed = "(recompressed; valid CRC and footer)"
+
+    # 4.6 ROOT_TABLE
+    every_kind = blobs["every_kind"]
+    add("root_table_events_huge.ccg", "every_kind", f"the ROOT_TABLE's first event count (stream 5) set to 2^63 "
+        f"(spec 4.6: at or above 2^63) {recompressed}",
+        table_changed(every_kind, SectionKind.ROOT_TABLE, set_value(4, 0, 1 << 63)))
+
+    # 4.7 LOCATION_TABLE, from many_locations.ccg (the location streams are 7-12, 0-based 6-11)
+    located = blobs["many_locations"]
+    table = SectionKind.LOCATION_TABLE
+    add("location_table_twice.ccg", "many_locations", "its LOCATION_TABLE block twice, one after the other (spec "
+        "4.7: at most one; footer rewritten with a valid CRC); the error names the footer",
+        footer_of(twice(located, table)))
+    add("location_table_beside_definitions.ccg", "many_locations", f"member 0 listed in the `members` of the "
+        f"DEFINITIONS' first communicator beside the LOCATION_TABLE (spec 4.7) {recompressed}",
+        block_changed(located, SectionKind.DEFINITIONS,
+                      definitions_changed(lambda d: d["communicators"][0].update(members=[0]))))
+    add("location_table_count_short.ccg", "many_locations", f"the LOCATION_TABLE's location `suffix` stream "
+        f"(8) one value short (spec 4.7: a stream count that does not match) {recompressed}",
+        table_changed(located, table, one_short(7)))
+    add("location_table_negative_number.ccg", "many_locations", f"the LOCATION_TABLE's first location number step "
+        f"(stream 10) set to -1, so that `rank 0` becomes number -1 (spec 4.7) {recompressed}",
+        table_changed(located, table, set_value(9, 0, 1)))
+    add("location_table_negative_parent.ccg", "many_locations", f"the LOCATION_TABLE's first location parent "
+        f"step (stream 12) set to -1, so that p is -1 (spec 4.7) {recompressed}",
+        table_changed(located, table, set_value(11, 0, 1)))
+    add("location_table_negative_member.ccg", "many_locations", f"the LOCATION_TABLE's first member step "
+        f"(stream 14) set to -1, so that the first communicator's first member is -1 (spec 4.7) {recompressed}",
+        table_changed(located, table, set_value(13, 0, 1)))
+    add("location_table_trailing.ccg", "many_locations", f"one more stream after stream 14 of its "
+        f"LOCATION_TABLE (spec 4.7: bytes after stream 14) {recompressed}",
+        table_changed(located, table, stream_after_the_last))
+
+    def text_length_past_the_payload(raw: bytearray) -> None:
+        struct.pack_into("<I", raw, 0, len(raw))
+
+    def texts_not_strings(raw: bytearray) -> None:
+        (length,) = struct.unpack_from("<I", raw)
+        texts = [0, *json.loads(bytes(raw[4:4 + length]))[1:]]
+        text = encode_json(texts)
+        raw[:4 + length] = struct.pack("<I", len(text)) + text
+
+    for kind, source, name in ((table, "many_locations", "location_table"),
+                               (SectionKind.EXTENSION_TABLE, "extension_records", "extension_table")):
+        section = "4.7" if kind == table else "4.9"
+        add(f"{name}_text_length.ccg", source, f"the `text_length` of its {kind.name} set to the length of the "
+            f"whole payload, so that the text list runs past it (spec {section}) {recompressed}",
+            block_changed(blobs[source], kind, text_length_past_the_payload))
+        add(f"{name}_texts_not_strings.ccg", source, f"the first text of its {kind.name}'s text list replaced by "
+            f"the number 0 (spec {section}: an array of strings) {recompressed}",
+            block_changed(blobs[source], kind, texts_not_strings))
+
+    # 4.9 EXTENSION_TABLE, from extension_records.ccg: the value {"demo": {"ids": [int, kind 8], "ratio":
+    # kind 7, "records": [...], "version": ...}}; streams 0-7: shape, length, key, integer, prefix,
+    # suffix, numbered, number
+    extended = blobs["extension_records"]
+    table = SectionKind.EXTENSION_TABLE
+    add("extension_table_twice.ccg", "extension_records", "its EXTENSION_TABLE block twice, one after the other "
+        "(spec 4.9: at most one; footer rewritten with a valid CRC); the error names the footer",
+        footer_of(twice(extended, table)))
+    add("extension_table_beside_definitions.ccg", "extension_records", f"an empty `extensions` member in its "
+        f"DEFINITIONS beside the EXTENSION_TABLE (spec 4.9) {recompressed}",
+        block_changed(extended, SectionKind.DEFINITIONS, definitions_changed(lambda d: d.update(extensions={}))))
+    for name, change, how in (
+            ("high_integer_low", set_value(3, 1, 0), "the integer step of its kind 8 value (the second element "
+             "of `ids`) set to 0, so that the value is 0, below 2^63"),
+            ("number_not_json", set_value(4, 0, 0), "the prefix of its kind 7 value (`ratio`, `0.50`) set to "
+             "text 0 (`demo`), so that the string `demo50` is not a JSON number"),
+            ("key_past_list", set_value(2, 0, 999), "its first key set to text 999, past the text list"),
+            ("numbered_two", set_value(6, 0, 2), "its first `numbered` value set to 2 (0 or 1)"),
+            ("negative_number", set_value(7, 0, 1), "its first number step set to -1, so that the number of "
+             "`ratio` is -1"),
+            ("repeated_key", set_value(2, 2, 1), "the second key of the object `demo` set to its first, `ids`"),
+            ("leftover", one_more(2), "one more value in its `key` stream than the visit takes"),
+            ("trailing", stream_after_the_last, "one more stream after stream 8")):
+        add(f"extension_table_{name}.ccg", "extension_records", f"{how} (spec 4.9) {recompressed}",
+            table_changed(extended, table, change))
+
+    def replaced_by(document: Callable[[Any], Any]) -> Callable[[bytearray], None]:
+        def apply(raw: bytearray) -> None:
+            raw[:] = encode_json_table(document(decode_json_table(bytes(raw), "", 0)))
+        return apply
+
+    def nested(depth: int) -> Any:
+        value: Any = []
+        for _ in range(depth - 1):
+            value = [value]
+        return value
+
+    for name, document, how in (
+            ("not_object", lambda value: [value], "its value put in an array of one element, which is no object"),
+            ("too_deep", lambda value: {"deep": nested(MAX_DEPTH)}, f"its value replaced by an object holding "
+             f"{MAX_DEPTH} nested arrays, {MAX_DEPTH + 1} levels (256 at most)")):
+        add(f"extension_table_{name}.ccg", "extension_records", f"{how} (spec 4.9) {recompressed}",
+            block_changed(extended, table, replaced_by(document)))
+
+    # 4.10 AGGREGATE_LEVEL and 4.10.1, from aggregation.ccg (levels 0-3, 7 hierarchy nodes, 3 regions)
+    aggregated = blobs["aggregation"]
+    level = SectionKind.AGGREGATE_LEVEL
+
+    def first_values_raised(raw: bytearray, values: list[np.ndarray]) -> None:
+        firsts = np.concatenate(([0], np.cumsum(values[0].astype(np.int64))))[:3]  # of cells 0-2: machine, node 0,
+        assert not values[1][firsts].any()  # rank 0 (the leaf's ancestors), each region 0
+        values[2][firsts] += 1
+
+    def value_huge(raw: bytearray, values: list[np.ndarray]) -> None:
+        values[2][0] = 1 << 63
+
+    def cell_sum_huge(raw: bytearray, values: list[np.ndarray]) -> None:
+        values[2][0] = (1 << 62) - 100  # cell 0's other values add more than 100
+
+    def entry_changed(base: bytes, kind: SectionKind, nth: int, **changes: int) -> tuple[bytes, int]:
+        q = parse(base)
+        k = index_of(q, kind, nth)
+        q.entries[k] = replace(q.entries[k], **changes)
+        data = build(q)
+        return data, parse(data).entries[k].offset
+
+    def without_level_0(base: bytes, kind: SectionKind) -> tuple[bytes, int]:
+        q = parse(base)
+        k = index_of(q, kind)
+        del q.entries[k], q.stored[k]
+        data = build(q)
+        return data, parse(data).entries[k].offset
+
+    def naming_level_0(made: tuple[bytes, int], kind: SectionKind) -> tuple[bytes, int]:
+        """A file whose levels differ: the reader names the first level's block."""
+        data = made[0]
+        return data, parse(data).entries[index_of(parse(data), kind)].offset
+
+    for name, how, made in (
+            ("level_21", "`level` of its first AGGREGATE_LEVEL block set to 21 (spec 4.10: at most 20)",
+             block_changed(aggregated, level, field(16, lambda raw: 21))),
+            ("no_nodes", "`nodes` (N) of its first AGGREGATE_LEVEL block set to 0 (spec 4.10)",
+             block_changed(aggregated, level, field(24, lambda raw: 0))),
+            ("value_huge", "the first value of its first AGGREGATE_LEVEL block set to 2^63 (spec 4.10)",
+             block_changed(aggregated, level, level_streams_changed(value_huge))),
+            ("cell_sum_huge", "the first value of its first AGGREGATE_LEVEL block set to 2^62 - 100, so that "
+             "the values of cell 0 add up to more than 2^62 (spec 4.10)",
+             block_changed(aggregated, level, level_streams_changed(cell_sum_huge))),
+            ("states_differ", "`states` (R) of its AGGREGATE_LEVEL 1 set to 4, level 0's 3 (spec 4.10: blocks "
+             "that differ in R); the error names level 0's block",
+             naming_level_0(block_changed(aggregated, level, field(20, lambda raw: 4), nth=1), level)),
+            ("states_all_four", "`states` (R) of every AGGREGATE_LEVEL block set to 4, one more than the "
+             "regions defined and stored (spec 4.10)",
+             block_changed(aggregated, level, field(20, lambda raw: 4), nth=None)),
+            ("nodes_all_eight", "`nodes` (N) of every AGGREGATE_LEVEL block set to 8 with one more node's "
+             "cells, all empty: the hierarchy has 7 nodes (spec 4.10)",
+             block_changed(aggregated, level, one_more_row(24), nth=None)),
+            ("window_differs", "`start` of every AGGREGATE_LEVEL block set to 99, one before the roots' "
+             "window (spec 4.10)", block_changed(aggregated, level, lambda raw: struct.pack_into("<q", raw, 0, 99),
+                                                 nth=None)),
+            ("pairs_differ", "the first value (region 0) of the cells of machine, node 0 and rank 0 of its "
+             "AGGREGATE_LEVEL 0 raised by one: each node still holds the sum of its children, but level 0 no "
+             "longer holds the sums of level 1's pairs of slices (spec 4.10)",
+             block_changed(aggregated, level, level_streams_changed(first_values_raised))),
+            ("directory_count", "the directory's `count` of its AGGREGATE_LEVEL 1 set to 3, not 2^1 (spec "
+             "4.10; footer rewritten with a valid CRC)", entry_changed(aggregated, level, 1, count=3)),
+            ("level_0_missing", "its AGGREGATE_LEVEL 0 block left out, so that the levels are 1-3, not 0..K "
+             "(spec 4.10; footer rewritten with a valid CRC); the error names the first block left",
+             without_level_0(aggregated, level))):
+        add(f"aggregate_{name}.ccg", "aggregation", how + ("" if "footer" in how else f" {recompressed}"), made)
+    add("aggregate_level_trailing.ccg", "aggregation", f"one more stream after stream 3 of its first "
+        f"AGGREGATE_LEVEL block (spec 4.10: bytes after stream 3) {recompressed}",
+        table_changed(aggregated, level, stream_after_the_last))
+
+    def tree_parent(entry: int, parent: int) -> Callable[[dict[str, Any]], None]:
+        return lambda d: d["system_tree"][entry].update(parent=parent)
+
+    for name, change, how in (
+            ("tree_cycle", tree_parent(0, 2), "the parent of system tree entry 0 (`machine`) set to entry 2 "
+             "(`node 1`), whose parent it is: its own ancestor"),
+            ("tree_parent_out_of_range", tree_parent(1, 3), "the parent of system tree entry 1 (`node 0`) set "
+             "to 3, past the 3 entries"),
+            ("location_parent_out_of_range", lambda d: d["locations"][0].update(parent=3), "the parent of "
+             "location 0 set to 3, past the 3 system tree entries")):
+        add(f"aggregate_{name}.ccg", "aggregation", f"{how} in its DEFINITIONS (spec 4.10.1: corrupt for the "
+            f"tables) {recompressed}", block_changed(aggregated, SectionKind.DEFINITIONS,
+                                                      definitions_changed(change)))
+
+    # 4.11 METRIC_LEVEL, from metric_integrals.ccg (levels 0 and 1, 2 metrics, 2 locations)
+    integrals = blobs["metric_integrals"]
+    level = SectionKind.METRIC_LEVEL
+    for name, how, made in (
+            ("finest_21", "`finest` of its first METRIC_LEVEL block set to 21 (spec 4.11: at most 20)",
+             block_changed(integrals, level, field(20, lambda raw: 21))),
+            ("stop_at_start", "`stop` of its first METRIC_LEVEL block set to its `start` (spec 4.11: stop above "
+             "start)", block_changed(integrals, level, stop_at_start)),
+            ("no_locations", "`locations` (L) of its first METRIC_LEVEL block set to 0 (spec 4.11)",
+             block_changed(integrals, level, field(28, lambda raw: 0))),
+            ("count_short", "the `count` stream of its first METRIC_LEVEL block one cell short of L x 2^k (spec "
+             "4.11: a stream count that does not match)", table_changed(integrals, level, one_short(0))),
+            ("minus_zero", "the first stored value of its first METRIC_LEVEL block set to the bits of -0.0 (spec "
+             "4.11: a stored -0.0)", table_changed(integrals, level, set_value(2, 0, 1 << 63))),
+            ("finest_differs", "`finest` of its METRIC_LEVEL 1 set one above level 0's (spec 4.11: blocks that "
+             "differ in F); the error names level 0's block",
+             naming_level_0(block_changed(integrals, level, field(20, lambda raw: struct.unpack_from(
+                 "<I", raw, 20)[0] + 1), nth=1), level)),
+            ("directory_count", "the directory's `count` of its METRIC_LEVEL 1 set to 3, not 2^1 (spec 4.11; "
+             "footer rewritten with a valid CRC)", entry_changed(integrals, level, 1, count=3)),
+            ("level_0_missing", "its METRIC_LEVEL 0 block left out, so that the levels are 1 only, not 0..K "
+             "(spec 4.11; footer rewritten with a valid CRC); the error names the block left",
+             without_level_0(integrals, level)),
+            ("window_differs", "`start` of every METRIC_LEVEL block lowered by one, before the roots' window "
+             "(spec 4.11)", block_changed(integrals, level, lambda raw: struct.pack_into(
+                 "<q", raw, 0, struct.unpack_from("<q", raw)[0] - 1), nth=None)),
+            ("metrics_all_three", "`metrics` (M) of every METRIC_LEVEL block set to 3, one more than the defined "
+             "metrics (spec 4.11)", block_changed(integrals, level, field(24, lambda raw: 3), nth=None)),
+            ("locations_all_three", "`locations` (L) of every METRIC_LEVEL block raised by one with one more "
+             "location's cells, all empty (spec 4.11: L different from 1 + the largest location index)",
+             block_changed(integrals, level, one_more_row(28), nth=None))):
+        add(f"metric_level_{name}.ccg", "metric_integrals", how + ("" if "footer" in how else f" {recompressed}"),
+            made)
+
+    # 5.3 the pending stack, from every_kind.ccg: the NODES block of first node 4 begins with a
+    # CALL node whose 3 children are all popped from the 4 ids of its `pending`
+    def node_streams(change: Callable[[list[np.ndarray]], None]) -> Callable[[bytearray], None]:
+        def apply(raw: bytearray) -> None:
+            values = node_block_streams(bytes(raw))
+            change(values)
+            raw[BLOCK_START.size:] = b"".join(encode_stream(stream) for stream in values)
+        return apply
+
+    nodes = SectionKind.NODES
+    blocks = [node_block_streams(stored_raw(parse(every_kind), k)) for k, e in enumerate(parse(every_kind).entries)
+              if e.kind == nodes]
+    assert blocks[1][1][0] == 0 and blocks[1][2][0] == 3 and blocks[1][3][:3].all() and len(blocks[1][0]) == 4
+    # the first block whose first node is a CALL or ARTIFICIAL node with child 0 from `child_id`
+    nth = next(i for i, b in enumerate(blocks) if b[1][0] <= 1 and len(b[3]) and not b[3][0])
+    first = parse(every_kind).entries[index_of(parse(every_kind), nodes, nth)].first
+
+    def child_is_parent(values: list[np.ndarray]) -> None:
+        values[4] = values[4].astype(np.uint64)
+        values[4][0] = first
+
+    add("nodes_pop_empty.ccg", "every_kind", f"the `pending` stream of its NODES block of first node 4 emptied, so "
+        f"that its first node, a CALL of 3 fresh children, pops an empty stack (spec 5.3) {recompressed}",
+        block_changed(every_kind, nodes, node_streams(lambda values: values.__setitem__(
+            0, np.zeros(0, np.uint64))), nth=1))
+    add("nodes_fresh_short.ccg", "every_kind", f"the `child_fresh` stream of its NODES block of first node 4 one "
+        f"value short (spec 5.3: a stream count that does not match) {recompressed}",
+        block_changed(every_kind, nodes, node_streams(one_short(3)), nth=1))
+    add("nodes_child_not_below.ccg", "every_kind", f"the first `child_id` of its NODES block of first node {first} "
+        f"set to {first}, the id of the node that references it: not below it (spec 5.3) {recompressed}",
+        block_changed(every_kind, nodes, node_streams(child_is_parent), nth=nth))
+    return bads
+
+
 def bad_readme(bads: list[Bad]) -> str:
     out = [
         "# Damaged archives",
@@ -1898,7 +2234,8 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
     blobs = {v.name: write_vector(v, vectors_dir) for v in vectors}
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
     bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs) + bundle_bad_archives(blobs["bundle"]) \
-        + compact_bad_archives(blobs["compact"]) + settled_bad_archives(blobs) + node_rule_bad_archives(blobs)
+        + compact_bad_archives(blobs["compact"]) + settled_bad_archives(blobs) + node_rule_bad_archives(blobs) \
+        + spec_rule_bad_archives(blobs)
     for bad in bads:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)

@@ -479,7 +479,7 @@ def _properties(s: dict[str, Any], kind: np.ndarray) -> tuple[np.ndarray, ...]:
     if isinstance(soft, CodedStream):
         order, rows = soft_rows(kind, key_start, key, soft_start)
         soft = np.empty(len(order), dtype=np.uint64)
-        soft[order] = decode_gaps(s["soft"].data, rows, s["soft"].count)
+        soft[order] = decode_gaps(s["soft"].data, rows, s["soft"].count, "soft values")
     return key_start, key, soft_start, unzigzag(soft)
 
 

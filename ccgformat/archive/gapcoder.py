@@ -114,18 +114,19 @@ def code_gaps(values: np.ndarray, row_lengths: Sequence[int]) -> bytes:
 
 
 class _Decoder:
-    def __init__(self, coded: bytes):
+    def __init__(self, coded: bytes, what: str = "gaps"):
+        self.what = what
         if not coded or coded[0] != 0:
-            raise ValueError("the coded gaps do not start with a 0 byte")
+            raise ValueError(f"the coded {what} do not start with a 0 byte")
         self.coded, self.position, self.range = coded, 5, _MASK32
         self.code = int.from_bytes(coded[1:5].ljust(4, b"\0"), "big")
         if len(coded) < 5:
-            raise ValueError("the coded gaps end early")
+            raise ValueError(f"the coded {what} end early")
 
     def normalize(self) -> None:
         while self.range < TOP:
             if self.position >= len(self.coded):
-                raise ValueError("the coded gaps end early")
+                raise ValueError(f"the coded {self.what} end early")
             self.range = (self.range << 8) & _MASK32
             self.code = ((self.code << 8) | self.coded[self.position]) & _MASK32
             self.position += 1
@@ -149,12 +150,13 @@ class _Decoder:
         return node - (1 << bits)
 
 
-def decode_gaps(coded: bytes, row_lengths: Sequence[int], count: int) -> np.ndarray:
+def decode_gaps(coded: bytes, row_lengths: Sequence[int], count: int, what: str = "gaps") -> np.ndarray:
     """The ``count`` values of ``coded`` in rows of ``row_lengths``; ValueError unless the
-    bytes decode to exactly those values, each below 2**62, using every byte."""
+    bytes decode to exactly those values, each below 2**62, using every byte. ``what``:
+    the coded stream's name in the errors (the gaps, 5.8, or the soft values, 5.9)."""
     if sum(row_lengths) != count:
-        raise ValueError("the gap rows do not match the gap count")
-    d = _Decoder(coded)
+        raise ValueError(f"the rows of the coded {what} do not match their count")
+    d = _Decoder(coded, what)
     out = []
     for length in row_lengths:
         model = _Model()
@@ -164,7 +166,7 @@ def decode_gaps(coded: bytes, row_lengths: Sequence[int], count: int) -> np.ndar
                 out.append(c)
                 continue
             if c > 62:
-                raise ValueError("a coded gap is not below 2**62")
+                raise ValueError(f"a value of the coded {what} is not below 2**62")
             rest = c - 1
             modelled = min(rest, MODELLED)
             mantissa, low = model.of_length(c)
@@ -173,5 +175,5 @@ def decode_gaps(coded: bytes, row_lengths: Sequence[int], count: int) -> np.ndar
                 value = 2 * value + d.bit(low[i])
             out.append(value)
     if d.position != len(coded):
-        raise ValueError(f"{len(coded) - d.position} bytes after the coded gaps")
+        raise ValueError(f"{len(coded) - d.position} bytes after the coded {what}")
     return np.array(out, dtype=np.uint64)

@@ -2194,6 +2194,55 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     add("nodes_child_not_below.ccg", "every_kind", f"the first `child_id` of its NODES block of first node {first} "
         f"set to {first}, the id of the node that references it: not below it (spec 5.3) {recompressed}",
         block_changed(every_kind, nodes, node_streams(child_is_parent), nth=nth))
+
+    # 5.2 the import table, from every_kind.ccg: the NODES block of first node 8 imports nodes
+    # 0, 4, 6 and 7, node 4 with the metric ids 0, 1, 2
+    assert blocks[2][8].tolist() == [0, 4, 2, 1] and blocks[2][12].tolist() == [0, 1, 2]
+    add("nodes_import_ids_repeat.ccg", "every_kind", f"the second `import_id` step of its NODES block of first node "
+        f"8 set to 0, so that node 0 is listed twice (spec 5.2: ids increasing, every difference at least 1) "
+        f"{recompressed}", block_changed(every_kind, nodes, node_streams(set_value(8, 1, 0)), nth=2))
+    add("nodes_import_metric_ids_repeat.ccg", "every_kind", f"the third `import_metric_id` of its NODES block of "
+        f"first node 8 set to 1, the second's (spec 5.2: strictly increasing per node) {recompressed}",
+        block_changed(every_kind, nodes, node_streams(set_value(12, 2, 1)), nth=2))
+
+    # 5.9 coded soft values
+    def soft_width_zero(raw: bytearray) -> None:
+        raw[:] = with_coded(bytes(raw), "soft", bytes(8))  # width 0, B = 8, eight zero bytes
+
+    def soft_byte_after(raw: bytearray) -> None:
+        data = stream_bytes(bytes(raw), "soft")[STREAM_HEADER.size + 4:]  # after the byte count B
+        raw[:] = with_coded(bytes(raw), "soft", data + b"\x00")
+
+    add("coded_nodes_soft_width_zero.ccg", "coded_gaps", f"the `soft` stream of its first CODED_NODES block "
+        f"replaced by width 0 and 8 zero bytes, the mark and form of coded soft values, which only CODED_SOFT_NODES blocks hold (spec 5.2, 5.9) "
+        f"{recompressed}", block_changed(blobs["coded_gaps"], SectionKind.CODED_NODES, soft_width_zero))
+    add("coded_soft_leftover.ccg", "coded_soft", f"a byte after the coded soft values of its first "
+        f"CODED_SOFT_NODES block, which decoding leaves over (spec 5.9: exactly B bytes) {recompressed}",
+        block_changed(blobs["coded_soft"], SectionKind.CODED_SOFT_NODES, soft_byte_after))
+
+    # 2.2 and 2.5 flags
+    def flags_changed(base: bytes, kind: SectionKind, flags: Callable[[int], int]) -> tuple[bytes, int]:
+        q = parse(base)
+        k = index_of(q, kind)
+        q.entries[k] = replace(q.entries[k], flags=flags(q.entries[k].flags))
+        data = build(q)
+        return data, parse(data).entries[k].offset
+
+    add("block_flag_reserved.ccg", "every_kind", "bit 2 (reserved) set in the flags of its DEFINITIONS block's "
+        "header and directory entry (spec 2.2; CRC and footer rewritten)",
+        flags_changed(every_kind, SectionKind.DEFINITIONS, lambda flags: flags | 4))
+    bundled = blobs["bundle"]
+    add("bundle_not_must_understand.ccg", "bundle", "MUST_UNDERSTAND cleared in the flags of its DICTIONARY_BUNDLE "
+        "block's header and directory entry (spec 2.5; CRC and footer rewritten)",
+        flags_changed(bundled, SectionKind.DICTIONARY_BUNDLE, lambda flags: flags & ~int(BlockFlags.MUST_UNDERSTAND)))
+
+    def member_zstd(members: Members) -> None:
+        members[0] = (members[0][0], members[0][1] | int(BlockFlags.ZSTD), *members[0][2:])
+
+    add("bundle_member_zstd.ccg", "bundle", f"bit 1 (ZSTD) set in the flags of its first member (spec 2.5: a "
+        f"member is never compressed on its own) {recompressed}",
+        (rebundled(bundled, member_zstd), parse(bundled).entries[index_of(parse(bundled),
+                                                                          SectionKind.DICTIONARY_BUNDLE)].offset))
     return bads
 
 

@@ -26,12 +26,13 @@ from ccgformat.archive.bundle import bundle_dictionary
 from ccgformat.archive.layout import (BLOCK_CRC, BLOCK_HEADER, END_MAGIC, FILE_HEADER, TRAILER, BlockFlags,
                                       SectionKind)
 from ccgformat.archive.sections import decode_directory, encode_directory
+from ccgformat.archive.verify import verify
 from ccgformat.model import Definitions, Event, EventBatch, EventKind, Location, Metric, Region
 
 BAD = Path(__file__).resolve().parent / "data" / "bad"
 VECTORS = Path(__file__).resolve().parent.parent / "spec" / "vectors"
 ROW = re.compile(r"^\| `(?P<file>[^`]+)` \| (?P<how>.+) \| (?:`(?P<error>\w+)`|(?P<fine>reads fine|reads as "
-                 r"`(?P<like>\w+\.ccg)`)) \| (?P<offset>\d+|-) \|$")
+                 r"`(?P<like>\w+\.ccg)`)|(?P<verified>reads; `ccg verify` reports it)) \| (?P<offset>\d+|-) \|$")
 K = EventKind
 
 
@@ -103,6 +104,12 @@ def test_bad_archive_raises_what_the_readme_says(row):
     assert path.is_file(), f"{path} is missing: run `python tools/regen_vectors.py`"
     if row["fine"]:  # reads as every_kind.ccg, or as the vector named
         assert read_everything(path) == read_everything(VECTORS / (row["like"] or "every_kind.ccg"))
+        return
+    if row["verified"]:  # the reader reads through the damage, `ccg verify` reports it
+        read_everything(path)
+        problems = [problem for problem in verify(path) if problem.offset == int(row["offset"])]
+        assert problems, f"{row['file']}: `ccg verify` reports no problem at byte {row['offset']}"
+        assert f"at byte {row['offset']}:" in str(problems[0])
         return
     expected = getattr(errors, row["error"])
     assert issubclass(expected, errors.CcgError)

@@ -68,6 +68,7 @@ from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJO
                                       PRIMED_LZMA_MINOR_VERSION, TRAILER, BlockFlags, SectionKind)
 from ccgformat.archive.jsontable import MAX_DEPTH, decode_json_table, encode_json_table
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory, encode_json
+from ccgformat.archive.verify import verify
 from ccgformat.model import (KIND_FIELDS, Communicator, Definitions, Event, EventBatch, EventKind, Location,
                              Metric, Region, SystemTreeNode)
 
@@ -1231,7 +1232,7 @@ def node_stream_span(raw: bytes, name: str) -> tuple[int, int]:
 class Bad:
     name: str
     how: str
-    raises: str              # an exception class name of ccgformat.errors, or "reads fine"
+    raises: str              # an exception class name of ccgformat.errors, "reads fine", "reads as ..." or VERIFIED
     offset: int | None       # the byte offset the error names, if meaningful
     data: bytes
 
@@ -2246,6 +2247,55 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     return bads
 
 
+#: what a damaged file whose damage the reader reads through, and `ccg verify` reports, raises
+VERIFIED = "reads; `ccg verify` reports it"
+
+
+def verify_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
+    """Files that break a rule the reader reads through and `ccg verify` reports (spec 4.3,
+    4.5), from many_locations_json.ccg (ROOTS, SNAPSHOTS and SUMMARY, 300 locations)."""
+    base = blobs["many_locations_json"]
+    roots = parse(base).entries[index_of(parse(base), SectionKind.ROOTS)].offset
+    bads: list[Bad] = []
+
+    q = parse(base)
+    k = index_of(q, SectionKind.ROOTS)
+    q.entries[k] = replace(q.entries[k], count=q.entries[k].count - 1)
+    bads.append(Bad("roots_count_differs.ccg", "many_locations_json.ccg with the directory's `count` of its ROOTS "
+                    "block one below its 300 entries and defined locations (spec 4.3; footer rewritten with a valid "
+                    "CRC)", VERIFIED, roots, build(q)))
+
+    q = parse(base)
+    k = index_of(q, SectionKind.ROOTS)
+    q.stored[k] = zstd_frame(stored_raw(q, k)[:-40])
+    q.entries[k] = replace(q.entries[k], raw_length=q.entries[k].raw_length - 40, count=q.entries[k].count - 1)
+    bads.append(Bad("roots_location_missing.ccg", "many_locations_json.ccg without the last ROOTS entry (location "
+                    "299) and the directory's `count` one lower, so that a defined location has no root (spec 4.3: "
+                    "since 1.3 the roots list every defined location; recompressed; valid CRC and footer)", VERIFIED,
+                    roots, build(q)))
+
+    summaries = [k for k, e in enumerate(parse(base).entries) if e.kind == SectionKind.SUMMARY]
+    for name, how, change, count, named in (
+            ("summary_location_missing.ccg", "without its last location (299) in its last SUMMARY block, which its "
+             "SNAPSHOTS list (spec 4.5: every location in both indexes); `ccg verify` names the first SUMMARY block",
+             lambda doc: doc.update(locations=doc["locations"][:-1]), -1, summaries[0]),
+            ("summary_checkpoints_differ.ccg", "without the first checkpoint of its last location (299) in its last "
+             "SUMMARY block, which its SNAPSHOTS list (spec 4.5: at the same checkpoints)",
+             lambda doc: doc["locations"][-1].update(checkpoints=doc["locations"][-1]["checkpoints"][1:]), 0,
+             summaries[-1])):
+        q = parse(base)
+        k = summaries[-1]
+        document = json.loads(stored_raw(q, k))
+        change(document)
+        raw = encode_json(document)
+        q.stored[k] = zstd_frame(raw)
+        q.entries[k] = replace(q.entries[k], raw_length=len(raw), count=q.entries[k].count + count)
+        data = build(q)
+        bads.append(Bad(name, f"many_locations_json.ccg {how} (recompressed; valid CRC and footer)", VERIFIED,
+                        parse(data).entries[named].offset, data))
+    return bads
+
+
 def bad_readme(bads: list[Bad]) -> str:
     out = [
         "# Damaged archives",
@@ -2259,7 +2309,10 @@ def bad_readme(bads: list[Bad]) -> str:
         "(not a subclass), and when an",
         "offset is given the error's `offset` attribute and its message (`at byte N`) must name",
         "it. \"reads fine\" means reading succeeds and gives the events of `every_kind`, \"reads as",
-        "`NAME.ccg`\" that it gives what the vector `NAME.ccg` gives. The files",
+        "`NAME.ccg`\" that it gives what the vector `NAME.ccg` gives, and \"reads; `ccg verify`",
+        "reports it\" that reading succeeds (the reader reads through the damage, as the spec",
+        "allows) and `ccg verify` (`ccgformat.archive.verify.verify`) reports a problem at the",
+        "offset given. The files",
         "also seed the fuzz corpus. All exception classes live in `ccgformat.errors` and derive",
         "from `CcgError`.",
         "",
@@ -2284,7 +2337,7 @@ def generate(vectors_dir: Path, bad_dir: Path, spec: Path) -> None:
     (vectors_dir / "README.md").write_text(vectors_readme(vectors, blobs))
     bads = bad_archives(blobs["every_kind"]) + table_bad_archives(blobs) + bundle_bad_archives(blobs["bundle"]) \
         + compact_bad_archives(blobs["compact"]) + settled_bad_archives(blobs) + node_rule_bad_archives(blobs) \
-        + spec_rule_bad_archives(blobs)
+        + spec_rule_bad_archives(blobs) + verify_bad_archives(blobs)
     for bad in bads:
         (bad_dir / bad.name).write_bytes(bad.data)
         check_bad(bad_dir / bad.name, bad)
@@ -2321,6 +2374,8 @@ def check_bad(path: Path, bad: Bad) -> None:
     else:
         if not bad.raises.startswith("reads"):
             raise SystemExit(f"{bad.name}: expected {bad.raises}, but it reads fine")
+        if bad.raises == VERIFIED and bad.offset not in {problem.offset for problem in verify(path)}:
+            raise SystemExit(f"{bad.name}: `ccg verify` reports no problem at byte {bad.offset}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -386,6 +386,9 @@ class Archive:
             raise CorruptArchiveError(f"footer length {footer_length} does not fit the file",
                                       path=self.path, offset=size - TRAILER.size)
         _, flags, stored = read_block(data, footer_offset, self.path, expect_kind=SectionKind.FOOTER)
+        if flags != BlockFlags.MUST_UNDERSTAND:
+            raise CorruptArchiveError(f"footer flags {flags:#x}: a footer has MUST_UNDERSTAND alone (it is never "
+                                      f"compressed)", path=self.path, offset=footer_offset)
         if footer_offset + BLOCK_OVERHEAD + len(stored) != size - TRAILER.size:
             raise CorruptArchiveError("footer block does not end at the trailer", path=self.path,
                                       offset=footer_offset)

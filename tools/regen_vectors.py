@@ -63,8 +63,8 @@ from ccgformat.archive.bundle import (bundle_dictionary, compress_with_dictionar
                                       member_count)
 from ccgformat.archive.codec import (BLOCK_START, SIGNED, STREAM_HEADER, STREAMS, decode_stream, encode_stream,
                                      stream_bytes, with_coded)
-from ccgformat.archive.layout import (BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, DIRECTORY_ENTRY, END_MAGIC,
-                                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION,
+from ccgformat.archive.layout import (BLOCK_CRC, BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, DIRECTORY_ENTRY,
+                                      END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION,
                                       PRIMED_LZMA_MINOR_VERSION, TRAILER, BlockFlags, SectionKind)
 from ccgformat.archive.jsontable import MAX_DEPTH, decode_json_table, encode_json_table
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory, encode_json
@@ -2120,13 +2120,13 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
         return lambda d: d["system_tree"][entry].update(parent=parent)
 
     for name, change, how in (
-            ("tree_cycle", tree_parent(0, 2), "the parent of system tree entry 0 (`machine`) set to entry 2 "
-             "(`node 1`), whose parent it is: its own ancestor"),
-            ("tree_parent_out_of_range", tree_parent(1, 3), "the parent of system tree entry 1 (`node 0`) set "
-             "to 3, past the 3 entries"),
+            ("tree_cycle", tree_parent(0, 2), "the parent of system tree entry 0 (`machine`) in its DEFINITIONS "
+             "set to entry 2 (`node 1`), whose parent it is: its own ancestor"),
+            ("tree_parent_out_of_range", tree_parent(1, 3), "the parent of system tree entry 1 (`node 0`) in its "
+             "DEFINITIONS set to 3, past the 3 entries"),
             ("location_parent_out_of_range", lambda d: d["locations"][0].update(parent=3), "the parent of "
-             "location 0 set to 3, past the 3 system tree entries")):
-        add(f"aggregate_{name}.ccg", "aggregation", f"{how} in its DEFINITIONS (spec 4.10.1: corrupt for the "
+             "location 0 in its DEFINITIONS set to 3, past the 3 system tree entries")):
+        add(f"aggregate_{name}.ccg", "aggregation", f"{how} (spec 4.10.1: corrupt for the "
             f"tables) {recompressed}", block_changed(aggregated, SectionKind.DEFINITIONS,
                                                       definitions_changed(change)))
 
@@ -2215,13 +2215,32 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
         raw[:] = with_coded(bytes(raw), "soft", data + b"\x00")
 
     add("coded_nodes_soft_width_zero.ccg", "coded_gaps", f"the `soft` stream of its first CODED_NODES block "
-        f"replaced by width 0 and 8 zero bytes, the mark and form of coded soft values, which only CODED_SOFT_NODES blocks hold (spec 5.2, 5.9) "
-        f"{recompressed}", block_changed(blobs["coded_gaps"], SectionKind.CODED_NODES, soft_width_zero))
+        f"replaced by width 0 and 8 zero bytes, the mark and form of coded soft values, which only "
+        f"CODED_SOFT_NODES blocks hold (spec 5.2, 5.9) {recompressed}",
+        block_changed(blobs["coded_gaps"], SectionKind.CODED_NODES, soft_width_zero))
     add("coded_soft_leftover.ccg", "coded_soft", f"a byte after the coded soft values of its first "
         f"CODED_SOFT_NODES block, which decoding leaves over (spec 5.9: exactly B bytes) {recompressed}",
         block_changed(blobs["coded_soft"], SectionKind.CODED_SOFT_NODES, soft_byte_after))
 
-    # 2.2 and 2.5 flags
+    # 2.2, 2.3 and 2.5 flags and the directory
+    def footer_changed(base: bytes, change: Callable[[bytearray, int], None]) -> tuple[bytes, int]:
+        """``base`` with its footer block changed in place by ``change(data, footer offset)``
+        and its CRC recomputed."""
+        data, footer = bytearray(base), parse(base).footer_offset
+        change(data, footer)
+        end = len(data) - TRAILER.size - BLOCK_CRC.size
+        BLOCK_CRC.pack_into(data, end, crc32c(bytes(data[footer:end])))
+        return bytes(data), footer
+
+    definitions = index_of(parse(every_kind), SectionKind.DEFINITIONS)
+    add("directory_reserved.ccg", "every_kind", "the reserved u32 of the DEFINITIONS entry of its directory set to 1 "
+        "(spec 1, 2.3; the footer's CRC recomputed); the error names the footer",
+        footer_changed(every_kind, lambda data, footer: struct.pack_into(
+            "<I", data, footer + BLOCK_HEADER.size + DIRECTORY_ENTRY.size * definitions + 4, 1)))
+    add("footer_flags_zstd.ccg", "every_kind", "ZSTD set beside MUST_UNDERSTAND in the flags of its footer block, "
+        "whose payload is raw (spec 2.3: MUST_UNDERSTAND only, never compressed; the footer's CRC recomputed)",
+        footer_changed(every_kind, lambda data, footer: struct.pack_into(
+            "<H", data, footer + 2, int(BlockFlags.MUST_UNDERSTAND | BlockFlags.ZSTD))))
     def flags_changed(base: bytes, kind: SectionKind, flags: Callable[[int], int]) -> tuple[bytes, int]:
         q = parse(base)
         k = index_of(q, kind)

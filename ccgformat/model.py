@@ -342,18 +342,28 @@ class Definitions:
         def optional(value: Any) -> int | None:
             return None if value is None else integer(value)
 
+        def array(name: str, of: type = dict) -> list[Any]:
+            """The member ``name``, an array of objects (or of ``of``)."""
+            value = data[name]
+            if not isinstance(value, list) or not all(isinstance(item, of) for item in value):
+                raise TypeError(f"{name} must be an array of {'objects' if of is dict else 'strings'}, got "
+                                f"{type(value).__name__}{'' if not isinstance(value, list) else ' of other items'}")
+            return value
+
+        if not isinstance(data, dict):
+            raise TypeError(f"the definitions must be a JSON object, got {type(data).__name__}")
         return cls(
             regions=[Region(text(r["name"]), text(r["role"]), text(r["paradigm"]), text(r["group"]))
-                     for r in data["regions"]],
+                     for r in array("regions")],
             system_tree=[SystemTreeNode(text(n["name"]), text(n["kind"]), optional(n["parent"]))
-                         for n in data["system_tree"]],
+                         for n in array("system_tree")],
             locations=[Location(text(loc["name"]), text(loc["kind"]), optional(loc["parent"]))
-                       for loc in data["locations"]],
+                       for loc in array("locations")],
             communicators=[Communicator(text(c["name"]), tuple(integer(m) for m in c["members"]))
-                           for c in data["communicators"]],
+                           for c in array("communicators")],
             metrics=[Metric(text(m["name"]), text(m["unit"]), text(m["mode"]), text(m["value_type"]))
-                     for m in data["metrics"]],
-            strings=[text(x) for x in data["strings"]],
+                     for m in array("metrics")],
+            strings=list(array("strings", str)),
             timer_resolution=integer(data["timer_resolution"]),
             clock_offset=integer(data["clock_offset"]),
             provenance={text(k): text(v) for k, v in data["provenance"].items()},

@@ -2202,6 +2202,9 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     add("nodes_import_ids_repeat.ccg", "every_kind", f"the second `import_id` step of its NODES block of first node "
         f"8 set to 0, so that node 0 is listed twice (spec 5.2: ids increasing, every difference at least 1) "
         f"{recompressed}", block_changed(every_kind, nodes, node_streams(set_value(8, 1, 0)), nth=2))
+    add("nodes_import_id_at_first.ccg", "every_kind", f"the last `import_id` step of its NODES block of first node 8 "
+        f"set to 2, so that its last imported node is 8, the block's first, not an earlier block's (spec 5.2, 5.4: "
+        f"ids below `first`) {recompressed}", block_changed(every_kind, nodes, node_streams(set_value(8, 3, 2)), nth=2))
     add("nodes_import_metric_ids_repeat.ccg", "every_kind", f"the third `import_metric_id` of its NODES block of "
         f"first node 8 set to 1, the second's (spec 5.2: strictly increasing per node) {recompressed}",
         block_changed(every_kind, nodes, node_streams(set_value(12, 2, 1)), nth=2))
@@ -2221,6 +2224,19 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     add("coded_soft_leftover.ccg", "coded_soft", f"a byte after the coded soft values of its first "
         f"CODED_SOFT_NODES block, which decoding leaves over (spec 5.9: exactly B bytes) {recompressed}",
         block_changed(blobs["coded_soft"], SectionKind.CODED_SOFT_NODES, soft_byte_after))
+
+    # 2.4 and 4.1, 4.2 (with 7: JSON sections against their types)
+    q = parse(every_kind)
+    k = index_of(q, SectionKind.DEFINITIONS)
+    del q.entries[k], q.stored[k]
+    add("definitions_missing.ccg", "every_kind", "its DEFINITIONS block left out (spec 2.4: exactly 1; footer "
+        "rewritten with a valid CRC); the error names the footer", footer_of(build(q)))
+    add("definitions_regions_not_list.ccg", "every_kind", f"the DEFINITIONS member `regions` set to the string "
+        f"`main` (spec 4.1: an array of objects) {recompressed}",
+        block_changed(every_kind, SectionKind.DEFINITIONS, definitions_changed(lambda d: d.update(regions="main"))))
+    add("parameters_branching_text.ccg", "every_kind", f"the PARAMETERS member `branching` set to the string `4` "
+        f"(spec 4.2: an integer) {recompressed}",
+        block_changed(every_kind, SectionKind.PARAMETERS, definitions_changed(lambda d: d.update(branching="4"))))
 
     # 2.2, 2.3 and 2.5 flags and the directory
     def footer_changed(base: bytes, change: Callable[[bytearray, int], None]) -> tuple[bytes, int]:

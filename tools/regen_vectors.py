@@ -57,7 +57,7 @@ import zstandard
 # would write its own format into these files)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import ccgformat as ccg  # noqa: E402
-from ccgformat.archive import primed_lzma
+from ccgformat.archive import gapcoder, primed_lzma
 from ccgformat.archive.blocks import crc32c, frame_block, frame_compact
 from ccgformat.archive.bundle import (bundle_dictionary, compress_with_dictionary, decode_bundle, encode_bundle,
                                       member_count)
@@ -2221,6 +2221,16 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
         f"replaced by width 0 and 8 zero bytes, the mark and form of coded soft values, which only "
         f"CODED_SOFT_NODES blocks hold (spec 5.2, 5.9) {recompressed}",
         block_changed(blobs["coded_gaps"], SectionKind.CODED_NODES, soft_width_zero))
+    def bit_length_63(raw: bytearray) -> None:
+        coder = gapcoder._Encoder()  # the range coder of 5.8, made to code what no writer codes
+        coder.tree(gapcoder._Model().lengths, gapcoder.LENGTH_BITS, 63)
+        for _ in range(5):
+            coder.shift_low()
+        raw[:] = with_coded(bytes(raw), "gaps", bytes(coder.out))
+
+    add("coded_gaps_bit_length_63.ccg", "coded_gaps", f"the coded gaps of its first CODED_NODES block replaced by "
+        f"the range coder's bytes of one bit length 63, a value at or above 2^62 (spec 5.8: at most 62) "
+        f"{recompressed}", block_changed(blobs["coded_gaps"], SectionKind.CODED_NODES, bit_length_63))
     add("coded_soft_leftover.ccg", "coded_soft", f"a byte after the coded soft values of its first "
         f"CODED_SOFT_NODES block, which decoding leaves over (spec 5.9: exactly B bytes) {recompressed}",
         block_changed(blobs["coded_soft"], SectionKind.CODED_SOFT_NODES, soft_byte_after))
@@ -2358,8 +2368,39 @@ def bad_readme(bads: list[Bad]) -> str:
         raises = bad.raises if bad.raises.startswith("reads") else f"`{bad.raises}`"
         offset = "-" if bad.offset is None else str(bad.offset)
         out.append(f"| `{bad.name}` | {bad.how} | {raises} | {offset} |")
-    out.append("")
+    out += ["", *WITHOUT_A_FILE, ""]
     return "\n".join(out)
+
+
+#: the README's list of the corruption rules of spec/format.md no file above exercises, and why
+WITHOUT_A_FILE = """## Rules without a damaged file
+
+A review of every MUST, "is corrupt" and "a reader refuses" of spec/format.md (issue 36;
+sections 2.2-2.5, 4.3 and 4.5-4.11, 5.2-5.4 and 5.9 statement by statement, the files of
+2.6-2.9, 5.7 and 5.8 as earlier reviews left them) found a file above for each, except:
+
+- Variants of a rule whose check one file already exercises, in the same code: the other
+  fields of a rule that names several (4.10 blocks that differ in `start`, `stop` or N
+  beside `aggregate_states_differ`; 4.11 in `start`, `stop`, M or L beside
+  `metric_level_finest_differs`; a directory `first` that differs from the level beside
+  the `*_directory_count` files; 4.6 a `location` value at or above 2^63 beside
+  `root_table_events_huge`; 4.9 a `prefix` or `suffix` text id outside the list beside
+  `extension_table_key_past_list`; 4.7 the other streams' counts beside
+  `location_table_count_short`).
+- 5.9: a coded soft value whose bit length exceeds 62, and byte 0 of the coded soft values
+  not 0: the soft values are decoded by the decoder of 5.8's gaps (`coded_gaps_bit_length_63`,
+  `coded_gaps_first_byte`; `coded_soft_leftover` shows the soft stream reaches it).
+- 4.1, 4.2, 4.4, 4.5 and 7 ("JSON sections against the types listed in section 4"): files
+  for DEFINITIONS and PARAMETERS exercise the type checks (`definitions_not_json`,
+  `definitions_regions_not_list`, `parameters_branching_text`); a file per member, and
+  files for the members of SNAPSHOTS and SUMMARY, are not made. The rules on the content of
+  checkpoints (4.4, 4.5, and through 4.8 CHECKPOINT_TABLE: stacks, sums, `open`) are
+  checked by `ccg verify` and tested on generated archives in `tests/test_verify.py`, not
+  by a file here.
+- 7: the bounds a reader MAY apply (a gap, child id or imported total or event count at
+  or above 2^62; the memory of a node block) are permissions, not rules; `nodes_sum_overflow`
+  exercises the sum that MUST be refused.
+""".splitlines()
 
 
 # --------------------------------------------------------------------------- main

@@ -1819,11 +1819,7 @@ def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
                     f"gap; footer rewritten with a valid CRC)", "CorruptArchiveError", parse(data).entries[k].offset,
                     data))
 
-    q = parse(base)
-    k = index_of(q, SectionKind.DEFINITIONS)
-    q.entries.insert(k, q.entries[k])
-    q.stored.insert(k, q.stored[k])
-    data = build(q)
+    data = twice(base, SectionKind.DEFINITIONS)
     bads.append(Bad("two_definitions.ccg", "every_kind.ccg with its DEFINITIONS block twice, one after the other "
                     "(spec 2.4: exactly 1; footer rewritten with a valid CRC); the error names the footer",
                     "CorruptArchiveError", parse(data).footer_offset, data))
@@ -1960,13 +1956,6 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     # 4.7 LOCATION_TABLE, from many_locations.ccg (the location streams are 7-12, 0-based 6-11)
     located = blobs["many_locations"]
     table = SectionKind.LOCATION_TABLE
-    add("location_table_twice.ccg", "many_locations", "its LOCATION_TABLE block twice, one after the other (spec "
-        "4.7: at most one; footer rewritten with a valid CRC); the error names the footer",
-        footer_of(twice(located, table)))
-    add("location_table_beside_definitions.ccg", "many_locations", f"member 0 listed in the `members` of the "
-        f"DEFINITIONS' first communicator beside the LOCATION_TABLE (spec 4.7) {recompressed}",
-        block_changed(located, SectionKind.DEFINITIONS,
-                      definitions_changed(lambda d: d["communicators"][0].update(members=[0]))))
     add("location_table_count_short.ccg", "many_locations", f"the LOCATION_TABLE's location `suffix` stream "
         f"(8) one value short (spec 4.7: a stream count that does not match) {recompressed}",
         table_changed(located, table, one_short(7)))
@@ -1992,9 +1981,17 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
         text = encode_json(texts)
         raw[:4 + length] = struct.pack("<I", len(text)) + text
 
-    for kind, source, name in ((table, "many_locations", "location_table"),
-                               (SectionKind.EXTENSION_TABLE, "extension_records", "extension_table")):
+    for kind, source, name, beside, beside_how in (
+            (table, "many_locations", "location_table", lambda d: d["communicators"][0].update(members=[0]),
+             "member 0 listed in the `members` of the DEFINITIONS' first communicator"),
+            (SectionKind.EXTENSION_TABLE, "extension_records", "extension_table",
+             lambda d: d.update(extensions={}), "an empty `extensions` member in its DEFINITIONS")):
         section = "4.7" if kind == table else "4.9"
+        add(f"{name}_twice.ccg", source, f"its {kind.name} block twice, one after the other (spec {section}: at most "
+            f"one; footer rewritten with a valid CRC); the error names the footer",
+            footer_of(twice(blobs[source], kind)))
+        add(f"{name}_beside_definitions.ccg", source, f"{beside_how} beside the {kind.name} (spec {section}) "
+            f"{recompressed}", block_changed(blobs[source], SectionKind.DEFINITIONS, definitions_changed(beside)))
         add(f"{name}_text_length.ccg", source, f"the `text_length` of its {kind.name} set to the length of the "
             f"whole payload, so that the text list runs past it (spec {section}) {recompressed}",
             block_changed(blobs[source], kind, text_length_past_the_payload))
@@ -2007,12 +2004,6 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     # suffix, numbered, number
     extended = blobs["extension_records"]
     table = SectionKind.EXTENSION_TABLE
-    add("extension_table_twice.ccg", "extension_records", "its EXTENSION_TABLE block twice, one after the other "
-        "(spec 4.9: at most one; footer rewritten with a valid CRC); the error names the footer",
-        footer_of(twice(extended, table)))
-    add("extension_table_beside_definitions.ccg", "extension_records", f"an empty `extensions` member in its "
-        f"DEFINITIONS beside the EXTENSION_TABLE (spec 4.9) {recompressed}",
-        block_changed(extended, SectionKind.DEFINITIONS, definitions_changed(lambda d: d.update(extensions={}))))
     for name, change, how in (
             ("high_integer_low", set_value(3, 1, 0), "the integer step of its kind 8 value (the second element "
              "of `ids`) set to 0, so that the value is 0, below 2^63"),

@@ -1673,7 +1673,7 @@ def block_changed(base: bytes, kind: SectionKind, change: Callable[[bytearray], 
     return data, parse(data).entries[changed[0]].offset
 
 
-def field(offset: int, value: Callable[[bytearray], int]) -> Callable[[bytearray], None]:
+def header_u32(offset: int, value: Callable[[bytearray], int]) -> Callable[[bytearray], None]:
     """Set the u32 at ``offset`` of a table's fixed header (4.10, 4.11) to ``value(raw)``."""
     return lambda raw: struct.pack_into("<I", raw, offset, value(raw))
 
@@ -1721,14 +1721,14 @@ def node_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
             ("roots_events_claim.ccg", "many_locations_json", SectionKind.ROOTS, one_event_more,
              "the event count of the first ROOTS entry raised by one, so that it differs from its root's "
              "sub-tree (spec 4.3)"),
-            ("aggregate_level_reserved.ccg", "aggregation", SectionKind.AGGREGATE_LEVEL, field(28, lambda raw: 1),
+            ("aggregate_level_reserved.ccg", "aggregation", SectionKind.AGGREGATE_LEVEL, header_u32(28, lambda raw: 1),
              "the reserved u32 of its first AGGREGATE_LEVEL block set to 1 (spec 4.10)"),
             ("aggregate_level_stop_at_start.ccg", "aggregation", SectionKind.AGGREGATE_LEVEL, stop_at_start,
              "`stop` of its first AGGREGATE_LEVEL block set to its `start` (spec 4.10: stop above start)"),
             ("metric_level_above_finest.ccg", "metric_integrals", SectionKind.METRIC_LEVEL,
-             field(16, lambda raw: struct.unpack_from("<I", raw, 20)[0] + 1),
+             header_u32(16, lambda raw: struct.unpack_from("<I", raw, 20)[0] + 1),
              "`level` of its first METRIC_LEVEL block set one above its `finest` (spec 4.11)"),
-            ("metric_level_no_metrics.ccg", "metric_integrals", SectionKind.METRIC_LEVEL, field(24, lambda raw: 0),
+            ("metric_level_no_metrics.ccg", "metric_integrals", SectionKind.METRIC_LEVEL, header_u32(24, lambda raw: 0),
              "`metrics` (M) of its first METRIC_LEVEL block set to 0 (spec 4.11)")):
         data, offset = block_changed(blobs[source], kind, change)
         bads.append(Bad(name, f"{source}.ccg with {how} (recompressed; valid CRC and footer)",
@@ -1915,8 +1915,9 @@ def one_more_row(field_offset: int) -> Callable[[bytearray], None]:
 
 
 def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
-    """A damaged file for each corruption rule of spec 4.6, 4.7, 4.9, 4.10, 4.10.1, 4.11
-    and 5.3 that no other damaged file exercised (issue 36)."""
+    """A damaged file for each corruption rule of spec 2.2-2.5, 4.1, 4.2, 4.6, 4.7, 4.9,
+    4.10, 4.10.1, 4.11, 5.2-5.4, 5.8 and 5.9 that no other damaged file exercised (issue
+    36; the README lists the rules still without one, `WITHOUT_A_FILE`)."""
     bads: list[Bad] = []
 
     def add(name: str, source: str, how: str, made: tuple[bytes, int]) -> None:
@@ -2073,9 +2074,9 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
 
     for name, how, made in (
             ("level_21", "`level` of its first AGGREGATE_LEVEL block set to 21 (spec 4.10: at most 20)",
-             block_changed(aggregated, level, field(16, lambda raw: 21))),
+             block_changed(aggregated, level, header_u32(16, lambda raw: 21))),
             ("no_nodes", "`nodes` (N) of its first AGGREGATE_LEVEL block set to 0 (spec 4.10)",
-             block_changed(aggregated, level, field(24, lambda raw: 0))),
+             block_changed(aggregated, level, header_u32(24, lambda raw: 0))),
             ("value_huge", "the first value of its first AGGREGATE_LEVEL block set to 2^63 (spec 4.10)",
              block_changed(aggregated, level, level_streams_changed(value_huge))),
             ("cell_sum_huge", "the first value of its first AGGREGATE_LEVEL block set to 2^62 - 100, so that "
@@ -2083,10 +2084,10 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              block_changed(aggregated, level, level_streams_changed(cell_sum_huge))),
             ("states_differ", "`states` (R) of its AGGREGATE_LEVEL 1 set to 4, level 0's 3 (spec 4.10: blocks "
              "that differ in R); the error names level 0's block",
-             naming_level_0(block_changed(aggregated, level, field(20, lambda raw: 4), nth=1), level)),
+             naming_level_0(block_changed(aggregated, level, header_u32(20, lambda raw: 4), nth=1), level)),
             ("states_all_four", "`states` (R) of every AGGREGATE_LEVEL block set to 4, one more than the "
              "regions defined and stored (spec 4.10)",
-             block_changed(aggregated, level, field(20, lambda raw: 4), nth=None)),
+             block_changed(aggregated, level, header_u32(20, lambda raw: 4), nth=None)),
             ("nodes_all_eight", "`nodes` (N) of every AGGREGATE_LEVEL block set to 8 with one more node's "
              "cells, all empty: the hierarchy has 7 nodes (spec 4.10)",
              block_changed(aggregated, level, one_more_row(24), nth=None)),
@@ -2126,18 +2127,18 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     level = SectionKind.METRIC_LEVEL
     for name, how, made in (
             ("finest_21", "`finest` of its first METRIC_LEVEL block set to 21 (spec 4.11: at most 20)",
-             block_changed(integrals, level, field(20, lambda raw: 21))),
+             block_changed(integrals, level, header_u32(20, lambda raw: 21))),
             ("stop_at_start", "`stop` of its first METRIC_LEVEL block set to its `start` (spec 4.11: stop above "
              "start)", block_changed(integrals, level, stop_at_start)),
             ("no_locations", "`locations` (L) of its first METRIC_LEVEL block set to 0 (spec 4.11)",
-             block_changed(integrals, level, field(28, lambda raw: 0))),
+             block_changed(integrals, level, header_u32(28, lambda raw: 0))),
             ("count_short", "the `count` stream of its first METRIC_LEVEL block one cell short of L x 2^k (spec "
              "4.11: a stream count that does not match)", table_changed(integrals, level, one_short(0))),
             ("minus_zero", "the first stored value of its first METRIC_LEVEL block set to the bits of -0.0 (spec "
              "4.11: a stored -0.0)", table_changed(integrals, level, set_value(2, 0, 1 << 63))),
             ("finest_differs", "`finest` of its METRIC_LEVEL 1 set one above level 0's (spec 4.11: blocks that "
              "differ in F); the error names level 0's block",
-             naming_level_0(block_changed(integrals, level, field(20, lambda raw: struct.unpack_from(
+             naming_level_0(block_changed(integrals, level, header_u32(20, lambda raw: struct.unpack_from(
                  "<I", raw, 20)[0] + 1), nth=1), level)),
             ("directory_count", "the directory's `count` of its METRIC_LEVEL 1 set to 3, not 2^1 (spec 4.11; "
              "footer rewritten with a valid CRC)", entry_changed(integrals, level, 1, count=3)),
@@ -2148,7 +2149,7 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "(spec 4.11)", block_changed(integrals, level, lambda raw: struct.pack_into(
                  "<q", raw, 0, struct.unpack_from("<q", raw)[0] - 1), nth=None)),
             ("metrics_all_three", "`metrics` (M) of every METRIC_LEVEL block set to 3, one more than the defined "
-             "metrics (spec 4.11)", block_changed(integrals, level, field(24, lambda raw: 3), nth=None)),
+             "metrics (spec 4.11)", block_changed(integrals, level, header_u32(24, lambda raw: 3), nth=None)),
             ("locations_all_three", "`locations` (L) of every METRIC_LEVEL block raised by one with one more "
              "location's cells, all empty (spec 4.11: L different from 1 + the largest location index)",
              block_changed(integrals, level, one_more_row(28), nth=None))):

@@ -32,7 +32,7 @@ from typing import Any
 
 import synth
 from bench_query import CACHE
-from bench_scale import _cell, _seconds
+from bench_scale import STEP_COLUMNS, _cell
 from benchkit import Column, benchmark, fmt_float, fmt_rate, repeated_process
 
 #: length name -> (locations, events per location)
@@ -160,10 +160,7 @@ def summarise(entries: list[dict[str, Any]]) -> None:
      "per 10^6 events against the 1 M twin; projection: that line extended to 10^9 events)", [
         Column("length", lambda e: e["length"], "<"),
         Column("variant", lambda e: e["variant"], "<"),
-        Column("step", lambda e: e["step"], "<"),
-        Column("s", _seconds),
-        Column("ev/s", _cell("events_per_s", fmt_rate)),
-        Column("peak MB", _cell("peak_rss_mb", lambda x: fmt_float(x, 0))),
+        *STEP_COLUMNS,
         Column("MB/10^6 ev", _cell("mb_per_million", lambda x: fmt_float(x, 1))),
         Column("s/10^6 ev", _cell("s_per_million", lambda x: fmt_float(x, 3))),
         Column("10^9: MB", _cell("projected_mb", lambda x: fmt_float(x, 0))),

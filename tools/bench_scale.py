@@ -371,14 +371,17 @@ def _section(kind: str) -> Callable[[dict[str, Any]], str]:
     return lambda e: fmt_float(e["sections"].get(kind, {}).get("bytes", 0) / e["locations"], 1)
 
 
+#: a step's name, its seconds, events per second and peak RSS (the long benchmark's too)
+STEP_COLUMNS = [Column("step", lambda e: e["step"], "<"), Column("s", _seconds),
+                Column("ev/s", _cell("events_per_s", fmt_rate)),
+                Column("peak RSS MB", _cell("peak_rss_mb", lambda x: fmt_float(x, 0)))]
+
+
 @benchmark("scale", "time and peak RSS of convert, open, queries and cat at 20,000 to 1,000,000 locations", [
     ("Steps (s: median (min-max) in the child; peak RSS of the child; per location: us and KB above startup; "
      "x1k: per-location ratio to the same shape with --ratio-locations)", [
         Column("shape", lambda e: e["shape"], "<"),
-        Column("step", lambda e: e["step"], "<"),
-        Column("s", _seconds),
-        Column("ev/s", _cell("events_per_s", fmt_rate)),
-        Column("peak RSS MB", _cell("peak_rss_mb", lambda x: fmt_float(x, 0))),
+        *STEP_COLUMNS,
         Column("us/loc", _cell("us_per_location", lambda x: fmt_float(x, 2))),
         Column("x1k", _cell("us_ratio", lambda x: f"{x:.2f}")),
         Column("KB/loc", _cell("kb_per_location", lambda x: fmt_float(x, 2))),

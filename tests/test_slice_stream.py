@@ -254,3 +254,46 @@ def test_corpus_timeline_by_location_of_a_large_graph(tmp_path_factory, monkeypa
         first, last = archive.time_range
         same_timelines(archive, monkeypatch, first, last + 1, 1000)
         same_timelines(archive, monkeypatch, first + (last - first) // 3, last, 37, color_by="region", height=2)
+
+
+def aggregate_peak(folder, locations: int, events: int) -> tuple[int, int]:
+    """The traced peak of `aggregate` (30 slices) and of the timeline (37 columns) of a
+    jittered ring trace of about ``events`` events per location, written as an archive
+    with its tables, and its node count."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    import synth
+    definitions, stream = synth.synthesize(locations, events, jitter=0.3, seed=2, pattern="ring")
+    path = folder / f"ring-{events}.ccg"
+    ccgformat.write_trace(path, definitions, ((location, stream(location)) for location in range(locations)),
+                          nodes_per_block=256, aggregation=1000.0)
+    with ccgformat.open(path) as archive:
+        nodes = archive.stats.n
+        first, last = archive.time_range
+        tracemalloc.start()
+        try:
+            archive.aggregate(30)
+            archive.timeline(first, last + 1, 37)
+            return tracemalloc.get_traced_memory()[1], nodes
+        finally:
+            tracemalloc.stop()
+
+
+def test_the_model_and_timeline_of_a_long_archive_take_memory_set_by_their_answer(tmp_path, monkeypatch):
+    """The same jittered shape at two lengths, 4x apart, as archives with their tables:
+    the graph grows about 4x, the memory of the model and the timeline (the windows
+    walked where the slices cut the tables' cells) does not. Bound: the tables' cells and
+    the answer (2 locations x 1,024 cells x a few regions), a batch of 1,024 events, the
+    block cache held to one block of 256 nodes (decoded blocks are numpy arrays under the
+    Python backend), and the archive's facts per block."""
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+    monkeypatch.setattr(streaming, "WALK_BATCH", 1024)
+    monkeypatch.setattr(importlib.import_module("ccgformat.archive.reader"), "BLOCK_CACHE_BYTES", 1)
+    monkeypatch.setattr(walk_module, "SpanReader", functools.partial(spans_module.SpanReader, cache_events=1 << 12))
+    short_peak, short_nodes = aggregate_peak(tmp_path, 2, 10_000)
+    long_peak, long_nodes = aggregate_peak(tmp_path, 2, 40_000)
+    assert long_nodes > 3 * short_nodes
+    assert short_peak < 8 << 20 and long_peak < 8 << 20, (short_peak, long_peak)
+    # the archive's per-block facts (4x the blocks) grow a little; a walk of every node would 4x
+    assert long_peak < 1.3 * short_peak + (1 << 20), (short_peak, long_peak)

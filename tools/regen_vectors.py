@@ -2320,17 +2320,117 @@ def verify_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "SUMMARY block, which its SNAPSHOTS list (spec 4.5: at the same checkpoints)",
              lambda doc: doc["locations"][-1].update(checkpoints=doc["locations"][-1]["checkpoints"][1:]), 0,
              summaries[-1])):
-        q = parse(base)
-        k = summaries[-1]
-        document = json.loads(stored_raw(q, k))
-        change(document)
-        raw = encode_json(document)
-        q.stored[k] = zstd_frame(raw)
-        q.entries[k] = replace(q.entries[k], raw_length=len(raw), count=q.entries[k].count + count)
-        data = build(q)
+        data = index_changed(base, summaries[-1], change, count)
         bads.append(Bad(name, f"many_locations_json.ccg {how} (recompressed; valid CRC and footer)", VERIFIED,
                         parse(data).entries[named].offset, data))
+    for name, kind, how, change in CHECKPOINT_CONTENTS:
+        k = index_of(parse(base), kind)
+        bads.append(Bad(name, f"many_locations_json.ccg with {how} of its first {kind.name} block (location 0, "
+                              f"6 events, interval 4) (recompressed; valid CRC and footer)", VERIFIED,
+                        parse(base).entries[k].offset, index_changed(base, k, change)))
     return bads
+
+
+def index_changed(base: bytes, k: int, change: Callable[[dict[str, Any]], None], count: int = 0) -> bytes:
+    """``base`` with the JSON document of its block ``k`` (SNAPSHOTS or SUMMARY) changed in
+    place by ``change`` and the directory's `count` moved by ``count`` (recompressed; valid
+    CRC and footer)."""
+    q = parse(base)
+    document = json.loads(stored_raw(q, k))
+    change(document)
+    raw = encode_json(document)
+    q.stored[k] = zstd_frame(raw)
+    q.entries[k] = replace(q.entries[k], raw_length=len(raw), count=q.entries[k].count + count)
+    return build(q)
+
+
+def first_point(change: Callable[[dict[str, Any]], None], nth: int = 0) -> Callable[[dict[str, Any]], None]:
+    """A change of an index block: checkpoint ``nth`` of its first location changed by ``change``."""
+    return lambda document: change(document["locations"][0]["checkpoints"][nth])
+
+
+def set_row(member: str, row: int, value: Any, nth: int = 0) -> Callable[[dict[str, Any]], None]:
+    """A change of an index block: row ``row`` of ``member`` of checkpoint ``nth`` of its
+    first location set to ``value`` (``row`` = its length: one row appended)."""
+    def change(point: dict[str, Any]) -> None:
+        rows = point[member]
+        rows[row:row + 1] = [value]
+    return first_point(change, nth)
+
+
+#: The files of the content and member types of SNAPSHOTS and SUMMARY checkpoints (spec
+#: 4.4, 4.5): what each is made with in many_locations_json.ccg, whose location 0 has
+#: SNAPSHOTS checkpoints {index 4, time 110, stack [[0, 0]], metrics []} and {6, 111, [], []}
+#: and SUMMARY checkpoint 0 with regions [[0, 1, 110, 10], [1, 1, 100, 100]], messages
+#: [1, 64, 0, 0], collectives [0, 0, 0], peers [[1, 1, 64, 0, 0]], operations [],
+#: durations [[1, 100, 100]] and open [[0, 0, 111]].
+CHECKPOINT_CONTENTS: list[tuple[str, SectionKind, str, Callable[[dict[str, Any]], None]]] = [
+    ("snapshots_stack_other_region.ccg", SectionKind.SNAPSHOTS, "the `stack` of checkpoint 0 naming region 1, "
+     "not the open region 0 (spec 4.4: the regions open before event k)", set_row("stack", 0, [1, 0])),
+    ("snapshots_stack_enter_changed.ccg", SectionKind.SNAPSHOTS, "the enter time of the `stack` row of checkpoint "
+     "0 set to 5, not its ENTER's 0 (spec 4.4: with their enter timestamps)", set_row("stack", 0, [0, 5])),
+    ("snapshots_stack_extra.ccg", SectionKind.SNAPSHOTS, "a row [1, 100] appended to the `stack` of checkpoint 0, "
+     "a call already left (spec 4.4: the regions open before event k)", set_row("stack", 1, [1, 100])),
+    ("snapshots_time_changed.ccg", SectionKind.SNAPSHOTS, "the `time` of checkpoint 0 set to 109, not 110, the "
+     "timestamp of event 4 (spec 4.4: T = the timestamp of event k)", first_point(lambda p: p.update(time=109))),
+    ("snapshots_final_time_changed.ccg", SectionKind.SNAPSHOTS, "the `time` of the final checkpoint set to 110, "
+     "not the location's end 111 (spec 4.4: for the final checkpoint, the location's `end`)",
+     first_point(lambda p: p.update(time=110), 1)),
+    ("snapshots_time_decreasing.ccg", SectionKind.SNAPSHOTS, "the `time` of checkpoint 1 set to 100, before "
+     "checkpoint 0's 110 (spec 4.4: the timestamps of later events)", first_point(lambda p: p.update(time=100), 1)),
+    ("snapshots_index_off_interval.ccg", SectionKind.SNAPSHOTS, "the `index` of checkpoint 0 set to 3, not K = 4 "
+     "(spec 4.4: k = K, 2K, ...)", first_point(lambda p: p.update(index=3))),
+    ("snapshots_final_missing.ccg", SectionKind.SNAPSHOTS, "the final checkpoint (index 6) of location 0 left "
+     "out (spec 4.4: a final one at k = count)",
+     lambda doc: doc["locations"][0].update(checkpoints=doc["locations"][0]["checkpoints"][:1])),
+    ("snapshots_interval_zero.ccg", SectionKind.SNAPSHOTS, "`interval` set to 0 (spec 4.4: K, a positive "
+     "integer)", lambda doc: doc.update(interval=0)),
+    ("snapshots_interval_text.ccg", SectionKind.SNAPSHOTS, "`interval` set to the string `4` (spec 4.4: an "
+     "integer)", lambda doc: doc.update(interval="4")),
+    ("snapshots_stack_three_columns.ccg", SectionKind.SNAPSHOTS, "the `stack` row of checkpoint 0 set to "
+     "[0, 0, 0] (spec 4.4: rows [region, enter_time])", set_row("stack", 0, [0, 0, 0])),
+    ("snapshots_stack_undefined_region.ccg", SectionKind.SNAPSHOTS, "the `stack` row of checkpoint 0 naming "
+     "region 999, which the definitions do not define (spec 4.4, 4.1)", set_row("stack", 0, [999, 0])),
+    ("snapshots_metrics_undefined.ccg", SectionKind.SNAPSHOTS, "a row [0, 5] in the `metrics` of checkpoint 0, "
+     "metric 0 of a file that defines none (spec 4.4: per metric sampled before event k)",
+     set_row("metrics", 0, [0, 5])),
+    ("summary_calls_changed.ccg", SectionKind.SUMMARY, "`calls` of region 0 in checkpoint 0 set to 2, not its 1 "
+     "ENTER (spec 4.5: `calls`)", set_row("regions", 0, [0, 2, 110, 10])),
+    ("summary_inclusive_changed.ccg", SectionKind.SUMMARY, "`inclusive` of region 0 in checkpoint 0 set to 111, "
+     "not 110 (spec 4.5: `inclusive`, an open call counting T - enter)", set_row("regions", 0, [0, 1, 111, 10])),
+    ("summary_exclusive_changed.ccg", SectionKind.SUMMARY, "`exclusive` of region 0 in checkpoint 0 set to 11, "
+     "not 10 (spec 4.5: `exclusive`)", set_row("regions", 0, [0, 1, 110, 11])),
+    ("summary_regions_unsorted.ccg", SectionKind.SUMMARY, "the `regions` of checkpoint 0 in decreasing order of "
+     "region (spec 4.5: sorted by region)", first_point(lambda p: p["regions"].reverse())),
+    ("summary_messages_changed.ccg", SectionKind.SUMMARY, "the sends of `messages` in checkpoint 0 set to 2, not "
+     "its 1 SEND (spec 4.5: `messages`)", first_point(lambda p: p.update(messages=[2, 64, 0, 0]))),
+    ("summary_messages_five.ccg", SectionKind.SUMMARY, "a fifth value in the `messages` of checkpoint 0 (spec "
+     "4.5: [sent, bytes_sent, received, bytes_received])",
+     first_point(lambda p: p.update(messages=[1, 64, 0, 0, 0]))),
+    ("summary_collectives_changed.ccg", SectionKind.SUMMARY, "the count of `collectives` in checkpoint 0 set to "
+     "1, with no COLL_END before event 4 (spec 4.5: `collectives`)",
+     first_point(lambda p: p.update(collectives=[1, 0, 0]))),
+    ("summary_peers_changed.ccg", SectionKind.SUMMARY, "the sends to peer 1 in the `peers` of checkpoint 0 set "
+     "to 2, not 1 (spec 4.5: `peers`)", set_row("peers", 0, [1, 2, 64, 0, 0])),
+    ("summary_operations_changed.ccg", SectionKind.SUMMARY, "a row [0, 1, 0, 0] in the `operations` of "
+     "checkpoint 0, an operation not seen before event 4 (spec 4.5: `operations`)",
+     set_row("operations", 0, [0, 1, 0, 0])),
+    ("summary_durations_changed.ccg", SectionKind.SUMMARY, "the shortest call of region 1 in the `durations` of "
+     "checkpoint 0 set to 99, not 100 (spec 4.5: `durations`)", set_row("durations", 0, [1, 99, 100])),
+    ("summary_open_changed.ccg", SectionKind.SUMMARY, "the leave time of the `open` call of checkpoint 0 set to "
+     "112, not its LEAVE's 111 (spec 4.5: `open`, the stack with the leave timestamps)",
+     set_row("open", 0, [0, 0, 112])),
+    ("summary_open_at_final.ccg", SectionKind.SUMMARY, "a row [0, 0, 111] in the `open` of the final checkpoint "
+     "(spec 4.5: the final checkpoint has none)", set_row("open", 0, [0, 0, 111], 1)),
+    ("summary_open_missing.ccg", SectionKind.SUMMARY, "checkpoint 0 without its `open` member, which the other "
+     "checkpoints have (spec 4.5: the four members of 1.2 in every SUMMARY checkpoint or in none)",
+     first_point(lambda p: p.pop("open"))),
+    ("summary_durations_two_columns.ccg", SectionKind.SUMMARY, "the `durations` row of checkpoint 0 set to "
+     "[1, 100] (spec 4.5: rows [region, shortest, longest])", set_row("durations", 0, [1, 100])),
+    ("summary_regions_undefined.ccg", SectionKind.SUMMARY, "a row [999, 1, 1, 1] appended to the `regions` of "
+     "checkpoint 0, a region the definitions do not define (spec 4.5, 4.1)",
+     set_row("regions", 2, [999, 1, 1, 1])),
+]
 
 
 def bad_readme(bads: list[Bad]) -> str:

@@ -1914,6 +1914,31 @@ def one_more_row(field_offset: int) -> Callable[[bytearray], None]:
     return level_streams_changed(change)
 
 
+#: A wrong type per member of DEFINITIONS and PARAMETERS whose type spec 4.1 and 4.2 state
+#: and no other file exercises (`regions` and `branching` have theirs): the member, the
+#: value it is set to in every_kind.ccg, and the type the spec states.
+MEMBER_TYPES: list[tuple[SectionKind, str, Any, str]] = [
+    *((SectionKind.DEFINITIONS, member, "x", "an array") for member in
+      ("system_tree", "locations", "communicators", "metrics", "strings")),
+    (SectionKind.DEFINITIONS, "strings", [1], "an array of strings"),
+    (SectionKind.DEFINITIONS, "timer_resolution", "1", "an integer"),
+    (SectionKind.DEFINITIONS, "clock_offset", "0", "an integer"),
+    (SectionKind.DEFINITIONS, "provenance", "x", "an object of strings"),
+    (SectionKind.DEFINITIONS, "provenance", {"source_format": 1}, "an object of strings"),
+    (SectionKind.DEFINITIONS, "extensions", "x", "an object"),
+    *((SectionKind.PARAMETERS, member, "0", "an integer") for member in
+      ("abs_dev", "search_length", "leaf_window", "representatives", "zstd_level", "checkpoint_interval",
+       "nodes_per_block")),
+    *((SectionKind.PARAMETERS, member, "0", "a number") for member in ("rel_dev", "rel_size", "rel_metric")),
+    (SectionKind.PARAMETERS, "converter", 5, "a string"),
+    (SectionKind.PARAMETERS, "provenance", "x", "an object"),
+    (SectionKind.PARAMETERS, "metrics", "x", "{N, n, M, m}"),
+]
+
+#: the last word of a MEMBER_TYPES file's name, by the type of the wrong value
+WRONG_TYPE_NAMES = {str: "text", int: "number", list: "of_numbers", dict: "of_numbers"}
+
+
 def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     """A damaged file for each corruption rule of spec 2.2-2.5, 4.1, 4.2, 4.6, 4.7, 4.9,
     4.10, 4.10.1, 4.11, 5.2-5.4, 5.8 and 5.9 that no other damaged file exercised (issue
@@ -2239,6 +2264,11 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     add("parameters_branching_text.ccg", "every_kind", f"the PARAMETERS member `branching` set to the string `4` "
         f"(spec 4.2: an integer) {recompressed}",
         block_changed(every_kind, SectionKind.PARAMETERS, definitions_changed(lambda d: d.update(branching="4"))))
+    for kind, member, value, expected in MEMBER_TYPES:
+        add(f"{kind.name.lower()}_{member}_{WRONG_TYPE_NAMES[type(value)]}.ccg", "every_kind", f"the {kind.name} member "
+            f"`{member}` set to {json.dumps(value)} (spec {'4.1' if kind == SectionKind.DEFINITIONS else '4.2'}: "
+            f"{expected}) {recompressed}",
+            block_changed(every_kind, kind, definitions_changed(lambda d, m=member, v=value: d.update({m: v}))))
 
     # 2.2, 2.3 and 2.5 flags and the directory
     def footer_changed(base: bytes, change: Callable[[bytearray, int], None]) -> tuple[bytes, int]:

@@ -519,17 +519,20 @@ class _Verifier:
         (`indexes.checkpoints`); the first member of a location that differs is reported."""
         if any(problem.kind in NODE_KINDS for problem in self.problems):
             return  # the events cannot be rebuilt; the node blocks' problems say why
-        rebuilt: dict[tuple[int, int], list[dict[str, Any]]] = {}
-        for kind, by_location in sorted(self.contents.items()):
-            for location, (entry, interval, points) in sorted(by_location.items()):
-                key = (location, interval)
+        locations = sorted(set().union(*(by_location.keys() for by_location in self.contents.values())))
+        for location in locations:  # one location's checkpoints at a time, rebuilt once per interval
+            rebuilt: dict[int, list[dict[str, Any]]] = {}
+            for _, by_location in sorted(self.contents.items()):
+                if location not in by_location:
+                    continue
+                entry, interval, points = by_location[location]
                 try:
-                    if key not in rebuilt:
-                        rebuilt[key] = [{**point.snapshot_json(), **point.summary_json()} for point in
-                                        rebuilt_checkpoints(self.archive.location(location), interval)]
+                    if interval not in rebuilt:
+                        rebuilt[interval] = [{**point.snapshot_json(), **point.summary_json()} for point in
+                                             rebuilt_checkpoints(self.archive.location(location), interval)]
                 except (CcgError, KeyError):
                     return  # reported by the checks of the roots and nodes
-                reason = _first_difference(points, rebuilt[key])
+                reason = _first_difference(points, rebuilt[interval])
                 if reason:
                     self.add(entry, f"location {location}: {reason} (spec 4.4, 4.5: a checkpoint describes the "
                                     f"events a reader rebuilds)")

@@ -350,6 +350,13 @@ class Definitions:
                                 f"{type(value).__name__}{'' if not isinstance(value, list) else ' of other items'}")
             return value
 
+        def members(name: str, default: Any = None) -> dict[str, Any]:
+            """The member ``name``, an object (``default`` when absent and one is given)."""
+            value = data[name] if default is None else data.get(name, default)
+            if not isinstance(value, dict):
+                raise TypeError(f"{name} must be an object, got {type(value).__name__}")
+            return value
+
         if not isinstance(data, dict):
             raise TypeError(f"the definitions must be a JSON object, got {type(data).__name__}")
         return cls(
@@ -366,8 +373,8 @@ class Definitions:
             strings=list(array("strings", str)),
             timer_resolution=integer(data["timer_resolution"]),
             clock_offset=integer(data["clock_offset"]),
-            provenance={text(k): text(v) for k, v in data["provenance"].items()},
-            extensions={text(k): v for k, v in data.get("extensions", {}).items()},
+            provenance={text(k): text(v) for k, v in members("provenance").items()},
+            extensions={text(k): v for k, v in members("extensions", {}).items()},
         )
 
 

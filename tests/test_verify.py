@@ -492,3 +492,21 @@ def test_summary_and_snapshots_must_be_at_the_same_events(archive, tmp_path):
     with ccg.open(path) as damaged:
         with pytest.raises(CorruptArchiveError):
             damaged.profile(summary_index=True)
+
+
+@pytest.mark.parametrize("kind, damage, member", [
+    (SectionKind.SNAPSHOTS, lambda p: p.update(stack=[[r, t + 1] for r, t in p["stack"]] or [[0, 0]]), "stack"),
+    (SectionKind.SNAPSHOTS, lambda p: p.update(time=p["time"] - 1), "time"),
+    (SectionKind.SUMMARY, lambda p: p.update(regions=[[r, c + 1, i, e] for r, c, i, e in p["regions"]]
+                                             or [[0, 1, 0, 0]]), "regions"),
+    (SectionKind.SUMMARY, lambda p: p.update(open=p["open"] + [[0, p["time"], p["time"]]]), "open"),
+], ids=["stack", "time", "regions", "open"])
+def test_checkpoint_contents_must_be_those_of_the_rebuilt_events(archive, tmp_path, kind, damage, member):
+    """Spec 4.4, 4.5: each checkpoint sound in form, but not what the events give; verify
+    names the block and the member, and reading goes through."""
+    def change(document):
+        damage(document["locations"][0]["checkpoints"][0])
+    path = rebuild(archive, tmp_path / "c.ccg", json_payload(kind, change))
+    problems = verify(path)
+    assert [(p.kind, p.offset) for p in problems] == [(kind, entries_of(path, kind)[0].offset)]
+    assert f"'{member}' is" in problems[0].reason and "rebuilt events" in problems[0].reason

@@ -66,8 +66,10 @@ from ccgformat.archive.codec import (BLOCK_START, SIGNED, STREAM_HEADER, STREAMS
 from ccgformat.archive.layout import (BLOCK_CRC, BLOCK_HEADER, BLOCK_OVERHEAD, COMPACT_MAJOR_VERSION, DIRECTORY_ENTRY,
                                       END_MAGIC, EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION,
                                       PRIMED_LZMA_MINOR_VERSION, TRAILER, BlockFlags, SectionKind)
+from ccgformat.archive.indexes import Checkpoint
 from ccgformat.archive.jsontable import MAX_DEPTH, decode_json_table, encode_json_table
 from ccgformat.archive.sections import DirectoryEntry, decode_directory, encode_directory, encode_json
+from ccgformat.archive.tables import decode_checkpoint_table, encode_checkpoint_table
 from ccgformat.archive.verify import verify
 from ccgformat.model import (KIND_FIELDS, Communicator, Definitions, Event, EventBatch, EventKind, Location,
                              Metric, Region, SystemTreeNode)
@@ -1678,6 +1680,14 @@ def header_u32(offset: int, value: Callable[[bytearray], int]) -> Callable[[byte
     return lambda raw: struct.pack_into("<I", raw, offset, value(raw))
 
 
+def moved_q(offset: int, by: int) -> Callable[[bytearray], None]:
+    """A change of a pyramid level's header (4.10, 4.11): the i64 at ``offset`` (`start` 0,
+    `stop` 8) moved by ``by``."""
+    def change(raw: bytearray) -> None:
+        struct.pack_into("<q", raw, offset, struct.unpack_from("<q", raw, offset)[0] + by)
+    return change
+
+
 def stop_at_start(raw: bytearray) -> None:
     """A pyramid level's (4.10, 4.11) `stop` set to its `start`."""
     raw[8:16] = raw[0:8]
@@ -1914,6 +1924,31 @@ def one_more_row(field_offset: int) -> Callable[[bytearray], None]:
     return level_streams_changed(change)
 
 
+#: A wrong type per member of DEFINITIONS and PARAMETERS whose type spec 4.1 and 4.2 state
+#: and no other file exercises (`regions` and `branching` have theirs): the member, the
+#: value it is set to in every_kind.ccg, and the type the spec states.
+MEMBER_TYPES: list[tuple[SectionKind, str, Any, str]] = [
+    *((SectionKind.DEFINITIONS, member, "x", "an array") for member in
+      ("system_tree", "locations", "communicators", "metrics", "strings")),
+    (SectionKind.DEFINITIONS, "strings", [1], "an array of strings"),
+    (SectionKind.DEFINITIONS, "timer_resolution", "1", "an integer"),
+    (SectionKind.DEFINITIONS, "clock_offset", "0", "an integer"),
+    (SectionKind.DEFINITIONS, "provenance", "x", "an object of strings"),
+    (SectionKind.DEFINITIONS, "provenance", {"source_format": 1}, "an object of strings"),
+    (SectionKind.DEFINITIONS, "extensions", "x", "an object"),
+    *((SectionKind.PARAMETERS, member, "0", "an integer") for member in
+      ("abs_dev", "search_length", "leaf_window", "representatives", "zstd_level", "checkpoint_interval",
+       "nodes_per_block")),
+    *((SectionKind.PARAMETERS, member, "0", "a number") for member in ("rel_dev", "rel_size", "rel_metric")),
+    (SectionKind.PARAMETERS, "converter", 5, "a string"),
+    (SectionKind.PARAMETERS, "provenance", "x", "an object"),
+    (SectionKind.PARAMETERS, "metrics", "x", "{N, n, M, m}"),
+]
+
+#: the last word of a MEMBER_TYPES file's name, by the type of the wrong value
+WRONG_TYPE_NAMES = {str: "text", int: "number", list: "of_numbers", dict: "of_numbers"}
+
+
 def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     """A damaged file for each corruption rule of spec 2.2-2.5, 4.1, 4.2, 4.6, 4.7, 4.9,
     4.10, 4.10.1, 4.11, 5.2-5.4, 5.8 and 5.9 that no other damaged file exercised (issue
@@ -1953,6 +1988,9 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     add("root_table_events_huge.ccg", "every_kind", f"the ROOT_TABLE's first event count (stream 5) set to 2^63 "
         f"(spec 4.6: at or above 2^63) {recompressed}",
         table_changed(every_kind, SectionKind.ROOT_TABLE, set_value(4, 0, 1 << 63)))
+    add("root_table_location_huge.ccg", "every_kind", f"the ROOT_TABLE's first location (stream 1) set to 2^63 "
+        f"(spec 4.6: a value of stream 1 at or above 2^63) {recompressed}",
+        table_changed(every_kind, SectionKind.ROOT_TABLE, set_value(0, 0, 1 << 63)))
 
     # 4.7 LOCATION_TABLE, from many_locations.ccg (the location streams are 7-12, 0-based 6-11)
     located = blobs["many_locations"]
@@ -1960,6 +1998,16 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     add("location_table_count_short.ccg", "many_locations", f"the LOCATION_TABLE's location `suffix` stream "
         f"(8) one value short (spec 4.7: a stream count that does not match) {recompressed}",
         table_changed(located, table, one_short(7)))
+    for stream, name in enumerate(("system_prefix", "system_suffix", "system_numbered", "system_number",
+                                   "system_kind", "system_parent", "location_prefix", None, "location_numbered",
+                                   "location_number", "location_kind", "location_parent", "member_count",
+                                   "member")):
+        if name is not None:
+            add(f"location_table_{name}_short.ccg", "many_locations", f"the LOCATION_TABLE's stream {stream + 1} "
+                f"(`{name.split('_', 1)[-1] if name.startswith(('system', 'location')) else name}` of the "
+                f"{'communicators' if stream > 11 else name.split('_')[0] + ' entries'}) one value short "
+                f"(spec 4.7: a stream count that does not match) {recompressed}",
+                table_changed(located, table, one_short(stream)))
     add("location_table_negative_number.ccg", "many_locations", f"the LOCATION_TABLE's first location number step "
         f"(stream 10) set to -1, so that `rank 0` becomes number -1 (spec 4.7) {recompressed}",
         table_changed(located, table, set_value(9, 0, 1)))
@@ -2011,6 +2059,10 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
             ("number_not_json", set_value(4, 0, 0), "the prefix of its kind 7 value (`ratio`, `0.50`) set to "
              "text 0 (`demo`), so that the string `demo50` is not a JSON number"),
             ("key_past_list", set_value(2, 0, 999), "its first key set to text 999, past the text list"),
+            ("prefix_past_list", set_value(4, 0, 999), "the prefix of its kind 7 value (`ratio`) set to text "
+             "999, past the text list"),
+            ("suffix_past_list", set_value(5, 0, 999), "the suffix of its kind 7 value (`ratio`) set to text "
+             "999, past the text list"),
             ("numbered_two", set_value(6, 0, 2), "its first `numbered` value set to 2 (0 or 1)"),
             ("negative_number", set_value(7, 0, 1), "its first number step set to -1, so that the number of "
              "`ratio` is -1"),
@@ -2085,6 +2137,15 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
             ("states_differ", "`states` (R) of its AGGREGATE_LEVEL 1 set to 4, level 0's 3 (spec 4.10: blocks "
              "that differ in R); the error names level 0's block",
              naming_level_0(block_changed(aggregated, level, header_u32(20, lambda raw: 4), nth=1), level)),
+            ("start_differs", "`start` of its AGGREGATE_LEVEL 1 lowered by one, level 0's minus one (spec 4.10: "
+             "blocks that differ in `start`); the error names level 0's block",
+             naming_level_0(block_changed(aggregated, level, moved_q(0, -1), nth=1), level)),
+            ("stop_differs", "`stop` of its AGGREGATE_LEVEL 1 raised by one, level 0's plus one (spec 4.10: "
+             "blocks that differ in `stop`); the error names level 0's block",
+             naming_level_0(block_changed(aggregated, level, moved_q(8, 1), nth=1), level)),
+            ("nodes_differ", "`nodes` (N) of its AGGREGATE_LEVEL 1 set to 8 with one more node's cells, all "
+             "empty, level 0's 7 (spec 4.10: blocks that differ in N); the error names level 0's block",
+             naming_level_0(block_changed(aggregated, level, one_more_row(24), nth=1), level)),
             ("states_all_four", "`states` (R) of every AGGREGATE_LEVEL block set to 4, one more than the "
              "regions defined and stored (spec 4.10)",
              block_changed(aggregated, level, header_u32(20, lambda raw: 4), nth=None)),
@@ -2100,6 +2161,8 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              block_changed(aggregated, level, level_streams_changed(first_values_raised))),
             ("directory_count", "the directory's `count` of its AGGREGATE_LEVEL 1 set to 3, not 2^1 (spec "
              "4.10; footer rewritten with a valid CRC)", entry_changed(aggregated, level, 1, count=3)),
+            ("directory_first", "the directory's `first` of its AGGREGATE_LEVEL 1 set to 2, not its level 1 "
+             "(spec 4.10; footer rewritten with a valid CRC)", entry_changed(aggregated, level, 1, first=2)),
             ("level_0_missing", "its AGGREGATE_LEVEL 0 block left out, so that the levels are 1-3, not 0..K "
              "(spec 4.10; footer rewritten with a valid CRC); the error names the first block left",
              without_level_0(aggregated, level))):
@@ -2140,8 +2203,24 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "differ in F); the error names level 0's block",
              naming_level_0(block_changed(integrals, level, header_u32(20, lambda raw: struct.unpack_from(
                  "<I", raw, 20)[0] + 1), nth=1), level)),
+            ("start_differs", "`start` of its METRIC_LEVEL 1 lowered by one, level 0's minus one (spec 4.11: "
+             "blocks that differ in `start`); the error names level 1's block, which is not the trace's "
+             "window",
+             block_changed(integrals, level, moved_q(0, -1), nth=1)),
+            ("stop_differs", "`stop` of its METRIC_LEVEL 1 raised by one, level 0's plus one (spec 4.11: "
+             "blocks that differ in `stop`); the error names level 1's block, which is not the trace's "
+             "window",
+             block_changed(integrals, level, moved_q(8, 1), nth=1)),
+            ("metrics_differ", "`metrics` (M) of its METRIC_LEVEL 1 set to 3, level 0's 2 (spec 4.11: blocks "
+             "that differ in M); the error names level 1's block, whose M is not the defined metrics'",
+             block_changed(integrals, level, header_u32(24, lambda raw: 3), nth=1)),
+            ("locations_differ", "`locations` (L) of its METRIC_LEVEL 1 raised by one with one more location's "
+             "cells, all empty (spec 4.11: blocks that differ in L); the error names level 1's block, whose L is not "
+             "the locations'", block_changed(integrals, level, one_more_row(28), nth=1)),
             ("directory_count", "the directory's `count` of its METRIC_LEVEL 1 set to 3, not 2^1 (spec 4.11; "
              "footer rewritten with a valid CRC)", entry_changed(integrals, level, 1, count=3)),
+            ("directory_first", "the directory's `first` of its METRIC_LEVEL 1 set to 2, not its level 1 (spec "
+             "4.11; footer rewritten with a valid CRC)", entry_changed(integrals, level, 1, first=2)),
             ("level_0_missing", "its METRIC_LEVEL 0 block left out, so that the levels are 1 only, not 0..K "
              "(spec 4.11; footer rewritten with a valid CRC); the error names the block left",
              without_level_0(integrals, level)),
@@ -2239,6 +2318,11 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     add("parameters_branching_text.ccg", "every_kind", f"the PARAMETERS member `branching` set to the string `4` "
         f"(spec 4.2: an integer) {recompressed}",
         block_changed(every_kind, SectionKind.PARAMETERS, definitions_changed(lambda d: d.update(branching="4"))))
+    for kind, member, value, expected in MEMBER_TYPES:
+        add(f"{kind.name.lower()}_{member}_{WRONG_TYPE_NAMES[type(value)]}.ccg", "every_kind",
+            f"the {kind.name} member `{member}` set to {json.dumps(value)} "
+            f"(spec {'4.1' if kind == SectionKind.DEFINITIONS else '4.2'}: {expected}) {recompressed}",
+            block_changed(every_kind, kind, definitions_changed(lambda d, m=member, v=value: d.update({m: v}))))
 
     # 2.2, 2.3 and 2.5 flags and the directory
     def footer_changed(base: bytes, change: Callable[[bytearray, int], None]) -> tuple[bytes, int]:
@@ -2320,17 +2404,162 @@ def verify_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
              "SUMMARY block, which its SNAPSHOTS list (spec 4.5: at the same checkpoints)",
              lambda doc: doc["locations"][-1].update(checkpoints=doc["locations"][-1]["checkpoints"][1:]), 0,
              summaries[-1])):
-        q = parse(base)
-        k = summaries[-1]
-        document = json.loads(stored_raw(q, k))
-        change(document)
-        raw = encode_json(document)
-        q.stored[k] = zstd_frame(raw)
-        q.entries[k] = replace(q.entries[k], raw_length=len(raw), count=q.entries[k].count + count)
-        data = build(q)
+        data = index_changed(base, summaries[-1], change, count)
         bads.append(Bad(name, f"many_locations_json.ccg {how} (recompressed; valid CRC and footer)", VERIFIED,
                         parse(data).entries[named].offset, data))
+    for name, kind, how, change in CHECKPOINT_CONTENTS:
+        k = index_of(parse(base), kind)
+        bads.append(Bad(name, f"many_locations_json.ccg with {how} of its first {kind.name} block (location 0, "
+                              f"6 events, interval 4) (recompressed; valid CRC and footer)", VERIFIED,
+                        parse(base).entries[k].offset, index_changed(base, k, change)))
+    every_kind = blobs["every_kind"]
+    for name, how, change in CHECKPOINT_TABLE_CONTENTS:
+        data, offset = block_changed(every_kind, SectionKind.CHECKPOINT_TABLE, checkpoint_table_changed(change))
+        bads.append(Bad(name, f"every_kind.ccg with {how} in its first CHECKPOINT_TABLE block (location 0, "
+                              f"interval 16) (recompressed; valid CRC and footer)", VERIFIED, offset, data))
     return bads
+
+
+def checkpoint_table_changed(change: Callable[[Checkpoint], None]) -> Callable[[bytearray], None]:
+    """A change of a CHECKPOINT_TABLE payload (4.8): checkpoint 0 of its first location
+    changed by ``change``, the table encoded again by the writer's encoder."""
+    def apply(raw: bytearray) -> None:
+        interval, table = decode_checkpoint_table(bytes(raw), "", 0)
+        points = [(location, [Checkpoint(**{member: value.tolist() if isinstance(value, np.ndarray) else value
+                                            for member, value in point.items()}) for point in listed])
+                  for location, listed in table]
+        change(points[0][1][0])
+        raw[:] = encode_checkpoint_table(interval, points)
+    return apply
+
+
+#: The files of the content rules of checkpoints that a CHECKPOINT_TABLE holds (spec 4.8,
+#: the members of 4.4 and 4.5), made in every_kind.ccg, whose location 0 has at checkpoint 0
+#: (index 16, time 1044) stack [[0, 1000]], metrics [[0, 1000], [1, bits of 7.5], [2, -42]],
+#: regions [[0, 1, 44, 11], ...], durations [[1, 23, 23], ...] and open [[0, 1000, 1195]].
+CHECKPOINT_TABLE_CONTENTS: list[tuple[str, str, Callable[[Checkpoint], None]]] = [
+    ("checkpoint_table_stack_changed.ccg", "the enter time of the `stack` row of checkpoint 0 raised by one "
+     "(spec 4.4: the regions open before event k with their enter timestamps)",
+     lambda point: point.stack[0].__setitem__(1, point.stack[0][1] + 1)),
+    ("checkpoint_table_time_changed.ccg", "the `time` of checkpoint 0 lowered by one (spec 4.4: T = the timestamp "
+     "of event k)", lambda point: setattr(point, "time", point.time - 1)),
+    ("checkpoint_table_metric_value_changed.ccg", "the value of metric 2 in the `metrics` of checkpoint 0 set to "
+     "-41, not its last sample's -42 (spec 4.4: the value of the last such sample)",
+     lambda point: point.metrics[2].__setitem__(1, -41)),
+    ("checkpoint_table_metrics_unsorted.ccg", "the `metrics` of checkpoint 0 in decreasing order of metric (spec "
+     "4.4: sorted by metric, increasing metric index)", lambda point: point.metrics.reverse()),
+    ("checkpoint_table_metric_repeated.ccg", "a second pair of metric 2 in the `metrics` of checkpoint 0 (spec "
+     "4.4: one pair per metric)", lambda point: point.metrics.append([2, -42])),
+    ("checkpoint_table_calls_changed.ccg", "`calls` of region 0 in checkpoint 0 raised by one (spec 4.5: `calls`)",
+     lambda point: point.regions[0].__setitem__(1, point.regions[0][1] + 1)),
+    ("checkpoint_table_durations_changed.ccg", "the longest call of region 1 in the `durations` of checkpoint 0 "
+     "raised by one (spec 4.5: `durations`)",
+     lambda point: point.durations[0].__setitem__(2, point.durations[0][2] + 1)),
+    ("checkpoint_table_open_changed.ccg", "the leave time of the `open` call of checkpoint 0 raised by one (spec "
+     "4.5: `open`, with the leave timestamps)", lambda point: point.open[0].__setitem__(2, point.open[0][2] + 1)),
+]
+
+
+def index_changed(base: bytes, k: int, change: Callable[[dict[str, Any]], None], count: int = 0) -> bytes:
+    """``base`` with the JSON document of its block ``k`` (SNAPSHOTS or SUMMARY) changed in
+    place by ``change`` and the directory's `count` moved by ``count`` (recompressed; valid
+    CRC and footer)."""
+    q = parse(base)
+    document = json.loads(stored_raw(q, k))
+    change(document)
+    raw = encode_json(document)
+    q.stored[k] = zstd_frame(raw)
+    q.entries[k] = replace(q.entries[k], raw_length=len(raw), count=q.entries[k].count + count)
+    return build(q)
+
+
+def first_point(change: Callable[[dict[str, Any]], None], nth: int = 0) -> Callable[[dict[str, Any]], None]:
+    """A change of an index block: checkpoint ``nth`` of its first location changed by ``change``."""
+    return lambda document: change(document["locations"][0]["checkpoints"][nth])
+
+
+def set_row(member: str, row: int, value: Any, nth: int = 0) -> Callable[[dict[str, Any]], None]:
+    """A change of an index block: row ``row`` of ``member`` of checkpoint ``nth`` of its
+    first location set to ``value`` (``row`` = its length: one row appended)."""
+    def change(point: dict[str, Any]) -> None:
+        rows = point[member]
+        rows[row:row + 1] = [value]
+    return first_point(change, nth)
+
+
+#: The files of the content and member types of SNAPSHOTS and SUMMARY checkpoints (spec
+#: 4.4, 4.5): what each is made with in many_locations_json.ccg, whose location 0 has
+#: SNAPSHOTS checkpoints {index 4, time 110, stack [[0, 0]], metrics []} and {6, 111, [], []}
+#: and SUMMARY checkpoint 0 with regions [[0, 1, 110, 10], [1, 1, 100, 100]], messages
+#: [1, 64, 0, 0], collectives [0, 0, 0], peers [[1, 1, 64, 0, 0]], operations [],
+#: durations [[1, 100, 100]] and open [[0, 0, 111]].
+CHECKPOINT_CONTENTS: list[tuple[str, SectionKind, str, Callable[[dict[str, Any]], None]]] = [
+    ("snapshots_stack_other_region.ccg", SectionKind.SNAPSHOTS, "the `stack` of checkpoint 0 naming region 1, "
+     "not the open region 0 (spec 4.4: the regions open before event k)", set_row("stack", 0, [1, 0])),
+    ("snapshots_stack_enter_changed.ccg", SectionKind.SNAPSHOTS, "the enter time of the `stack` row of checkpoint "
+     "0 set to 5, not its ENTER's 0 (spec 4.4: with their enter timestamps)", set_row("stack", 0, [0, 5])),
+    ("snapshots_stack_extra.ccg", SectionKind.SNAPSHOTS, "a row [1, 100] appended to the `stack` of checkpoint 0, "
+     "a call already left (spec 4.4: the regions open before event k)", set_row("stack", 1, [1, 100])),
+    ("snapshots_time_changed.ccg", SectionKind.SNAPSHOTS, "the `time` of checkpoint 0 set to 109, not 110, the "
+     "timestamp of event 4 (spec 4.4: T = the timestamp of event k)", first_point(lambda p: p.update(time=109))),
+    ("snapshots_final_time_changed.ccg", SectionKind.SNAPSHOTS, "the `time` of the final checkpoint set to 110, "
+     "not the location's end 111 (spec 4.4: for the final checkpoint, the location's `end`)",
+     first_point(lambda p: p.update(time=110), 1)),
+    ("snapshots_time_decreasing.ccg", SectionKind.SNAPSHOTS, "the `time` of checkpoint 1 set to 100, before "
+     "checkpoint 0's 110 (spec 4.4: the timestamps of later events)", first_point(lambda p: p.update(time=100), 1)),
+    ("snapshots_index_off_interval.ccg", SectionKind.SNAPSHOTS, "the `index` of checkpoint 0 set to 3, not K = 4 "
+     "(spec 4.4: k = K, 2K, ...)", first_point(lambda p: p.update(index=3))),
+    ("snapshots_final_missing.ccg", SectionKind.SNAPSHOTS, "the final checkpoint (index 6) of location 0 left "
+     "out (spec 4.4: a final one at k = count)",
+     lambda doc: doc["locations"][0].update(checkpoints=doc["locations"][0]["checkpoints"][:1])),
+    ("snapshots_interval_zero.ccg", SectionKind.SNAPSHOTS, "`interval` set to 0 (spec 4.4: K, a positive "
+     "integer)", lambda doc: doc.update(interval=0)),
+    ("snapshots_interval_text.ccg", SectionKind.SNAPSHOTS, "`interval` set to the string `4` (spec 4.4: an "
+     "integer)", lambda doc: doc.update(interval="4")),
+    ("snapshots_stack_three_columns.ccg", SectionKind.SNAPSHOTS, "the `stack` row of checkpoint 0 set to "
+     "[0, 0, 0] (spec 4.4: rows [region, enter_time])", set_row("stack", 0, [0, 0, 0])),
+    ("snapshots_stack_undefined_region.ccg", SectionKind.SNAPSHOTS, "the `stack` row of checkpoint 0 naming "
+     "region 999, which the definitions do not define (spec 4.4, 4.1)", set_row("stack", 0, [999, 0])),
+    ("snapshots_metrics_undefined.ccg", SectionKind.SNAPSHOTS, "a row [0, 5] in the `metrics` of checkpoint 0, "
+     "metric 0 of a file that defines none (spec 4.4: per metric sampled before event k)",
+     set_row("metrics", 0, [0, 5])),
+    ("summary_calls_changed.ccg", SectionKind.SUMMARY, "`calls` of region 0 in checkpoint 0 set to 2, not its 1 "
+     "ENTER (spec 4.5: `calls`)", set_row("regions", 0, [0, 2, 110, 10])),
+    ("summary_inclusive_changed.ccg", SectionKind.SUMMARY, "`inclusive` of region 0 in checkpoint 0 set to 111, "
+     "not 110 (spec 4.5: `inclusive`, an open call counting T - enter)", set_row("regions", 0, [0, 1, 111, 10])),
+    ("summary_exclusive_changed.ccg", SectionKind.SUMMARY, "`exclusive` of region 0 in checkpoint 0 set to 11, "
+     "not 10 (spec 4.5: `exclusive`)", set_row("regions", 0, [0, 1, 110, 11])),
+    ("summary_regions_unsorted.ccg", SectionKind.SUMMARY, "the `regions` of checkpoint 0 in decreasing order of "
+     "region (spec 4.5: sorted by region)", first_point(lambda p: p["regions"].reverse())),
+    ("summary_messages_changed.ccg", SectionKind.SUMMARY, "the sends of `messages` in checkpoint 0 set to 2, not "
+     "its 1 SEND (spec 4.5: `messages`)", first_point(lambda p: p.update(messages=[2, 64, 0, 0]))),
+    ("summary_messages_five.ccg", SectionKind.SUMMARY, "a fifth value in the `messages` of checkpoint 0 (spec "
+     "4.5: [sent, bytes_sent, received, bytes_received])",
+     first_point(lambda p: p.update(messages=[1, 64, 0, 0, 0]))),
+    ("summary_collectives_changed.ccg", SectionKind.SUMMARY, "the count of `collectives` in checkpoint 0 set to "
+     "1, with no COLL_END before event 4 (spec 4.5: `collectives`)",
+     first_point(lambda p: p.update(collectives=[1, 0, 0]))),
+    ("summary_peers_changed.ccg", SectionKind.SUMMARY, "the sends to peer 1 in the `peers` of checkpoint 0 set "
+     "to 2, not 1 (spec 4.5: `peers`)", set_row("peers", 0, [1, 2, 64, 0, 0])),
+    ("summary_operations_changed.ccg", SectionKind.SUMMARY, "a row [0, 1, 0, 0] in the `operations` of "
+     "checkpoint 0, an operation not seen before event 4 (spec 4.5: `operations`)",
+     set_row("operations", 0, [0, 1, 0, 0])),
+    ("summary_durations_changed.ccg", SectionKind.SUMMARY, "the shortest call of region 1 in the `durations` of "
+     "checkpoint 0 set to 99, not 100 (spec 4.5: `durations`)", set_row("durations", 0, [1, 99, 100])),
+    ("summary_open_changed.ccg", SectionKind.SUMMARY, "the leave time of the `open` call of checkpoint 0 set to "
+     "112, not its LEAVE's 111 (spec 4.5: `open`, the stack with the leave timestamps)",
+     set_row("open", 0, [0, 0, 112])),
+    ("summary_open_at_final.ccg", SectionKind.SUMMARY, "a row [0, 0, 111] in the `open` of the final checkpoint "
+     "(spec 4.5: the final checkpoint has none)", set_row("open", 0, [0, 0, 111], 1)),
+    ("summary_open_missing.ccg", SectionKind.SUMMARY, "checkpoint 0 without its `open` member, which the other "
+     "checkpoints have (spec 4.5: the four members of 1.2 in every SUMMARY checkpoint or in none)",
+     first_point(lambda p: p.pop("open"))),
+    ("summary_durations_two_columns.ccg", SectionKind.SUMMARY, "the `durations` row of checkpoint 0 set to "
+     "[1, 100] (spec 4.5: rows [region, shortest, longest])", set_row("durations", 0, [1, 100])),
+    ("summary_regions_undefined.ccg", SectionKind.SUMMARY, "a row [999, 1, 1, 1] appended to the `regions` of "
+     "checkpoint 0, a region the definitions do not define (spec 4.5, 4.1)",
+     set_row("regions", 2, [999, 1, 1, 1])),
+]
 
 
 def bad_readme(bads: list[Bad]) -> str:
@@ -2368,27 +2597,26 @@ def bad_readme(bads: list[Bad]) -> str:
 WITHOUT_A_FILE = """## Rules without a damaged file
 
 A review of every MUST, "is corrupt" and "a reader refuses" of spec/format.md (issue 36;
-sections 2.2-2.5, 4.3 and 4.5-4.11, 5.2-5.4 and 5.9 statement by statement, the files of
-2.6-2.9, 5.7 and 5.8 as earlier reviews left them) found a file above for each, except:
+sections 2.2-2.5, 4.1-4.11, 5.2-5.4 and 5.9 statement by statement, the files of 2.6-2.9,
+5.7 and 5.8 as earlier reviews left them) found a file above for each, except:
 
-- Variants of a rule whose check one file already exercises, in the same code: the other
-  fields of a rule that names several (4.10 blocks that differ in `start`, `stop` or N
-  beside `aggregate_states_differ`; 4.11 in `start`, `stop`, M or L beside
-  `metric_level_finest_differs`; a directory `first` that differs from the level beside
-  the `*_directory_count` files; 4.6 a `location` value at or above 2^63 beside
-  `root_table_events_huge`; 4.9 a `prefix` or `suffix` text id outside the list beside
-  `extension_table_key_past_list`; 4.7 the other streams' counts beside
-  `location_table_count_short`).
 - 5.9: a coded soft value whose bit length exceeds 62, and byte 0 of the coded soft values
   not 0: the soft values are decoded by the decoder of 5.8's gaps (`coded_gaps_bit_length_63`,
   `coded_gaps_first_byte`; `coded_soft_leftover` shows the soft stream reaches it).
-- 4.1, 4.2, 4.4, 4.5 and 7 ("JSON sections against the types listed in section 4"): files
-  for DEFINITIONS and PARAMETERS exercise the type checks (`definitions_not_json`,
-  `definitions_regions_not_list`, `parameters_branching_text`); a file per member, and
-  files for the members of SNAPSHOTS and SUMMARY, are not made. The rules on the content of
-  checkpoints (4.4, 4.5, and through 4.8 CHECKPOINT_TABLE: stacks, sums, `open`) are
-  checked by `ccg verify` and tested on generated archives in `tests/test_verify.py`, not
-  by a file here.
+- 4.1: the types of the fields of the records inside the arrays (a region's `name`, a
+  communicator's `members`, a metric's `value_type`, ...): one reader function checks
+  every text and integer of DEFINITIONS, which `definitions_provenance_of_numbers` and
+  `definitions_timer_resolution_text` exercise; a file per field is not made.
+- 4.4, 4.5 members in a 1.0 or 1.1 SUMMARY (without the four members of 1.2) and the
+  `metrics` of a JSON SNAPSHOTS checkpoint with samples: `ccg verify` compares every
+  member of every checkpoint with the rebuilt events in one place, which the
+  `snapshots_*`, `summary_*` and `checkpoint_table_*` files exercise (the metrics of a
+  checkpoint through `checkpoint_table_metric_*`).
+- 4.11: METRIC_LEVEL blocks that differ in `start`, `stop`, M or L cannot differ from
+  each other alone: each is checked against the trace's window, its metrics and its
+  locations first, and `metric_level_start_differs`, `metric_level_stop_differs`,
+  `metric_level_metrics_differ` and `metric_level_locations_differ` show that this check
+  names the block that differs.
 - 7: the bounds a reader MAY apply (a gap, child id or imported total or event count at
   or above 2^62; the memory of a node block) are permissions, not rules; `nodes_sum_overflow`
   exercises the sum that MUST be refused.

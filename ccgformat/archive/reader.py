@@ -608,6 +608,7 @@ class Archive:
     def params(self) -> Params:
         p = self.parameters
         try:
+            _check_parameter_types(p)
             params = Params(abs_dev=p["abs_dev"], rel_dev=p["rel_dev"], rel_size=p["rel_size"],
                             rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"],
                             leaf_window=p.get("leaf_window", 0))  # absent: written before the rule
@@ -657,7 +658,8 @@ class Archive:
         try:
             N, n, M, m = (int(metrics[key]) for key in ("N", "n", "M", "m"))
         except (KeyError, TypeError, ValueError, OverflowError):
-            raise CorruptArchiveError("parameters section lacks the build metrics", path=self.path) from None
+            raise CorruptArchiveError("parameters section lacks the build metrics", path=self.path,
+                                      offset=self._section(SectionKind.PARAMETERS).offset) from None
         events = int(root_columns(self.roots)[4].sum())
         return ArchiveStats(events, N, n, N / n if n else 1.0, M / m if m else 1.0, self.file_bytes,
                             self.file_bytes / events if events else float("inf"))
@@ -854,3 +856,31 @@ class Archive:
 def open_archive(path: str | os.PathLike[str]) -> Archive:
     """Open a .ccg archive (`ccgformat.open`)."""
     return Archive(Path(path))
+
+
+#: The PARAMETERS members and their types (spec 4.2), checked where present: a number is
+#: an integer or a fraction, never a string or a boolean; `metrics` holds N, n, M, m.
+_PARAMETER_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    **{name: ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
+       for name in ("abs_dev", "branching", "search_length", "leaf_window", "representatives", "zstd_level",
+                    "checkpoint_interval", "nodes_per_block")},
+    **{name: ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+       for name in ("rel_dev", "rel_size", "rel_metric")},
+    "converter": ("a string", lambda v: isinstance(v, str)),
+    "provenance": ("an object", lambda v: isinstance(v, dict)),
+    "metrics": ("an object of integers N, n, M and m", lambda v: isinstance(v, dict) and all(
+        isinstance(v.get(key), int) and not isinstance(v.get(key), bool) for key in ("N", "n", "M", "m"))),
+}
+
+
+def _check_parameter_types(document: dict[str, Any]) -> None:
+    """Raise TypeError naming the first PARAMETERS member whose type is not that of spec 4.2."""
+    for name, (expected, fits) in _PARAMETER_TYPES.items():
+        if name in document and not fits(document[name]):
+            raise TypeError(f"{name} must be {expected}, got {type(document[name]).__name__} "
+                            f"{_short_repr(document[name])}")
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

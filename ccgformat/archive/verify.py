@@ -24,7 +24,7 @@ from ..graph.graph import LocationRoot
 from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
 from .codec import NodeBlock
-from .indexes import ROW_WIDTHS
+from .indexes import ROW_WIDTHS, checkpoints as rebuilt_checkpoints
 from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, FILE_HEADER, MAJOR_VERSION, NODE_KINDS,
                      RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION, TRAILER, SectionKind)
 from .native import decode_block
@@ -129,6 +129,8 @@ class _Verifier:
         self.firsts: list[int] = []
         #: per index kind, location -> (its block, its checkpoint indexes), for the sound ones
         self.indexed: dict[int, dict[int, tuple[DirectoryEntry, list[int]]]] = {}
+        #: per index kind, location -> (its block, its interval, its checkpoints), for the sound ones
+        self.contents: dict[int, dict[int, tuple[DirectoryEntry, int, list[dict[str, Any]]]]] = {}
         #: whether the SUMMARY checkpoints have the members of 1.2 (all must, or none)
         self.summary_members: bool | None = None
 
@@ -177,6 +179,7 @@ class _Verifier:
                 readable = self.check_index(entry, seen) and readable
         if readable and any(listed.values()):
             self.check_indexes_agree(listed, by_kind)
+            self.check_index_contents()
         if by_kind.get(SectionKind.AGGREGATE_LEVEL):
             self.check_aggregation(by_kind[SectionKind.AGGREGATE_LEVEL][0])
         if by_kind.get(SectionKind.METRIC_LEVEL):
@@ -488,6 +491,8 @@ class _Verifier:
             elif self.roots is not None:
                 self.indexed.setdefault(entry.kind, {})[location] = \
                     (entry, [point["index"] for point in item["checkpoints"]])
+                if interval is not None:
+                    self.contents.setdefault(entry.kind, {})[location] = (entry, interval, item["checkpoints"])
         return True
 
     def check_indexes_agree(self, listed: dict[int, set[int]], by_kind: dict[int, list[DirectoryEntry]]) -> None:
@@ -507,6 +512,30 @@ class _Verifier:
             if location in snapshots and snapshots[location][1] != indexes:
                 self.add(entry, f"location {location}: the SUMMARY checkpoints are at other events than the "
                                 f"SNAPSHOTS checkpoints")
+
+    def check_index_contents(self) -> None:
+        """Spec 4.4, 4.5: what each checkpoint holds (time, stack, metrics, sums, `open`,
+        ...) is what the events the reader rebuilds give, by the writer's own count
+        (`indexes.checkpoints`); the first member of a location that differs is reported."""
+        if any(problem.kind in NODE_KINDS for problem in self.problems):
+            return  # the events cannot be rebuilt; the node blocks' problems say why
+        locations = sorted(set().union(*(by_location.keys() for by_location in self.contents.values())))
+        for location in locations:  # one location's checkpoints at a time, rebuilt once per interval
+            rebuilt: dict[int, list[dict[str, Any]]] = {}
+            for _, by_location in sorted(self.contents.items()):
+                if location not in by_location:
+                    continue
+                entry, interval, points = by_location[location]
+                try:
+                    if interval not in rebuilt:
+                        rebuilt[interval] = [{**point.snapshot_json(), **point.summary_json()} for point in
+                                             rebuilt_checkpoints(self.archive.location(location), interval)]
+                except (CcgError, KeyError):
+                    return  # reported by the checks of the roots and nodes
+                reason = _first_difference(points, rebuilt[interval])
+                if reason:
+                    self.add(entry, f"location {location}: {reason} (spec 4.4, 4.5: a checkpoint describes the "
+                                    f"events a reader rebuilds)")
 
     def check_checkpoints(self, location: int, checkpoints: list[Any], interval: int | None,
                           kind: int) -> str | None:
@@ -564,6 +593,31 @@ class _Verifier:
         if member == "metrics":
             return "metric", len(self.definitions.metrics)
         return None
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its sequences as lists, for comparing stored and rebuilt members."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(item) for item in value]
+    return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value
+
+
+def _first_difference(stored: list[dict[str, Any]], rebuilt: list[dict[str, Any]]) -> str | None:
+    """Where the stored checkpoints of a location first differ from the rebuilt ones (the
+    members the stored ones hold; their indexes are checked before), or None."""
+    if len(stored) != len(rebuilt):
+        return f"{len(stored)} checkpoints, the rebuilt events give {len(rebuilt)}"
+    for k, (point, expected) in enumerate(zip(stored, rebuilt)):
+        for member in sorted(point):
+            if member in expected and _plain(point[member]) != expected[member]:
+                return (f"checkpoint {k}: '{member}' is {_short(_plain(point[member]))}, the rebuilt events give "
+                        f"{_short(expected[member])}")
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _is_int(value: Any) -> bool:

@@ -285,14 +285,14 @@ def test_the_model_and_timeline_of_a_long_archive_take_memory_set_by_their_answe
     the graph grows about 4x, the memory of the model and the timeline (the windows
     walked where the slices cut the tables' cells) does not. Bound: the tables' cells and
     the answer (2 locations x 1,024 cells x a few regions), a batch of 1,024 events, the
-    block cache held to one block of 256 nodes (decoded blocks are numpy arrays under the
+    block cache held to 1 MiB (blocks of 256 nodes; decoded blocks are numpy arrays under the
     Python backend), and the archive's facts per block."""
     monkeypatch.setattr(streaming, "STREAM_NODES", 0)
     monkeypatch.setattr(streaming, "WALK_BATCH", 1024)
-    monkeypatch.setattr(importlib.import_module("ccgformat.archive.reader"), "BLOCK_CACHE_BYTES", 1)
+    monkeypatch.setattr(importlib.import_module("ccgformat.archive.reader"), "BLOCK_CACHE_BYTES", 1 << 20)
     monkeypatch.setattr(walk_module, "SpanReader", functools.partial(spans_module.SpanReader, cache_events=1 << 12))
-    short_peak, short_nodes = aggregate_peak(tmp_path, 2, 10_000)
-    long_peak, long_nodes = aggregate_peak(tmp_path, 2, 40_000)
+    short_peak, short_nodes = aggregate_peak(tmp_path, 2, 6_000)
+    long_peak, long_nodes = aggregate_peak(tmp_path, 2, 24_000)
     assert long_nodes > 3 * short_nodes
     assert short_peak < 8 << 20 and long_peak < 8 << 20, (short_peak, long_peak)
     # the archive's per-block facts (4x the blocks) grow a little; a walk of every node would 4x

@@ -39,8 +39,7 @@ from ..errors import CorruptArchiveError
 from ..graph.graph import ChosenRoots, chosen_roots
 from ..model import EventKind
 from .select import select_many
-from . import streaming
-from .streaming import streams
+from .streaming import kept_events, streams
 from .tables import NodeTables, tables_for
 
 if TYPE_CHECKING:
@@ -213,19 +212,16 @@ def _selected(source: Any, chosen: ChosenRoots, kinds: tuple[int, ...], batch_si
 
 def _walked(source: Any, chosen: ChosenRoots, kinds: tuple[int, ...]) -> tuple[np.ndarray, list[np.ndarray]]:
     """`select_many`'s tags and `_columns` of the events of ``kinds``, from every chosen
-    location's events walked in batches (`streaming.WALK_BATCH`)."""
+    location's events walked in batches (`streaming.kept_events`)."""
     tags: list[np.ndarray] = []
     parts: list[list[np.ndarray]] = [[] for _ in _FIELDS]  # per column, its pieces
-    wanted = np.array(kinds, np.uint8)
     for tag, (location, events) in enumerate(zip(chosen.locations, chosen.events.tolist())):
         if not events:
             continue
-        for batch in source.location(location).events(batch_size=streaming.WALK_BATCH):
-            keep = np.flatnonzero(np.isin(batch.kind, wanted))
-            if len(keep):
-                tags.append(np.full(len(keep), tag, np.int64))
-                for pieces, name in zip(parts, _FIELDS):
-                    pieces.append(np.asarray(getattr(batch, name))[keep].astype(np.int64))
+        for batch, keep in kept_events(source, location, kinds):
+            tags.append(np.full(len(keep), tag, np.int64))
+            for pieces, name in zip(parts, _FIELDS):
+                pieces.append(np.asarray(getattr(batch, name))[keep].astype(np.int64))
     columns = []
     for pieces in parts:  # a column's pieces let go as soon as it is joined
         columns.append(np.concatenate(pieces) if pieces else np.zeros(0, np.int64))

@@ -34,8 +34,7 @@ from ..archive.native import walk_locations
 from ..graph.graph import roots_at, source_root_columns
 from ..model import EventKind
 from .aggregate_tables import LEVELS, MAX_CELLS, sliced_window, trace_window
-from . import streaming
-from .streaming import streams
+from .streaming import kept_events, streams
 from .tables import tables_for
 from .timeline import column_bounds
 
@@ -170,11 +169,10 @@ def _walked_samples(source: Any, locations: np.ndarray) -> Iterator[tuple[np.nda
     with events) walked together, about `event_passes` events at a time: the metric
     samples of the run, ``row`` indexing into the run, and each location's last event time."""
     nodes, starts, ends, counts = roots_at(source, locations)
-    if streams(source):  # a location at a time, its samples kept of batches (`streaming.WALK_BATCH`)
+    if streams(source):  # a location at a time, its samples kept of its batches
         for i, location in enumerate(locations.tolist()):
             parts = [(batch.time[keep], batch.ref[keep], batch.value[keep])
-                     for batch in source.location(location).events(batch_size=streaming.WALK_BATCH)
-                     if len(keep := np.flatnonzero(batch.kind == EventKind.METRIC))]
+                     for batch, keep in kept_events(source, location, (int(EventKind.METRIC),))]
             time, ref, raw = [np.concatenate(column) for column in zip(*parts)] if parts \
                 else [np.zeros(0, np.int64)] * 3
             yield locations[i:i + 1], (np.zeros(len(time), np.int64), time, ref, raw, ends[i:i + 1])
@@ -334,8 +332,8 @@ def metric_levels(source: Any, finest: int | None = None,
         runs = _given_samples(source, samples)
     else:
         known, _, _, _, events = source_root_columns(source)
-        walked = np.sort(known[events > 0]) if streams(source) or (tables_for(source.pool).kind == EventKind.METRIC).any() \
-            else np.zeros(0, np.int64)
+        sampled = streams(source) or (tables_for(source.pool).kind == EventKind.METRIC).any()
+        walked = np.sort(known[events > 0]) if sampled else np.zeros(0, np.int64)
         runs = _walked_samples(source, walked)
     for locations, run in runs:
         for m, cell, piece in _contributions(1 << finest, *run, bounds, metrics, rules, types):

@@ -8,9 +8,13 @@ by location walk its events instead (`slice_stream`), in memory set by their ans
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
-__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "streams"]
+import numpy as np
+
+from ..model import EventBatch
+
+__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "kept_events", "streams"]
 
 #: A graph is large from this many nodes (the tables: about 300 MB per 10^6 nodes) ...
 STREAM_NODES = 1 << 18
@@ -25,3 +29,13 @@ WALK_BATCH = 65536
 def streams(source: Any) -> bool:
     """Whether the queries of a `Graph` or `Archive` walk its events in batches."""
     return len(source.pool) >= STREAM_NODES and len(source.roots) <= STREAM_LOCATIONS
+
+
+def kept_events(source: Any, location: int, kinds: tuple[int, ...]) -> Iterator[tuple[EventBatch, np.ndarray]]:
+    """Each batch of ``location``'s events (`WALK_BATCH` at a time) that holds events of
+    ``kinds``, with their indexes in it."""
+    wanted = np.array(kinds, np.uint8)
+    for batch in source.location(location).events(batch_size=WALK_BATCH):
+        keep = np.flatnonzero(np.isin(batch.kind, wanted))
+        if len(keep):
+            yield batch, keep

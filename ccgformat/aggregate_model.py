@@ -69,6 +69,26 @@ class Hierarchy:
             node = int(self.parents[node])
         return "/".join(reversed(names))
 
+    def label(self, node: int) -> str:
+        """The node's name for a picture: after its parent's when the parent is not the
+        root and has another name (thread names repeat from process to process)."""
+        parent = int(self.parents[node])
+        if parent > 0 and self.names[parent] != self.names[node]:
+            return f"{self.names[parent]}/{self.names[node]}"
+        return self.names[node]
+
+    def leaf_nodes(self, locations: np.ndarray | list[int]) -> np.ndarray:
+        """The node that is the leaf of each of ``locations`` (-1 for a location not in the tree)."""
+        parents = np.asarray(self.parents, np.int64)
+        inner = np.zeros(len(self), bool)
+        inner[parents[parents >= 0]] = True
+        leaves = np.flatnonzero(~inner & (self.stop_leaf - self.first_leaf == 1))
+        held = np.asarray(self.leaf_locations, np.int64)[np.asarray(self.first_leaf)[leaves]]
+        node_of = np.full(int(held.max(initial=-1)) + 2, -1, np.int64)  # the last entry: any other location
+        node_of[held] = leaves
+        wanted = np.asarray(locations, np.int64)
+        return node_of[np.where((wanted >= 0) & (wanted < len(node_of) - 1), wanted, -1)]
+
 
 @dataclass(frozen=True, eq=False)
 class AggregateModel:

@@ -41,7 +41,8 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p = commands.add_parser(
         "timeline", parents=[window], help="render a timeline of region groups (or regions)",
         description="Per pixel column the exclusive-time share of each region group (rows: locations "
-                    "or call levels), blended into colours; written as a PNG and/or JSON.")
+                    "or call levels), blended into colours; drawn as SVG or PNG (with a title, row labels, a "
+                    "time axis in seconds and a legend) and/or printed as JSON.")
     p.add_argument("--width", type=bounded_int(1, 100000), default=1200, metavar="W",
                    help="pixel columns (default %(default)s)")
     p.add_argument("--by", choices=("location", "depth"), default="location", help="rows (default %(default)s)")
@@ -51,9 +52,11 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--rows", type=bounded_int(1, 100000), default=HEIGHT, metavar="N",
                    help="by location, at most N rows: with more locations, consecutive ones share a row, "
                         "their times summed and blended (default %(default)s)")
-    p.add_argument("--row-height", type=bounded_int(1, 1000), default=16, metavar="PX",
-                   help="pixels per row in the PNG (default %(default)s)")
-    p.add_argument("--png", metavar="FILE", help="write the image to FILE")
+    p.add_argument("--row-height", type=bounded_int(1, 1000), metavar="PX",
+                   help="pixels per row in the picture (default 16, fewer when the rows would be taller "
+                        "than 800 pixels)")
+    p.add_argument("--png", metavar="FILE", help="draw the timeline as PNG (needs the plot extra: matplotlib)")
+    p.add_argument("--svg", metavar="FILE", help="draw it as SVG")
     p.add_argument("--json", action="store_true", help="print the per-column exclusive times as JSON")
     p.set_defaults(run=cmd_timeline)
     p = commands.add_parser(
@@ -132,8 +135,8 @@ def cmd_messages(args: argparse.Namespace) -> int:
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    if not args.png and not args.json:
-        raise UsageError("say where the timeline goes: --png FILE and/or --json")
+    if not args.png and not args.svg and not args.json:
+        raise UsageError("say where the timeline goes: --svg FILE, --png FILE and/or --json")
     with open_archive(args.archive) as archive:
         first, last = archive.time_range
         start = first if args.start is None else args.start
@@ -142,8 +145,11 @@ def cmd_timeline(args: argparse.Namespace) -> int:
             raise UsageError(f"the window {start}..{stop} is empty")
         result = archive.timeline(start, stop, args.width, chosen_locations(archive, args.location), args.by,
                                   args.color_by, args.rows)
-    if args.png:
-        result.save_png(args.png, args.row_height)
+    if args.png or args.svg:
+        drawing = result.drawing(args.row_height)
+        for path, format in ((args.svg, "svg"), (args.png, "png")):
+            if path:
+                drawing.save(path, format)
     if args.json:
         print(json.dumps(result.to_json()))
     return 0

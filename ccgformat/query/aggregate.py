@@ -58,15 +58,6 @@ def _locations(source: Any, locations: Iterable[int] | None) -> tuple[list[int],
     return chosen, hierarchy_of(source.definitions, chosen)
 
 
-def _leaf_nodes(hierarchy: Hierarchy) -> dict[int, int]:
-    """location -> the hierarchy node that is its leaf."""
-    parents = np.asarray(hierarchy.parents, np.int64)
-    inner = np.zeros(len(hierarchy), bool)
-    inner[parents[parents >= 0]] = True
-    leaves = np.flatnonzero(~inner & (hierarchy.stop_leaf - hierarchy.first_leaf == 1))
-    return dict(zip(hierarchy.leaf_locations[hierarchy.first_leaf[leaves]].tolist(), leaves.tolist()))
-
-
 def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray, out: np.ndarray) -> list[tuple[int, int]]:
     """Add to ``out`` the pyramid cells that lie inside a slice; return the pieces
     ``(from, to)`` of the slices left for the graph, inside the trace."""
@@ -84,8 +75,7 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
     np.add.at(marks, last[slices], -(slices + 1))
     slice_of_cell = np.cumsum(marks[:-1]) - 1
     row_of_node = np.full(level.nodes, -1, np.int64)
-    leaf_of = _leaf_nodes(source_hierarchy(source))
-    row_of_node[[leaf_of[location] for location in chosen]] = np.arange(len(chosen))
+    row_of_node[source_hierarchy(source).leaf_nodes(chosen)] = np.arange(len(chosen))
     row = row_of_node[level.cell >> level.level]
     where = slice_of_cell[level.cell & (level.slices - 1)]
     keep = (row >= 0) & (where >= 0)

@@ -144,6 +144,17 @@ def test_tables_benchmark_times_each_method_against_events(tmp_path):
     assert table["table_mb"] > 0 and table["memory_vs_table"] == pytest.approx(table["peak_growth_mb"] / table["table_mb"])
 
 
+def test_calltree_benchmark_times_both_traces_against_events(tmp_path):
+    entries = _run_quick("calltree", tmp_path)["benchmarks"]["calltree"]
+    assert [e["trace"].split()[0] for e in entries] == ["jittered", "regular"]
+    jittered, regular = entries
+    for e in entries:  # 10 call paths (main, iteration, compute, ...) at each of the 8 locations
+        assert e["events"] > 8 * 1000 and e["rows"] == 80
+        assert e["vs_events"] == pytest.approx(e["seconds"]["median"] / e["events_seconds"]["median"])
+        assert e["meets_target"] == (e["seconds"]["median"] <= 1.0)
+    assert jittered["events"] == regular["events"] and jittered["n"] > 10 * regular["n"]
+
+
 def _run_quick(name: str, tmp_path: Path, *extra: str, backend: str | None = None) -> dict:
     """Run one benchmark at 8 x 2,000 requested events per location (the native-* ones
     measure 10 times that), one repeat, under ``backend`` (default: the suite's own);

@@ -9,7 +9,8 @@ from types import ModuleType
 from ..errors import MissingExtraError
 
 #: the import name of each optional package and the extra (pyproject.toml) that installs it
-EXTRAS = {"pyarrow": "arrow", "pandas": "pandas", "polars": "polars"}
+EXTRAS = {"pyarrow": "arrow", "pandas": "pandas", "polars": "polars",
+          "xarray": "xarray"}
 
 
 def require(package: str, what: str) -> ModuleType:

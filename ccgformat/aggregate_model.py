@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["AggregateModel", "Hierarchy"]
 
@@ -56,6 +60,14 @@ class Hierarchy:
         np.cumsum(counts, out=offsets[1:])
         return offsets, children
 
+    def leaf_nodes(self) -> np.ndarray:
+        """The node of each leaf position (the nodes without children)."""
+        offsets, _ = self._child_index
+        childless = np.flatnonzero(offsets[1:] == offsets[:-1])
+        nodes = np.empty(self.leaves, np.int64)
+        nodes[np.asarray(self.first_leaf)[childless]] = childless
+        return nodes
+
     def children(self, node: int) -> np.ndarray:
         """The children of ``node`` in preorder (empty for a leaf)."""
         offsets, children = self._child_index
@@ -81,6 +93,7 @@ class AggregateModel:
       exclusive time in ticks that state ``x`` is the innermost open region on location
       ``locations[r]`` within slice ``t``.
     - ``hierarchy``: the resource hierarchy over exactly these locations.
+    - ``resolution``: ticks per second (the trace's timer resolution).
     """
 
     bounds: np.ndarray
@@ -88,8 +101,31 @@ class AggregateModel:
     locations: np.ndarray
     values: np.ndarray
     hierarchy: Hierarchy
+    resolution: int = 1
 
     def values_by_leaf(self) -> np.ndarray:
         """``values`` with its rows in the hierarchy's leaf order."""
         rows = np.searchsorted(self.locations, self.hierarchy.leaf_locations)
         return self.values[rows]
+
+    def location_names(self) -> tuple[str, ...]:
+        """The name of each row's location (its leaf's name in the hierarchy)."""
+        names = np.empty(len(self.locations), object)
+        names[np.searchsorted(self.locations, self.hierarchy.leaf_locations)] = \
+            np.asarray(self.hierarchy.names, object)[self.hierarchy.leaf_nodes()]
+        return tuple(names.tolist())
+
+    # the conversions are registered from above (ccgformat.interop), as the archive's
+    # queries are; the model sits below the archive, so it looks them up when called
+
+    def to_xarray(self) -> xr.DataArray:
+        """``values`` as an ``xarray.DataArray`` with dims location x slice x state and
+        their labels: location ids and names, slice bounds in seconds, state names
+        (`ccgformat.interop.labelled`; extra ``xarray``)."""
+        from .archive.queries import run_query
+        return run_query("model_to_xarray", self)
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        from .archive.queries import run_query
+        return run_query("repr_html", self)

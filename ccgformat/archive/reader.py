@@ -844,6 +844,12 @@ class Archive:
         ``arrow`` and ``polars``)."""
         return run_query("to_polars", self, start, stop, locations)
 
+    # ----------------------------------------------------------------- notebooks
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        return run_query("repr_html", self)
+
     # ----------------------------------------------------------------- export
 
     def export(self, target: str | os.PathLike[str], to: str | None = None, *,

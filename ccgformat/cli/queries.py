@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..archive import Archive, open_archive
+from ..query import Profile
 from ..query.timeline import HEIGHT
 from .common import UsageError, bounded_int, chosen_locations, location_name
 
@@ -101,6 +102,13 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
+    print(profile_text(result))
+    return 0
+
+
+def profile_text(result: Profile) -> str:
+    """What `ccg profile` prints for ``result``: the regions by exclusive time, the
+    messages per location pair, the collectives per operation and the metrics' changes."""
     out = _table(["region", "group", "calls", "inclusive", "exclusive", "mean"],
                  [[row.name, row.group, f"{row.calls:,}", f"{row.inclusive:,}", f"{row.exclusive:,}",
                    f"{row.mean:,.1f}" if row.mean is not None else "-"]
@@ -114,8 +122,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
                              [[f"{v:,}" for v in (c.operation, c.count, c.bytes_sent, c.bytes_received)]
                               for c in result.collectives])
     out += [f"metric {name}: change {value}" for name, value in result.metrics.items()]
-    print("\n".join(out))
-    return 0
+    return "\n".join(out)
 
 
 def cmd_messages(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from types import ModuleType
 from ..errors import MissingExtraError
 
 #: the import name of each optional package and the extra (pyproject.toml) that installs it
-EXTRAS = {"pyarrow": "arrow", "pandas": "pandas", "polars": "polars", "hatchet": "hatchet"}
+EXTRAS = {"pyarrow": "arrow", "pandas": "pandas", "polars": "polars", "hatchet": "hatchet", "xarray": "xarray"}
 
 
 def require(package: str, what: str) -> ModuleType:

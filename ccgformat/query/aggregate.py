@@ -60,11 +60,7 @@ def _locations(source: Any, locations: Iterable[int] | None) -> tuple[list[int],
 
 def _leaf_nodes(hierarchy: Hierarchy) -> dict[int, int]:
     """location -> the hierarchy node that is its leaf."""
-    parents = np.asarray(hierarchy.parents, np.int64)
-    inner = np.zeros(len(hierarchy), bool)
-    inner[parents[parents >= 0]] = True
-    leaves = np.flatnonzero(~inner & (hierarchy.stop_leaf - hierarchy.first_leaf == 1))
-    return dict(zip(hierarchy.leaf_locations[hierarchy.first_leaf[leaves]].tolist(), leaves.tolist()))
+    return dict(zip(np.asarray(hierarchy.leaf_locations).tolist(), hierarchy.leaf_nodes().tolist()))
 
 
 def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray, out: np.ndarray) -> list[tuple[int, int]]:
@@ -155,11 +151,12 @@ def aggregate(source: Any, slices: int, start: int | None = None, stop: int | No
         if pieces:
             _add_pieces(source, chosen, bounds, pieces, values)
     definitions = source.definitions
+    resolution = int(definitions.timer_resolution or 1)
     if states == "region":
         names = tuple(definitions.regions[r].name if r < len(definitions.regions) else f"region {r}"
                       for r in range(regions))
-        return AggregateModel(bounds, names, np.array(chosen, np.int64), values, hierarchy)
+        return AggregateModel(bounds, names, np.array(chosen, np.int64), values, hierarchy, resolution)
     groups, group_of = region_groups(definitions, regions)
     onehot = np.zeros((regions, len(groups)), np.int64)
     onehot[np.arange(regions), group_of] = 1
-    return AggregateModel(bounds, tuple(groups), np.array(chosen, np.int64), values @ onehot, hierarchy)
+    return AggregateModel(bounds, tuple(groups), np.array(chosen, np.int64), values @ onehot, hierarchy, resolution)

@@ -35,6 +35,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..archive.queries import run_query
 from ..figures import blend, palette, write_png
 from ..graph.graph import chosen_roots
 from .groups import region_groups
@@ -85,6 +86,14 @@ class Timeline:
     def save_png(self, path: str | Path, row_height: int = 16) -> Path:
         """Write the image, each row ``row_height`` pixels high, as a PNG file (atomically)."""
         return write_png(path, np.repeat(self.rgb(), row_height, axis=0))
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        return run_query("repr_html", self)
+
+    def _repr_png_(self) -> bytes | None:
+        """The picture for Jupyter (`ccgformat.interop.pictures`)."""
+        return run_query("timeline_png", self)
 
     def to_json(self) -> dict[str, Any]:
         return {"start": self.start, "stop": self.stop, "width": self.width, "by": self.by, "rows": self.rows,

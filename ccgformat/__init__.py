@@ -9,7 +9,7 @@ from .graph import Graph
 from . import query as _query  # noqa: F401 - registers the Archive query methods
 from . import interop as _interop  # noqa: F401 - registers the Archive table methods (to_arrow, ...)
 from .aggregate_model import AggregateModel, Hierarchy
-from .query import Messages, Overview, Profile, Timeline
+from .query import CallTree, Messages, Overview, Profile, Timeline
 from .query.metric_integrals import MetricIntegrals
 
 if backend == "native":
@@ -21,7 +21,7 @@ from .params import Params
 
 from ._version import __version__
 
-__all__ = ["AggregateModel", "Archive", "ArchiveError", "Builder", "CcgError", "ChecksumError", "CorruptArchiveError",
+__all__ = ["AggregateModel", "Archive", "ArchiveError", "Builder", "CallTree", "CcgError", "ChecksumError", "CorruptArchiveError",
            "Definitions", "Event", "EventBatch", "EventKind", "FormatError", "Graph", "Hierarchy", "InputTraceError",
            "Messages", "MetricIntegrals", "MissingExtraError", "Overview", "ParameterError", "Params", "Profile", "Timeline", "TraceError",
            "TruncatedError", "UnsupportedVersionError", "Writer", "__version__", "backend", "convert", "open",

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["AggregateModel", "Hierarchy"]
 
@@ -56,6 +60,14 @@ class Hierarchy:
         np.cumsum(counts, out=offsets[1:])
         return offsets, children
 
+    def leaf_nodes(self) -> np.ndarray:
+        """The node of each leaf position (the nodes without children)."""
+        offsets, _ = self._child_index
+        childless = np.flatnonzero(offsets[1:] == offsets[:-1])
+        nodes = np.empty(self.leaves, np.int64)
+        nodes[np.asarray(self.first_leaf)[childless]] = childless
+        return nodes
+
     def children(self, node: int) -> np.ndarray:
         """The children of ``node`` in preorder (empty for a leaf)."""
         offsets, children = self._child_index
@@ -77,18 +89,6 @@ class Hierarchy:
             return f"{self.names[parent]}/{self.names[node]}"
         return self.names[node]
 
-    def leaf_nodes(self, locations: np.ndarray | list[int]) -> np.ndarray:
-        """The node that is the leaf of each of ``locations`` (-1 for a location not in the tree)."""
-        parents = np.asarray(self.parents, np.int64)
-        inner = np.zeros(len(self), bool)
-        inner[parents[parents >= 0]] = True
-        leaves = np.flatnonzero(~inner & (self.stop_leaf - self.first_leaf == 1))
-        held = np.asarray(self.leaf_locations, np.int64)[np.asarray(self.first_leaf)[leaves]]
-        node_of = np.full(int(held.max(initial=-1)) + 2, -1, np.int64)  # the last entry: any other location
-        node_of[held] = leaves
-        wanted = np.asarray(locations, np.int64)
-        return node_of[np.where((wanted >= 0) & (wanted < len(node_of) - 1), wanted, -1)]
-
 
 @dataclass(frozen=True, eq=False)
 class AggregateModel:
@@ -101,6 +101,7 @@ class AggregateModel:
       exclusive time in ticks that state ``x`` is the innermost open region on location
       ``locations[r]`` within slice ``t``.
     - ``hierarchy``: the resource hierarchy over exactly these locations.
+    - ``resolution``: ticks per second (the trace's timer resolution).
     """
 
     bounds: np.ndarray
@@ -108,8 +109,31 @@ class AggregateModel:
     locations: np.ndarray
     values: np.ndarray
     hierarchy: Hierarchy
+    resolution: int = 1
 
     def values_by_leaf(self) -> np.ndarray:
         """``values`` with its rows in the hierarchy's leaf order."""
         rows = np.searchsorted(self.locations, self.hierarchy.leaf_locations)
         return self.values[rows]
+
+    def location_names(self) -> tuple[str, ...]:
+        """The name of each row's location (its leaf's name in the hierarchy)."""
+        names = np.empty(len(self.locations), object)
+        names[np.searchsorted(self.locations, self.hierarchy.leaf_locations)] = \
+            np.asarray(self.hierarchy.names, object)[self.hierarchy.leaf_nodes()]
+        return tuple(names.tolist())
+
+    # the conversions are registered from above (ccgformat.interop), as the archive's
+    # queries are; the model sits below the archive, so it looks them up when called
+
+    def to_xarray(self) -> xr.DataArray:
+        """``values`` as an ``xarray.DataArray`` with dims location x slice x state and
+        their labels: location ids and names, slice bounds in seconds, state names
+        (`ccgformat.interop.labelled`; extra ``xarray``)."""
+        from .archive.queries import run_query
+        return run_query("model_to_xarray", self)
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        from .archive.queries import run_query
+        return run_query("repr_html", self)

@@ -1,4 +1,4 @@
-"""The optional packages (the tables' pyarrow, pandas and polars, the figures'
+"""The optional packages (the tables' pyarrow, pandas and polars, Hatchet, xarray, the figures'
 matplotlib): imported on first use, or a `MissingExtraError` naming the extra that
 installs them."""
 
@@ -10,7 +10,8 @@ from types import ModuleType
 from .errors import MissingExtraError
 
 #: the import name of each optional package and the extra (pyproject.toml) that installs it
-EXTRAS = {"pyarrow": "arrow", "pandas": "pandas", "polars": "polars", "matplotlib": "plot"}
+EXTRAS = {"pyarrow": "arrow", "pandas": "pandas", "polars": "polars", "hatchet": "hatchet", "xarray": "xarray",
+          "matplotlib": "plot"}
 
 
 def require(package: str, what: str) -> ModuleType:

@@ -71,6 +71,36 @@ def profile(events_by_location, start=None, stop=None, metric_types=None):
     return dict(regions), dict(pairs), dict(collectives), dict(metrics)
 
 
+def calltree(events_by_location, start=None, stop=None):
+    """{(location, call path): [calls, inclusive, exclusive]} by the rules of
+    ccgformat.query.calltree, replaying each location's stack of open calls: every call
+    adds its part inside the window to its path (a call when entered inside it) and takes
+    that part from its caller's exclusive time; the paths listed are those with a call or
+    time and the paths they continue."""
+    lo = NO_START if start is None else start
+    hi = NO_STOP if stop is None else stop
+    rows = defaultdict(lambda: [0, 0, 0])
+    if lo >= hi:
+        return {}
+    for location, events in events_by_location.items():
+        stack = []  # [path, enter, callee part]
+        for e in events:
+            if e.kind == EventKind.ENTER:
+                stack.append([(stack[-1][0] if stack else ()) + (e.ref,), e.time, 0])
+            elif e.kind == EventKind.LEAVE:
+                path, enter, callees = stack.pop()
+                part = max(0, min(e.time, hi) - max(enter, lo))
+                row = rows[(location, path)]
+                row[0] += lo <= enter < hi
+                row[1] += part
+                row[2] += part - callees
+                if stack:
+                    stack[-1][2] += part
+    listed = {(location, path[:end]) for (location, path), row in rows.items() if any(row)
+              for end in range(1, len(path) + 1)}
+    return {key: rows[key] for key in listed}
+
+
 def _change(value_type, first, last):
     import numpy as np
     if value_type == "double":

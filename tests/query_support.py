@@ -3,10 +3,12 @@ bounds fall on event times as often as not."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
 import ccgformat
 from .corpus import corpus_path
+from .query_oracle import events_of
 
 from corpus_root import CORPUS_TRACES  # noqa: E402 (tools/, on the path through tests/corpus.py)
 
@@ -68,3 +70,19 @@ def windows(data, trace, count: int, kinds=None):
 def event_bounds(rng, times, count: int) -> list[int]:
     """``count`` window bounds for a corpus trace: event times, or one tick either side."""
     return (rng.choice(times, size=count) + rng.integers(-1, 2, size=count)).tolist()
+
+
+def corpus_windows(archive: ccgformat.Archive, seed: int, count: int):
+    """``count`` random (start, stop, locations) of a corpus archive: the first two with
+    bounds anywhere in and around the trace, the others on event times (or one tick off);
+    half of the locations, at random."""
+    rng = np.random.default_rng(seed)
+    first, last = archive.time_range
+    locations = archive.locations
+    times = np.array([e.time for location in locations for e in events_of(archive, location)], np.int64)
+    for i in range(count):
+        a, b = sorted(rng.integers(first - 1, last + 2, size=2).tolist() if i < 2 or not len(times)
+                      else event_bounds(rng, times, 2))
+        chosen = sorted(rng.choice(locations, size=max(1, len(locations) // 2), replace=False).tolist()) \
+            if locations else []
+        yield a, b, chosen

@@ -24,7 +24,7 @@ from ccgformat.figures.timeline import TimelineFigure, draw_timeline
 from ccgformat.query.overview import overview_of
 
 from .figure_support import axis_box, decode_png, grid, layer, parse, rects, rgb, texts
-from .overview_support import count_leaves, hierarchy_of, perturbed_model, random_model, trees
+from .overview_support import hierarchy_of, perturbed_model, random_model, trees
 from .query_support import converted
 
 #: pixels a row label needs (the stated rule: every k-th row, k = ceil(ROW_LINE / row height))
@@ -112,20 +112,26 @@ def test_labels_are_thinned_greedily_a_line_apart(heights: list[float]) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(trees(30), st.randoms(use_true_random=False))
-def test_each_location_finds_its_leaf_and_its_label(tree, random) -> None:
-    """`Hierarchy.leaf_nodes` against a search of every node; `Hierarchy.label`: a leaf's
-    name after its parent's unless the parent is the root or of the same name."""
-    leaves = count_leaves(tree)
-    locations = random.sample(range(3 * leaves), leaves)
-    h = hierarchy_of(tree, locations)
-    asked = locations + [x for x in range(3 * leaves) if x not in locations][:5] + [-1]
-    expected = [next((n for n in range(len(h)) if len(h.children(n)) == 0
-                      and h.leaf_locations[h.first_leaf[n]] == x), -1) for x in asked]
-    assert h.leaf_nodes(asked).tolist() == expected
-    for node in expected[:leaves]:
+@given(trees(30))
+def test_a_node_is_labelled_after_its_parent_unless_that_is_the_root(tree) -> None:
+    h = hierarchy_of(tree)
+    for node in range(len(h)):
         parent = int(h.parents[node])
         assert h.label(node) == (h.names[node] if parent <= 0 else f"{h.names[parent]}/{h.names[node]}")
+
+
+def test_rows_by_location_are_labelled_by_their_leaves(tmp_path) -> None:
+    """Locations defined out of their hierarchy order: each row the label of its own
+    leaf; a location under a same-named parent keeps its name alone."""
+    tree = [ccgformat.model.SystemTreeNode("node a", "node"), ccgformat.model.SystemTreeNode("b", "node")]
+    locations = [ccgformat.model.Location("rank 1", parent=1), ccgformat.model.Location("rank 0", parent=0),
+                 ccgformat.model.Location("b", parent=1)]
+    definitions = ccgformat.Definitions(regions=[ccgformat.model.Region("f")], system_tree=tree, locations=locations)
+    events = [(i, [ccgformat.EventBatch.from_events([(i, 0, 0), (10 + i, 1, 0)])]) for i in range(3)]
+    ccgformat.write_trace(tmp_path / "t.ccg", definitions, events)
+    with ccgformat.open(tmp_path / "t.ccg") as archive:
+        assert archive.timeline(0, 20, 10).row_names == ["b/rank 1", "node a/rank 0", "b"]
+        assert archive.timeline(0, 20, 10, locations=[2, 0], height=1).row_names == ["b (+1)"]
 
 
 def test_the_timeline_of_a_corpus_trace_names_locations_groups_and_seconds(tmp_path_factory) -> None:

@@ -26,7 +26,7 @@ from ccgformat.query.profile_engine import engine_for
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, converted, event_bounds, windows
+from .query_support import CORPUS, converted, corpus_windows, windows
 
 #: the module (the package's ``profile`` is the function of the same name)
 engine_module = importlib.import_module("ccgformat.query.profile_engine")
@@ -244,17 +244,9 @@ def _spmd(location):
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_corpus_profiles(tmp_path_factory, name):
     archive = converted(tmp_path_factory, name)
-    rng = np.random.default_rng(7)
-    first, last = archive.time_range
-    locations = archive.locations
-    check(archive, None, None, locations)
-    times = np.array([e.time for location in locations for e in oracle.events_of(archive, location)], np.int64)
-    for i in range(6):  # bounds anywhere, then on event times (or one tick off)
-        a, b = sorted(rng.integers(first - 1, last + 2, size=2).tolist() if i < 2 or not len(times)
-                      else event_bounds(rng, times, 2))
-        chosen = sorted(rng.choice(locations, size=max(1, len(locations) // 2), replace=False).tolist()) \
-            if locations else []
-        check(archive, a, b, chosen)
+    check(archive, None, None, archive.locations)
+    for start, stop, locations in corpus_windows(archive, 7, 6):
+        check(archive, start, stop, locations)
 
 
 def test_lossy_profile_within_bounds_of_the_original():

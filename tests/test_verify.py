@@ -333,6 +333,19 @@ def test_an_index_that_is_not_json_is_reported(archive, tmp_path):
     assert problem.kind == SectionKind.SUMMARY and "JSON" in problem.reason
 
 
+def _with_budgets(path: Path, summary_bytes: int, ledger_bytes: int) -> list[Problem]:
+    """`verify` keeping at most ``summary_bytes`` of block columns and ``ledger_bytes`` of
+    waiting claims (at least the latest block is always kept)."""
+    from ccgformat.archive import verify as verify_module
+
+    saved = verify_module.SUMMARY_BYTES, verify_module.LEDGER_BYTES
+    verify_module.SUMMARY_BYTES, verify_module.LEDGER_BYTES = summary_bytes, ledger_bytes
+    try:
+        return verify(path)
+    finally:
+        verify_module.SUMMARY_BYTES, verify_module.LEDGER_BYTES = saved
+
+
 @pytest.mark.parametrize("column, lie, words", [
     ("events", lambda events: events + 1, "events and duration"),
     ("metric_sums", lambda sums: tuple((metric, total + 1) for metric, total in sums), "metric sums"),
@@ -369,6 +382,20 @@ def test_import_tables_must_agree_with_the_nodes_they_name(tmp_path, monkeypatch
                 key=lambda entry: entry.first)
     assert any(p.kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES) and p.offset != first.offset
                and "import table" in p.reason and words in p.reason for p in problems), problems
+    # the same problems when only the latest block's columns are kept: claims on the others
+    # wait in the ledger, settled after every block or only at the end
+    assert _with_budgets(path, 1, 1) == problems
+    assert _with_budgets(path, 1, 1 << 40) == problems
+
+
+def test_verify_in_bounded_memory_checks_the_same_claims(archive, tmp_path):
+    # a sound archive of many blocks stays sound when every claim on an earlier block
+    # is checked by decoding that block again; a damaged one reports the same problems
+    assert _with_budgets(archive, 1, 1) == []
+    damaged = rebuild(archive, tmp_path / "d.ccg", lambda e, raw: raw[:-3] + bytes([raw[-3] ^ 0x40]) + raw[-2:]
+                      if e.kind in (SectionKind.NODES, SectionKind.PREDICTED_NODES) and e.first > 0 else raw)
+    problems = verify(damaged)
+    assert problems and _with_budgets(damaged, 1, 1) == problems
 
 
 def test_problem_renders_kind_and_offset():

@@ -42,6 +42,7 @@ import numpy as np  # noqa: E402
 import bench_aggregate  # noqa: E402,F401  (registers the aggregation benchmark)
 import bench_archive  # noqa: E402,F401  (registers the archive benchmark)
 import bench_builder  # noqa: E402,F401  (registers the builder benchmark)
+import bench_calltree  # noqa: E402,F401  (registers the calltree benchmark)
 import bench_figures  # noqa: E402,F401  (registers the figures benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
 import bench_importers  # noqa: E402,F401  (registers the import-locations benchmark)

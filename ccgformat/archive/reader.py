@@ -781,6 +781,12 @@ class Archive:
         return run_query("profile", self, start, stop, locations, cache_modulus=cache_modulus,
                          cache_references=cache_references, summary_index=summary_index)
 
+    def calltree(self, start: int | None = None, stop: int | None = None,
+                 locations: list[int] | None = None) -> Any:
+        """Calls, inclusive and exclusive time per call path and location of ``[start, stop)``
+        (`ccgformat.query.calltree`)."""
+        return run_query("calltree", self, start, stop, locations)
+
     def timeline(self, start: int, stop: int, width: int, locations: list[int] | None = None,
                  by: str = "location", color_by: str = "group", height: int | None = None) -> Any:
         """Per-pixel exclusive-time shares of the region groups, or of the regions with the
@@ -837,6 +843,12 @@ class Archive:
         """The events of ``[start, stop)`` as a ``polars.DataFrame`` (`to_arrow`; extras
         ``arrow`` and ``polars``)."""
         return run_query("to_polars", self, start, stop, locations)
+
+    # ----------------------------------------------------------------- notebooks
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        return run_query("repr_html", self)
 
     # ----------------------------------------------------------------- export
 

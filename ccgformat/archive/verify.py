@@ -12,7 +12,6 @@ order.
 
 from __future__ import annotations
 
-import bisect
 import os
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -32,6 +31,7 @@ from .queries import run_query
 from .reader import Archive
 from .sections import DirectoryEntry, decode_json, decode_roots
 from .tables import decode_checkpoint_table, decode_root_table
+from .verify_nodes import LEDGER_BYTES, SUMMARY_BYTES, NodeSummaries
 
 __all__ = ["Problem", "verify"]
 
@@ -102,19 +102,6 @@ def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
     return Problem(offset, kind, str(error))
 
 
-@dataclass
-class _Nodes:
-    """What later checks need of a decoded node block."""
-
-    first: int
-    events: np.ndarray
-    total: np.ndarray
-    metric_sums: dict[int, tuple[tuple[int, int], ...]]  # by index in the block; only non-empty ones
-
-    def sums(self, local: int) -> tuple[tuple[int, int], ...]:
-        return self.metric_sums.get(local, ())
-
-
 class _Verifier:
     def __init__(self, archive: Archive, progress: VerifyProgress | None = None):
         self.archive = archive
@@ -125,8 +112,11 @@ class _Verifier:
         self.entries = sorted(archive.sections, key=lambda e: (e.offset, e.member))
         self.definitions: Definitions | None = None
         self.roots: dict[int, LocationRoot] | None = None
-        self.blocks: list[_Nodes] = []        # decoded node blocks, in id order
-        self.firsts: list[int] = []
+        #: the sound node blocks, and their columns that later blocks' claims are checked against
+        self.nodes = NodeSummaries(self.decode_again, self.disagreeing_imports, SUMMARY_BYTES, LEDGER_BYTES)
+        #: per node block (by offset) whose import table disagrees: the block, the mismatch
+        #: of the lowest child and how many
+        self.import_mismatches: dict[int, tuple[DirectoryEntry, tuple[int, str], int]] = {}
         #: per index kind, location -> (its block, its checkpoint indexes), for the sound ones
         self.indexed: dict[int, dict[int, tuple[DirectoryEntry, list[int]]]] = {}
         #: per index kind, location -> (its block, its interval, its checkpoints), for the sound ones
@@ -166,6 +156,10 @@ class _Verifier:
             done += entry.length
             if self.progress is not None:
                 self.progress(done, total)
+        self.nodes.settle()
+        for entry, (_, first), count in self.import_mismatches.values():
+            more = f" (and {count - 1} more)" if count > 1 else ""
+            self.add(entry, f"import table disagrees with an earlier block: {first}{more}")
         self.check_parameters(parameters)
         self.check_roots(roots)
         self.check_stats(parameters)
@@ -342,7 +336,7 @@ class _Verifier:
             if not 0 <= root.root < nodes:
                 self.add(entry, f"location {location}: root node {root.root} is outside the {nodes} nodes")
                 continue
-            found = self.node(root.root)
+            found = self.nodes.node(root.root)
             if found is None:
                 continue  # its block is damaged; already reported there
             events, total = found
@@ -355,16 +349,18 @@ class _Verifier:
 
     # ------------------------------------------------------------------ nodes
 
-    def node(self, node: int) -> tuple[int, int] | None:
-        """(events, total) of a node from the decoded blocks, None if its block failed."""
-        index = bisect.bisect_right(self.firsts, node) - 1
-        if index < 0:
+    def decode_again(self, entry: DirectoryEntry) -> NodeBlock | None:
+        """A node block that decoded before, decoded again (None if it no longer reads)."""
+        try:
+            return decode_block(self.archive.payload(entry), self.path, entry.offset, **block_coding(entry.kind))
+        except CcgError:
             return None
-        block = self.blocks[index]
-        local = node - block.first
-        if local >= len(block.events):
-            return None
-        return int(block.events[local]), int(block.total[local])
+
+    def disagreeing_imports(self, entry: DirectoryEntry, mismatches: list[tuple[int, str]]) -> None:
+        """Count a node block's disagreeing import claims, keeping that of the lowest child."""
+        lowest = min(mismatches)
+        _, first, count = self.import_mismatches.get(entry.offset, (entry, lowest, 0))
+        self.import_mismatches[entry.offset] = (entry, min(first, lowest), count + len(mismatches))
 
     def check_nodes(self, entry: DirectoryEntry) -> None:
         raw = self.payload(entry)
@@ -380,11 +376,8 @@ class _Verifier:
                             f"says {entry.first}..{entry.first + entry.count - 1}")
             return
         self.check_keys(entry, block)
-        self.check_imports(entry, block)
-        self.blocks.append(_Nodes(block.first, np.array(block.events, dtype=np.int64),
-                                  np.array(block.total, dtype=np.int64),
-                                  {i: sums for i in range(len(block)) if (sums := block.metric_sums(i))}))
-        self.firsts.append(block.first)
+        self.nodes.check_imports(entry, block.imports)
+        self.nodes.add(entry, block)
 
     def check_keys(self, entry: DirectoryEntry, block: NodeBlock) -> None:
         """Regions of call nodes, peers of point-to-point nodes and metrics of metric
@@ -408,36 +401,6 @@ class _Verifier:
                 more = f" (and {len(bad) - 1} more nodes in this block)" if len(bad) > 1 else ""
                 self.add(entry, f"node {block.first + i}: {what} {int(first_key[i])} is not defined "
                                 f"({count} defined){more}")
-
-    def check_imports(self, entry: DirectoryEntry, block: NodeBlock) -> None:
-        """The import table's events, durations and metric sums of children in earlier
-        blocks must equal those nodes' own."""
-        imports = block.imports
-        if not len(imports.ids):
-            return
-        position = np.searchsorted(np.array(self.firsts, dtype=np.int64), imports.ids, side="right") - 1
-        mismatches: list[str] = []
-        for b in np.unique(position).tolist():
-            if b < 0:
-                continue
-            nodes = self.blocks[b]
-            rows = np.flatnonzero(position == b)
-            local = imports.ids[rows] - nodes.first
-            known = local < len(nodes.events)
-            rows, local = rows[known], local[known]
-            bad = (nodes.events[local] != imports.events[rows]) | (nodes.total[local] != imports.total[rows])
-            for row, i in zip(rows[bad].tolist(), local[bad].tolist()):
-                mismatches.append(f"child {int(imports.ids[row])} has {int(nodes.events[i])} events and duration "
-                                  f"{int(nodes.total[i])}, the import table says {int(imports.events[row])} and "
-                                  f"{int(imports.total[row])}")
-            for row, i in zip(rows[~bad].tolist(), local[~bad].tolist()):
-                child = int(imports.ids[row])
-                claimed, actual = imports.sums(child), nodes.sums(i)
-                if claimed != actual:
-                    mismatches.append(f"child {child} has metric sums {actual}, the import table says {claimed}")
-        if mismatches:
-            more = f" (and {len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
-            self.add(entry, f"import table disagrees with an earlier block: {mismatches[0]}{more}")
 
     # ------------------------------------------------------------------ indexes
 

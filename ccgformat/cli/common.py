@@ -1,5 +1,5 @@
-"""What the `ccg` commands share: the usage error, argument types, location choice, and
-a standard output whose reader went away."""
+"""What the `ccg` commands share: the usage error, argument types, location choice and
+names, and a standard output whose reader went away."""
 
 from __future__ import annotations
 
@@ -50,6 +50,12 @@ def chosen_locations(archive: Archive, wanted: list[int] | None) -> list[int] | 
     if missing:
         raise UsageError(f"no location {missing[0]} in {archive.path}")
     return sorted(set(wanted))
+
+
+def location_name(archive: Archive, location: int) -> str:
+    """The name of ``location`` in the archive's definitions, or ``location N``."""
+    defined = archive.definitions.locations
+    return defined[location].name if 0 <= location < len(defined) else f"location {location}"
 
 
 def silence_stdout() -> None:

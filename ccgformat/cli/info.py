@@ -83,6 +83,12 @@ def cmd_info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(document, indent=None, sort_keys=False))
         return 0
+    print(info_text(document))
+    return 0
+
+
+def info_text(document: dict[str, Any]) -> str:
+    """What `ccg info` prints for `info_document`'s ``document``."""
     p = document["parameters"]
     start, end = document["time_range"]
     seconds = document["duration_seconds"]
@@ -110,8 +116,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     out.append(f"{'sections':<18}{'blocks':>8}{'stored bytes':>15}{'raw bytes':>15}")
     for name, row in document["sections"].items():
         out.append(f"  {name:<16}{row['blocks']:>8,}{row['stored_bytes']:>15,}{row['raw_bytes']:>15,}")
-    print("\n".join(out))
-    return 0
+    return "\n".join(out)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

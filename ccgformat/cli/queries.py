@@ -1,20 +1,22 @@
-"""`ccg profile`, `ccg messages`, `ccg timeline` and `ccg aggregate`: the queries over a
-time window."""
+"""`ccg profile`, `ccg messages`, `ccg timeline`, `ccg aggregate` and `ccg calltree`: the
+queries over a time window."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from typing import Any
 
 from ..archive import Archive, open_archive
+from ..query import Profile
 from ..query.timeline import HEIGHT
-from .common import UsageError, bounded_int, chosen_locations
+from .common import UsageError, bounded_int, chosen_locations, location_name
 
 
 def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``profile``, ``messages``, ``timeline`` and ``aggregate`` commands, with their
-    common window options."""
+    """The ``profile``, ``messages``, ``timeline``, ``aggregate`` and ``calltree`` commands,
+    with their common window options."""
     window = argparse.ArgumentParser(add_help=False)
     window.add_argument("archive", metavar="ARCHIVE")
     window.add_argument("--start", type=int, metavar="T", help="window start in ticks (inclusive)")
@@ -70,6 +72,16 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                         "default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=cmd_aggregate)
+    p = commands.add_parser(
+        "calltree", parents=[window], help="calls and times per call path",
+        description="The call tree of START <= time < STOP: per call path (the regions open from the "
+                    "location's root down to a call; recursion makes longer paths) the calls and the "
+                    "inclusive and exclusive seconds, summed over the chosen locations or per location. "
+                    "Computed on the compressed graph. A call counts where it is entered; times count the "
+                    "part inside the window.")
+    p.add_argument("--per-location", action="store_true", help="a tree per location instead of their sum")
+    p.add_argument("--json", action="store_true", help="print one JSON object (times in ticks)")
+    p.set_defaults(run=cmd_calltree)
 
 
 def _window(archive: Archive, args: argparse.Namespace) -> tuple[int | None, int | None]:
@@ -93,6 +105,13 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
+    print(profile_text(result))
+    return 0
+
+
+def profile_text(result: Profile) -> str:
+    """What `ccg profile` prints for ``result``: the regions by exclusive time, the
+    messages per location pair, the collectives per operation and the metrics' changes."""
     out = _table(["region", "group", "calls", "inclusive", "exclusive", "mean"],
                  [[row.name, row.group, f"{row.calls:,}", f"{row.inclusive:,}", f"{row.exclusive:,}",
                    f"{row.mean:,.1f}" if row.mean is not None else "-"]
@@ -106,8 +125,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
                              [[f"{v:,}" for v in (c.operation, c.count, c.bytes_sent, c.bytes_received)]
                               for c in result.collectives])
     out += [f"metric {name}: change {value}" for name, value in result.metrics.items()]
-    print("\n".join(out))
-    return 0
+    return "\n".join(out)
 
 
 def cmd_messages(args: argparse.Namespace) -> int:
@@ -167,8 +185,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
         else:
             model = archive.aggregate(args.slices, start, stop, args.states, chosen)
             states, show = model.states, (lambda v: f"{int(v):,}")
-        names = [archive.definitions.locations[location].name if location < len(archive.definitions.locations)
-                 else f"location {location}" for location in model.locations.tolist()]
+        names = [location_name(archive, location) for location in model.locations.tolist()]
     if args.json:
         print(json.dumps({"bounds": model.bounds.tolist(), "states": list(states), "locations": names,
                           "values": model.values.tolist()}))
@@ -181,3 +198,32 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
                             for x in order], left=1)))
     print(f"{len(names):,} locations, {len(model.bounds) - 1:,} slices from {model.bounds[0]} to {model.bounds[-1]}")
     return 0
+
+
+def cmd_calltree(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        start, stop = _window(archive, args)
+        result = archive.calltree(start, stop, chosen_locations(archive, args.location))
+        names = {location: location_name(archive, location) for location in result.locations}
+    if args.json:
+        print(json.dumps(result.to_json(args.per_location)))
+        return 0
+    rows = result.rows(args.per_location)
+    if not args.per_location:
+        print("\n".join(_tree_lines(rows, result.timer_resolution)))
+        return 0
+    by_location: dict[int, list[dict[str, Any]]] = {location: [] for location in result.locations}
+    for row in rows:
+        by_location[row["location"]].append(row)
+    sections = [[f"location {location} ({names[location]})", *_tree_lines(located, result.timer_resolution)]
+                for location, located in by_location.items()]
+    print("\n\n".join("\n".join(section) for section in sections))
+    return 0
+
+
+def _tree_lines(rows: list[dict[str, Any]], ticks_per_second: int) -> list[str]:
+    """A call tree's rows (depth first) as a text table, each path's region indented by
+    its depth."""
+    return _table(["call path", "inclusive s", "exclusive s", "calls"],
+                  [["  " * (len(row["path"]) - 1) + row["path"][-1], f"{row['inclusive'] / ticks_per_second:.6f}",
+                    f"{row['exclusive'] / ticks_per_second:.6f}", f"{row['calls']:,}"] for row in rows], left=1)

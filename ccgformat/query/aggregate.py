@@ -58,6 +58,11 @@ def _locations(source: Any, locations: Iterable[int] | None) -> tuple[list[int],
     return chosen, hierarchy_of(source.definitions, chosen)
 
 
+def _leaf_nodes(hierarchy: Hierarchy) -> dict[int, int]:
+    """location -> the hierarchy node that is its leaf."""
+    return dict(zip(np.asarray(hierarchy.leaf_locations).tolist(), hierarchy.leaf_nodes().tolist()))
+
+
 def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray, out: np.ndarray) -> list[tuple[int, int]]:
     """Add to ``out`` the pyramid cells that lie inside a slice; return the pieces
     ``(from, to)`` of the slices left for the graph, inside the trace."""
@@ -75,7 +80,8 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
     np.add.at(marks, last[slices], -(slices + 1))
     slice_of_cell = np.cumsum(marks[:-1]) - 1
     row_of_node = np.full(level.nodes, -1, np.int64)
-    row_of_node[source_hierarchy(source).leaf_nodes(chosen)] = np.arange(len(chosen))
+    leaf_of = _leaf_nodes(source_hierarchy(source))
+    row_of_node[[leaf_of[location] for location in chosen]] = np.arange(len(chosen))
     row = row_of_node[level.cell >> level.level]
     where = slice_of_cell[level.cell & (level.slices - 1)]
     keep = (row >= 0) & (where >= 0)
@@ -145,11 +151,12 @@ def aggregate(source: Any, slices: int, start: int | None = None, stop: int | No
         if pieces:
             _add_pieces(source, chosen, bounds, pieces, values)
     definitions = source.definitions
+    resolution = int(definitions.timer_resolution or 1)
     if states == "region":
         names = tuple(definitions.regions[r].name if r < len(definitions.regions) else f"region {r}"
                       for r in range(regions))
-        return AggregateModel(bounds, names, np.array(chosen, np.int64), values, hierarchy)
+        return AggregateModel(bounds, names, np.array(chosen, np.int64), values, hierarchy, resolution)
     groups, group_of = region_groups(definitions, regions)
     onehot = np.zeros((regions, len(groups)), np.int64)
     onehot[np.arange(regions), group_of] = 1
-    return AggregateModel(bounds, tuple(groups), np.array(chosen, np.int64), values @ onehot, hierarchy)
+    return AggregateModel(bounds, tuple(groups), np.array(chosen, np.int64), values @ onehot, hierarchy, resolution)

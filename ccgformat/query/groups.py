@@ -14,6 +14,11 @@ import numpy as np
 from ..model import Definitions
 
 
+def region_name(definitions: Definitions, region: int) -> str:
+    """The name of region id ``region``, or ``region N`` where the definitions have none."""
+    return definitions.regions[region].name if 0 <= region < len(definitions.regions) else f"region {region}"
+
+
 def group_name(definitions: Definitions, region: int) -> str:
     if 0 <= region < len(definitions.regions):
         r = definitions.regions[region]

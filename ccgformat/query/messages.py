@@ -120,6 +120,10 @@ class Messages:
         ``pandas``)."""
         return run_query("messages_to_pandas", self, table)
 
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        return run_query("repr_html", self)
+
     def rows(self) -> Iterator[dict[str, int]]:
         lists = [self.columns[name].tolist() for name in MESSAGE_COLUMNS]
         return (dict(zip(MESSAGE_COLUMNS, row)) for row in zip(*lists))

@@ -31,6 +31,7 @@ import numpy as np
 from ..archive.many import event_passes
 from ..archive.metric_tables import MetricLevel
 from ..archive.native import walk_locations
+from ..archive.queries import run_query
 from ..graph.graph import roots_at, source_root_columns
 from ..model import EventKind
 from .aggregate_tables import LEVELS, MAX_CELLS, sliced_window, trace_window
@@ -56,6 +57,10 @@ class MetricIntegrals:
     names: tuple[str, ...]
     locations: np.ndarray
     values: np.ndarray
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        return run_query("repr_html", self)
 
 
 def _as_float(bits: np.ndarray, value_type: str) -> np.ndarray:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..aggregate_model import AggregateModel, Hierarchy
+from ..archive.queries import run_query
 from ..errors import ParameterError
 from .overview_curve import Curve, default_p, explore
 from .overview_dp import Partition, partition
@@ -178,6 +179,14 @@ class Overview:
         drawing = {"overview": self.drawing, "curve": self.curve_drawing, "treemap": self.treemap}[what]()
         return drawing.save(path, format)
 
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        return run_query("repr_html", self)
+
+    def _repr_svg_(self) -> str:
+        """The picture for Jupyter (`ccgformat.interop.pictures`)."""
+        return run_query("overview_svg", self)
+
 
 def _count_parts(count: int) -> str:
     return f"{count:,} part" + ("s" if count != 1 else "")
@@ -190,7 +199,7 @@ def _reduced(model: AggregateModel, r: np.ndarray, kind: str) -> tuple[Hierarchy
     if kind == "spatial":
         bounds = np.asarray(model.bounds)[[0, -1]]
         whole = AggregateModel(bounds, model.states, model.locations, model.values.sum(axis=1, keepdims=True),
-                               model.hierarchy)
+                               model.hierarchy, model.resolution)
         return model.hierarchy, proportions(whole)
     if kind == "temporal":
         one = Hierarchy((model.hierarchy.names[0],), (model.hierarchy.kinds[0],), np.array([-1]), np.array([0]),

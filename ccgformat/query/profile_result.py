@@ -82,6 +82,10 @@ class Profile:
         (`ccgformat.interop.results`; extra ``pandas``)."""
         return run_query("profile_to_pandas", self, table)
 
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        return run_query("repr_html", self)
+
     def to_json(self) -> dict[str, Any]:
         """Plain lists and numbers (``ccg profile --json``); a region row names the region
         in ``region`` and gives its definition index in ``id``."""

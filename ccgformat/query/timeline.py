@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
+from ..archive.queries import run_query
 from ..figures import blend, palette
 from ..graph.graph import chosen_roots
 from .groups import region_groups
@@ -117,6 +118,14 @@ class Timeline:
     def save_png(self, path: str | Path, row_height: int | None = None) -> Path:
         """Write the picture as a PNG file (atomically; needs the ``plot`` extra)."""
         return self.save(path, row_height, "png")
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
+        return run_query("repr_html", self)
+
+    def _repr_png_(self) -> bytes | None:
+        """The picture for Jupyter (`ccgformat.interop.pictures`)."""
+        return run_query("timeline_png", self)
 
     def to_json(self) -> dict[str, Any]:
         return {"start": self.start, "stop": self.stop, "width": self.width, "by": self.by, "rows": self.rows,
@@ -218,13 +227,18 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
 
 
 def _location_rows(source: Any, chosen: list[int], starts: np.ndarray) -> list[str]:
-    """The label of each row by location: its first location's (`Hierarchy.label`),
-    and how many more the row sums."""
+    """The label of each row by location: its first location's leaf (`Hierarchy.label`),
+    and how many more locations the row sums."""
     from .aggregate_tables import source_hierarchy  # the tables' module reads the column bounds from this one
     hierarchy = source_hierarchy(source)
-    firsts = [chosen[i] for i in starts[:-1].tolist()]
+    held = np.asarray(hierarchy.leaf_locations, np.int64)
+    order = np.argsort(held, kind="stable")
+    firsts = np.asarray([chosen[i] for i in starts[:-1].tolist()], np.int64)
+    at = order[np.minimum(np.searchsorted(held[order], firsts), len(held) - 1)] if len(held) else firsts
+    nodes = hierarchy.leaf_nodes()
     out = []
-    for location, node, count in zip(firsts, hierarchy.leaf_nodes(firsts).tolist(), np.diff(starts).tolist()):
-        name = hierarchy.label(node) if node >= 0 else f"location {location}"
+    for location, position, count in zip(firsts.tolist(), at.tolist(), np.diff(starts).tolist()):
+        found = len(held) > 0 and held[position] == location
+        name = hierarchy.label(int(nodes[position])) if found else f"location {location}"
         out.append(name if count == 1 else f"{name} (+{count - 1})")
     return out

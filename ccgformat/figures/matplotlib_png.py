@@ -7,6 +7,7 @@ extra."""
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import Any
@@ -53,7 +54,9 @@ def png_bytes(width: int, height: int, layers: Mapping[str, Sequence[Shape]]) ->
         _DRAW[kind](axes, list(batch), order)
     axes.set_xlim(0, width)
     axes.set_ylim(height, 0)
-    canvas.draw()
+    with warnings.catch_warnings():  # a character the font lacks is drawn as a box, as a browser does
+        warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+        canvas.draw()
     drawn = np.asarray(canvas.buffer_rgba())              # straight (not premultiplied) alpha
     page = np.full((height, width, 3), 255, dtype=np.uint8)
     for image in (shape for shape in shapes if isinstance(shape, Image)):

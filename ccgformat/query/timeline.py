@@ -235,7 +235,7 @@ def _location_rows(source: Any, chosen: list[int], starts: np.ndarray) -> list[s
     order = np.argsort(held, kind="stable")
     firsts = np.asarray([chosen[i] for i in starts[:-1].tolist()], np.int64)
     at = order[np.minimum(np.searchsorted(held[order], firsts), len(held) - 1)] if len(held) else firsts
-    nodes = hierarchy.leaf_nodes()
+    nodes = hierarchy.leaf_nodes() if len(held) else held  # (a tree without leaves has no leaf node)
     out = []
     for location, position, count in zip(firsts.tolist(), at.tolist(), np.diff(starts).tolist()):
         found = len(held) > 0 and held[position] == location

@@ -68,21 +68,33 @@ int ccg_pair_fifo(int64_t n, int64_t k, const int64_t *const *keys, const uint8_
     return CCG_OK;
 }
 
-/* The decimal digits of v at out; returns how many. */
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* The decimal digits of v at out (two at a time); returns how many. */
 static int64_t put_int(char *out, int64_t v) {
     char digits[20];
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    int count = 0;
-    do {
-        digits[count++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    int at = 20;
+    while (u >= 100) {
+        const char *pair = digit_pairs + 2 * (u % 100);
+        u /= 100;
+        digits[--at] = pair[1];
+        digits[--at] = pair[0];
+    }
+    if (u >= 10) {
+        digits[--at] = digit_pairs[2 * u + 1];
+        digits[--at] = digit_pairs[2 * u];
+    } else {
+        digits[--at] = (char)('0' + u);
+    }
     int64_t written = 0;
     if (v < 0)
         out[written++] = '-';
-    while (count)
-        out[written++] = digits[--count];
-    return written;
+    memcpy(out + written, digits + at, (size_t)(20 - at));
+    return written + 20 - at;
 }
 
 int64_t ccg_format_rows(int64_t n, int64_t k, const int64_t *const *columns, const char *const *prefix,

@@ -47,4 +47,4 @@ def format_rows(columns: list[np.ndarray], prefix: list[str], suffix: str, separ
                                   ffi.cast("char *", ffi.from_buffer(out)), capacity)
     if written < 0:
         raise MemoryError("the message rows outgrew their buffer")
-    return out[:written].tobytes().decode("ascii")
+    return str(memoryview(out)[:written], "ascii")

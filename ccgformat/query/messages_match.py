@@ -63,7 +63,10 @@ IS_SEND, IS_RECEIVE, IS_END = kind_mask(SENDS), kind_mask(RECEIVES), kind_mask(S
 
 
 def take(table: Table, index: np.ndarray) -> Table:
-    """The rows ``index`` (positions or a mask) of every column."""
+    """The rows ``index`` (positions or a mask) of every column (the columns themselves
+    when a mask keeps every row)."""
+    if index.dtype == bool and index.all():
+        return dict(table)
     return {name: column[index] for name, column in table.items()}
 
 
@@ -72,6 +75,9 @@ def _empty(names: tuple[str, ...]) -> Table:
 
 
 def _joined(first: Table, second: Table) -> Table:
+    """The rows of ``first``, then those of ``second`` (which has at least its columns)."""
+    if not len(next(iter(first.values()))):
+        return {name: second[name] for name in first}
     return {name: np.concatenate([first[name], second[name]]) for name in first}
 
 

@@ -62,13 +62,14 @@ def collective_traces(draw: st.DrawFn) -> dict[int, list[Event]]:
     return rows
 
 
-def answers(source, start=None, stop=None, locations=None, window=None, walked=False):
+def answers(source, start=None, stop=None, locations=None, window=None, walked=False, ahead=False):
     """The stream's messages in order (tuples of `oracle.message_stream`) and its rest,
-    with every window size (1: one event a window) and source."""
+    with any window size (1: one event a window), source, and the walk in this thread or
+    ahead in its own."""
     saved = events_module.SELECT_EVENTS
     events_module.SELECT_EVENTS = -1 if walked else 1 << 62
     try:
-        stream = iter_messages(source, start, stop, locations, **({"window": window} if window else {}))
+        stream = iter_messages(source, start, stop, locations, ahead=ahead, **({"window": window} if window else {}))
         rows = [(m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["comm"], m["tag"], m["size"],
                  m["send_done"], m["recv_posted"], m["recv_size"]) for chunk in stream for m in chunk.rows()]
     finally:
@@ -90,8 +91,8 @@ def check_stream(source, trace, start=None, stop=None, locations=None):
     assert rest[2] == want_peak
     _, left = oracle.messages(events, start, stop)
     assert sorted((u.location, u.time) for u in rest[0]) == left
-    for window, walked in ((1, False), (2, True), (3, True), (None, True)):
-        assert answers(source, start, stop, locations, window, walked) == (rows, rest)
+    for window, walked, ahead in ((1, False, True), (2, True, False), (3, True, True), (None, True, False)):
+        assert answers(source, start, stop, locations, window, walked, ahead) == (rows, rest)
     whole = messages(source, start, stop, locations)
     assert (whole.unmatched, whole.peak_pending, whole.events) == (rest[0], rest[2], rest[3])
     assert [(c.comm, c.index, c.operation, c.participants, c.complete) for c in whole.collectives] == rest[1]
@@ -118,7 +119,7 @@ def test_corpus_stream_is_the_brute_force(tmp_path_factory, name):
     want_rows, want_peak = oracle.message_stream(events)
     members = {i: set(c.members) for i, c in enumerate(archive.definitions.communicators) if c.members}
     for window, walked in ((None, False), (5, True)):
-        rows, (unmatched, collectives, peak, _) = answers(archive, window=window, walked=walked)
+        rows, (unmatched, collectives, peak, _) = answers(archive, window=window, walked=walked, ahead=walked)
         assert rows == want_rows and peak == want_peak
         assert collectives == oracle.collectives(events, members=members)
         assert len(rows) == len(messages(archive))

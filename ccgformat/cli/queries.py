@@ -129,7 +129,8 @@ def profile_text(result: Profile) -> str:
 def cmd_messages(args: argparse.Namespace) -> int:
     with open_archive(args.archive) as archive:
         start, stop = _window(archive, args)
-        stream = archive.iter_messages(start, stop, chosen_locations(archive, args.location))
+        # nothing else reads the archive meanwhile: its walk may run ahead in a thread
+        stream = archive.iter_messages(start, stop, chosen_locations(archive, args.location), ahead=True)
         if args.matrix:
             counts, _ = stream.matrix()
             print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)

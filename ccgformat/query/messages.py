@@ -163,13 +163,15 @@ class MessageStream:
     ``collectives``, ``peak_pending`` and ``events`` hold the rest of the answer."""
 
     def __init__(self, source: Any, start: int | None, stop: int | None, locations: Iterable[int] | None,
-                 window: int):
+                 window: int, ahead: bool):
         self.locations = len(source.definitions.locations)
         self.unmatched: list[Unmatched] = []
         self.collectives: list[Collective] = []
         self.peak_pending = 0
         self.events = 0
-        self._tables = self._matched(source, chosen_roots(source, locations), start, stop, window)
+        chosen = chosen_roots(source, locations)
+        self._largest = max(chosen.locations, default=-1)
+        self._tables = self._matched(source, chosen, start, stop, window, ahead)
 
     def __iter__(self) -> Iterator[Messages]:
         return self
@@ -178,8 +180,8 @@ class MessageStream:
         table = next(self._tables)
         return Messages({name: table[name] for name in MESSAGE_COLUMNS}, [], [], locations=self.locations)
 
-    def messages(self) -> Messages:
-        """The whole answer, the messages sorted by send time, then sender."""
+    def collect(self) -> Messages:
+        """The whole answer (the messages still to come), sorted by send time, then sender."""
         parts = list(self._tables)
         names = MESSAGE_COLUMNS + ("send_seq",)
         every = {name: np.concatenate([part[name] for part in parts]) if parts else np.zeros(0, np.int64)
@@ -189,26 +191,18 @@ class MessageStream:
                         self.peak_pending, self.locations, self.events)
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """`Messages.matrix` of the messages still to come, summed chunk by chunk: memory set
-        by the location pairs that exchange messages, and the matrix asked for."""
-        pairs = {name: np.zeros(0, np.int64) for name in ("sender", "receiver", "count", "size")}
+        """`Messages.matrix` of the messages still to come, summed chunk by chunk."""
+        size = max(self.locations, self._largest + 1)  # both ends of a message are chosen locations
+        counts = np.zeros((size, size), np.int64)
+        volume = np.zeros((size, size), np.int64)
+        largest = -1
         for chunk in self:
-            c = chunk.columns
-            joined = {"sender": np.concatenate([pairs["sender"], c["sender"]]),
-                      "receiver": np.concatenate([pairs["receiver"], c["receiver"]]),
-                      "count": np.concatenate([pairs["count"], np.ones(len(chunk), np.int64)]),
-                      "size": np.concatenate([pairs["size"], c["size"]])}
-            key = np.stack([joined["sender"], joined["receiver"]], axis=1)
-            distinct, inverse = np.unique(key, axis=0, return_inverse=True)
-            pairs = {"sender": distinct[:, 0], "receiver": distinct[:, 1],
-                     **{name: np.bincount(inverse.ravel(), joined[name], len(distinct)).astype(np.int64)
-                        for name in ("count", "size")}}
-        n = max(self.locations, int(max(pairs["sender"].max(initial=-1), pairs["receiver"].max(initial=-1))) + 1)
-        counts = np.zeros((n, n), np.int64)
-        volume = np.zeros((n, n), np.int64)
-        counts[pairs["sender"], pairs["receiver"]] = pairs["count"]
-        volume[pairs["sender"], pairs["receiver"]] = pairs["size"]
-        return counts, volume
+            sender, receiver = chunk.columns["sender"], chunk.columns["receiver"]
+            np.add.at(counts, (sender, receiver), 1)
+            np.add.at(volume, (sender, receiver), chunk.columns["size"])
+            largest = max(largest, int(sender.max(initial=-1)), int(receiver.max(initial=-1)))
+        n = max(self.locations, largest + 1)
+        return counts[:n, :n], volume[:n, :n]
 
     def write_json(self, out: TextIO) -> None:
         """Write the JSON of `Messages.write_json` (the messages in this stream's order) as
@@ -217,7 +211,7 @@ class MessageStream:
                     lambda: _rest_json(self.unmatched, self.collectives, self.peak_pending))
 
     def _matched(self, source: Any, chosen: ChosenRoots, start: int | None, stop: int | None,
-                 window: int) -> Iterator[Table]:
+                 window: int, ahead: bool) -> Iterator[Table]:
         lo = -(1 << 63) if start is None else start
         hi = (1 << 63) - 1 if stop is None else stop
 
@@ -231,7 +225,8 @@ class MessageStream:
         matching = PointToPoint(rows.known, inside)
         collectives = Collectives(len(chosen.locations))
         seen = 0
-        for locations, batch in read_ahead(message_windows(source, chosen, kinds, window)):
+        windows = message_windows(source, chosen, kinds, window)
+        for locations, batch in read_ahead(windows) if ahead else windows:
             events = _columns(locations, batch, rows.of(locations), seen,
                               links.window(locations, batch) if links else None)
             seen += len(batch)
@@ -283,17 +278,19 @@ def _columns(locations: np.ndarray, batch: EventBatch, rows: np.ndarray, seen: i
 
 
 def iter_messages(source: Any, start: int | None = None, stop: int | None = None,
-                  locations: Iterable[int] | None = None, window: int = WINDOW) -> MessageStream:
+                  locations: Iterable[int] | None = None, window: int = WINDOW, ahead: bool = False) -> MessageStream:
     """Match the messages of a `Graph` or `Archive` as a stream of chunks (`MessageStream`),
     ``window`` message events at a time. Matching always runs from the beginning (a
     message's peer may lie anywhere); the stream keeps the messages with a send or receive
     in ``[start, stop)`` and the unmatched events and collectives in it. With
-    ``locations``, events whose peer is not among them stay unmatched."""
-    return MessageStream(source, start, stop, locations, window)
+    ``locations``, events whose peer is not among them stay unmatched. With ``ahead``, the
+    walk runs in a thread of its own (`streaming.read_ahead`): faster on two cores, but
+    nothing else may read ``source`` until the stream is exhausted or closed."""
+    return MessageStream(source, start, stop, locations, window, ahead)
 
 
 def messages(source: Any, start: int | None = None, stop: int | None = None,
              locations: Iterable[int] | None = None, window: int = WINDOW) -> Messages:
-    """`iter_messages`, the whole answer held at once (`MessageStream.messages`): the
-    messages sorted by send time, then sender."""
-    return iter_messages(source, start, stop, locations, window).messages()
+    """`iter_messages`, the whole answer held at once (`MessageStream.collect`; the walk
+    runs ahead): the messages sorted by send time, then sender."""
+    return iter_messages(source, start, stop, locations, window, ahead=True).collect()

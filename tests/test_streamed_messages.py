@@ -150,6 +150,15 @@ def test_a_message_waits_for_its_request_times():
         assert [(row[1], row[7]) for row in rows] == [(2, -1), (1, 5), (6, -1)]
 
 
+@settings(max_examples=30, deadline=None)
+@given(message_traces(), st.integers(1, 5))
+def test_json_written_in_slices_is_the_whole_json(trace, rows):
+    result = messages(oracle.build(trace))
+    out = io.StringIO()
+    result.write_json(out, rows_per_write=rows)
+    assert out.getvalue() == json.dumps(result.to_json()) + "\n"
+
+
 def test_json_of_the_stream_is_the_json_of_the_answer():
     graph = oracle.build({0: [Event(0, K.ENTER, 0), Event(1, K.SEND, 1, 0, 0, 0, 8), Event(3, K.SEND, 1, 0, 0, 0, 9),
                               Event(4, K.SEND, 2, 0, 0, 0, 9), Event(5, K.LEAVE, 0)],

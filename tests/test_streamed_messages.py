@@ -10,10 +10,8 @@ import functools
 import importlib
 import io
 import json
-import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,7 +24,7 @@ from ccgformat.query import iter_messages, messages
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, converted, windows
+from .query_support import CORPUS, converted, ring_graph, windows
 from .test_query_messages import message_traces, request_traces
 
 events_module = importlib.import_module("ccgformat.query.messages_events")
@@ -178,14 +176,7 @@ def stream_peak(locations: int, events: int) -> tuple[int, int]:
     """The traced peak of streaming every message of a jittered ring trace of about
     ``events`` events per location (tools/synth.py), walked in batches, and its message
     count."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-    import synth
-    definitions, stream = synth.synthesize(locations, events, jitter=0.3, seed=3, pattern="ring")
-    builder = ccgformat.Builder(ccgformat.Params(), definitions)
-    for location in range(locations):
-        for batch in stream(location):
-            builder.add(location, batch)
-    graph = builder.finish()
+    graph = ring_graph(locations, events, seed=3)
     tracemalloc.start()
     try:
         matched = sum(len(chunk) for chunk in iter_messages(graph, window=256))

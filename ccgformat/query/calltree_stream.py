@@ -73,9 +73,9 @@ class _Replay:
         region = np.concatenate((np.zeros(carried, np.int64), np.asarray(batch.ref, np.int64)[kept]))
         depth = np.cumsum(enter.astype(np.int64) * 2 - 1)
         top = int(depth.max())
-        level = (depth + ~enter).astype(np.min_scalar_type(top))  # of the frame an event opens or closes
-        order = np.argsort(level, kind="stable")  # a radix sort for 8- and 16-bit levels
-        edges = np.searchsorted(level[order], np.arange(1, top + 2))  # level l: order[edges[l-1]:edges[l]]
+        levels = (depth + ~enter).astype(np.min_scalar_type(top))  # of the frame an event opens or closes
+        order = np.argsort(levels, kind="stable")  # a radix sort for 8- and 16-bit levels
+        edges = np.searchsorted(levels[order], np.arange(1, top + 2))  # level l: order[edges[l-1]:edges[l]]
         path = np.concatenate((self.path, np.zeros(len(kept), np.int64)))
         above = np.zeros(0, np.int64)  # the ENTERs of the level above, in event order
         for level in range(1, len(edges)):

@@ -3,9 +3,9 @@
 The node tables (`tables.tables_for`) answer every node at once and reuse the results of
 shared sub-trees (dissertation 4.5.3), at a few hundred bytes per node: a large graph's
 tables take gigabytes. Such a graph's aggregation levels, microscopic model and timeline
-by location walk its events instead (`slice_stream`), in memory set by their answer, and
-so does message matching (`messages_events`), its walk running ahead in a thread of its
-own (`read_ahead`).
+by location walk its events instead (`slice_stream`), and so does its call tree
+(`calltree_stream`), in memory set by their answer; so does message matching
+(`messages_events`), its walk running ahead in a thread of its own (`read_ahead`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import numpy as np
 
 from ..model import EventBatch
 
-__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "kept_events", "read_ahead", "streams"]
+__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "kept_events", "read_ahead", "streams",
+           "window_events"]
 
 T = TypeVar("T")
 
@@ -47,6 +48,17 @@ def kept_events(source: Any, location: int, kinds: tuple[int, ...],
         keep = np.flatnonzero(wanted[batch.kind])
         if len(keep):
             yield batch, keep
+
+
+def window_events(walker: Any, start: int | None, stop: int | None) -> tuple[list[int], Iterator[EventBatch]]:
+    """A location's window ``[start, stop)`` (``None``: open-ended) entered with a time
+    search (4.5.2): the regions open just before ``start`` (entered before it and left at
+    or after it; outermost first), and the batches (`WALK_BATCH` events) of the events at
+    or after ``start`` and before ``stop``."""
+    first = 0 if start is None else walker.find(start)
+    last = len(walker) if stop is None else walker.find(stop)
+    stack = [] if start is None else walker.call_stack(start - 1)
+    return stack, walker.events(first, last, batch_size=WALK_BATCH)
 
 
 def read_ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:

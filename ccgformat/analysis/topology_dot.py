@@ -1,0 +1,180 @@
+"""A topology graph as Graphviz DOT, drawn as Viva draws it (paper 001, sections 3.1 and
+4.1): a resource's shape and size from its capacity (hosts: squares sized by ``power``;
+network links: diamonds sized by ``bandwidth``), its fill from its use (the share
+``power_used / power`` filled from the bottom), each metric scaled on its own so that
+the largest node of each kind has the same size; edge width from the bytes of the window
+(or its messages when no message has bytes), dashed where the window has none. A title
+and a legend sit above the graph.
+
+Layout is Graphviz's (`graphviz.render`): this module only writes the graph.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from html import escape
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .topology import Topology
+
+__all__ = ["Mapping", "to_dot", "default_mappings"]
+
+#: The largest and smallest node side (inches); a node's area follows its capacity.
+LARGEST, SMALLEST = 1.1, 0.22
+#: The widest edge (points) and the thinnest; all edges are EVEN when their weights are equal.
+WIDEST, THINNEST, EVEN = 6.0, 0.8, 1.5
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """Nodes carrying metric ``size`` are drawn as ``shape`` with an area proportional to
+    it, filled in ``colour`` up to the share ``fill / size`` (no fill without ``fill``)."""
+
+    size: str
+    fill: str | None
+    shape: str
+    colour: str
+    what: str
+
+
+#: SimGrid's resources: (capacity, use, shape, colour, what is drawn so)
+KNOWN = (Mapping("power", "power_used", "box", "#d62728", "hosts"),
+         Mapping("speed", "speed_used", "box", "#d62728", "hosts"),
+         Mapping("bandwidth", "bandwidth_used", "diamond", "#1f77b4", "links"))
+
+
+def default_mappings(topology: Topology, size: str | None = None, fill: str | None = None) -> list[Mapping]:
+    """The mappings for ``topology``: ``size`` (and ``fill``) when given, else the known
+    SimGrid pairs among its metrics, else its first metric (no fill)."""
+    if size is not None:
+        return [Mapping(size, fill, "box", "#d62728", "containers")]
+    known = [m for m in KNOWN if m.size in topology.metrics]
+    if known or not topology.metrics:
+        return known
+    return [Mapping(topology.metrics[0], None, "box", "#d62728", "containers")]
+
+
+def _number(value: float) -> str:
+    """A value with an SI prefix and three significant digits (``4.00G``)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    exponent = min(max(int(math.floor(math.log10(abs(value)) / 3)), -4), 6)
+    scaled = value / 10 ** (3 * exponent)
+    return f"{scaled:.3g}{'pnum kMGTPE'[exponent + 4].strip()}"
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _filled(colour: str, share: float) -> str:
+    """A fill of ``colour`` up to ``share`` (0..1) of the shape, the rest white (a
+    degenerate gradient: Graphviz fills by the weights of a two-colour list)."""
+    if share <= 0.0005:
+        return "white"
+    return colour if share >= 0.9995 else f"{colour};{share:.3f}:white"
+
+
+def _also(row: np.ndarray, column: dict[str, int], shown: Mapping, mappings: list[Mapping]) -> list[str]:
+    """Label lines for the other mappings' metrics a node carries (an aggregated cluster
+    holds hosts and links)."""
+    lines = []
+    for m in mappings:
+        capacity = row[column[m.size]] if m is not shown and m.size in column else math.nan
+        if math.isnan(capacity) or capacity <= 0:
+            continue
+        used = row[column[m.fill]] if m.fill in column else math.nan
+        share = "" if math.isnan(used) else f" ({min(max(used / capacity, 0.0), 1.0):.0%} used)"
+        lines.append(f"\n{m.size} {_number(capacity)}{share}")
+    return lines
+
+
+def _node_styles(topology: Topology, mappings: list[Mapping]) -> list[dict[str, str]]:
+    """Per node its DOT attributes: the first mapping whose size metric it carries."""
+    column = {name: k for k, name in enumerate(topology.metrics)}
+    values = topology.values
+    largest = {m.size: np.nanmax(values[:, column[m.size]], initial=0.0) if m.size in column else 0.0
+               for m in mappings}
+    styles = []
+    for node, name in enumerate(topology.names):
+        style = {"label": name, "shape": "ellipse", "style": "solid", "fontsize": "10"}
+        for m in mappings:
+            capacity = values[node, column[m.size]] if m.size in column else math.nan
+            if math.isnan(capacity) or capacity <= 0 or largest[m.size] <= 0:
+                continue
+            side = max(LARGEST * math.sqrt(capacity / largest[m.size]), SMALLEST)
+            label = f"{name}\n{m.size} {_number(capacity)}"
+            style = {"shape": m.shape, "width": f"{side:.3f}", "height": f"{side:.3f}", "fixedsize": "true",
+                     "label": "", "xlabel": label, "fontsize": "10", "color": m.colour, "style": "filled",
+                     "fillcolor": "white"}
+            used = values[node, column[m.fill]] if m.fill in column else math.nan
+            if not math.isnan(used):
+                share = min(max(used / capacity, 0.0), 1.0)
+                style["fillcolor"] = _filled(m.colour, share)
+                style["gradientangle"] = "90"
+                style["xlabel"] = f"{label} ({share:.0%} used)"
+            style["xlabel"] += "".join(_also(values[node], column, m, mappings))
+            break
+        styles.append(style)
+    return styles
+
+
+def _edge_widths(topology: Topology) -> tuple[np.ndarray, str]:
+    """Per edge its pen width, and what it shows (bytes, or messages when none has bytes)."""
+    e = topology.edges
+    weight, what = (e.bytes, "bytes") if e.bytes.any() else (e.messages, "messages")
+    largest = max(int(weight.max(initial=0)), 1)
+    if (weight == largest).all():  # nothing to tell apart
+        return np.full(len(weight), EVEN), what
+    return THINNEST + (WIDEST - THINNEST) * np.sqrt(weight / largest), what
+
+
+def _seconds(ticks: int, resolution: int) -> str:
+    return f"{ticks / resolution:.6g} s"
+
+
+def _legend(topology: Topology, mappings: list[Mapping], title: str, edge_what: str) -> str:
+    """The title and the legend as a Graphviz HTML-like table."""
+    column = {name: k for k, name in enumerate(topology.metrics)}
+    cut = "the leaf containers" if topology.depth is None else f"the containers of depth {topology.depth}"
+    rows = [f'<TR><TD COLSPAN="2"><B>{escape(title)}</B></TD></TR>',
+            f'<TR><TD COLSPAN="2">window {_seconds(topology.start, topology.resolution)} to '
+            f'{_seconds(topology.stop, topology.resolution)}; {escape(cut)}, metrics: {topology.aggregate} '
+            f'of the time-weighted means below</TD></TR>']
+    symbols = {"box": "&#9632;", "diamond": "&#9670;"}
+    for m in mappings:
+        if m.size not in column:
+            continue
+        largest = np.nanmax(topology.values[:, column[m.size]], initial=0.0)
+        fill = f"; filled up to {escape(m.fill)} / {escape(m.size)}" if m.fill else ""
+        rows.append(f'<TR><TD><FONT COLOR="{m.colour}" POINT-SIZE="16">{symbols.get(m.shape, "&#9679;")}</FONT></TD>'
+                    f'<TD ALIGN="LEFT">{escape(m.what)}: area = {escape(m.size)} (largest {_number(largest)})'
+                    f'{fill}</TD></TR>')
+    largest = int((topology.edges.bytes if edge_what == "bytes" else topology.edges.messages).max(initial=0))
+    rows.append(f'<TR><TD><FONT POINT-SIZE="16">&#8212;</FONT></TD><TD ALIGN="LEFT">edge width = {edge_what} '
+                f'exchanged in the window (largest {_number(largest)}); dashed grey: none</TD></TR>')
+    return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2">' + "".join(rows) + "</TABLE>>"
+
+
+def to_dot(topology: Topology, title: str = "Topology", size: str | None = None, fill: str | None = None) -> str:
+    """``topology`` as a DOT graph (undirected), mapped by `default_mappings` (``size``,
+    ``fill``), with ``title`` and a legend."""
+    mappings = default_mappings(topology, size, fill)
+    widths, edge_what = _edge_widths(topology)
+    lines = ["graph topology {",
+             f"  graph [label={_legend(topology, mappings, title, edge_what)}, labelloc=t, fontsize=11, "
+             'fontname="Helvetica", overlap=false, splines=false, outputorder=edgesfirst, forcelabels=true, pad=0.3];',
+             '  node [fontname="Helvetica"]; edge [color="#555555"];']
+    for node, style in enumerate(_node_styles(topology, mappings)):
+        attributes = ", ".join(f"{key}={_quoted(value)}" for key, value in style.items())
+        lines.append(f"  n{node} [{attributes}, tooltip={_quoted(topology.paths[node])}];")
+    e = topology.edges
+    for a, b, n, width in zip(e.first.tolist(), e.second.tolist(), e.messages.tolist(), widths.tolist()):
+        extra = "" if n else ', style=dashed, color="#bbbbbb"'
+        lines.append(f"  n{a} -- n{b} [penwidth={width:.2f}{extra}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

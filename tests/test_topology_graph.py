@@ -18,12 +18,11 @@ import ccgformat
 from ccgformat.analysis import graphviz
 from ccgformat.cli import main
 from ccgformat.errors import CcgError, MissingToolError
-from ccgformat.model import Definitions, Event, EventKind, Location, Metric, Region, SystemTreeNode
+from ccgformat.model import Definitions, Event, EventKind, Location, Region, SystemTreeNode
 
 from . import query_oracle as oracle
 from .corpus import require_tool
-from .query_support import bounds
-from .topology_support import container_paths, covering, paje_archive, pj_dump, ticks
+from .topology_support import container_paths, covering, drawn_window, paje_archive, pj_dump, saved, ticks
 
 
 def edge_counter(topology):
@@ -92,13 +91,8 @@ def mpi_traces(draw):
 @given(system=mpi_traces(), data=st.data())
 def test_edges_are_the_matched_messages(tmp_path_factory, system, data):
     definitions, trace = system
-    path = tmp_path_factory.mktemp("mpi") / "t.ccg"
-    ccgformat.save_graph(oracle.build_with(definitions, trace), path)
-    times = [e.time for events in trace.values() for e in events]
-    start, stop = sorted([data.draw(bounds(times)) or min(times), data.draw(bounds(times)) or max(times) + 1])
-    stop += start == stop
-    depth = data.draw(st.one_of(st.none(), st.integers(0, 4)))
-    with ccgformat.open(path) as archive:
+    start, stop, depth = drawn_window(data, trace)
+    with ccgformat.open(saved(tmp_path_factory, definitions, trace)) as archive:
         events = {location: oracle.events_of(archive, location) for location in archive.roots}
         everything, _ = oracle.messages(events)
         inside, _ = oracle.messages(events, start, stop)
@@ -182,6 +176,8 @@ def test_dot_maps_capacity_use_and_traffic(tmp_path_factory):
             assert style["shape"] == "diamond"
         else:  # a router carries nothing
             assert style["shape"] == "ellipse" and style["label"] == topology.names[node]
+    # each shape on its own scale (paper 001, 4.1): the largest link drawn is as large as the largest cluster
+    assert max(float(style["width"]) for style in nodes.values() if style["shape"] == "diamond") == 1.1
     assert 'label=<<TABLE' in topology.to_dot("a title") and "<B>a title</B>" in topology.to_dot("a title")
 
 

@@ -22,8 +22,7 @@ from ccgformat.query.metric_ends import metric_ends
 from ccgformat.model import Definitions, Event, EventKind, Location, Metric, Region, SystemTreeNode
 
 from . import query_oracle as oracle
-from .query_support import bounds
-from .topology_support import container_paths, covering, paje_archive, pj_dump, ticks
+from .topology_support import container_paths, covering, drawn_window, paje_archive, pj_dump, saved, ticks
 
 PAJE = ["variables.trace", "native_sample.trace", "platform"]
 
@@ -80,7 +79,7 @@ def test_means_equal_pj_dump_variables(tmp_path_factory, name):
     paths = container_paths(records)
     end = max(ticks(f[4], resolution) for f in records if f[0] == "Variable")
     rng = np.random.default_rng(38)
-    for start, stop in windows(records, resolution, 0, int(end), 4, rng):
+    for start, stop in windows(records, resolution, 0, int(end), 3, rng):
         leaves = archive.topology(start, stop)
         if start is None:  # the default window: the first event to the end of the trace pj_dump shows (the
             # last date, or a tick after it when that is an event: windows hold their start, not their stop)
@@ -179,15 +178,9 @@ def brute_means(archive, start, stop):
 @given(system=systems(), data=st.data())
 def test_means_equal_brute_force(tmp_path_factory, system, data):
     definitions, trace = system
-    path = tmp_path_factory.mktemp("means") / "t.ccg"
-    ccgformat.save_graph(oracle.build_with(definitions, trace), path)
-    times = [e.time for events in trace.values() for e in events]
-    start, stop = sorted([data.draw(bounds(times)) or min(times), data.draw(bounds(times)) or max(times) + 1])
-    if start == stop:
-        stop += 1
-    depth = data.draw(st.one_of(st.none(), st.integers(0, 4)))
+    start, stop, depth = drawn_window(data, trace)
     how = data.draw(st.sampled_from(["sum", "mean", "max"]))
-    with ccgformat.open(path) as archive:
+    with ccgformat.open(saved(tmp_path_factory, definitions, trace)) as archive:
         topology = archive.topology(start, stop, depth, how)
         hierarchy = archive.hierarchy
         leaf_paths = {int(location): hierarchy.path(int(node))
@@ -215,10 +208,9 @@ def test_metric_ends_from_the_index_equal_a_walk(tmp_path_factory, system, inter
     the index (as a large graph of few locations reads them) and from a walk of the
     samples, both as the rebuilt events say."""
     definitions, trace = system
-    path = tmp_path_factory.mktemp("ends") / "t.ccg"
-    ccgformat.save_graph(oracle.build_with(definitions, trace), path, index="always", checkpoint_interval=interval)
     streaming = importlib.import_module("ccgformat.query.streaming")
-    with ccgformat.open(path) as archive:
+    with ccgformat.open(saved(tmp_path_factory, definitions, trace, index="always",
+                              checkpoint_interval=interval)) as archive:
         locations = sorted(archive.roots)
         walked = metric_ends(archive, locations)
         monkeypatch = pytest.MonkeyPatch()

@@ -8,9 +8,13 @@ import subprocess
 from fractions import Fraction
 from pathlib import Path
 
+from hypothesis import strategies as st
+
 import ccgformat
 
+from . import query_oracle as oracle
 from .corpus import corpus_path, require_tool
+from .query_support import bounds
 
 from simgrid_platform import Platform, write_platform  # noqa: E402 (tools/, on the path through tests/corpus.py)
 
@@ -72,3 +76,19 @@ def covering(node_paths: list[str], path: str) -> int:
     found = [i for i, node in enumerate(node_paths) if path == node or path.startswith(node + "/")]
     assert len(found) == 1, (path, [node_paths[i] for i in found])
     return found[0]
+
+
+def saved(tmp_path_factory, definitions, trace, **options) -> Path:
+    """A generated trace (location -> events) written as an archive in a fresh folder
+    (``options``: `ccgformat.save_graph`'s)."""
+    path = tmp_path_factory.mktemp("topology") / "t.ccg"
+    ccgformat.save_graph(oracle.build_with(definitions, trace), path, **options)
+    return path
+
+
+def drawn_window(data, trace) -> tuple[int, int, int | None]:
+    """A window ``[start, stop)`` (not empty; bounds on or next to the trace's event times,
+    as often as not) and a depth (None or 0-4) drawn for a hypothesis test."""
+    times = [e.time for events in trace.values() for e in events]
+    start, stop = sorted([data.draw(bounds(times)) or min(times), data.draw(bounds(times)) or max(times) + 1])
+    return start, stop + (start == stop), data.draw(st.one_of(st.none(), st.integers(0, 4)))

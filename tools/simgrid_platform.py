@@ -37,66 +37,13 @@ import numpy as np
 
 try:
     from ccgformat.atomic import atomic_output
+    from ccgformat.formats.paje.syntax import REFERENCE_HEADER
 except ImportError:  # run as `python tools/simgrid_platform.py` from a source checkout
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from ccgformat.atomic import atomic_output
+    from ccgformat.formats.paje.syntax import REFERENCE_HEADER
 
 __all__ = ["Platform", "write_platform"]
-
-HEADER = """\
-%EventDef PajeDefineContainerType 0
-% Alias string
-% Type string
-% Name string
-%EndEventDef
-%EventDef PajeDefineVariableType 1
-% Alias string
-% Type string
-% Name string
-% Color color
-%EndEventDef
-%EventDef PajeDefineLinkType 4
-% Alias string
-% Type string
-% StartContainerType string
-% EndContainerType string
-% Name string
-%EndEventDef
-%EventDef PajeCreateContainer 6
-% Time date
-% Alias string
-% Type string
-% Container string
-% Name string
-%EndEventDef
-%EventDef PajeDestroyContainer 7
-% Time date
-% Type string
-% Name string
-%EndEventDef
-%EventDef PajeSetVariable 8
-% Time date
-% Type string
-% Container string
-% Value double
-%EndEventDef
-%EventDef PajeStartLink 15
-% Time date
-% Type string
-% Container string
-% Value string
-% StartContainer string
-% Key string
-%EndEventDef
-%EventDef PajeEndLink 16
-% Time date
-% Type string
-% Container string
-% Value string
-% EndContainer string
-% Key string
-%EndEventDef
-"""
 
 #: (alias, parent type, name): the zone levels, and per level its LINK and ROUTER types
 CONTAINER_TYPES = [("L1", "0", "L1"), ("L2", "L1", "L2"), ("L3", "L2", "L3"), ("H", "L3", "HOST"),
@@ -149,16 +96,16 @@ class _Writer:
         self.records = 0
 
     def create(self, name: str, kind: str, parent: str) -> None:
-        self.out.write(f"6 0 {name} {kind} {parent} {name}\n")
+        self.out.write(f"6 0 {name} {parent} {kind} {name}\n")
         self.records += 1
 
     def set(self, time: str, variable: str, container: str, value: float) -> None:
-        self.out.write(f"8 {time} {variable} {container} {value:.6g}\n")
+        self.out.write(f"8 {time} {container} {variable} {value:.6g}\n")
         self.records += 1
 
     def connect(self, kind: str, parent: str, start: str, end: str) -> None:
         key = f"k{self.links}"
-        self.out.write(f"15 0 {kind} {parent} topology {start} {key}\n16 0 {kind} {parent} topology {end} {key}\n")
+        self.out.write(f"15 0 {parent} {kind} {start} topology {key}\n16 0 {parent} {kind} {end} topology {key}\n")
         self.links += 1
         self.records += 2
 
@@ -275,7 +222,7 @@ def write_platform(path: str | Path, platform: Platform = Platform()) -> dict[st
     rng = np.random.default_rng(platform.seed)
     power = 1e9 * (1 + rng.integers(0, 4, (platform.sites, platform.clusters)))
     with atomic_output(path) as temporary, open(temporary, "w", encoding="utf-8", buffering=1 << 20) as out:
-        out.write(HEADER)
+        out.write(REFERENCE_HEADER)  # lang-paje's: field orders as the records below write them
         for alias, parent, name in CONTAINER_TYPES:
             out.write(f"0 {alias} {parent} {name}\n")
         for alias, parent, name, colour in VARIABLE_TYPES:

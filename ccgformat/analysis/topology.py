@@ -92,14 +92,14 @@ def _unique_paths(paths: list[str], nodes: np.ndarray) -> tuple[str, ...]:
     return tuple(f"{path}#{node}" if seen[path] > 1 else path for path, node in zip(paths, nodes.tolist()))
 
 
-def _within(hierarchy: Any, path: str | None) -> int:
-    """The hierarchy node whose path is ``path`` (None: the root)."""
+def _within(paths: list[str], path: str | None) -> int:
+    """The hierarchy node whose path (of ``paths``) is ``path`` (None: the root)."""
     if path is None:
         return 0
-    for node in range(len(hierarchy)):
-        if hierarchy.path(node) == path:
-            return node
-    raise ParameterError(f"no container {path!r} in the hierarchy (paths start at {hierarchy.names[0]!r})")
+    try:
+        return paths.index(path)
+    except ValueError:
+        raise ParameterError(f"no container {path!r} in the hierarchy (paths start at {paths[0]!r})") from None
 
 
 def topology(archive: Any, start: int | None = None, stop: int | None = None, depth: int | None = None,
@@ -119,7 +119,8 @@ def topology(archive: Any, start: int | None = None, stop: int | None = None, de
     if stop <= start:
         raise ParameterError(f"the window {start}..{stop} is empty")
     hierarchy = archive.hierarchy
-    cut = cut_hierarchy(hierarchy, depth, _within(hierarchy, within))
+    paths = hierarchy.paths()
+    cut = cut_hierarchy(hierarchy, depth, _within(paths, within))
     means = location_means(archive, start, stop)
     values = aggregate_runs(*means.by_leaf(hierarchy), cut, aggregate)
     covered = np.asarray(hierarchy.leaf_locations)[cut.first_leaf[:1].sum():cut.stop_leaf[-1:].sum()]
@@ -128,6 +129,6 @@ def topology(archive: Any, start: int | None = None, stop: int | None = None, de
     nodes = cut.nodes.tolist()
     return Topology(start, stop, archive.timer_resolution, depth, aggregate,
                     tuple(hierarchy.names[n] for n in nodes),
-                    _unique_paths([hierarchy.path(n) for n in nodes], cut.nodes),
+                    _unique_paths([paths[n] for n in nodes], cut.nodes),
                     tuple(hierarchy.kinds[n] for n in nodes), cut.depths, means.names, values,
                     merged_edges(archive, node_of_location, start, stop))

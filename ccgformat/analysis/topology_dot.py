@@ -21,7 +21,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .topology import Topology
 
-__all__ = ["Mapping", "to_dot", "default_mappings"]
+__all__ = ["Mapping", "default_mappings", "drawn_by", "to_dot"]
 
 #: The largest and smallest node side (inches); a node's area follows its capacity.
 LARGEST, SMALLEST = 1.1, 0.22
@@ -79,47 +79,58 @@ def _filled(colour: str, share: float) -> str:
     return colour if share >= 0.9995 else f"{colour};{share:.3f}:white"
 
 
-def _also(row: np.ndarray, column: dict[str, int], shown: Mapping, mappings: list[Mapping]) -> list[str]:
-    """Label lines for the other mappings' metrics a node carries (an aggregated cluster
-    holds hosts and links)."""
-    lines = []
-    for m in mappings:
-        capacity = row[column[m.size]] if m is not shown and m.size in column else math.nan
-        if math.isnan(capacity) or capacity <= 0:
-            continue
-        used = row[column[m.fill]] if m.fill in column else math.nan
-        share = "" if math.isnan(used) else f" ({min(max(used / capacity, 0.0), 1.0):.0%} used)"
-        lines.append(f"\n{m.size} {_number(capacity)}{share}")
-    return lines
+def _capacity(row: np.ndarray, column: dict[str, int], m: Mapping) -> float:
+    """A node's value of ``m``'s size metric (NaN when it carries none)."""
+    return float(row[column[m.size]]) if m.size in column else math.nan
 
 
-def _node_styles(topology: Topology, mappings: list[Mapping]) -> list[dict[str, str]]:
-    """Per node its DOT attributes: the first mapping whose size metric it carries."""
+def _share(row: np.ndarray, column: dict[str, int], m: Mapping) -> float:
+    """The share of ``m``'s fill metric in its size metric, within 0..1 (NaN without one)."""
+    used = float(row[column[m.fill]]) if m.fill in column else math.nan
+    return min(max(used / _capacity(row, column, m), 0.0), 1.0) if not math.isnan(used) else math.nan
+
+
+def drawn_by(topology: Topology, mappings: list[Mapping]) -> np.ndarray:
+    """Per node, the first mapping whose size metric it carries above 0 (-1: none)."""
     column = {name: k for k, name in enumerate(topology.metrics)}
-    values = topology.values
-    largest = {m.size: np.nanmax(values[:, column[m.size]], initial=0.0) if m.size in column else 0.0
-               for m in mappings}
+    out = np.full(len(topology.names), -1, np.int64)
+    for k, m in reversed(list(enumerate(mappings))):
+        if m.size in column:
+            out[topology.values[:, column[m.size]] > 0] = k  # NaN compares False
+    return out
+
+
+def _largest(topology: Topology, mappings: list[Mapping], drawn: np.ndarray) -> list[float]:
+    """Per mapping, the largest size metric of the nodes it draws (0 without any)."""
+    column = {name: k for k, name in enumerate(topology.metrics)}
+    return [float(topology.values[drawn == k, column[m.size]].max(initial=0.0)) if m.size in column else 0.0
+            for k, m in enumerate(mappings)]
+
+
+def _node_styles(topology: Topology, mappings: list[Mapping], drawn: np.ndarray) -> list[dict[str, str]]:
+    """Per node its DOT attributes: shape and area from the mapping that draws it (each
+    mapping scaled to the largest node it draws), filled up to its use, labelled with its
+    name and every mapped metric it carries; an ellipse of its name otherwise."""
+    column = {name: k for k, name in enumerate(topology.metrics)}
+    largest = _largest(topology, mappings, drawn)
     styles = []
     for node, name in enumerate(topology.names):
-        style = {"label": name, "shape": "ellipse", "style": "solid", "fontsize": "10"}
-        for m in mappings:
-            capacity = values[node, column[m.size]] if m.size in column else math.nan
-            if math.isnan(capacity) or capacity <= 0 or largest[m.size] <= 0:
-                continue
-            side = max(LARGEST * math.sqrt(capacity / largest[m.size]), SMALLEST)
-            label = f"{name}\n{m.size} {_number(capacity)}"
-            style = {"shape": m.shape, "width": f"{side:.3f}", "height": f"{side:.3f}", "fixedsize": "true",
-                     "label": "", "xlabel": label, "fontsize": "10", "color": m.colour, "style": "filled",
-                     "fillcolor": "white"}
-            used = values[node, column[m.fill]] if m.fill in column else math.nan
-            if not math.isnan(used):
-                share = min(max(used / capacity, 0.0), 1.0)
-                style["fillcolor"] = _filled(m.colour, share)
-                style["gradientangle"] = "90"
-                style["xlabel"] = f"{label} ({share:.0%} used)"
-            style["xlabel"] += "".join(_also(values[node], column, m, mappings))
-            break
-        styles.append(style)
+        k, row = int(drawn[node]), topology.values[node]
+        if k < 0:
+            styles.append({"label": name, "shape": "ellipse", "style": "solid", "fontsize": "10"})
+            continue
+        m = mappings[k]
+        lines = [name]
+        for other in [m] + [o for o in mappings if o is not m]:
+            capacity, share = _capacity(row, column, other), _share(row, column, other)
+            if capacity > 0:
+                lines.append(f"{other.size} {_number(capacity)}" + ("" if math.isnan(share) else f" ({share:.0%} used)"))
+        side = max(LARGEST * math.sqrt(_capacity(row, column, m) / largest[k]), SMALLEST)
+        share = _share(row, column, m)
+        styles.append({"shape": m.shape, "width": f"{side:.3f}", "height": f"{side:.3f}", "fixedsize": "true",
+                       "label": "", "xlabel": "\n".join(lines), "fontsize": "10", "color": m.colour,
+                       "style": "filled", "fillcolor": _filled(m.colour, 0.0 if math.isnan(share) else share),
+                       "gradientangle": "90"})
     return styles
 
 
@@ -137,26 +148,24 @@ def _seconds(ticks: int, resolution: int) -> str:
     return f"{ticks / resolution:.6g} s"
 
 
-def _legend(topology: Topology, mappings: list[Mapping], title: str, edge_what: str) -> str:
+def _legend(topology: Topology, mappings: list[Mapping], drawn: np.ndarray, title: str, edge_what: str) -> str:
     """The title and the legend as a Graphviz HTML-like table."""
-    column = {name: k for k, name in enumerate(topology.metrics)}
     cut = "the leaf containers" if topology.depth is None else f"the containers of depth {topology.depth}"
     rows = [f'<TR><TD COLSPAN="2"><B>{escape(title)}</B></TD></TR>',
             f'<TR><TD COLSPAN="2">window {_seconds(topology.start, topology.resolution)} to '
             f'{_seconds(topology.stop, topology.resolution)}; {escape(cut)}, metrics: {topology.aggregate} '
             f'of the time-weighted means below</TD></TR>']
     symbols = {"box": "&#9632;", "diamond": "&#9670;"}
-    for m in mappings:
-        if m.size not in column:
+    for m, largest in zip(mappings, _largest(topology, mappings, drawn)):
+        if largest <= 0:
             continue
-        largest = np.nanmax(topology.values[:, column[m.size]], initial=0.0)
         fill = f"; filled up to {escape(m.fill)} / {escape(m.size)}" if m.fill else ""
         rows.append(f'<TR><TD><FONT COLOR="{m.colour}" POINT-SIZE="16">{symbols.get(m.shape, "&#9679;")}</FONT></TD>'
                     f'<TD ALIGN="LEFT">{escape(m.what)}: area = {escape(m.size)} (largest {_number(largest)})'
                     f'{fill}</TD></TR>')
-    largest = int((topology.edges.bytes if edge_what == "bytes" else topology.edges.messages).max(initial=0))
+    largest_edge = int((topology.edges.bytes if edge_what == "bytes" else topology.edges.messages).max(initial=0))
     rows.append(f'<TR><TD><FONT POINT-SIZE="16">&#8212;</FONT></TD><TD ALIGN="LEFT">edge width = {edge_what} '
-                f'exchanged in the window (largest {_number(largest)}); dashed grey: none</TD></TR>')
+                f'exchanged in the window (largest {_number(largest_edge)}); dashed grey: none</TD></TR>')
     return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2">' + "".join(rows) + "</TABLE>>"
 
 
@@ -164,12 +173,13 @@ def to_dot(topology: Topology, title: str = "Topology", size: str | None = None,
     """``topology`` as a DOT graph (undirected), mapped by `default_mappings` (``size``,
     ``fill``), with ``title`` and a legend."""
     mappings = default_mappings(topology, size, fill)
+    drawn = drawn_by(topology, mappings)
     widths, edge_what = _edge_widths(topology)
     lines = ["graph topology {",
-             f"  graph [label={_legend(topology, mappings, title, edge_what)}, labelloc=t, fontsize=11, "
+             f"  graph [label={_legend(topology, mappings, drawn, title, edge_what)}, labelloc=t, fontsize=11, "
              'fontname="Helvetica", overlap=false, splines=false, outputorder=edgesfirst, forcelabels=true, pad=0.3];',
              '  node [fontname="Helvetica"]; edge [color="#555555"];']
-    for node, style in enumerate(_node_styles(topology, mappings)):
+    for node, style in enumerate(_node_styles(topology, mappings, drawn)):
         attributes = ", ".join(f"{key}={_quoted(value)}" for key, value in style.items())
         lines.append(f"  n{node} [{attributes}, tooltip={_quoted(topology.paths[node])}];")
     e = topology.edges

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import ccgformat
 from ccgformat.analysis import graphviz
 from ccgformat.cli import main
-from ccgformat.errors import CcgError, MissingToolError
+from ccgformat.errors import CcgError, MissingToolError, ParameterError
 from ccgformat.model import Definitions, Event, EventKind, Location, Region, SystemTreeNode
 
 from . import query_oracle as oracle
@@ -179,6 +179,18 @@ def test_dot_maps_capacity_use_and_traffic(tmp_path_factory):
     # each shape on its own scale (paper 001, 4.1): the largest link drawn is as large as the largest cluster
     assert max(float(style["width"]) for style in nodes.values() if style["shape"] == "diamond") == 1.1
     assert 'label=<<TABLE' in topology.to_dot("a title") and "<B>a title</B>" in topology.to_dot("a title")
+
+
+def test_chosen_metrics_must_exist(tmp_path_factory, tmp_path):
+    _, archive = paje_archive(tmp_path_factory, "variables.trace")
+    topology = archive.topology()
+    assert dot_nodes(topology.to_dot(size="VAR"))["n0"]["shape"] == "box"
+    assert "window 0.000 s to 1.340 s (1.34 s)" in topology.to_dot()
+    for size, fill in [("power", None), ("VAR", "power_used")]:
+        with pytest.raises(ParameterError, match="no metric"):
+            topology.to_dot(size=size, fill=fill)
+    assert main(["topology", str(archive.path), "--size", "power", "--dot", str(tmp_path / "t.dot")]) == 1
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_edge_widths_follow_the_bytes():

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import ParameterError
+
 if TYPE_CHECKING:
     from .topology import Topology
 
@@ -51,6 +53,10 @@ def default_mappings(topology: Topology, size: str | None = None, fill: str | No
     """The mappings for ``topology``: ``size`` (and ``fill``) when given, else the known
     SimGrid pairs among its metrics, else its first metric (no fill)."""
     if size is not None:
+        missing = [name for name in (size, fill) if name is not None and name not in topology.metrics]
+        if missing:
+            raise ParameterError(f"no metric {missing[0]!r} in the topology (its metrics: "
+                                 f"{', '.join(topology.metrics) or 'none'})")
         return [Mapping(size, fill, "box", "#d62728", "containers")]
     known = [m for m in KNOWN if m.size in topology.metrics]
     if known or not topology.metrics:
@@ -144,16 +150,19 @@ def _edge_widths(topology: Topology) -> tuple[np.ndarray, str]:
     return THINNEST + (WIDEST - THINNEST) * np.sqrt(weight / largest), what
 
 
-def _seconds(ticks: int, resolution: int) -> str:
-    return f"{ticks / resolution:.6g} s"
+def _window(topology: Topology) -> str:
+    """``window A s to B s (D s)``, A and B with the decimals that show D to four digits."""
+    duration = (topology.stop - topology.start) / topology.resolution
+    decimals = max(0, 3 - math.floor(math.log10(duration))) if duration > 0 else 0
+    return (f"window {topology.start / topology.resolution:.{decimals}f} s to "
+            f"{topology.stop / topology.resolution:.{decimals}f} s ({duration:.6g} s)")
 
 
 def _legend(topology: Topology, mappings: list[Mapping], drawn: np.ndarray, title: str, edge_what: str) -> str:
     """The title and the legend as a Graphviz HTML-like table."""
     cut = "the leaf containers" if topology.depth is None else f"the containers of depth {topology.depth}"
     rows = [f'<TR><TD COLSPAN="2"><B>{escape(title)}</B></TD></TR>',
-            f'<TR><TD COLSPAN="2">window {_seconds(topology.start, topology.resolution)} to '
-            f'{_seconds(topology.stop, topology.resolution)}; {escape(cut)}, metrics: {topology.aggregate} '
+            f'<TR><TD COLSPAN="2">{_window(topology)}; {escape(cut)}, metrics: {topology.aggregate} '
             f'of the time-weighted means below</TD></TR>']
     symbols = {"box": "&#9632;", "diamond": "&#9670;"}
     for m, largest in zip(mappings, _largest(topology, mappings, drawn)):

@@ -88,6 +88,14 @@ class Hierarchy:
             out.append(name if parent < 0 else f"{out[parent]}/{name}")
         return out
 
+    def label(self, node: int) -> str:
+        """The node's name for a picture: after its parent's when the parent is not the
+        root and has another name (thread names repeat from process to process)."""
+        parent = int(self.parents[node])
+        if parent > 0 and self.names[parent] != self.names[node]:
+            return f"{self.names[parent]}/{self.names[node]}"
+        return self.names[node]
+
 
 @dataclass(frozen=True, eq=False)
 class AggregateModel:

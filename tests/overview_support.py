@@ -77,3 +77,12 @@ def random_model(rng: np.random.Generator, leaves: int, slices: int, states: int
     busy = rng.random((leaves, slices, 1)) >= sparse
     values = np.floor(shares * 100 * busy).astype(np.int64)
     return model_of(hierarchy, values)
+
+
+def perturbed_model(leaves: int = 64) -> AggregateModel:
+    """Leaves (under groups of 4) in state 0, except leaves 16-31 in state 1 during slices 4-7 of 12."""
+    model = random_model(np.random.default_rng(0), leaves, 12, 2, fanout=4)
+    values = np.zeros_like(model.values)
+    values[:, :, 0] = 90
+    values[16:32, 4:8, 0], values[16:32, 4:8, 1] = 0, 60
+    return AggregateModel(model.bounds, model.states, model.locations, values, model.hierarchy)

@@ -29,6 +29,18 @@ def converted(tmp_path_factory, name: str) -> ccgformat.Archive:
     return archive
 
 
+def ring_graph(locations: int, events: int, seed: int) -> ccgformat.Graph:
+    """The graph of tools/synth.py's ring trace with log-normal jitter (sigma 0.3): about
+    ``events`` events per location, few sub-trees shared."""
+    import synth  # tools/, on the path through tests/corpus.py
+    definitions, stream = synth.synthesize(locations, events, jitter=0.3, seed=seed, pattern="ring")
+    builder = ccgformat.Builder(ccgformat.Params(), definitions)
+    for location in range(locations):
+        for batch in stream(location):
+            builder.add(location, batch)
+    return builder.finish()
+
+
 def with_tables(tmp_path_factory, name: str) -> ccgformat.Archive:
     """The corpus trace ``name`` converted, then rewritten with every aggregation and
     metric level (a budget beyond its size: by default a small trace holds none)."""

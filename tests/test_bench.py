@@ -144,6 +144,19 @@ def test_tables_benchmark_times_each_method_against_events(tmp_path):
     assert table["table_mb"] > 0 and table["memory_vs_table"] == pytest.approx(table["peak_growth_mb"] / table["table_mb"])
 
 
+def test_figures_benchmark_draws_each_picture_in_both_formats(tmp_path):
+    """A tenth of the timeline (1,000 x 2,000), both patterns and formats, and the overview."""
+    entries = _run_quick("figures", tmp_path)["benchmarks"]["figures"]
+    assert [e["name"] for e in entries[:4]] == [f"timeline 1,000 x 2,000 {pattern} {suffix}"
+                                                for pattern in ("runs", "random") for suffix in ("svg", "png")]
+    assert len(entries) == 6 and [e["name"][:22] + e["name"][-4:] for e in entries[4:]] == [
+        "overview 1,000 x 100,  svg", "overview 1,000 x 100,  png"]
+    for e in entries:
+        assert e["bytes"] > 0 and e["ratio"] == pytest.approx(e["seconds"]["median"] / e["baseline_seconds"]["median"])
+    random_png, runs_png = entries[3]["bytes"], entries[1]["bytes"]
+    assert random_png > 5 * runs_png     # random cells do not compress, runs do
+
+
 def test_calltree_benchmark_times_both_traces_against_events(tmp_path):
     entries = _run_quick("calltree", tmp_path)["benchmarks"]["calltree"]
     assert [e["trace"].split()[0] for e in entries] == ["jittered", "regular"]

@@ -10,8 +10,6 @@ import functools
 import html.parser
 import http.server
 import json
-import os
-import re
 import shutil
 import subprocess
 import threading
@@ -27,13 +25,13 @@ from ccgformat.errors import CcgError
 from ccgformat.formats import detect
 from ccgformat.model import EventKind
 
+from .chromium import console_messages, headless
 from .corpus import ROOT, corpus_available, corpus_root, require_installed, require_tool
 
 VIEWERS = ROOT / "tools" / "viewers" / "node_modules"
 SPEEDSCOPE = VIEWERS / "speedscope" / "dist" / "release"
 #: The corpus trace whose definitions are missing on purpose (its README says so).
 BROKEN = "otf/ompi/ompi/contrib/vt/vt/extlib/otf/tests/read_from_buffer/hello_world.otf"
-_CONSOLE = re.compile(r':CONSOLE[:(]\d+\)?\] "(.*)", source: ')
 
 
 def corpus_traces() -> list[Any]:
@@ -146,14 +144,11 @@ def speedscope(trace_file: Path, served: tuple[str, Path, str], profile: Path) -
     messages and the page."""
     chromium, folder, url = served
     shutil.copy(trace_file, folder / "trace.json")
-    command = [chromium, "--headless", "--disable-gpu", "--enable-logging=stderr", "--v=0",
-               f"--user-data-dir={profile}", "--virtual-time-budget=10000", "--dump-dom",
-               f"{url}/speedscope/index.html#profileURL={url}/trace.json&view=sandwich"]
-    if os.geteuid() == 0:
-        command.insert(1, "--no-sandbox")   # Chromium refuses to run as root with its sandbox
+    command = headless(chromium, profile, "--virtual-time-budget=10000", "--dump-dom",
+                       f"{url}/speedscope/index.html#profileURL={url}/trace.json&view=sandwich")
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
-    return [m.group(1) for m in map(_CONSOLE.search, done.stderr.splitlines()) if m], done.stdout
+    return console_messages(done.stderr), done.stdout
 
 
 @pytest.mark.parametrize("trace", corpus_traces())

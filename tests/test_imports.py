@@ -11,7 +11,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ccgformat"
 #: The bottom of the package: what every layer may import.
-BOTTOM = {"ccgformat", "ccgformat._version", "ccgformat.aggregate_model", "ccgformat.atomic", "ccgformat.errors", "ccgformat.bulkstep", "ccgformat.model",
+BOTTOM = {"ccgformat", "ccgformat._version", "ccgformat.aggregate_model", "ccgformat.atomic", "ccgformat.errors", "ccgformat.extras", "ccgformat.bulkstep", "ccgformat.model",
           "ccgformat.params"}
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import time
-import xml.etree.ElementTree as ET
-import zlib
 
 import numpy as np
 import pytest
@@ -15,26 +13,8 @@ from ccgformat.figures.treemap import MIN_AREA
 from ccgformat.query.overview import overview_of
 from ccgformat.query.overview_measures import interval_index
 
-from .overview_support import hierarchy_of, model_of, random_model
-
-
-def _decode(data: bytes) -> np.ndarray:
-    """Pixels of a PNG from `png_bytes` (8-bit RGB, filter 0), read independently."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-    start = data.index(b"IDAT") + 4
-    length = int.from_bytes(data[start - 8:start - 4], "big")
-    raw = np.frombuffer(zlib.decompress(data[start:start + length]), np.uint8).reshape(height, 1 + 3 * width)
-    return raw[:, 1:].reshape(height, width, 3)
-
-
-def _perturbed(leaves: int = 64) -> AggregateModel:
-    """Leaves in state 0 except leaves 16-31 in state 1 during slices 4-7."""
-    model = random_model(np.random.default_rng(0), leaves, 12, 2, fanout=4)
-    values = np.zeros_like(model.values)
-    values[:, :, 0] = 90
-    values[16:32, 4:8, 0], values[16:32, 4:8, 1] = 0, 60
-    return AggregateModel(model.bounds, model.states, model.locations, values, model.hierarchy)
+from .figure_support import axis_box, decode_png, parse, rects, texts
+from .overview_support import hierarchy_of, model_of, perturbed_model, random_model
 
 
 def test_the_json_parts_tile_every_cell_once_and_sum_to_the_reported_pic() -> None:
@@ -55,22 +35,25 @@ def test_the_json_parts_tile_every_cell_once_and_sum_to_the_reported_pic() -> No
 
 
 def test_the_overview_png_paints_each_part_in_its_mode_colour_with_alpha() -> None:
-    result = overview_of(_perturbed(), 0.1, resolution=100)
+    result = overview_of(perturbed_model(), 0.1, resolution=100)
     h = result.hierarchy
     block = int(np.flatnonzero((h.first_leaf == 16) & (h.stop_leaf == 32))[0])
     parts = set(zip(result.partition.node.tolist(), result.partition.first.tolist(), result.partition.last.tolist()))
     assert (block, 4, 7) in parts  # the perturbed block is one part
     figure = result.figure()
-    pixels = _decode(result.drawing().png())
+    drawing = result.drawing()
+    pixels = decode_png(drawing.png())
     colours = palette(2)
     k = next(i for i in range(len(figure.row)) if figure.row[i] == 16 and figure.first[i] == 4)
     assert figure.mode[k] == 1 and figure.alpha[k] == pytest.approx(1.0)
-    x = int(150 + (figure.seconds[6] - figure.seconds[0]) / (figure.seconds[-1] - figure.seconds[0]) * 830)
-    y = int(28 + 24 / 64 * 480)
+    svg = parse(drawing.svg())
+    box = axis_box(svg, min(float(r["y"]) for r in rects(svg, "plot")))
+    bounds = figure.bounds
+    x = int(box.x + (bounds[6] - bounds[0]) / (bounds[-1] - bounds[0]) * box.w)
+    y = int(box.y + 24 / 64 * box.h)
     assert tuple(pixels[y, x]) == tuple(np.rint(colours[1]).astype(int))
-    svg = ET.fromstring(result.drawing().svg())
-    texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
-    assert "s0" in texts and "s1" in texts and any(t.startswith("time (s)") for t in texts)
+    labels = [text for _, _, text in texts(svg, "legend")]
+    assert labels == ["s0", "s1"] and texts(svg, "x-axis")[-1][2] == "time (s)"
 
 
 def test_thin_parts_become_marked_visual_aggregates() -> None:
@@ -106,11 +89,12 @@ def test_a_treemap_of_a_million_leaves_stays_bounded_and_shows_the_odd_machine()
     began = time.perf_counter()
     result = overview_of(model, 0.5, normalize=True, kind="spatial")
     drawing = result.treemap(1000, 600)
-    pixels = drawing.raster()
+    pixels = decode_png(drawing.png())
     elapsed = time.perf_counter() - began
     machine = int(np.flatnonzero((hierarchy.first_leaf == 500_000) & (hierarchy.stop_leaf == 500_100))[0])
     assert machine in result.partition.node.tolist() and len(result.partition) < 1000
     assert len(drawing.shapes) <= 1000 * 600 / MIN_AREA
-    odd = np.all(pixels[:560] == np.rint(palette(2)[1]).astype(np.uint8), axis=2).sum()  # above the legend
+    legend = min(y for _, y, _ in texts(parse(drawing.svg()), "legend")) - 10
+    odd = np.all(pixels[:int(legend)] == np.rint(palette(2)[1]).astype(np.uint8), axis=2).sum()  # above the legend
     assert odd > 0, "the machine in state 1 must show"
     assert elapsed < 60

@@ -4,8 +4,6 @@ every pixel column; colour blending and the PNG."""
 from __future__ import annotations
 
 import importlib
-import struct
-import zlib
 
 import numpy as np
 import pytest
@@ -22,6 +20,7 @@ from ccgformat.query.timeline_walk import _cell_sums, unique_rows
 
 from . import query_oracle as oracle
 from . import traces
+from .figure_support import decode_png, grid, parse
 from .query_support import CORPUS, bounds, converted, event_bounds
 
 
@@ -145,20 +144,20 @@ def test_colours_blend_linearly():
     assert half.tolist() == np.rint((PALETTE[0] + 255) / 2).astype(int).tolist()
 
 
-def test_png_is_well_formed(tmp_path):
+def test_the_pictures_show_the_cells(tmp_path):
+    """``save_png`` (matplotlib) and ``save`` by suffix: the picture's cells are `rgb`'s,
+    a row each for locations 0, 1 and 2 (defined by traces.definitions, 2 without events)."""
     graph = oracle.build({0: [ccgformat.Event(0, 0, 0), ccgformat.Event(10, 1, 0)],
                           1: [ccgformat.Event(5, 0, 1), ccgformat.Event(20, 1, 1)]})
-    path = timeline(graph, 0, 20, 7).save_png(tmp_path / "t.png", row_height=3)
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    length, tag = struct.unpack(">I4s", data[8:16])
-    width, height = struct.unpack(">II", data[16:24])
-    # 3 rows of 3 pixels: locations 0, 1 and 2 (defined by traces.definitions, without events)
-    assert (tag, width, height) == (b"IHDR", 7, 9)
-    idat = data.index(b"IDAT")
-    size = struct.unpack(">I", data[idat - 4:idat])[0]
-    raw = zlib.decompress(data[idat + 4:idat + 4 + size])
-    assert len(raw) == height * (1 + 3 * width)
+    result = timeline(graph, 0, 20, 7)
+    png = decode_png(result.save_png(tmp_path / "t.png", row_height=3).read_bytes())
+    svg = parse(result.save(tmp_path / "t.svg", row_height=3).read_text())
+    box, cells = grid(svg)
+    assert (cells == result.rgb()).all() and cells.shape == (3, 7, 3) and box.h == 9
+    assert png.shape[:2] == (int(svg.get("height")), int(svg.get("width")))
+    ys = (box.y + (np.arange(3) + 0.5) * 3).astype(int)
+    xs = (box.x + (np.arange(7) + 0.5) * box.w / 7).astype(int)
+    assert np.abs(png[ys[:, None], xs[None, :]].astype(int) - result.rgb()).max() <= 1
 
 
 def test_bad_arguments():

@@ -21,7 +21,7 @@ from ccgformat.query.slice_stream import SliceTimes, walked_times, windowed_time
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, converted, with_tables
+from .query_support import CORPUS, converted, ring_graph, with_tables
 from .test_aggregation_tables import LOSSY, pyramid_windows, tree_definitions, written
 from .test_query_aggregate import check, draw_query
 
@@ -180,16 +180,7 @@ def test_walked_times_of_a_location_without_events_are_zero():
 def levels_peak(locations: int, events: int) -> tuple[int, int]:
     """The traced peak of making every level of a jittered ring trace of about ``events``
     events per location (tools/synth.py), and its node count."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-    import synth
-    definitions, stream = synth.synthesize(locations, events, jitter=0.3, seed=1, pattern="ring")
-    builder = ccgformat.Builder(Params(), definitions)
-    for location in range(locations):
-        for batch in stream(location):
-            builder.add(location, batch)
-    graph = builder.finish()
+    graph = ring_graph(locations, events, seed=1)
     tracemalloc.start()
     try:
         for _ in tables_module.levels(graph):

@@ -815,8 +815,15 @@ class Archive:
 
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:
-        """Matched messages and collectives (`ccgformat.query.messages`)."""
+        """Matched messages and collectives, held whole (`ccgformat.query.messages`)."""
         return run_query("messages", self, start, stop, locations)
+
+    def iter_messages(self, start: int | None = None, stop: int | None = None,
+                      locations: list[int] | None = None, ahead: bool = False) -> Any:
+        """Matched messages in chunks as they complete, then the unmatched events and
+        collectives, in bounded memory; with ``ahead`` the walk runs in a thread of its own,
+        and nothing else may read the archive meanwhile (`ccgformat.query.iter_messages`)."""
+        return run_query("iter_messages", self, start, stop, locations, ahead=ahead)
 
     def overview(self, slices: int = 30, p: float | None = None, states: str = "region", start: int | None = None,
                  stop: int | None = None, normalize: bool = False, kind: str = "spatiotemporal") -> Any:

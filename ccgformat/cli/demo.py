@@ -66,7 +66,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for command in (f"ccg cat {archive_arg} --location 0 | head",
                     f"ccg profile {archive_arg} --location 3 --json",
                     f"ccg messages {archive_arg} --matrix",
-                    f"ccg timeline {archive_arg} --width 800 --png {folder_arg}/timeline.png",
+                    f"ccg timeline {archive_arg} --width 800 --svg {folder_arg}/timeline.svg",
                     f"ccg overview {archive_arg} --states group --curve",
                     f"ccg export {archive_arg} {folder_arg}/demo.json.gz --to chrome   # for Perfetto UI",
                     f"in Jupyter: import ccgformat; ccgformat.open({str(archive_path)!r})   # shows its summary"):

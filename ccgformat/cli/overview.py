@@ -38,7 +38,8 @@ def add_overview(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="aggregate space and time, space only (a treemap) or time only (default %(default)s)")
     p.add_argument("--normalize", action="store_true", help="divide gain and loss by those of the whole window")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--png", metavar="FILE", help="draw the overview (a treemap with --kind spatial) as PNG")
+    p.add_argument("--png", metavar="FILE",
+                   help="draw the overview (a treemap with --kind spatial) as PNG (needs the plot extra: matplotlib)")
     p.add_argument("--svg", metavar="FILE", help="draw it as SVG")
     p.add_argument("--curve", action="store_true",
                    help="list the distinct optima as p goes from 0 to 1 with gain, loss and part count "
@@ -53,9 +54,9 @@ def cmd_overview(args: argparse.Namespace) -> int:
         result = archive.overview(args.slices, args.p, args.states, args.start, args.stop, args.normalize,
                                   args.kind)
     what = "curve" if args.curve else "overview"
-    for path in (args.png, args.svg):
+    for path, format in ((args.svg, "svg"), (args.png, "png")):
         if path:
-            result.save(path, what)
+            result.save(path, what, format)
     if args.curve:
         rows = result.quality_curve().to_json()
         if args.json:

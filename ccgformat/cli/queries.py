@@ -10,6 +10,7 @@ from typing import Any
 
 from ..archive import Archive, open_archive
 from ..query import Profile
+from ..query.messages import MessageStream
 from ..query.timeline import HEIGHT
 from .common import UsageError, bounded_int, chosen_locations, location_name
 
@@ -43,7 +44,8 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p = commands.add_parser(
         "timeline", parents=[window], help="render a timeline of region groups (or regions)",
         description="Per pixel column the exclusive-time share of each region group (rows: locations "
-                    "or call levels), blended into colours; written as a PNG and/or JSON.")
+                    "or call levels), blended into colours; drawn as SVG or PNG (with a title, row labels, a "
+                    "time axis in seconds and a legend) and/or printed as JSON.")
     p.add_argument("--width", type=bounded_int(1, 100000), default=1200, metavar="W",
                    help="pixel columns (default %(default)s)")
     p.add_argument("--by", choices=("location", "depth"), default="location", help="rows (default %(default)s)")
@@ -53,9 +55,11 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--rows", type=bounded_int(1, 100000), default=HEIGHT, metavar="N",
                    help="by location, at most N rows: with more locations, consecutive ones share a row, "
                         "their times summed and blended (default %(default)s)")
-    p.add_argument("--row-height", type=bounded_int(1, 1000), default=16, metavar="PX",
-                   help="pixels per row in the PNG (default %(default)s)")
-    p.add_argument("--png", metavar="FILE", help="write the image to FILE")
+    p.add_argument("--row-height", type=bounded_int(1, 1000), metavar="PX",
+                   help="pixels per row in the picture (default 16, fewer when the rows would be taller "
+                        "than 800 pixels)")
+    p.add_argument("--png", metavar="FILE", help="draw the timeline as PNG (needs the plot extra: matplotlib)")
+    p.add_argument("--svg", metavar="FILE", help="draw it as SVG")
     p.add_argument("--json", action="store_true", help="print the per-column exclusive times as JSON")
     p.set_defaults(run=cmd_timeline)
     p = commands.add_parser(
@@ -128,30 +132,40 @@ def profile_text(result: Profile) -> str:
 def cmd_messages(args: argparse.Namespace) -> int:
     with open_archive(args.archive) as archive:
         start, stop = _window(archive, args)
-        result = archive.messages(start, stop, chosen_locations(archive, args.location))
-    if args.matrix:
-        counts, _ = result.matrix()
-        print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)
-                                                                        for row in counts.tolist()))
-        return 0
-    if args.json:
-        result.write_json(sys.stdout)
-        return 0
-    out = [f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}"]
-    out += [f"{m['sender']:>8}{m['send_time']:>20}{m['receiver']:>10}{m['recv_time']:>20}{m['comm']:>6}"
-            f"{m['tag']:>8}{m['size']:>12}" for m in result.rows()]
-    out.append(f"{len(result):,} messages, {len(result.unmatched):,} unmatched events, "
-               f"{len(result.collectives):,} collectives "
-               f"({sum(not c.complete for c in result.collectives):,} incomplete)")
-    out += [f"unmatched {u.kind} at location {u.location}, time {u.time}: peer {u.peer}, comm {u.comm}, "
-            f"tag {u.tag}" for u in result.unmatched]
-    print("\n".join(out))
+        # nothing else reads the archive meanwhile: its walk may run ahead in a thread
+        stream = archive.iter_messages(start, stop, chosen_locations(archive, args.location), ahead=True)
+        if args.matrix:
+            counts, _ = stream.matrix()
+            print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)
+                                                                            for row in counts.tolist()))
+        elif args.json:
+            stream.write_json(sys.stdout)
+        else:
+            _print_messages(stream)
     return 0
 
 
+def _print_messages(stream: MessageStream) -> None:
+    """The messages as a table, written as they complete, then the counts and the unmatched events."""
+    print(f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}")
+    matched = 0
+    for chunk in stream:
+        matched += len(chunk)
+        lines = [f"{m['sender']:>8}{m['send_time']:>20}{m['receiver']:>10}{m['recv_time']:>20}{m['comm']:>6}"
+                 f"{m['tag']:>8}{m['size']:>12}" for m in chunk.rows()]
+        if lines:
+            print("\n".join(lines))
+    out = [f"{matched:,} messages, {len(stream.unmatched):,} unmatched events, "
+           f"{len(stream.collectives):,} collectives "
+           f"({sum(not c.complete for c in stream.collectives):,} incomplete)"]
+    out += [f"unmatched {u.kind} at location {u.location}, time {u.time}: peer {u.peer}, comm {u.comm}, "
+            f"tag {u.tag}" for u in stream.unmatched]
+    print("\n".join(out))
+
+
 def cmd_timeline(args: argparse.Namespace) -> int:
-    if not args.png and not args.json:
-        raise UsageError("say where the timeline goes: --png FILE and/or --json")
+    if not args.png and not args.svg and not args.json:
+        raise UsageError("say where the timeline goes: --svg FILE, --png FILE and/or --json")
     with open_archive(args.archive) as archive:
         first, last = archive.time_range
         start = first if args.start is None else args.start
@@ -160,8 +174,11 @@ def cmd_timeline(args: argparse.Namespace) -> int:
             raise UsageError(f"the window {start}..{stop} is empty")
         result = archive.timeline(start, stop, args.width, chosen_locations(archive, args.location), args.by,
                                   args.color_by, args.rows)
-    if args.png:
-        result.save_png(args.png, args.row_height)
+    if args.png or args.svg:
+        drawing = result.drawing(args.row_height)
+        for path, format in ((args.svg, "svg"), (args.png, "png")):
+            if path:
+                drawing.save(path, format)
     if args.json:
         print(json.dumps(result.to_json()))
     return 0

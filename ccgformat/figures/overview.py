@@ -5,16 +5,19 @@ aggregates marked by a diagonal (their resources share one temporal partition) o
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .axes import legend, legend_height, nice_ticks, seconds_label
+from .axes import (AXIS_HEIGHT, GREY, MARGIN, TEXT_SIZE, TICK, TITLE_HEIGHT, Box, fit, label_margin, legend,
+                   legend_height, thinned, time_axis, title)
 from .drawing import Drawing
+from .shapes import Line, Rect, Text
 
 __all__ = ["OverviewFigure", "draw_overview"]
 
-LEFT, TOP, RIGHT, AXIS = 150, 28, 20, 34
+RIGHT = 40.0
 
 
 @dataclass(frozen=True)
@@ -24,11 +27,13 @@ class OverviewFigure:
     Rectangles are arrays of one entry per drawn part: rows ``row[k] .. stop[k] - 1``,
     slices ``first[k] .. last[k]``, colour index ``mode[k]`` (into ``colours``), opacity
     ``alpha[k]`` and ``mark[k]``: 0 data part, 1 diagonal, 2 cross (visual aggregates).
+    ``bounds`` are the slices' bounds in ticks, ``resolution`` ticks a second.
     """
 
     title: str
     rows: int
-    seconds: np.ndarray            #: T + 1 slice bounds in seconds
+    bounds: np.ndarray             #: T + 1 slice bounds in ticks
+    resolution: int
     row: np.ndarray
     stop: np.ndarray
     first: np.ndarray
@@ -40,42 +45,46 @@ class OverviewFigure:
     colours: np.ndarray
     labels: list[tuple[int, int, str]]  #: (row, stop, name) of the labelled nodes
 
+    def shown(self) -> list[int]:
+        """The states the picture shows (of the parts drawn with some opacity): the legend's."""
+        return sorted(set(self.mode[self.alpha > 0].tolist()))
+
 
 def draw_overview(figure: OverviewFigure, width: int = 1000, plot_height: int = 480) -> Drawing:
-    """Lay the overview out on a page ``width`` pixels wide."""
-    plot_width = width - LEFT - RIGHT
-    shown = sorted(set(figure.mode[figure.alpha > 0].tolist()))  # the legend names the states drawn
+    """Lay the overview out on a page ``width`` pixels wide, the labels `thinned`."""
+    left = label_margin([name for _, _, name in figure.labels])
+    plot = Box(left, TITLE_HEIGHT, width - left - RIGHT, plot_height)
+    shown = figure.shown()
     names = [figure.states[x] for x in shown]
-    drawing = Drawing(width, TOP + plot_height + AXIS + legend_height(names, plot_width) + 10)
-    drawing.text(LEFT, 6, figure.title, 12)
-    start, end = 0.0, float(figure.seconds[-1] - figure.seconds[0])  # the axis counts from the window start
-    span = end if end > 0 else 1.0
-    x_of = lambda seconds: LEFT + (seconds - start) / span * plot_width  # noqa: E731
-    y_of = lambda row: TOP + row / figure.rows * plot_height  # noqa: E731
+    legend_top = plot.bottom + AXIS_HEIGHT
+    drawing = Drawing(width, int(math.ceil(legend_top + legend_height(names, plot.w) + MARGIN)))
+    bounds = np.asarray(figure.bounds, dtype=np.float64)
+    span = bounds[-1] - bounds[0] if bounds[-1] > bounds[0] else 1.0
+    x_of = plot.x + (bounds - bounds[0]) / span * plot.w
+    y_of = lambda row: plot.y + row / max(figure.rows, 1) * plot.h  # noqa: E731
     order = np.argsort(figure.mark == 0, kind="stable")  # visual aggregates first, data parts over them
-    for k in order:
-        x0 = x_of(figure.seconds[figure.first[k]] - figure.seconds[0])
-        x1 = x_of(figure.seconds[figure.last[k] + 1] - figure.seconds[0])
+    parts, marks = [], []
+    for k in order.tolist():
+        x0, x1 = x_of[figure.first[k]], x_of[figure.last[k] + 1]
         y0, y1 = y_of(figure.row[k]), y_of(figure.stop[k])
-        drawing.rect(x0, y0, x1 - x0, y1 - y0, tuple(figure.colours[figure.mode[k]]), float(figure.alpha[k]),
-                     outline=(90, 90, 90))
+        parts.append(Rect(x0, y0, x1 - x0, y1 - y0, tuple(figure.colours[figure.mode[k]]), float(figure.alpha[k]),
+                          outline=GREY))
         if figure.mark[k] >= 1:
-            drawing.line(x0, y1, x1, y0)
+            marks.append(Line(x0, y1, x1, y0))
         if figure.mark[k] == 2:
-            drawing.line(x0, y0, x1, y1)
-    for row, stop, name in figure.labels:
-        y0, y1 = y_of(row), y_of(stop)
-        drawing.line(LEFT - 4, y0, LEFT - 4, y1, (90, 90, 90))
-        if y1 - y0 >= 8:
-            label = name if len(name) <= 28 else "~" + name[-27:]
-            drawing.text(LEFT - 8, (y0 + y1) / 2 - 5, label, 10, "end")
-    axis = TOP + plot_height
-    drawing.line(LEFT, axis, LEFT + plot_width, axis)
-    ticks = nice_ticks(start, end)
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else span
-    for tick in ticks:
-        drawing.line(x_of(tick), axis, x_of(tick), axis + 4)
-        drawing.text(x_of(tick), axis + 6, seconds_label(tick, step), 10, "middle")
-    drawing.text(LEFT + plot_width, axis + 18, f"time (s) from {figure.seconds[0]:.6g} s", 10, "end")
-    legend(drawing, LEFT, axis + AXIS, names, figure.colours[shown], 10, plot_width)
+            marks.append(Line(x0, y0, x1, y1))
+    drawing.add("plot", *parts)
+    drawing.add("marks", *marks)
+    spans = [(y_of(row), y_of(stop)) for row, stop, _ in figure.labels]
+    labels: list = [Line(plot.x - TICK, y0 + 1, plot.x - TICK, y1 - 1, GREY) for y0, y1 in spans if y1 - y0 >= 3]
+    for k in thinned([(y0 + y1) / 2 for y0, y1 in spans]):
+        (y0, y1), middle = spans[k], (spans[k][0] + spans[k][1]) / 2
+        if y1 - y0 < 3:
+            labels.append(Line(plot.x - TICK, middle, plot.x, middle, GREY))
+        labels.append(Text(plot.x - 2 * TICK, middle, fit(figure.labels[k][2], plot.x - MARGIN - 2 * TICK), TEXT_SIZE,
+                           "end"))
+    drawing.add("row-labels", *labels)
+    time_axis(drawing, plot, int(figure.bounds[0]), int(figure.bounds[-1]), figure.resolution)
+    legend(drawing, plot.x, legend_top, plot.w, names, figure.colours[shown])
+    title(drawing, figure.title)
     return drawing

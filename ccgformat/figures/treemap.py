@@ -12,13 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..aggregate_model import Hierarchy
-from .axes import legend, legend_height
+from .axes import MARGIN, TEXT_SIZE, TITLE_HEIGHT, legend, legend_height, title
 from .drawing import Drawing
+from .shapes import Line, Rect, Shape, Text, text_width
 
 __all__ = ["MIN_AREA", "TreemapFigure", "draw_treemap", "squarify"]
 
 MIN_AREA = 24.0
-HEADER = 12
+HEADER = 13
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,11 @@ class TreemapFigure:
     share: np.ndarray
     states: list[str]
     colours: np.ndarray
+
+    def shown(self) -> list[int]:
+        """The mode states of the parts with some share (the picture may show more: the
+        modes of the boxes that stand for many small parts)."""
+        return sorted(set(self.mode[self.is_part & (self.share > 0)].tolist()))
 
 
 def squarify(sizes: np.ndarray, x: float, y: float, w: float, h: float) -> list[tuple[float, float, float, float]]:
@@ -68,34 +74,54 @@ def squarify(sizes: np.ndarray, x: float, y: float, w: float, h: float) -> list[
 
 
 def draw_treemap(figure: TreemapFigure, width: int = 1000, height: int = 600) -> Drawing:
-    """The treemap on a ``width`` x ``height`` page (title and legend included)."""
-    h = figure.hierarchy
-    shown = sorted(set(figure.mode[figure.is_part & (figure.share > 0)].tolist()))
-    names = [figure.states[x] for x in shown]
-    below = legend_height(names, width - 20)
+    """The treemap on a ``width`` x ``height`` page (title and legend included); a box
+    is named when its name fits in it. The legend names the states of the boxes drawn."""
+    shown = figure.shown()
+    for _ in range(2):  # the legend's height depends on the states drawn, which depend a little on it
+        below = legend_height([figure.states[x] for x in shown], width - 2 * MARGIN)
+        area = (MARGIN, TITLE_HEIGHT, width - 2 * MARGIN, height - TITLE_HEIGHT - 2 * MARGIN - below)
+        boxes, labels, drawn = _layout(figure, *area)
+        if drawn == shown:
+            break
+        shown = drawn
     drawing = Drawing(width, height)
-    drawing.text(10, 6, figure.title, 12)
+    drawing.add("plot", *boxes)
+    drawing.add("node-labels", *labels)
+    legend(drawing, MARGIN, height - MARGIN - below, width - 2 * MARGIN, [figure.states[x] for x in drawn],
+           figure.colours[drawn] if drawn else figure.colours[:0])
+    title(drawing, figure.title)
+    return drawing
+
+
+def _layout(figure: TreemapFigure, *area: float) -> tuple[list[Shape], list[Shape], list[int]]:
+    """The boxes and labels of the treemap in ``area`` (x, y, w, h), and the states of
+    the boxes filled."""
+    h = figure.hierarchy
     leaves = (np.asarray(h.stop_leaf) - np.asarray(h.first_leaf)).astype(np.float64)
-    stack = [(0, 10.0, 24.0, width - 20.0, height - 34.0 - below)]
+    boxes: list[Shape] = []
+    labels: list[Shape] = []
+    drawn: set[int] = set()
+    stack = [(0, *area)]
     while stack:
         node, x, y, w, hh = stack.pop()
         colour = tuple(figure.colours[figure.mode[node]]) if len(figure.colours) else (200.0, 200.0, 200.0)
         children = h.children(node)
+        fits = w >= text_width(h.names[node], TEXT_SIZE) + 4
         if figure.is_part[node] or len(children) == 0 or w * hh < MIN_AREA * max(2, len(children)):
-            drawing.rect(x, y, w, hh, colour, float(figure.share[node]), outline=(255, 255, 255))
+            boxes.append(Rect(x, y, w, hh, colour, float(figure.share[node]), outline=(255.0, 255.0, 255.0)))
+            if figure.share[node] > 0 and len(figure.colours):
+                drawn.add(int(figure.mode[node]))
             if not figure.is_part[node]:
-                drawing.line(x, y + hh, x + w, y)
-            if w >= 7 * len(h.names[node]) and hh >= 14:
-                drawing.text(x + 2, y + 2, h.names[node], 10)
+                boxes.append(Line(x, y + hh, x + w, y))
+            if fits and hh >= HEADER + 2:
+                labels.append(Text(x + 2, y + HEADER / 2 + 1, h.names[node], TEXT_SIZE))
             continue
-        drawing.rect(x, y, w, hh, (255.0, 255.0, 255.0), 0.0, outline=(60, 60, 60))
-        if hh >= 3 * HEADER and w >= 7 * len(h.names[node]):
-            drawing.text(x + 2, y + 1, h.names[node], 10)
+        boxes.append(Rect(x, y, w, hh, (255.0, 255.0, 255.0), 0.0, outline=(60.0, 60.0, 60.0)))
+        if fits and hh >= 3 * HEADER:
+            labels.append(Text(x + 2, y + HEADER / 2 + 1, h.names[node], TEXT_SIZE))
             y, hh = y + HEADER, hh - HEADER
         pad = 1.0 if min(w, hh) > 8 else 0.0
         order = children[np.argsort(-leaves[children], kind="stable")]
         for child, box in zip(order.tolist(), squarify(leaves[order], x + pad, y + pad, w - 2 * pad, hh - 2 * pad)):
             stack.append((child, *box))
-    legend(drawing, 10, height - 6 - below, names, figure.colours[shown] if shown else figure.colours[:0], 10,
-           width - 20)
-    return drawing
+    return boxes, labels, sorted(drawn)

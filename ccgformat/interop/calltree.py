@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..query.calltree_result import CallTree
-from .extras import require
+from ..extras import require
 
 if TYPE_CHECKING:
     import hatchet

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from ..model import KIND_FIELDS, PEER_KINDS, Definitions, EventBatch, EventKind, entity_columns
-from .extras import require
+from ..extras import require
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .events import event_table
-from .extras import require
+from ..extras import require
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..aggregate_model import AggregateModel
-from .extras import require
+from ..extras import require
 
 if TYPE_CHECKING:
     import xarray as xr

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from base64 import b64encode
 
-import numpy as np
-
-from ..figures import png_bytes
+from ..errors import MissingExtraError
 from ..query import Overview, Timeline
 
-__all__ = ["NOTEBOOK_HEIGHT", "data_uri", "overview_svg", "timeline_png"]
+__all__ = ["NOTEBOOK_HEIGHT", "data_uri", "overview_svg", "timeline_png", "timeline_row_height"]
 
 #: about how many pixels high a timeline is drawn in a notebook (rows of 1 to 16 pixels)
 NOTEBOOK_HEIGHT = 480
@@ -22,13 +20,21 @@ def overview_svg(overview: Overview) -> str:
     return overview.drawing().svg()
 
 
+def timeline_row_height(timeline: Timeline) -> int:
+    """The pixels of a row in a notebook: 1 to 16, so that the rows stay near `NOTEBOOK_HEIGHT`."""
+    return max(1, min(16, NOTEBOOK_HEIGHT // max(timeline.exclusive.shape[0], 1)))
+
+
 def timeline_png(timeline: Timeline) -> bytes | None:
-    """The timeline's pixels as a PNG, each row 1 to 16 pixels high so that the picture
-    stays near `NOTEBOOK_HEIGHT`; None when it has no row or column."""
+    """The timeline picture (`Timeline.drawing`: labels, axis, legend) as a PNG; None when
+    it has no row or column, or without matplotlib (the ``plot`` extra)."""
     rows, width = timeline.exclusive.shape[:2]
     if rows == 0 or width == 0:
         return None
-    return png_bytes(np.repeat(timeline.rgb(), max(1, min(16, NOTEBOOK_HEIGHT // rows)), axis=0))
+    try:
+        return timeline.drawing(timeline_row_height(timeline)).png()
+    except MissingExtraError:
+        return None
 
 
 def data_uri(result: Overview | Timeline) -> str | None:

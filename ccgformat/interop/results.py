@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..query.messages import MESSAGE_COLUMNS, Messages
 from ..query.profile_result import Profile
-from .extras import require
+from ..extras import require
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -124,12 +124,12 @@ class Overview:
         visual = visual_aggregates(h, prefix, node, first, last, thin, height >= threshold)
         all_sums = np.concatenate((sums, visual["sums"]))
         mode, share = mode_of(all_sums)
-        seconds = np.asarray(self.model.bounds, dtype=np.float64) / max(self.resolution, 1)
-        labels = [(int(h.first_leaf[n]), int(h.stop_leaf[n]), _label(h, n)) for n in label_nodes(h, row_height)]
+        labels = [(int(h.first_leaf[n]), int(h.stop_leaf[n]), h.label(n)) for n in label_nodes(h, row_height)]
         return OverviewFigure(
-            title=f"{self.kind} overview, p = {self.p:.4g}: {len(self.partition):,} parts, gain {self.partition.gain:.4g}, "
-                  f"loss {self.partition.loss:.4g}",
-            rows=h.leaves, seconds=seconds, row=np.concatenate((row[kept], visual["row"])),
+            title=f"{self.kind} overview, p = {self.p:.4g}: {_count_parts(len(self.partition))}, "
+                  f"gain {self.partition.gain:.4g}, loss {self.partition.loss:.4g}",
+            rows=h.leaves, bounds=np.asarray(self.model.bounds), resolution=self.resolution,
+            row=np.concatenate((row[kept], visual["row"])),
             stop=np.concatenate((h.stop_leaf[node[kept]], visual["stop"])),
             first=np.concatenate((first[kept], visual["first"])), last=np.concatenate((last[kept], visual["last"])),
             mode=mode, alpha=share, mark=np.concatenate((np.zeros(kept.sum(), dtype=np.int64), visual["mark"])),
@@ -155,8 +155,12 @@ class Overview:
         mode, share = mode_of(sums)
         is_part = np.zeros(len(h), dtype=bool)
         is_part[node] = True
-        figure = TreemapFigure(f"spatial aggregation, p = {self.p:.4g}: {len(self.partition):,} parts",
-                               h, is_part, mode, share, list(self.model.states), palette(len(self.model.states)))
+        from ..figures.axes import window_text
+        bounds = np.asarray(self.model.bounds)
+        window = window_text(int(bounds[0]), int(bounds[-1]), self.resolution)
+        figure = TreemapFigure(f"spatial aggregation of {window}, p = {self.p:.4g}: "
+                               f"{_count_parts(len(self.partition))}", h, is_part, mode, share,
+                               list(self.model.states), palette(len(self.model.states)))
         return draw_treemap(figure, width, height)
 
     def curve_drawing(self, width: int = 800, height: int = 420) -> Drawing:
@@ -165,13 +169,15 @@ class Overview:
         curve = self.quality_curve()
         gain = np.array([o.gain for o in curve.optima])
         loss = np.array([o.loss for o in curve.optima])
-        return draw_curve(CurveFigure("quality curves", np.array(curve.low), np.array(curve.high), gain, loss,
+        title = f"quality curves of the {self.kind} overview: {len(curve.optima)} distinct optima"
+        return draw_curve(CurveFigure(title, np.array(curve.low), np.array(curve.high), gain, loss,
                                       np.array([len(o) for o in curve.optima]), self.p), width, height)
 
-    def save(self, path: str | os.PathLike[str], what: str = "overview") -> Path:
-        """Write the overview (or ``what="curve"``, ``"treemap"``) as PNG or SVG (by suffix)."""
+    def save(self, path: str | os.PathLike[str], what: str = "overview", format: str | None = None) -> Path:
+        """Write the overview (or ``what="curve"``, ``"treemap"``) as SVG or PNG (``format``,
+        by default by the suffix of ``path``: `ccgformat.figures.drawing.picture_format`)."""
         drawing = {"overview": self.drawing, "curve": self.curve_drawing, "treemap": self.treemap}[what]()
-        return drawing.save(path)
+        return drawing.save(path, format)
 
     def _repr_html_(self) -> str:
         """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
@@ -182,13 +188,8 @@ class Overview:
         return run_query("overview_svg", self)
 
 
-def _label(hierarchy: Hierarchy, node: int) -> str:
-    """A node's name, after its parent's when the parent is not the root (thread names
-    repeat from process to process)."""
-    parent = int(hierarchy.parents[node])
-    if parent > 0:
-        return f"{hierarchy.names[parent]}/{hierarchy.names[node]}"
-    return hierarchy.names[node]
+def _count_parts(count: int) -> str:
+    return f"{count:,} part" + ("s" if count != 1 else "")
 
 
 def _reduced(model: AggregateModel, r: np.ndarray, kind: str) -> tuple[Hierarchy, np.ndarray]:

@@ -86,9 +86,9 @@ def visual_aggregates(hierarchy: Hierarchy, prefix: np.ndarray, node: np.ndarray
 
 
 def label_nodes(hierarchy: Hierarchy, row_height: float, minimum: float = 10.0) -> list[int]:
-    """The nodes to label: the deepest level whose nodes (with the leaves above it, which
-    stand for themselves) are all at least ``minimum`` pixels tall, else the tall children
-    of the root, else the root."""
+    """The nodes to label, top to bottom: the deepest level whose nodes (with the leaves
+    above it, which stand for themselves) are all at least ``minimum`` pixels tall, else
+    every leaf (the picture thins their labels: `ccgformat.figures.axes.thinned`)."""
     depth = depths(hierarchy)
     height = (np.asarray(hierarchy.stop_leaf) - np.asarray(hierarchy.first_leaf)) * row_height
     is_leaf = np.diff(hierarchy._child_index[0]) == 0
@@ -96,5 +96,5 @@ def label_nodes(hierarchy: Hierarchy, row_height: float, minimum: float = 10.0) 
         chosen = np.flatnonzero((depth == level) | (is_leaf & (depth < level)))  # these tile the leaves
         if len(chosen) and height[chosen].min() >= minimum:
             return sorted(chosen.tolist(), key=lambda n: hierarchy.first_leaf[n])
-    tall = [int(c) for c in hierarchy.children(0) if height[c] >= minimum]
-    return tall or [0]
+    leaves = np.flatnonzero(is_leaf)
+    return leaves[np.argsort(np.asarray(hierarchy.first_leaf)[leaves], kind="stable")].tolist()

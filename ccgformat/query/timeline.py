@@ -31,18 +31,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
 from ..archive.queries import run_query
-from ..figures import blend, palette, write_png
+from ..figures import blend, palette
 from ..graph.graph import chosen_roots
 from .groups import region_groups
 from .profile import profile
 from .streaming import streams
 from .tables import tables_for
 from .timeline_walk import exclusive_times
+
+if TYPE_CHECKING:  # the figures are imported when a picture is drawn
+    from ..figures.drawing import Drawing
+    from ..figures.timeline import TimelineFigure
 
 
 @dataclass
@@ -58,6 +62,8 @@ class Timeline:
     #: by location, rows + 1 offsets: row i sums ``locations[row_starts[i]:row_starts[i + 1]]``
     row_starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
     locations: list[int] = field(default_factory=list)  #: the chosen locations, in row order
+    resolution: int = 1                                  #: ticks per second, for the time axis
+    row_names: list[str] = field(default_factory=list)  #: each row's label in pictures
 
     def row_locations(self, row: int) -> list[int]:
         """The locations row ``row`` sums (by location)."""
@@ -83,9 +89,35 @@ class Timeline:
         """(rows, width, 3) uint8 pixels (4.31)."""
         return blend(self.shares, self.colors)
 
-    def save_png(self, path: str | Path, row_height: int = 16) -> Path:
-        """Write the image, each row ``row_height`` pixels high, as a PNG file (atomically)."""
-        return write_png(path, np.repeat(self.rgb(), row_height, axis=0))
+    def figure(self) -> TimelineFigure:
+        """The picture's content: the cells, row names and the colour classes shown."""
+        from ..figures.timeline import TimelineFigure
+        shown = np.flatnonzero(self.exclusive.any(axis=(0, 1))) if self.exclusive.size else np.zeros(0, np.int64)
+        located = f"timeline of {len(self.locations):,} locations"
+        if self.by == "depth":
+            located += f" by call depth ({len(self.rows)} levels)"
+        elif len(self.rows) < len(self.locations):
+            located += f" in {len(self.rows):,} rows"
+        return TimelineFigure(
+            located, self.start, self.stop, self.resolution,
+            self.row_names or [str(row) for row in self.rows], self.rgb(), [self.groups[g] for g in shown.tolist()],
+            self.colors[shown])
+
+    def drawing(self, row_height: int | None = None) -> Drawing:
+        """The picture: one pixel per column, rows ``row_height`` pixels high (by default
+        16, fewer when the rows would be taller than 800 pixels:
+        `ccgformat.figures.timeline.draw_timeline`)."""
+        from ..figures.timeline import draw_timeline
+        return draw_timeline(self.figure(), row_height)
+
+    def save(self, path: str | Path, row_height: int | None = None, format: str | None = None) -> Path:
+        """Write the picture atomically as SVG or PNG (``format``, by default by the
+        suffix of ``path``: `ccgformat.figures.drawing.picture_format`)."""
+        return self.drawing(row_height).save(path, format)
+
+    def save_png(self, path: str | Path, row_height: int | None = None) -> Path:
+        """Write the picture as a PNG file (atomically; needs the ``plot`` extra)."""
+        return self.save(path, row_height, "png")
 
     def _repr_html_(self) -> str:
         """A short HTML summary for Jupyter (`ccgformat.interop.html`)."""
@@ -189,4 +221,24 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
                                     by == "depth", row)
     normaliser = np.maximum(np.diff(boundaries)[None, :] * per_row[:, None], exclusive.sum(axis=2))
     rows = [chosen[i] for i in starts[:-1].tolist()] if by == "location" else list(range(len(exclusive)))
-    return Timeline(int(start), int(stop), by, rows, names, boundaries, exclusive, normaliser, starts, chosen)
+    labels = _location_rows(source, chosen, starts) if by == "location" else [f"level {row}" for row in rows]
+    return Timeline(int(start), int(stop), by, rows, names, boundaries, exclusive, normaliser, starts, chosen,
+                    int(definitions.timer_resolution or 1), labels)
+
+
+def _location_rows(source: Any, chosen: list[int], starts: np.ndarray) -> list[str]:
+    """The label of each row by location: its first location's leaf (`Hierarchy.label`),
+    and how many more locations the row sums."""
+    from .aggregate_tables import source_hierarchy  # the tables' module reads the column bounds from this one
+    hierarchy = source_hierarchy(source)
+    held = np.asarray(hierarchy.leaf_locations, np.int64)
+    order = np.argsort(held, kind="stable")
+    firsts = np.asarray([chosen[i] for i in starts[:-1].tolist()], np.int64)
+    at = order[np.minimum(np.searchsorted(held[order], firsts), len(held) - 1)] if len(held) else firsts
+    nodes = hierarchy.leaf_nodes() if len(held) else held  # (a tree without leaves has no leaf node)
+    out = []
+    for location, position, count in zip(firsts.tolist(), at.tolist(), np.diff(starts).tolist()):
+        found = len(held) > 0 and held[position] == location
+        name = hierarchy.label(int(nodes[position])) if found else f"location {location}"
+        out.append(name if count == 1 else f"{name} (+{count - 1})")
+    return out

@@ -1,15 +1,17 @@
-"""The optional packages behind the tables: imported on first use, or a `MissingExtraError`
-naming the extra that installs them."""
+"""The optional packages (the tables' pyarrow, pandas and polars, Hatchet, xarray, the figures'
+matplotlib): imported on first use, or a `MissingExtraError` naming the extra that
+installs them."""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
-from ..errors import MissingExtraError
+from .errors import MissingExtraError
 
 #: the import name of each optional package and the extra (pyproject.toml) that installs it
-EXTRAS = {"pyarrow": "arrow", "pandas": "pandas", "polars": "polars", "hatchet": "hatchet", "xarray": "xarray"}
+EXTRAS = {"pyarrow": "arrow", "pandas": "pandas", "polars": "polars", "hatchet": "hatchet", "xarray": "xarray",
+          "matplotlib": "plot"}
 
 
 def require(package: str, what: str) -> ModuleType:

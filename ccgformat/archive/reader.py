@@ -806,6 +806,13 @@ class Archive:
         4.11, `ccgformat.query.metric_integrals`)."""
         return run_query("metric_integrals", self, slices, start, stop, metrics, locations)
 
+    def topology(self, start: int | None = None, stop: int | None = None, depth: int | None = None,
+                 aggregate: str = "sum", within: str | None = None) -> Any:
+        """The topology graph of ``[start, stop)`` (paper 001): the containers of ``depth``
+        with the ``aggregate`` of their metrics' time-weighted means, joined by the
+        messages and links between them (`ccgformat.analysis.topology`)."""
+        return run_query("topology", self, start, stop, depth, aggregate, within)
+
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:
         """Matched messages and collectives, held whole (`ccgformat.query.messages`)."""

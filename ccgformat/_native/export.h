@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ccg.h"
+
 /* Strings rendered by Python: string i is bytes[start[i] .. start[i + 1]). */
 typedef struct ccg_strings {
     const char *bytes;
@@ -41,6 +43,19 @@ static inline char *ccg_put(char *at, const char *text, size_t length) {
 
 static inline char *ccg_put_string(char *at, const ccg_strings *strings, int64_t i) {
     return ccg_put(at, strings->bytes + strings->start[i], (size_t)(strings->start[i + 1] - strings->start[i]));
+}
+
+/* Column `which` of an event's columns in EventBatch order after kind (0 = ref .. 6 = value). */
+static inline int64_t ccg_column(const ccg_columns *c, int64_t which, int64_t i) {
+    switch (which) {
+    case 0: return c->ref[i];
+    case 1: return c->comm[i];
+    case 2: return c->tag[i];
+    case 3: return c->request[i];
+    case 4: return c->size[i];
+    case 5: return c->recv_size[i];
+    default: return c->value[i];
+    }
 }
 
 char *ccg_put_u64(char *at, uint64_t value);

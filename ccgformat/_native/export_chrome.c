@@ -54,18 +54,6 @@ int ccg_chrome_scan_batch(ccg_chrome_scan *s, const int64_t *time, const uint8_t
     return CCG_OK;
 }
 
-static int64_t column(const ccg_columns *c, int64_t which, int64_t i) {
-    switch (which) {
-    case 0: return c->ref[i];
-    case 1: return c->comm[i];
-    case 2: return c->tag[i];
-    case 3: return c->request[i];
-    case 4: return c->size[i];
-    case 5: return c->recv_size[i];
-    default: return c->value[i];
-    }
-}
-
 /* An instant of category ccgformat: a flow event when the message has a partner. */
 static char *instant(const ccg_chrome_style *style, const ccg_columns *c, int64_t i, int64_t flow, char *at) {
     int kind = c->kind[i];
@@ -73,7 +61,7 @@ static char *instant(const ccg_chrome_style *style, const ccg_columns *c, int64_
     for (int64_t f = style->field_start[kind]; f < style->field_start[kind + 1]; f++) {
         at = ccg_put_string(at, &style->field_key, f);
         int64_t which = style->field_column[f];
-        at = which < 0 ? ccg_put_string(at, &style->peer, c->ref[i]) : ccg_put_i64(at, column(c, which, i));
+        at = which < 0 ? ccg_put_string(at, &style->peer, c->ref[i]) : ccg_put_i64(at, ccg_column(c, which, i));
     }
     *at++ = '}';
     if (flow) {
@@ -97,7 +85,6 @@ int64_t ccg_chrome_lines(const ccg_chrome_style *style, ccg_chrome_batch *b, int
         if (!b->first)
             at = ccg_put(at, ",\n", 2);
         b->first = 0;
-        __int128 start = 0;
         if (kind == CCG_ENTER) {
             at = ccg_put_string(at, b->complete ? &style->complete_begin : &style->begin, ref);
         } else if (kind == CCG_LEAVE) {
@@ -107,7 +94,7 @@ int64_t ccg_chrome_lines(const ccg_chrome_style *style, ccg_chrome_batch *b, int
         }
         at = ccg_put(at, b->place, (size_t)b->place_bytes);
         at = ccg_put(at, ",\"ts\":", 6);
-        start = ccg_clock_scaled(clock, c->time[index]);
+        __int128 start = ccg_clock_scaled(clock, c->time[index]);
         at = ccg_put_fixed(at, start, clock->digits, clock->strip);
         if (kind == CCG_ENTER && b->complete) {
             at = ccg_put(at, ",\"dur\":", 7);

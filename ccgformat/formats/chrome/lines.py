@@ -3,9 +3,10 @@ that calls and paired messages become."""
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO
+from typing import Any
 
 from ...model import Region
+from ..sink import Utf8Sink
 from .clock import Clock
 from .common import Key, compact
 from .tokens import SENDS, Instant
@@ -14,25 +15,12 @@ __all__ = ["LineWriter", "begin_fields", "end_fields", "flow_fields", "place_fie
 
 
 class LineWriter:
-    """Writes the events, one per line, as UTF-8 to a binary stream (gathered in pieces of
-    at least `PIECE_BYTES`: a gzip stream's bytes do not depend on them)."""
+    """Writes the events, one per line."""
 
-    PIECE_BYTES = 1 << 16
-
-    def __init__(self, out: BinaryIO, clock: Clock):
+    def __init__(self, out: Utf8Sink, clock: Clock):
         self.out = out
         self.clock = clock
         self.first = True
-        self.pending: list[bytes] = []
-        self.pending_bytes = 0
-
-    def text(self, text: str) -> None:
-        """Text outside the events (the document's head and tail)."""
-        data = text.encode("utf-8")
-        self.pending.append(data)
-        self.pending_bytes += len(data)
-        if self.pending_bytes >= self.PIECE_BYTES:
-            self.flush()
 
     def event(self, fields: dict[str, Any], place: Key, time: int | None = None, end: int | None = None) -> None:
         """One event; ``time`` and ``end`` are timestamps in ticks. The duration is the
@@ -44,23 +32,15 @@ class LineWriter:
             start = self.clock.scaled(time)
             text = text[:-1] + ',"ts":' + self.clock.text(start)
             text += (',"dur":' + self.clock.text(self.clock.scaled(end) - start) if end is not None else "") + "}"
-        self.text(("" if self.first else ",\n") + text)
+        self.out.write(("" if self.first else ",\n") + text)
         self.first = False
 
     def lines(self, data: bytes | memoryview) -> None:
         """Events written elsewhere (by the native core), each but the first of the file
         preceded by a comma and a line break."""
         if len(data):
-            self.flush()
-            self.out.write(data)
+            self.out.write_bytes(data)
             self.first = False
-
-    def flush(self) -> None:
-        """Hand what is gathered to the stream."""
-        if self.pending:
-            self.out.write(b"".join(self.pending))
-            self.pending.clear()
-            self.pending_bytes = 0
 
 
 def place_fields(place: Key) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Iterable
 from ...archive import Archive, ExportProgress
 from ...atomic import atomic_output
 from ...model import Definitions, EventBatch
+from ..sink import Utf8Sink
 from .calls import CallScan, EndReader, EndSpool
 from .clock import Clock
 from .common import OWN, compact
@@ -43,8 +44,9 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
         compress = target.name.lower().endswith(".gz")
         with atomic_output(target) as temporary, open(temporary, "wb") as raw:
             binary = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if compress else raw
-            writer = LineWriter(binary, clock)
-            writer.text('{"traceEvents":[\n')
+            out = Utf8Sink(binary)
+            out.write('{"traceEvents":[\n')
+            writer = LineWriter(out, clock)
             for event in placement.metadata:
                 writer.event({k: v for k, v in event.items() if k not in ("pid", "tid")},
                              (event.get("pid"), event.get("tid")))
@@ -53,17 +55,17 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
                 second = _SecondReading(writer, definitions, placement, fast, location, complete,
                                         spool.reader(first), ids)
                 second.run(archive.location(location).events(), progress)
-            writer.text("\n],\n")
+            out.write("\n],\n")
             document = {k: v for k, v in placement.document.items() if k not in ("traceEvents", OWN)}
             unit = document.pop("displayTimeUnit", None)
             if unit not in ("ms", "ns"):
                 unit = "ns" if definitions.timer_resolution > 10 ** 6 else "ms"
             for name, value in document.items():
-                writer.text(f"{compact(name)}:{compact(value)},\n")
+                out.write(f"{compact(name)}:{compact(value)},\n")
             own = {"timer_resolution": definitions.timer_resolution, "clock_offset": definitions.clock_offset}
-            writer.text(f'"displayTimeUnit":"{unit}",\n"{OWN}":{compact(own)}}}\n')
-            writer.flush()
-            binary.flush()       # a gzip stream ends with a sync flush, as the text streams it had before
+            out.write(f'"displayTimeUnit":"{unit}",\n"{OWN}":{compact(own)}}}\n')
+            out.flush()
+            binary.flush()   # a gzip file's bytes: one sync flush before its end (as closing a text stream gave)
             if compress:
                 binary.close()
     finally:

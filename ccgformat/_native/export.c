@@ -50,6 +50,37 @@ static char *put_magnitude(char *at, unsigned __int128 value, int width) {
     return ccg_put(at, p, (size_t)(end - p));
 }
 
+static const uint64_t POWERS[20] = {
+    UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000), UINT64_C(100000),
+    UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000), UINT64_C(1000000000), UINT64_C(10000000000),
+    UINT64_C(100000000000), UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+    UINT64_C(1000000000000000), UINT64_C(10000000000000000), UINT64_C(100000000000000000),
+    UINT64_C(1000000000000000000), UINT64_C(10000000000000000000)};
+
+/* The decimals of a fraction below 10^digits: all `digits` of them, or without the
+ * trailing zeros (none at all for 0) when `strip`. */
+static char *put_fraction(char *at, unsigned __int128 fraction, int digits, int strip) {
+    if (strip) {
+        if (fraction == 0)
+            return at;
+        if (!(fraction >> 64)) {  /* 64-bit divisions where they do */
+            uint64_t small = (uint64_t)fraction;
+            while (small % 10 == 0) {
+                small /= 10;
+                digits--;
+            }
+            fraction = small;
+        } else {
+            while (fraction % 10 == 0) {
+                fraction /= 10;
+                digits--;
+            }
+        }
+    }
+    *at++ = '.';
+    return put_magnitude(at, fraction, digits);
+}
+
 char *ccg_put_fixed(char *at, __int128 value, int digits, int strip) {
     unsigned __int128 magnitude = value < 0 ? (unsigned __int128)0 - (unsigned __int128)value
                                             : (unsigned __int128)value;
@@ -57,22 +88,16 @@ char *ccg_put_fixed(char *at, __int128 value, int digits, int strip) {
         *at++ = '-';
     if (digits == 0)
         return put_magnitude(at, magnitude, 0);
+    if (!(magnitude >> 64) && digits < 20) {  /* in 64 bits: no 128-bit division */
+        uint64_t small = (uint64_t)magnitude, unit = POWERS[digits];
+        at = ccg_put_u64(at, small / unit);
+        return put_fraction(at, small % unit, digits, strip);
+    }
     unsigned __int128 unit = 1;
     for (int i = 0; i < digits; i++)
         unit *= 10;
     at = put_magnitude(at, magnitude / unit, 0);
-    unsigned __int128 fraction = magnitude % unit;
-    int width = digits;
-    if (strip) {
-        if (fraction == 0)
-            return at;
-        while (fraction % 10 == 0) {
-            fraction /= 10;
-            width--;
-        }
-    }
-    *at++ = '.';
-    return put_magnitude(at, fraction, width);
+    return put_fraction(at, magnitude % unit, digits, strip);
 }
 
 __int128 ccg_clock_scaled(const ccg_clock *clock, int64_t time) {

@@ -46,6 +46,21 @@ def _numerator(clock: Clock) -> int:
     return 1 if clock.scale else clock.numerator
 
 
+def _kind_pieces() -> dict[str, list]:
+    """Per kind: the start of its instant and of its flow event (up to its args' first
+    field), what follows a flow's id, and its args' fields (kinds C does not write: none)."""
+    pieces: dict[str, list] = {"instant": [], "flow": [], "flow_end": [], "fields": []}
+    for kind in EventKind:
+        name = kind.name
+        pieces["instant"].append(_head({"ph": "i", "s": "t", "name": name, "cat": OWN, "args": {"kind": name}}, 2))
+        pieces["flow"].append(_head({"ph": "s" if kind in SENDS else "f", "name": "message", "cat": OWN,
+                                     "args": {"kind": name}}, 2))
+        pieces["flow_end"].append(b"" if kind in SENDS else b',"bp":"e"')
+        pieces["fields"].append([_field(kind, name) for name in KIND_FIELDS[kind].hard + KIND_FIELDS[kind].soft]
+                                if kind in _KINDS else [])
+    return pieces
+
+
 class FastPath:
     """The pieces of text of one export and the C writer that joins them."""
 
@@ -57,29 +72,20 @@ class FastPath:
         self.places = [(("," + compact(place_fields(place))[1:-1]) if place_fields(place) else "").encode()
                        for place in placement.places]
         peers = [compact(list(place)).encode() for place in placement.places]
-        instant, flow, flow_end, fields = [], [], [], []
-        for kind in EventKind:
-            name = kind.name
-            instant.append(_head({"ph": "i", "s": "t", "name": name, "cat": OWN, "args": {"kind": name}}, 2))
-            flow.append(_head({"ph": "s" if kind in SENDS else "f", "name": "message", "cat": OWN,
-                               "args": {"kind": name}}, 2))
-            flow_end.append(b"" if kind in SENDS else b',"bp":"e"')
-            fields.append([_field(kind, name) for name in KIND_FIELDS[kind].hard + KIND_FIELDS[kind].soft]
-                          if kind in _KINDS else [])
-        begins = [_head(begin_fields(region, True), 1) for region in regions]
-        pieces = {"complete_begin": begins, "begin": [_head(begin_fields(region, False), 1) for region in regions],
-                  "end": [_head(end_fields(region), 1) for region in regions]}
-        longest = max((len(text) for texts in pieces.values() for text in texts), default=0)
-        for kind, kind_fields in zip(EventKind, fields):
-            if kind in _KINDS:
-                head = max(len(instant[kind]), len(flow[kind])) + len(flow_end[kind]) + 6 + _NUMBER_BYTES
-                values = sum(len(key) + max(_NUMBER_BYTES, max(map(len, peers), default=0)) for _, key in kind_fields)
-                longest = max(longest, head + values + 1)
-        line_bytes = 2 + longest + max(map(len, self.places), default=0) + 2 * (7 + _TIME_BYTES) + 1
+        calls = {"complete_begin": [_head(begin_fields(region, True), 1) for region in regions],
+                 "begin": [_head(begin_fields(region, False), 1) for region in regions],
+                 "end": [_head(end_fields(region), 1) for region in regions]}
+        kinds = _kind_pieces()
+        value_bytes = max(_NUMBER_BYTES, max(map(len, peers), default=0))
+        longest = max([len(text) for texts in calls.values() for text in texts] + [
+            max(len(kinds["instant"][kind]), len(kinds["flow"][kind])) + len(kinds["flow_end"][kind])
+            + len(',"id":') + _NUMBER_BYTES + sum(len(key) + value_bytes for _, key in kinds["fields"][kind]) + 1
+            for kind in _KINDS])
+        # a separator, the longest start, the place, ts and dur, the closing brace
+        line_bytes = 2 + longest + max(map(len, self.places), default=0) + 2 * (len(',"dur":') + _TIME_BYTES) + 1
         clock_fields = {"offset": clock.offset, "scale": clock.scale, "numerator": _numerator(clock),
                         "denominator": clock.resolution, "digits": clock.digits, "half_even": True, "strip": True}
-        self.lines = ChromeLines(clock_fields, peer=peers, instant=instant, flow=flow, flow_end=flow_end,
-                                 fields=fields, line_bytes=line_bytes, **pieces)
+        self.lines = ChromeLines(clock_fields, peer=peers, line_bytes=line_bytes, **calls, **kinds)
         self.common = np.zeros(256, bool)
         self.common[_KINDS] = True
         self.peer_kinds = np.zeros(256, bool)

@@ -28,7 +28,10 @@ from .nesting import ENTER, POINT
 from .placement import Placement
 from .tokens import Token, Tokenizer
 
-__all__ = ["write"]
+__all__ = ["READ_BATCH", "write"]
+
+#: Events per batch of each reading (a batch's columns and tokens are what is held).
+READ_BATCH = 1 << 16
 
 
 def write(archive: Archive, target: Path, progress: ExportProgress | None = None) -> None:
@@ -54,7 +57,7 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
                 complete, first = calls[location]
                 second = _SecondReading(writer, definitions, placement, fast, location, complete,
                                         spool.reader(first), ids)
-                second.run(archive.location(location).events(), progress)
+                second.run(archive.location(location).events(batch_size=READ_BATCH), progress)
             out.write("\n],\n")
             document = {k: v for k, v in placement.document.items() if k not in ("traceEvents", OWN)}
             unit = document.pop("displayTimeUnit", None)
@@ -82,7 +85,7 @@ def _first_reading(archive: Archive, placement: Placement, spool: EndSpool,
     for location in archive.locations:
         tokenizer = Tokenizer(archive.definitions, placement)
         scan = CallScan(spool, first)
-        for batch in archive.location(location).events():
+        for batch in archive.location(location).events(batch_size=READ_BATCH):
             if fast is not None and tokenizer.clean and fast.takes(batch):
                 fast.scan(scan, batch)
                 counts.add_batch(location, batch)

@@ -2,7 +2,7 @@
 native backend, C writes the lines of calls, messages, the other events of the generic
 layout and integer metric samples, from pieces of text rendered (and quoted) here once,
 with the writer's state (group, LEAVEs held back, depths) handed back and forth. The
-reference `_Writer.step` writes every other event - GENERIC records, markers, double
+reference `Writer.step` writes every other event - GENERIC records, markers, double
 samples - and every event while a hint is pending; container changes stay with the
 reference too (C stops before a group that may need one).
 """
@@ -21,23 +21,25 @@ from .hints import ENTER_WAYS, HINT, LEAVE_WAYS
 from .syntax import date_scale, quote
 
 if TYPE_CHECKING:
-    from .writer import _Writer
+    from .writer import Writer
 
 __all__ = ["FastPath"]
 
 _TIME_BYTES = 41      # CCG_FIXED_BYTES
 _NUMBER_BYTES = 20    # CCG_INT_BYTES
-#: Each line C writes: the Paje event, and what each field of its definition holds (fields
-#: not named are written empty, as the reference writes them).
-_LINE_FIELDS = {
-    "SET": (ENTER_WAYS[1], {"Time": "TIME", "Type": "REGION_TYPE", "Container": "CONTAINER", "Value": "REGION_VALUE"}),
-    "PUSH": (ENTER_WAYS[0], {"Time": "TIME", "Type": "REGION_TYPE", "Container": "CONTAINER", "Value": "REGION_VALUE"}),
-    "POP": (LEAVE_WAYS[0], {"Time": "TIME", "Type": "REGION_TYPE", "Container": "CONTAINER"}),
-    "START_LINK": ("PajeStartLink", {"Time": "TIME", "Type": quote(generic.LINK), "Container": quote("0"),
-                                     "StartContainer": "CONTAINER", "Value": "LINK_VALUE", "Key": "LINK_KEY"}),
-    "END_LINK": ("PajeEndLink", {"Time": "TIME", "Type": quote(generic.LINK), "Container": quote("0"),
-                                 "EndContainer": "CONTAINER", "Value": "LINK_VALUE", "Key": "LINK_KEY"}),
-    "OTHER": ("PajeNewEvent", {"Time": "TIME", "Type": quote(generic.OTHER), "Container": "CONTAINER",
+#: Each line C writes: the Paje event, and what each field of its definition holds - a slot
+#: of export_paje.h by name, or text as it is written (bytes); fields not named are written
+#: empty, as the reference writes them.
+_STATE: dict[str, str | bytes] = {"Time": "TIME", "Type": "REGION_TYPE", "Container": "CONTAINER"}
+_LINK: dict[str, str | bytes] = {"Time": "TIME", "Type": quote(generic.LINK).encode(), "Container": b"0",
+                                 "Value": "LINK_VALUE", "Key": "LINK_KEY"}
+_LINE_FIELDS: dict[str, tuple[str, dict[str, str | bytes]]] = {
+    "SET": (ENTER_WAYS[1], {**_STATE, "Value": "REGION_VALUE"}),
+    "PUSH": (ENTER_WAYS[0], {**_STATE, "Value": "REGION_VALUE"}),
+    "POP": (LEAVE_WAYS[0], _STATE),
+    "START_LINK": ("PajeStartLink", {**_LINK, "StartContainer": "CONTAINER"}),
+    "END_LINK": ("PajeEndLink", {**_LINK, "EndContainer": "CONTAINER"}),
+    "OTHER": ("PajeNewEvent", {"Time": "TIME", "Type": quote(generic.OTHER).encode(), "Container": "CONTAINER",
                                "Value": "DESCRIBE"}),
     "VARIABLE": ("PajeSetVariable", {"Time": "TIME", "Type": "METRIC_TYPE", "Container": "CONTAINER",
                                      "Value": "METRIC_VALUE"}),
@@ -55,7 +57,7 @@ def _described(kind: EventKind) -> tuple[bytes, list[tuple[int, bytes]], bytes]:
 class FastPath:
     """The pieces of one writer's lines and the C writer that joins them."""
 
-    def __init__(self, writer: _Writer):
+    def __init__(self, writer: Writer):
         from ..._native.export_paje import LINES, SLOTS, PajeLines
 
         self.generic = writer.links is not None
@@ -71,13 +73,12 @@ class FastPath:
         tables["describe_head"] = [head for head, _, _ in described]
         tables["describe_tail"] = [tail for _, _, tail in described]
         longest = {"LITERAL": 0, "TIME": _TIME_BYTES, "METRIC_VALUE": _NUMBER_BYTES,
-                   "LINK_VALUE": 12 + 2 * _NUMBER_BYTES, "LINK_KEY": 4 + 5 * _NUMBER_BYTES,
+                   "LINK_VALUE": len('"comm  tag "') + 2 * _NUMBER_BYTES, "LINK_KEY": 4 + 5 * _NUMBER_BYTES,
                    "DESCRIBE": max(len(head) + sum(len(key) + _NUMBER_BYTES for _, key in fields) + len(tail)
                                    for head, fields, tail in described),
-                   "CONTAINER": tables["container"], "REGION_TYPE": tables["region_type"],
-                   "REGION_VALUE": tables["region_value"], "METRIC_TYPE": tables["metric_type"]}
-        longest = {name: value if isinstance(value, int) else max(map(len, value), default=0)
-                   for name, value in longest.items()}
+                   **{name: max(map(len, tables[table]), default=0) for name, table in (
+                       ("CONTAINER", "container"), ("REGION_TYPE", "region_type"), ("REGION_VALUE", "region_value"),
+                       ("METRIC_TYPE", "metric_type"))}}
         lines: dict[int, tuple[bytes, list[tuple[int, bytes]]]] = {}
         line_bytes = 0
         for name, (event, holds) in _LINE_FIELDS.items():
@@ -85,13 +86,14 @@ class FastPath:
             if index is None:
                 continue
             fields = []
+            size = len(writer.ids[index]) + 1            # the id and the line break
             for field in writer.fields[index]:
-                held = holds.get(field, quote(""))
-                fields.append((SLOTS[held], b"") if held in SLOTS else (SLOTS["LITERAL"], held.encode()))
+                held = holds.get(field, quote("").encode())
+                literal = isinstance(held, bytes)
+                fields.append((SLOTS["LITERAL"], held) if literal else (SLOTS[held], b""))
+                size += 1 + (len(held) if literal else longest[held])
             lines[LINES[name]] = (writer.ids[index].encode(), fields)
-            line_bytes = max(line_bytes, len(writer.ids[index]) + 1 + sum(
-                1 + (len(text) if slot == SLOTS["LITERAL"] else longest[_slot_name(SLOTS, slot)])
-                for slot, text in fields))
+            line_bytes = max(line_bytes, size)
         definitions = writer.archive.definitions
         scale, decimals = date_scale(definitions.timer_resolution)
         clock = {"offset": definitions.clock_offset, "scale": scale, "numerator": 1 if scale else 10 ** decimals,
@@ -101,7 +103,7 @@ class FastPath:
         self.hint = writer.strings.index(HINT) if HINT in writer.strings else -1
 
     @classmethod
-    def create(cls, writer: _Writer) -> FastPath | None:
+    def create(cls, writer: Writer) -> FastPath | None:
         """The fast path, or None under the Python backend, when C cannot write the dates
         exactly, or when the layout holds what the reference would only fail on when used."""
         if not backends.native():
@@ -122,7 +124,7 @@ class FastPath:
         return not (self.generic and self.hint >= 0
                     and np.any((batch.kind == EventKind.GENERIC) & (batch.ref == self.hint)))
 
-    def write(self, writer: _Writer, locations: np.ndarray, batch: EventBatch) -> None:
+    def write(self, writer: Writer, locations: np.ndarray, batch: EventBatch) -> None:
         """Write a merged batch: C where it can, the reference where it must."""
         from ..._native.export_paje import STOPS, PajeBatch, PajeState
 
@@ -143,7 +145,7 @@ class FastPath:
                 raise FormatError(f"the native Paje writer stopped for an unknown reason ({stop})")
 
     @staticmethod
-    def _reference(writer: _Writer, locations: np.ndarray, batch: EventBatch, numbers: np.ndarray | None,
+    def _reference(writer: Writer, locations: np.ndarray, batch: EventBatch, numbers: np.ndarray | None,
                    index: int, at_least: int = 0) -> int:
         """Let the reference write ``at_least`` events from ``index`` on, and then as long
         as a hint is pending (C writes no hint); returns the next index."""
@@ -153,7 +155,3 @@ class FastPath:
             index += 1
             at_least -= 1
         return index
-
-
-def _slot_name(slots: dict[str, int], code: int) -> str:
-    return next(name for name, value in slots.items() if value == code)

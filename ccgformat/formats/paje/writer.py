@@ -28,7 +28,7 @@ from .fast import FastPath
 from .hints import ENTER_WAYS, HINT, LEAVE_WAYS, RECORD
 from .syntax import canonical_fields, date_formatter, quote
 
-__all__ = ["write"]
+__all__ = ["Writer", "write"]
 
 _DOUBLE = struct.Struct("<d")
 _BITS = struct.Struct("<q")
@@ -47,7 +47,7 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
             links = None
             if not isinstance(layout, dict):
                 layout, links = generic.schema(archive)
-            _Writer(archive, layout, links, out, target.name).run(progress)
+            Writer(archive, layout, links, out, target.name).run(progress)
             out.flush()
         except CcgError:
             raise
@@ -56,7 +56,7 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
                               f"{type(error).__name__}: {error}", path=str(archive.path)) from None
 
 
-class _Writer:
+class Writer:
     """Writes one archive; ``links`` numbers messages when the layout is generic."""
 
     def __init__(self, archive: Archive, layout: dict[str, Any], links: generic.LinkKeys | None, out: Utf8Sink,

@@ -28,8 +28,11 @@ RECORD_OF_KIND = {EventKind.ENTER: "Enter", EventKind.LEAVE: "Leave", **P2P_RECO
                   EventKind.COLL_BEGIN: "MpiCollectiveBegin", EventKind.COLL_END: "MpiCollectiveEnd",
                   EventKind.METRIC: "Metric"}
 _UINT32_END = 1 << 32
-_MESSAGES = [EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV]
-_TIME_ONLY = [EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE, EventKind.COLL_BEGIN]
+#: by kind: a message, a record of its time and request alone
+_MESSAGES = np.zeros(256, bool)
+_MESSAGES[[EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV]] = True
+_TIME_ONLY = np.zeros(256, bool)
+_TIME_ONLY[[EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE, EventKind.COLL_BEGIN]] = True
 
 
 def _within(values: np.ndarray, end: int) -> np.ndarray:
@@ -87,11 +90,11 @@ class FastPath:
         target[rows[known]] = self.regions[ref[rows[known]]]
         ok[rows] = known & _within(target[rows], _UINT32_END)
 
-        rows = np.flatnonzero(np.isin(kind, _MESSAGES))
+        rows = np.flatnonzero(_MESSAGES[kind])
         found, otf2_comm[rows], target[rows] = self._ranks(comm[rows], ref[rows], np.ones(len(rows), bool))
         ok[rows] = found & _within(tag[rows], _UINT32_END) & (batch.size[rows] >= 0)
 
-        ok[np.isin(kind, _TIME_ONLY)] = True
+        ok[_TIME_ONLY[kind]] = True
 
         rows = np.flatnonzero(kind == EventKind.COLL_END)
         found, otf2_comm[rows], target[rows] = self._ranks(comm[rows], tag[rows], tag[rows] >= 0)

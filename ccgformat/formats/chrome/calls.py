@@ -39,10 +39,12 @@ _END = np.dtype("<i8")
 
 
 class EndSpool:
-    """A temporary file of call end times, indexed by call number (8 bytes a call)."""
+    """A temporary file of call end times, indexed by call number (8 bytes a call), in
+    ``folder`` (an export's: beside its target, not in a temporary folder that may be
+    held in memory); deleted when closed."""
 
-    def __init__(self) -> None:
-        self.file = tempfile.TemporaryFile(prefix="ccg-chrome-ends-")
+    def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
+        self.file = tempfile.TemporaryFile(prefix=".ccg-chrome-ends-", dir=folder)
         self.fd = self.file.fileno()
 
     def close(self) -> None:

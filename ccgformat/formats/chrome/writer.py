@@ -41,7 +41,7 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
     placement = Placement(definitions)
     clock = Clock(definitions.timer_resolution, definitions.clock_offset)
     fast = FastPath.create(definitions, placement, clock)
-    spool = EndSpool()
+    spool = EndSpool(target.resolve().parent)
     try:
         calls, ids = _first_reading(archive, placement, spool, fast)
         compress = target.name.lower().endswith(".gz")

@@ -27,6 +27,7 @@ from ...errors import CcgError, FormatError
 from ...model import Definitions, EventBatch, EventKind
 from .binding import Binding, enum_value, load
 from .common import GENERIC_PARAMETER, MARKER_PARAMETER, P2P_RECORDS, UINT64, UNDEFINED_UINT32
+from .fast import RECORD_OF_KIND, FastPath
 from .plan import Plan, make_plan
 
 __all__ = ["write", "write_events", "ARCHIVE_NAME"]
@@ -69,8 +70,10 @@ def _replay(binding: Binding, handle: Any, plan: Plan, counts: dict[int, int], l
 class _LocationWriter:
     """Writes one location's events through the C event writer."""
 
-    def __init__(self, binding: Binding, plan: Plan, definitions: Definitions, address: int, location: int) -> None:
+    def __init__(self, binding: Binding, plan: Plan, definitions: Definitions, address: int, location: int,
+                 fast: FastPath | None) -> None:
         self.binding = binding
+        self.fast = fast
         self.plan = plan
         self.strings = definitions.strings
         self.address = address
@@ -100,17 +103,46 @@ class _LocationWriter:
         for batch in batches:
             if len(batch):
                 self.last = int(batch.time[-1])
-            for row in zip(*(getattr(batch, c).tolist() for c in _COLUMNS)):
-                try:
-                    self._event(*row)
-                except (OverflowError, IndexError, KeyError, TypeError, ValueError) as error:
-                    if isinstance(error, CcgError):
-                        raise
-                    raise FormatError(f"location {self.location}, time {row[0]}: the {EventKind(row[1]).name} "
-                                      f"event does not fit OTF2: {type(error).__name__}: {error}") from None
+            if self.fast is None:
+                for row in zip(*(getattr(batch, c).tolist() for c in _COLUMNS)):
+                    self._row(row)
+            else:
+                self._write_fast(batch)
         if self.metric is not None or self.attributes:
             raise FormatError(f"location {self.location}: the events end inside an OTF2 metric record or "
                               f"before the event an attribute list belongs to")
+
+    def _write_fast(self, batch: EventBatch) -> None:
+        """Write a batch through the native writer, but for the rows it leaves to `_row`
+        and the rows after an attribute list or inside a Metric record."""
+        assert self.fast is not None
+        prepared = self.fast.prepare(batch)
+        rows: list[tuple[int, ...]] | None = None
+        index = 0
+        while index < len(batch):
+            if self.metric is None and not self.attributes:
+                done, code = self.fast.write(self.address, prepared, index)
+                self.count += done - index
+                if code != 0:
+                    raise FormatError(f"location {self.location}, time {int(batch.time[done])}: OTF2 cannot write "
+                                      f"a {RECORD_OF_KIND[EventKind(batch.kind[done])]} record (error {code})")
+                index = done
+                if index == len(batch):
+                    break
+            if rows is None:
+                rows = list(zip(*(getattr(batch, c).tolist() for c in _COLUMNS)))
+            self._row(rows[index])
+            index += 1
+
+    def _row(self, row: tuple[int, ...]) -> None:
+        """Write one event (a row of the columns; the reference)."""
+        try:
+            self._event(*row)
+        except (OverflowError, IndexError, KeyError, TypeError, ValueError) as error:
+            if isinstance(error, CcgError):
+                raise
+            raise FormatError(f"location {self.location}, time {row[0]}: the {EventKind(row[1]).name} "
+                              f"event does not fit OTF2: {type(error).__name__}: {error}") from None
 
     def _event(self, time: int, kind: int, ref: int, comm: int, tag: int, request: int, size: int,
                recv_size: int, value: int) -> None:
@@ -236,8 +268,10 @@ def write_events(definitions: Definitions, events: Callable[[int], Iterable[Even
             with contextlib.closing(ArchiveWriter(str(folder), archive_name=ARCHIVE_NAME,
                                                   timer_resolution=plan.clock[0], **chunks)) as writer:
                 _set_archive_properties(binding, writer, plan.archive)
+                fast = FastPath.create(binding, plan)
                 for index, ref in enumerate(plan.locations):
-                    location_writer = _write_location(binding, writer, plan, definitions, index, ref, events(index))
+                    location_writer = _write_location(binding, writer, plan, fast, definitions, index, ref,
+                                                      events(index))
                     counts[ref] = location_writer.count
                     if location_writer.last is not None:
                         times.append(location_writer.last)
@@ -256,14 +290,15 @@ def _set_archive_properties(binding: Binding, writer: Any, properties: dict[str,
         binding._otf2.Archive_SetProperty(writer.handle, str(name), str(value), True)
 
 
-def _write_location(binding: Binding, writer: Any, plan: Plan, definitions: Definitions, index: int, ref: int,
-                    batches: Iterable[EventBatch]) -> _LocationWriter:
+def _write_location(binding: Binding, writer: Any, plan: Plan, fast: FastPath | None, definitions: Definitions,
+                    index: int, ref: int, batches: Iterable[EventBatch]) -> _LocationWriter:
     """Write the events of model location ``index`` (OTF2 location ``ref``)."""
     _otf2 = binding._otf2
     definition_writer = _otf2.Archive_GetDefWriter(writer.handle, ref)   # an empty local definition file
     event_writer = _otf2.Archive_GetEvtWriter(writer.handle, ref)
     try:
-        location_writer = _LocationWriter(binding, plan, definitions, binding.writer_address(event_writer), index)
+        location_writer = _LocationWriter(binding, plan, definitions, binding.writer_address(event_writer), index,
+                                          fast)
         location_writer.write(batches)
     finally:
         _otf2.Archive_CloseEvtWriter(writer.handle, event_writer)

@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 
 from ...archive import Archive
-from ...model import Definitions, Event, EventKind
+from ...model import Definitions, Event, EventBatch, EventKind
+from ..channels import channel_ranks, message_sides
 from .syntax import REFERENCE_HEADER, parse_header
 
 __all__ = ["OTHER", "LinkKeys", "describe", "schema"]
 
 LOCATION, STATE, LINK, OTHER = "L", "S", "LINK", "X"
 _SENDS = (EventKind.SEND, EventKind.ISEND)
-_RECEIVES = (EventKind.RECV, EventKind.IRECV)
 _OTHERS = (EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE, EventKind.COLL_BEGIN, EventKind.COLL_END,
            EventKind.GENERIC)
 _COLOR = "0.5 0.5 0.5"
@@ -34,22 +34,42 @@ MessageKey = tuple[int, int, int, int]  # sender, receiver, communicator, tag
 
 class LinkKeys:
     """Link fields of messages, numbering the matched ones of each sender, receiver,
-    communicator and tag in order."""
+    communicator and tag in order: a message at a time (`fields`) or a batch's at once
+    (`numbers`)."""
 
     def __init__(self, matched: dict[MessageKey, int]):
         self.matched = matched
         self.counts: dict[bool, Counter[MessageKey]] = {True: Counter(), False: Counter()}
 
-    def fields(self, location: int, event: Event) -> dict[str, str] | None:
-        """Type, Container, Value and Key of a message's link, None when it has no partner."""
+    def fields(self, location: int, event: Event, number: int | None = None) -> dict[str, str] | None:
+        """Type, Container, Value and Key of a message's link, None when it has no partner;
+        ``number``: its number in its channel, when `numbers` gave it."""
         sending = event.kind in _SENDS
         key = (location, event.ref, event.comm, event.tag) if sending else (event.ref, location, event.comm, event.tag)
-        number = self.counts[sending][key]
-        self.counts[sending][key] += 1
+        if number is None:
+            number = self.counts[sending][key]
+            self.counts[sending][key] += 1
         if number >= self.matched.get(key, 0):
             return None
         return {"Type": LINK, "Container": "0", "Value": f"comm {event.comm} tag {event.tag}",
                 "Key": "-".join(str(part) for part in (*key, number))}
+
+    def numbers(self, locations: np.ndarray, batch: EventBatch) -> tuple[np.ndarray, np.ndarray]:
+        """For each event of a merged batch (at ``locations``), the number `fields` would
+        give a message in its channel and whether it has a partner (0 and False for other
+        events), counting them as `fields` does."""
+        numbers = np.zeros(len(batch), np.int64)
+        matched = np.zeros(len(batch), bool)
+        for sending, where, columns in message_sides(batch, locations):
+            channels, channel, rank = channel_ranks(columns)
+            counts = self.counts[sending]
+            base = np.array([counts[key] for key in channels], np.int64)
+            limit = np.array([self.matched.get(key, 0) for key in channels], np.int64)
+            for key, total in zip(channels, np.bincount(channel, minlength=len(channels)).tolist()):
+                counts[key] += total
+            numbers[where] = base[channel] + rank
+            matched[where] = numbers[where] < limit[channel]
+        return numbers, matched
 
 
 def describe(event: Event, strings: list[str]) -> str:
@@ -114,10 +134,10 @@ def _scan(archive: Archive) -> tuple[int, Counter[MessageKey], Counter[MessageKe
             if not len(batch):
                 continue
             start = int(batch.time[0]) if start is None else min(start, int(batch.time[0]))
-            for kinds, counter, sending in ((_SENDS, sends, True), (_RECEIVES, receives, False)):
-                chosen = np.isin(batch.kind, kinds)
-                for peer, comm, tag in zip(*(getattr(batch, c)[chosen].tolist() for c in ("ref", "comm", "tag"))):
-                    counter[(location, peer, comm, tag) if sending else (peer, location, comm, tag)] += 1
+            for sending, _, columns in message_sides(batch, np.full(len(batch), location, np.int64)):
+                channels, channel, _ = channel_ranks(columns)
+                counter = sends if sending else receives
+                counter.update(dict(zip(channels, np.bincount(channel, minlength=len(channels)).tolist())))
             markers.update(batch.ref[batch.kind == EventKind.MARKER].tolist())
             others = others or bool(np.isin(batch.kind, _OTHERS).any())
     return start or 0, sends, receives, sorted(markers), others

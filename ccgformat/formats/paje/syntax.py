@@ -16,8 +16,8 @@ from typing import Callable
 
 from ...errors import FormatError
 
-__all__ = ["EventDef", "FIELD_TYPES", "REFERENCE_HEADER", "canonical_fields", "date_formatter", "format_date",
-           "parse_date", "parse_double", "parse_header", "quote", "tokenize"]
+__all__ = ["EventDef", "FIELD_TYPES", "REFERENCE_HEADER", "canonical_fields", "date_formatter", "date_scale",
+           "format_date", "parse_date", "parse_double", "parse_header", "quote", "tokenize"]
 
 FIELD_TYPES = frozenset({"date", "int", "double", "hex", "string", "color", "float"})
 
@@ -303,15 +303,24 @@ def format_date(ticks: int, decimals: int) -> str:
     return f"{'-' if ticks < 0 else ''}{whole}.{fraction:0{decimals}d}"
 
 
-def date_formatter(resolution: int, offset: int) -> Callable[[int], str]:
-    """Seconds since the tick ``offset``: exact when the resolution divides a power of ten
-    (10**k, or any 2**a * 5**b), else rounded to two digits more than it has."""
+def date_scale(resolution: int) -> tuple[int, int]:
+    """How dates are written at a timer resolution: ``(scale, decimals)``, a date being
+    ``ticks * scale`` with ``decimals`` digits after the point, exact when the resolution
+    divides a power of ten (10**k, or any 2**a * 5**b); else scale 0, and dates rounded
+    (half up) to two digits more than the resolution has."""
     for decimals in range(MAX_DECIMALS + 13):
         if 10 ** decimals % resolution == 0:
-            scale = 10 ** decimals // resolution
-            return lambda ticks: format_date((ticks - offset) * scale, decimals)
-    digits = len(str(resolution)) + 2
-    return lambda ticks: format_date((2 * (ticks - offset) * 10 ** digits + resolution) // (2 * resolution), digits)
+            return 10 ** decimals // resolution, decimals
+    return 0, len(str(resolution)) + 2
+
+
+def date_formatter(resolution: int, offset: int) -> Callable[[int], str]:
+    """Seconds since the tick ``offset`` as text (see `date_scale`)."""
+    scale, decimals = date_scale(resolution)
+    if scale:
+        return lambda ticks: format_date((ticks - offset) * scale, decimals)
+    return lambda ticks: format_date((2 * (ticks - offset) * 10 ** decimals + resolution) // (2 * resolution),
+                                     decimals)
 
 
 _DOUBLE = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE)

@@ -3,7 +3,9 @@ destruction and every event in global time order, dates written exactly from the
 
 The layout (event definitions, type records, containers, references) comes from
 ``extensions["paje"]`` when the archive was imported from Paje, or is built by
-`generic.schema` for any other archive. The package docstring gives the mapping.
+`generic.schema` for any other archive. The package docstring gives the mapping. Events
+are written one at a time here (the reference) or, under the native backend, by C for
+the kinds it writes (`fast.py`); memory follows the number of locations and channels.
 """
 
 from __future__ import annotations
@@ -12,17 +14,21 @@ import json
 import struct
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable
+
+import numpy as np
 
 from ...archive import Archive, ExportProgress
 from ...atomic import atomic_output
 from ...errors import CcgError, FormatError
 from ...model import Event, EventKind
+from ..sink import Utf8Sink
 from . import generic
+from .fast import FastPath
 from .hints import ENTER_WAYS, HINT, LEAVE_WAYS, RECORD
 from .syntax import canonical_fields, date_formatter, quote
 
-__all__ = ["write"]
+__all__ = ["Writer", "write"]
 
 _DOUBLE = struct.Struct("<d")
 _BITS = struct.Struct("<q")
@@ -35,12 +41,14 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
     """Write ``archive`` as a Paje trace file (atomically); ``progress`` hears of each
     batch of events once written."""
     layout = archive.definitions.extensions.get("paje")
-    with atomic_output(target) as temporary, open(temporary, "w", encoding="utf-8", newline="\n") as out:
+    with atomic_output(target) as temporary, open(temporary, "wb") as binary:
+        out = Utf8Sink(binary)
         try:
             links = None
             if not isinstance(layout, dict):
                 layout, links = generic.schema(archive)
-            _Writer(archive, layout, links, out, target.name).run(progress)
+            Writer(archive, layout, links, out, target.name).run(progress)
+            out.flush()
         except CcgError:
             raise
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
@@ -48,10 +56,10 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
                               f"{type(error).__name__}: {error}", path=str(archive.path)) from None
 
 
-class _Writer:
+class Writer:
     """Writes one archive; ``links`` numbers messages when the layout is generic."""
 
-    def __init__(self, archive: Archive, layout: dict[str, Any], links: generic.LinkKeys | None, out: TextIO,
+    def __init__(self, archive: Archive, layout: dict[str, Any], links: generic.LinkKeys | None, out: Utf8Sink,
                  name: str):
         definitions = archive.definitions
         self.name = name
@@ -69,10 +77,10 @@ class _Writer:
         for index, definition in enumerate(self.eventdefs):
             self.default.setdefault(definition["name"], index)
         self.location_refs = [layout["containers"][c]["ref"] for c in layout["locations"]]
-        self.depth = [0] * len(self.location_refs)
+        self.depth = np.zeros(len(self.location_refs), np.int64)  # open calls per location
         self.hint: dict[str, Any] = {}                      # for the next event
         self.group: tuple[int, int] | None = None           # (time, location) of the last event
-        self.pending: list[tuple[Event, dict[str, Any]]] = []  # LEAVEs of the group not written yet
+        self.pending: list[tuple[int, int, dict[str, Any]]] = []  # LEAVEs of the group not written yet: time, ref, hint
         changes = sorted(layout["lifecycle"], key=lambda change: change[2])
         self.creates = deque(change for change in changes if not change[1])
         self.destroys = deque(change for change in changes if change[1])
@@ -84,13 +92,13 @@ class _Writer:
             self.out.write("%EndEventDef\n")
         for index, texts in self.layout["header"]:
             self._record(index, texts, None)
+        fast = FastPath.create(self)
         for locations, batch in self.archive.events():
-            for location, event in zip(locations.tolist(), batch.rows()):
-                if (event.time, location) != self.group:
-                    self._flush()
-                    self._lifecycle(event.time)
-                    self.group = (event.time, location)
-                self._event(location, event)
+            if fast is not None and fast.takes(batch):
+                fast.write(self, locations, batch)
+            else:
+                for location, event in zip(locations.tolist(), batch.rows()):
+                    self.step(location, event)
             if progress is not None:
                 progress(len(batch))
         self._flush()
@@ -98,6 +106,25 @@ class _Writer:
         for include in self.layout.get("includes", []):
             if "record" in include:  # a file not read again: now a harmless self-reference
                 self._record(*include["record"], None)
+
+    def step(self, location: int, event: Event, number: int | None = None) -> None:
+        """Write one event (``number``: a message's number in its channel, when counted
+        already: `generic.LinkKeys.numbers`)."""
+        if (event.time, location) != self.group:
+            self.begin_group(event.time, location)
+        self._event(location, event, number)
+
+    def begin_group(self, time: int, location: int) -> None:
+        """Before the first event at ``time`` of ``location``: the LEAVEs held back, and
+        the container changes due."""
+        self._flush()
+        self._lifecycle(time)
+        self.group = (time, location)
+
+    def next_change(self) -> int | None:
+        """The earliest time of an event before which containers change (None: never)."""
+        times = ([self.creates[0][2]] if self.creates else []) + ([self.destroys[0][2] + 1] if self.destroys else [])
+        return min(times, default=None)
 
     # ----------------------------------------------------------------- lines
 
@@ -133,14 +160,14 @@ class _Writer:
 
     # ----------------------------------------------------------------- events
 
-    def _event(self, location: int, event: Event) -> None:
+    def _event(self, location: int, event: Event, number: int | None) -> None:
         kind = event.kind
         if kind == EventKind.GENERIC and self.strings[event.ref] == HINT:
             self.hint = json.loads(self.strings[event.value])
             return
         hint, self.hint = self.hint, {}
         if kind == EventKind.LEAVE and "e" not in hint:
-            self.pending.append((event, hint))
+            self.pending.append((event.time, event.ref, hint))
             self.depth[location] -= 1
             return
         if kind == EventKind.ENTER:
@@ -165,7 +192,7 @@ class _Writer:
                                         "Container": container, "Value": self.strings[event.value]},
                        hint, event.time)
         elif kind in _LINK_SIDE and (hint or self.links is not None):
-            self._link(location, container, event, hint)
+            self._link(location, container, event, hint, number)
         elif kind == EventKind.GENERIC and self.strings[event.ref] == RECORD:
             record = json.loads(self.strings[event.value])
             self._line(record["e"], {"Container": container}, record, event.time)
@@ -174,10 +201,9 @@ class _Writer:
 
     def _flush(self) -> None:
         """Write the LEAVEs held back (no PajeSetState followed them) as PajePopState."""
-        for event, hint in self.pending:
+        for time, ref, hint in self.pending:
             container = self.location_refs[self.group[1]]  # type: ignore[index]
-            self._line(_POP, {"Type": self.layout["regions"][event.ref][0], "Container": container}, hint,
-                       event.time)
+            self._line(_POP, {"Type": self.layout["regions"][ref][0], "Container": container}, hint, time)
         self.pending.clear()
 
     def _metric(self, container: str, event: Event, hint: dict[str, Any]) -> None:
@@ -193,13 +219,13 @@ class _Writer:
         self._line(way, {"Type": self.layout["metrics"][event.ref], "Container": container, "Value": text},
                    hint, event.time)
 
-    def _link(self, location: int, container: str, event: Event, hint: dict[str, Any]) -> None:
+    def _link(self, location: int, container: str, event: Event, hint: dict[str, Any], number: int | None) -> None:
         way, side = _LINK_SIDE[EventKind(event.kind)]
         values = {side: container}
         if self.links is None:
             values["Type"] = self.layout["links"][event.comm]
         else:
-            fields = self.links.fields(location, event)
+            fields = self.links.fields(location, event, number)
             if fields is None:
                 self._other(container, event)
                 return

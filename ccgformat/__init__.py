@@ -9,7 +9,7 @@ from .graph import Graph
 from . import query as _query  # noqa: F401 - registers the Archive query methods
 from . import interop as _interop  # noqa: F401 - registers the Archive table methods (to_arrow, ...)
 from .aggregate_model import AggregateModel, Hierarchy
-from .query import CallTree, Messages, Overview, Profile, Timeline
+from .query import CallTree, Logical, Messages, Overview, Profile, Timeline
 from .query.metric_integrals import MetricIntegrals
 
 if backend == "native":
@@ -23,6 +23,6 @@ from ._version import __version__
 
 __all__ = ["AggregateModel", "Archive", "ArchiveError", "Builder", "CallTree", "CcgError", "ChecksumError", "CorruptArchiveError",
            "Definitions", "Event", "EventBatch", "EventKind", "FormatError", "Graph", "Hierarchy", "InputTraceError",
-           "Messages", "MetricIntegrals", "MissingExtraError", "Overview", "ParameterError", "Params", "Profile", "Timeline", "TraceError",
+           "Logical", "Messages", "MetricIntegrals", "MissingExtraError", "Overview", "ParameterError", "Params", "Profile", "Timeline", "TraceError",
            "TruncatedError", "UnsupportedVersionError", "Writer", "__version__", "backend", "convert", "open",
            "save_graph", "write_table", "write_trace"]

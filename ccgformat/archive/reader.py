@@ -811,6 +811,12 @@ class Archive:
         """Matched messages and collectives (`ccgformat.query.messages`)."""
         return run_query("messages", self, start, stop, locations)
 
+    def logical(self, scheme: str = "ravel", *, clusters: int | None = None) -> Any:
+        """Logical steps, phases, lateness and per-phase clusters (at most ``clusters``
+        each) of the communication events by ``scheme``, ``"ravel"`` or ``"lamport"``
+        (`ccgformat.query.logical`)."""
+        return run_query("logical", self, scheme, clusters)
+
     def overview(self, slices: int = 30, p: float | None = None, states: str = "region", start: int | None = None,
                  stop: int | None = None, normalize: bool = False, kind: str = "spatiotemporal") -> Any:
         """The optimal spatiotemporal (or spatial, temporal) aggregation of the model of

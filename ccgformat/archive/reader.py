@@ -859,15 +859,17 @@ class Archive:
     # ----------------------------------------------------------------- export
 
     def export(self, target: str | os.PathLike[str], to: str | None = None, *,
-               progress: ExportProgress | None = None) -> Path:
+               progress: ExportProgress | None = None, logical: Any = None) -> Path:
         """Write the trace to another format: ``to`` names it (``otf2``, ``paje``,
         ``chrome``...), else the target's suffix decides. The target is written atomically
         and never replaces this archive's own file. ``progress`` is called with the number
-        of events just written, as the export goes."""
+        of events just written, as the export goes. ``logical`` (OTF2 only): a scheme's
+        name or an answer of `logical`, whose steps, phases and lateness the events then
+        carry as attributes (docs/logical.md)."""
         target = Path(target)
         if target.exists() and os.path.samefile(target, self.path):
             raise FileExistsError(17, "the export target is the archive itself", str(target))
-        exporter_for(target, to).write(self, target, progress)
+        exporter_for(target, to).run(self, target, progress, logical=logical)
         return target
 
 

@@ -10,6 +10,7 @@ message matching (`messages`, joined in `logical_matching`). Rules: docs/logical
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from .logical_ravel import ravel_steps
 from .logical_result import Logical
 from .logical_walk import COLLECTIVE_KINDS, POINT_TO_POINT_KINDS, communication_events
 from .messages import messages
+from .timeline import location_labels
 
 __all__ = ["SCHEMES", "logical"]
 
@@ -53,9 +55,10 @@ def logical(source: Any, scheme: str = "ravel", clusters: int | None = None) -> 
         aggregate = lateness(phase, step, events.enter)
     late = lateness(phase, step, events.exit)
     definitions = source.definitions
-    name = getattr(source, "path", None)
+    path = getattr(source, "path", None)
+    everyone = list(range(len(definitions.locations)))
     return Logical(scheme, events.location, events.index, events.kind, step, phase, late, aggregate,
                    cluster_locations(phase, events.location, step, late, clusters), found.message, events.leave,
                    first, last, [location.name for location in definitions.locations],
-                   int(definitions.timer_resolution or 1),
-                   f"logical timeline ({scheme})" + (f" of {getattr(name, 'name', name)}" if name else ""))
+                   location_labels(source, everyone), int(definitions.timer_resolution or 1),
+                   f"logical timeline ({scheme})" + (f" of {Path(path).name}" if path else ""))

@@ -52,7 +52,7 @@ def logical_figure(result: Logical, width: int, height: int) -> LogicalFigure:
         receives = result.partner[sends]
         lines = np.stack([result.step[sends], result.location[sends], result.step[receives],
                           result.location[receives]], axis=1)
-    names = list(result.names) if by_location else [f"{100 * r / rows:.0f} %" for r in range(rows)]
+    names = list(result.labels) if by_location else [f"{100 * r / rows:.0f} %" for r in range(rows)]
     scale, unit = _unit(high / result.timer_resolution)
     return LogicalFigure(result.title, 0, span, names or [""], pixels, lines, high / result.timer_resolution * scale,
                          f"lateness ({unit})", "logical step" if by_location else

@@ -37,7 +37,8 @@ class Logical:
     under Lamport's); ``cluster``: its location's cluster in its phase (section 3.3.1);
     ``partner``: the row of the other end of its message (-1: none); ``leave``: the event
     index of the LEAVE of the call holding it (-1: none). Per phase ``first_step`` and
-    ``last_step``. ``names``: the name of every location of the trace.
+    ``last_step``. ``names``: the name of every location of the trace, ``labels`` its
+    name after its system tree parent's (the picture's row labels).
     """
 
     scheme: str
@@ -54,6 +55,7 @@ class Logical:
     first_step: np.ndarray
     last_step: np.ndarray
     names: list[str]
+    labels: list[str]
     timer_resolution: int
     title: str = "logical timeline"
 

@@ -94,7 +94,7 @@ def test_strongly_connected_components(graph):
 
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_an_edge_outside_the_graph_is_refused(implementation):
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match="name a node that does not exist"):
         implementation(2, np.array([0]), np.array([2]), np.array([1]), np.zeros(2, np.int64))
 
 

@@ -3,7 +3,7 @@ paper 003 section 3.1 and the rules of docs/logical.md: phases (message groups m
 where they follow each other both ways), strides of the sends, receives in front of the
 stride that follows them, sends of a stride on one step, phases one after another,
 communication events on odd steps with the aggregate event below; lateness (section
-3.2) and the clusters of section 3.3.1."""
+3.2). Clusters: test_logical_clusters.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from ccgformat.errors import ParameterError
 from ccgformat.model import Event, EventKind as K
 from ccgformat.query.logical import logical
-from ccgformat.query.logical_clusters import cluster_locations
 
 from .logical_support import build, calls, plans
 
@@ -119,63 +118,6 @@ def test_lateness_and_the_aggregate_events():
     assert result.step.tolist() == [1, 3, 1, 3]
     assert result.lateness.tolist() == [0, 0, 5, 12]
     assert result.aggregate_lateness.tolist() == [0, 0, 5, 5]
-
-
-def test_clusters_by_the_distance_of_section_3_3_1():
-    """One phase, four ranks active at steps 1 and 3, lateness (0, 0), (0, 10), (50, 50),
-    (50, 60); at most two clusters. Distances to the first centre, rank 0 (mean of squared
-    differences): rank 1 (0 + 100) / 2 = 50, rank 2 (2500 + 2500) / 2 = 2500, rank 3
-    (2500 + 3600) / 2 = 3050: rank 3 is the second centre. Rank 1: 50 to rank 0, (2500 +
-    2500) / 2 to rank 3; rank 2: 2500 to rank 0, (0 + 100) / 2 to rank 3. Clusters {0, 1}
-    and {2, 3}, numbered by their lowest rank."""
-    phase = np.zeros(8, np.int64)
-    location = np.repeat(np.arange(4), 2)
-    step = np.tile([1, 3], 4)
-    lateness = np.array([0, 0, 0, 10, 50, 50, 50, 60])
-    assert cluster_locations(phase, location, step, lateness, 2).tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
-    assert cluster_locations(phase, location, step, lateness, 4).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
-    assert cluster_locations(phase, location, step, lateness, 1).tolist() == [0] * 8
-
-
-def test_clusters_fill_a_missing_step_with_the_previous_value():
-    """Rank 0 (0 at steps 1 and 3), rank 1 (100 at 1 and 3) and rank 2 (100 at step 1
-    only), two clusters. Rank 2 at step 3 takes its previous value, 100: its distance to
-    rank 0 is (10000 + 10000) / 2, to rank 1 (0 + 0) / 2 - it joins rank 1, the second
-    centre (farthest from rank 0: 10000). Were the missing value 0, both distances would
-    be 5000 and the tie would keep it with rank 0."""
-    phase = np.zeros(5, np.int64)
-    location = np.array([0, 0, 1, 1, 2])
-    step = np.array([1, 3, 1, 3, 1])
-    lateness = np.array([0, 0, 100, 100, 100])
-    assert cluster_locations(phase, location, step, lateness, 2).tolist() == [0, 0, 1, 1, 1]
-
-
-def test_a_step_before_a_locations_first_event_is_skipped():
-    """Rank 2's only event is at step 3 (100): at step 1 it has no previous value, so the
-    step is skipped. To rank 0 (0 at 1 and 3) its distance is 10000 (step 3 alone); to rank
-    1 (0 at step 1, 100 at step 3) 0. With two clusters rank 0 is the first centre, rank
-    2 the farthest (10000 against rank 1's 5000), and rank 1 - 5000 from rank 0, 0 from
-    rank 2 - joins rank 2. Counting the skipped step as 0 would give rank 2 a distance of
-    5000 to rank 0 and make the centres and clusters differ."""
-    phase = np.zeros(5, np.int64)
-    location = np.array([0, 0, 1, 1, 2])
-    step = np.array([1, 3, 1, 3, 3])
-    lateness = np.array([0, 0, 0, 100, 100])
-    assert cluster_locations(phase, location, step, lateness, 2).tolist() == [0, 0, 1, 1, 1]
-
-
-def test_phases_are_clustered_apart():
-    """Two phases of three ranks (the exchange of the first test, twice), at most two
-    clusters: each phase has its own, so rank 1 can be with rank 0 in one and with rank 2
-    in the other."""
-    first = [(0, 0), (0, 0), (90, 90)]   # phase 0 lateness at send and receive: ranks 0, 1 alike
-    second = [(0, 0), (90, 90), (90, 90)]
-    phase = np.array([0, 0, 1, 1] * 3)
-    location = np.repeat(np.arange(3), 4)
-    step = np.array([1, 3, 5, 7] * 3)
-    lateness = np.array([v for rank in range(3) for v in (*first[rank], *second[rank])])
-    got = cluster_locations(phase, location, step, lateness, 2).reshape(3, 4)
-    assert got[:, 0].tolist() == [0, 0, 1] and got[:, 2].tolist() == [0, 1, 1]
 
 
 def test_unknown_schemes_and_cluster_counts_are_refused():

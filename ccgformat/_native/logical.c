@@ -158,3 +158,35 @@ int64_t ccg_logical_scc(int64_t n, int64_t m, const int64_t *src, const int64_t 
     free(on_stack);
     return components;
 }
+
+int64_t ccg_logical_distances(int64_t members, const int64_t *start, const int64_t *stop, const int64_t *centre,
+                              const int64_t *step, const int64_t *value, double *distance) {
+    for (int64_t m = 0; m < members; m++) {
+        int64_t c = centre[m];
+        if (c < 0 || c >= members)
+            return -2;
+        int64_t i = start[m], j = start[c];
+        const int64_t end_m = stop[m], end_c = stop[c];
+        int have_m = 0, have_c = 0;
+        double last_m = 0.0, last_c = 0.0, total = 0.0;
+        int64_t counted = 0;
+        while (i < end_m || j < end_c) {
+            /* the next step either has an event at; each takes its value there, else keeps its last */
+            int64_t at = i < end_m && (j >= end_c || step[i] <= step[j]) ? step[i] : step[j];
+            if (i < end_m && step[i] == at) {
+                last_m = (double)value[i++];
+                have_m = 1;
+            }
+            if (j < end_c && step[j] == at) {
+                last_c = (double)value[j++];
+                have_c = 1;
+            }
+            if (have_m && have_c) {
+                total += (last_m - last_c) * (last_m - last_c);
+                counted++;
+            }
+        }
+        distance[m] = counted ? total / (double)counted : 0.0;
+    }
+    return members;
+}

@@ -20,4 +20,12 @@ int64_t ccg_logical_longest(int64_t n, int64_t m, const int64_t *src, const int6
  * memory; -2: an edge names a node outside 0 .. n - 1. */
 int64_t ccg_logical_scc(int64_t n, int64_t m, const int64_t *src, const int64_t *dst, int64_t *component);
 
+/* distance[m]: the distance of section 3.3.1 between member m and member centre[m], whose
+ * events are step/value[start[x] .. stop[x]) with rising steps: over the steps where either
+ * has an event, the squared difference of their values (a member without an event there
+ * keeps its previous one; without any, the step is skipped), averaged (0 for no step).
+ * Returns members; -2: a centre outside 0 .. members - 1. */
+int64_t ccg_logical_distances(int64_t members, const int64_t *start, const int64_t *stop, const int64_t *centre,
+                              const int64_t *step, const int64_t *value, double *distance);
+
 #endif

@@ -1,6 +1,6 @@
-"""The graph kernels of logical time in C (logical.c): `longest_paths` and `components`
-give what `ccgformat.query.logical_graph.longest_paths_reference` and
-`components_reference` give."""
+"""The kernels of logical time in C (logical.c): `longest_paths` and `components` give
+what `ccgformat.query.logical_graph.longest_paths_reference` and `components_reference`
+give, `distances` what `ccgformat.query.logical_clusters.distances_reference` gives."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _check(code: int, what: str) -> int:
     if code == -1:
         raise MemoryError(f"out of memory for the {what}")
     if code == -2:
-        raise ValueError(f"the {what} has an edge to a node that does not exist")
+        raise ValueError(f"the {what} name a node that does not exist")
     return code
 
 
@@ -32,7 +32,7 @@ def longest_paths(count: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarr
     (src, p_src), (dst, p_dst), (weight, p_weight), (base, p_base) = (_int64(a) for a in (src, dst, weight, base))
     value = np.empty(count, np.int64)
     _check(lib.ccg_logical_longest(count, len(src), p_src, p_dst, p_weight, p_base,
-                                   ffi.cast("int64_t *", ffi.from_buffer(value))), "longest paths")
+                                   ffi.cast("int64_t *", ffi.from_buffer(value))), "longest paths' edges")
     return value
 
 
@@ -41,5 +41,15 @@ def components(count: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     (src, p_src), (dst, p_dst) = _int64(src), _int64(dst)
     component = np.empty(count, np.int64)
     _check(lib.ccg_logical_scc(count, len(src), p_src, p_dst, ffi.cast("int64_t *", ffi.from_buffer(component))),
-           "strongly connected components")
+           "components' edges")
     return component
+
+
+def distances(start: np.ndarray, stop: np.ndarray, centre: np.ndarray, step: np.ndarray,
+              value: np.ndarray) -> np.ndarray:
+    """Per member its section 3.3.1 distance to ``centre[member]``."""
+    arrays = [_int64(a) for a in (start, stop, centre, step, value)]
+    distance = np.empty(len(start), np.float64)
+    _check(lib.ccg_logical_distances(len(start), *(pointer for _, pointer in arrays),
+                                     ffi.cast("double *", ffi.from_buffer(distance))), "cluster distances")
+    return distance

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CLUSTERS", "cluster_locations"]
+from .. import backends
+
+__all__ = ["CLUSTERS", "cluster_locations", "distances", "distances_reference"]
 
 #: the most clusters per phase
 CLUSTERS = 8
@@ -84,13 +86,13 @@ class _Members:
 def _farthest_point(members: _Members, step: np.ndarray, value: np.ndarray, count: int) -> np.ndarray:
     """Per member the centre it joins, after up to ``count`` rounds of farthest-point
     clustering in every phase (module docstring)."""
-    distance = _Distance(members, step, value)
+    stop = np.r_[members.starts[1:], len(step)]
     centre = members.by_phase[members.firsts].copy()  # the newest centre of each phase
     nearest = np.full(members.count, np.inf)
     owner = np.zeros(members.count, np.int64)
     open_ = np.ones(len(centre), bool)
     for round_ in range(count):
-        found = distance.to(centre)
+        found = distances(members.starts, stop, centre[members.group], step, value)
         closer = found < nearest  # ties stay with the earlier centre
         nearest[closer], owner[closer] = found[closer], centre[members.group[closer]]
         if round_ == count - 1:
@@ -101,6 +103,16 @@ def _farthest_point(members: _Members, step: np.ndarray, value: np.ndarray, coun
             break
         centre[open_] = members.by_phase[farthest[open_]]
     return owner
+
+
+def distances(start: np.ndarray, stop: np.ndarray, centre: np.ndarray, step: np.ndarray,
+              value: np.ndarray) -> np.ndarray:
+    """Per member (its events ``step``/``value[start:stop]``, steps rising) the distance
+    of section 3.3.1 to member ``centre[member]``; in C under the native core."""
+    if backends.native():
+        from .._native.logical import distances as native
+        return native(start, stop, centre, step, value)
+    return distances_reference(start, stop, centre, step, value)
 
 
 def _farthest(nearest: np.ndarray, firsts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -126,41 +138,40 @@ def _numbered(members: _Members, owner: np.ndarray) -> np.ndarray:
     return leads[lowest] - np.r_[0, leads][members.firsts[members.group]] - 1
 
 
-class _Distance:
-    """The section 3.3.1 distance of every member to the centre of its phase."""
+def distances_reference(start: np.ndarray, stop: np.ndarray, centre: np.ndarray, step: np.ndarray,
+                        value: np.ndarray) -> np.ndarray:
+    """`distances` with numpy: at each member's own events the centre's value there (else
+    its previous one); at the centre's events where the member has none, the member's
+    previous value; squared differences summed and averaged per member."""
+    members = len(start)
+    lengths = stop - start
+    block = np.repeat(np.arange(members, dtype=np.int64), lengths)
+    low = int(step.min(initial=0))
+    relative = step - low
+    span = int(relative.max(initial=0)) + 2
+    keys = block * span + relative  # rising: members in order, steps rising within one
 
-    def __init__(self, members: _Members, step: np.ndarray, value: np.ndarray):
-        self.members, self.value = members, value
-        self.step = step - step.min()
-        self.span = int(self.step.max()) + 2
-        self.keys = members.block * self.span + self.step  # rising: members in event order, steps within
-        self.ends = np.r_[members.starts[1:], len(step)]
-        self.row_group = members.group[members.block]
+    def value_at(member: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``member``'s value at relative step ``at`` (its event there, else its previous
+        one), whether it has one, and whether it has an event there."""
+        query = member * span + at
+        j = np.maximum(np.searchsorted(keys, query, side="right") - 1, 0)
+        found = (block[j] == member) & (keys[j] <= query)
+        return value[j].astype(np.float64), found, found & (keys[j] == query)
 
-    def to(self, centre: np.ndarray) -> np.ndarray:
-        """Per member, its distance to ``centre[its phase]``."""
-        m = self.members
-        lengths = self.ends[centre] - m.starts[centre]
-        centre_rows = np.repeat(m.starts[centre] - np.r_[0, np.cumsum(lengths)[:-1]], lengths) \
-            + np.arange(int(lengths.sum()), dtype=np.int64)
-        centre_group = np.repeat(np.arange(len(centre), dtype=np.int64), lengths)
-        # at each member's own events: the centre's value there, else its previous one
-        centre_keys = centre_group * self.span + self.step[centre_rows]  # rising
-        j = np.searchsorted(centre_keys, self.row_group * self.span + self.step, side="right") - 1
-        ok = (j >= 0) & (centre_group[np.maximum(j, 0)] == self.row_group)
-        gap = self.value[ok] - self.value[centre_rows[j[ok]]]
-        total = np.bincount(m.block[ok], gap * gap * 1.0, m.count)
-        counted = np.bincount(m.block[ok], minlength=m.count).astype(np.float64)
-        # at the centre's events where the member has none: the member's previous value
-        pairs = lengths * m.sizes
-        pair_group = np.repeat(np.arange(len(centre), dtype=np.int64), pairs)
-        within = np.arange(int(pairs.sum()), dtype=np.int64) - np.repeat(np.cumsum(pairs) - pairs, pairs)
-        row = centre_rows[np.repeat(np.cumsum(lengths) - lengths, pairs) + within % lengths[pair_group]]
-        member = m.by_phase[m.firsts[pair_group] + within // lengths[pair_group]]  # rising within a phase
-        query = member * self.span + self.step[row]
-        j = np.searchsorted(self.keys, query, side="right") - 1
-        use = (j >= 0) & (m.block[np.maximum(j, 0)] == member) & (self.keys[np.maximum(j, 0)] != query)
-        gap = self.value[j[use]] - self.value[row[use]]
-        total += np.bincount(member[use], gap * gap * 1.0, m.count)
-        counted += np.bincount(member[use], minlength=m.count)
-        return np.divide(total, counted, out=np.zeros(m.count), where=counted > 0)
+    # at the member's own events
+    theirs, found, _ = value_at(centre[block], relative)
+    gap = value[found] - theirs[found]
+    total = np.bincount(block[found], gap * gap, members)
+    counted = np.bincount(block[found], minlength=members).astype(np.float64)
+    # at the centre's events where the member has none
+    pairs = lengths[centre]
+    member = np.repeat(np.arange(members, dtype=np.int64), pairs)
+    row = start[centre][member] + np.arange(int(pairs.sum()), dtype=np.int64) - np.repeat(np.cumsum(pairs) - pairs,
+                                                                                         pairs)
+    mine, found, active = value_at(member, relative[row])
+    use = found & ~active
+    gap = mine[use] - value[row[use]]
+    total += np.bincount(member[use], gap * gap, members)
+    counted += np.bincount(member[use], minlength=members)
+    return np.divide(total, counted, out=np.zeros(members), where=counted > 0)

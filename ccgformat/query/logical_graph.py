@@ -55,7 +55,7 @@ def _successors(count: int, src: np.ndarray, dst: np.ndarray) -> list[list[int]]
     out: list[list[int]] = [[] for _ in range(count)]
     for k, (u, v) in enumerate(zip(src.tolist(), dst.tolist())):
         if not (0 <= u < count and 0 <= v < count):
-            raise ValueError("the graph has an edge to a node that does not exist")
+            raise ValueError("the graph's edges name a node that does not exist")
         out[u].append(k)
     return out
 

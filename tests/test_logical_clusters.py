@@ -5,6 +5,7 @@ phases whose distances the comments work out."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,31 +67,26 @@ def test_clusters_by_the_distance_of_section_3_3_1():
     assert cluster_locations(phase, location, step, lateness, 1).tolist() == [0] * 8
 
 
-def test_clusters_fill_a_missing_step_with_the_previous_value():
-    """Rank 0 (0 at steps 1 and 3), rank 1 (100 at 1 and 3) and rank 2 (100 at step 1
-    only), two clusters. Rank 2 at step 3 takes its previous value, 100: its distance to
-    rank 0 is (10000 + 10000) / 2, to rank 1 (0 + 0) / 2 - it joins rank 1, the second
-    centre (farthest from rank 0: 10000). Were the missing value 0, both distances would
-    be 5000 and the tie would keep it with rank 0."""
-    phase = np.zeros(5, np.int64)
-    location = np.array([0, 0, 1, 1, 2])
-    step = np.array([1, 3, 1, 3, 1])
-    lateness = np.array([0, 0, 100, 100, 100])
-    assert cluster_locations(phase, location, step, lateness, 2).tolist() == [0, 0, 1, 1, 1]
+# Rank 0 (0 at steps 1 and 3), rank 1 (100 at 1 and 3) and rank 2 (100 at step 1 only), two
+# clusters. Rank 2 at step 3 takes its previous value, 100: its distance to rank 0 is
+# (10000 + 10000) / 2, to rank 1 (0 + 0) / 2 - it joins rank 1, the second centre
+# (farthest from rank 0: 10000). Were the missing value 0, both distances would be 5000
+# and the tie would keep it with rank 0.
+MISSING_STEP = ([1, 3, 1, 3, 1], [0, 0, 100, 100, 100])
+# Rank 2's only event is at step 3 (100): at step 1 it has no previous value, so the step
+# is skipped. To rank 0 (0 at 1 and 3) its distance is 10000 (step 3 alone); to rank 1 (0
+# at step 1, 100 at step 3) 0. Rank 0 is the first centre, rank 2 the farthest (10000
+# against rank 1's 5000), and rank 1 - 5000 from rank 0, 0 from rank 2 - joins rank 2.
+# Counting the skipped step as 0 would give rank 2 a distance of 5000 to rank 0: a tie
+# that makes rank 1 the second centre.
+NO_PREVIOUS_STEP = ([1, 3, 1, 3, 3], [0, 0, 0, 100, 100])
 
 
-def test_a_step_before_a_locations_first_event_is_skipped():
-    """Rank 2's only event is at step 3 (100): at step 1 it has no previous value, so the
-    step is skipped. To rank 0 (0 at 1 and 3) its distance is 10000 (step 3 alone); to rank
-    1 (0 at step 1, 100 at step 3) 0. With two clusters rank 0 is the first centre, rank
-    2 the farthest (10000 against rank 1's 5000), and rank 1 - 5000 from rank 0, 0 from
-    rank 2 - joins rank 2. Counting the skipped step as 0 would give rank 2 a distance of
-    5000 to rank 0 and make the centres and clusters differ."""
-    phase = np.zeros(5, np.int64)
+@pytest.mark.parametrize("case", [MISSING_STEP, NO_PREVIOUS_STEP], ids=["missing step", "no previous step"])
+def test_a_location_without_an_event_at_a_step(case):
+    step, lateness = (np.array(column) for column in case)
     location = np.array([0, 0, 1, 1, 2])
-    step = np.array([1, 3, 1, 3, 3])
-    lateness = np.array([0, 0, 0, 100, 100])
-    assert cluster_locations(phase, location, step, lateness, 2).tolist() == [0, 0, 1, 1, 1]
+    assert cluster_locations(np.zeros(5, np.int64), location, step, lateness, 2).tolist() == [0, 0, 1, 1, 1]
 
 
 def test_phases_are_clustered_apart():

@@ -46,15 +46,14 @@ int64_t ccg_logical_longest(int64_t n, int64_t m, const int64_t *src, const int6
     int code = by_source(n, m, src, dst, &start, &out);
     if (code)
         return code;
-    int64_t *waiting = calloc((size_t)n + 1, sizeof *waiting); /* unfinished sources per node */
-    int64_t *queue = malloc(((size_t)n + 1) * sizeof *queue);
-    if (!waiting || !queue) {
+    /* per node its sources not yet final, and the queue of final nodes: one allocation */
+    int64_t *waiting = calloc(2 * ((size_t)n + 1), sizeof *waiting);
+    if (!waiting) {
         free(start);
         free(out);
-        free(waiting);
-        free(queue);
         return -1;
     }
+    int64_t *queue = waiting + n + 1;
     for (int64_t k = 0; k < m; k++)
         waiting[dst[k]]++;
     int64_t head = 0, tail = 0;
@@ -80,7 +79,6 @@ int64_t ccg_logical_longest(int64_t n, int64_t m, const int64_t *src, const int6
     free(start);
     free(out);
     free(waiting);
-    free(queue);
     return tail;
 }
 
@@ -89,25 +87,18 @@ int64_t ccg_logical_scc(int64_t n, int64_t m, const int64_t *src, const int64_t 
     int code = by_source(n, m, src, dst, &start, &out);
     if (code)
         return code;
-    /* iterative Tarjan: index and lowlink per node, the node stack, and the call stack of
-     * (node, next edge position) */
-    int64_t *index = malloc(((size_t)n + 1) * sizeof *index);
-    int64_t *low = malloc(((size_t)n + 1) * sizeof *low);
-    int64_t *stack = malloc(((size_t)n + 1) * sizeof *stack);
-    int64_t *calls = malloc(((size_t)n + 1) * sizeof *calls);
-    int64_t *next = malloc(((size_t)n + 1) * sizeof *next);
-    char *on_stack = calloc((size_t)n + 1, 1);
-    if (!index || !low || !stack || !calls || !next || !on_stack) {
+    /* iterative Tarjan: index and lowlink per node, the node stack, the call stack of nodes
+     * with their next edge position, and whether a node is on the stack: one allocation */
+    int64_t *scratch = malloc(6 * ((size_t)n + 1) * sizeof *scratch);
+    if (!scratch) {
         free(start);
         free(out);
-        free(index);
-        free(low);
-        free(stack);
-        free(calls);
-        free(next);
-        free(on_stack);
         return -1;
     }
+    int64_t *index = scratch, *low = index + n + 1, *stack = low + n + 1, *calls = stack + n + 1;
+    int64_t *next = calls + n + 1, *on_stack = next + n + 1;
+    for (int64_t v = 0; v < n; v++)
+        on_stack[v] = 0;
     for (int64_t v = 0; v < n; v++)
         index[v] = -1;
     int64_t counter = 0, top = 0, depth = 0, components = 0;
@@ -150,12 +141,7 @@ int64_t ccg_logical_scc(int64_t n, int64_t m, const int64_t *src, const int64_t 
     }
     free(start);
     free(out);
-    free(index);
-    free(low);
-    free(stack);
-    free(calls);
-    free(next);
-    free(on_stack);
+    free(scratch);
     return components;
 }
 

@@ -41,7 +41,7 @@ def logical(source: Any, scheme: str = "ravel", clusters: int | None = None) -> 
     if clusters < 1:
         raise ParameterError(f"a phase has at least 1 cluster, not {clusters}")
     kinds = POINT_TO_POINT_KINDS + (COLLECTIVE_KINDS if scheme == "ravel" else ())
-    matched = messages(source)  # first: the walk then finds the blocks it decoded in the archive's cache
+    matched = messages(source)  # first: its temporaries go before the events are held (peak: the larger)
     events = communication_events(source, kinds)
     found = partners(events, matched)
     del matched

@@ -162,7 +162,7 @@ def distances_reference(start: np.ndarray, stop: np.ndarray, centre: np.ndarray,
     # at the member's own events
     theirs, found, _ = value_at(centre[block], relative)
     gap = value[found] - theirs[found]
-    total = np.bincount(block[found], gap * gap, members)
+    total = np.bincount(block[found], gap * gap, members).astype(np.float64)  # (int64 when empty)
     counted = np.bincount(block[found], minlength=members).astype(np.float64)
     # at the centre's events where the member has none
     pairs = lengths[centre]

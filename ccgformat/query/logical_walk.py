@@ -51,10 +51,6 @@ class CommunicationEvents:
     def __len__(self) -> int:
         return len(self.location)
 
-    def take(self, rows: np.ndarray) -> CommunicationEvents:
-        """The events at ``rows`` (positions or a mask)."""
-        return CommunicationEvents(*(getattr(self, f.name)[rows] for f in fields(self)))
-
 
 def communication_events(source: Any, kinds: tuple[int, ...]) -> CommunicationEvents:
     """The events of ``kinds`` of every location of a `Graph` or `Archive`."""
@@ -100,101 +96,120 @@ class _Calls:
 
     def __init__(self, wanted: np.ndarray):
         self.wanted = wanted
-        self.parts: list[list[np.ndarray]] = []
+        self.parts: list[CommunicationEvents] = []
         self.location = -1      #: the location the last chunk ended in
         self.seen = 0           #: its events so far
         self.depth = 0          #: its open calls
-        self.opened: list[int] = []                           #: their ENTER times, outermost first
-        self.waiting: list[tuple[np.ndarray, np.ndarray, int]] = []  #: (exit, leave, row) waiting, per depth
+        self.opened: list[int] = []  #: their ENTER times, outermost first
+        #: its events whose call is still open: (their exit and leave, views into a part; the depth)
+        self.waiting: list[tuple[np.ndarray, np.ndarray, int]] = []
 
     def add(self, owner: np.ndarray, batch: EventBatch) -> None:
-        n = len(batch)
-        if not n:
+        if not len(batch):
             return
-        kind = batch.kind
-        time = np.asarray(batch.time, np.int64)
-        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        segment = np.cumsum(np.r_[True, owner[1:] != owner[:-1]]) - 1
-        first = starts[segment]
-        go_on = owner[0] == self.location  # the first segment continues the last chunk's location
-        if not go_on:
-            self._close_waiting()
-        delta = (kind == EventKind.ENTER).astype(np.int64) - (kind == EventKind.LEAVE)
-        before = np.cumsum(delta) - delta
-        depth = before - before[first]
-        index = np.arange(n, dtype=np.int64) - first
-        if go_on:
-            in_first = segment == 0
-            depth[in_first] += self.depth
-            index[in_first] += self.seen
-        levels = int(max(depth.max(), self.depth)) + 2
-        enters, leaves = (np.flatnonzero(kind == k) for k in (EventKind.ENTER, EventKind.LEAVE))
+        if owner[0] != self.location:
+            self.waiting = []  # the location ended: calls still open hold their events to its end
+        frame = _Frame(owner, batch, self.depth, self.seen, owner[0] == self.location)
+        time, index = frame.time, frame.index
+        for exits, leaves, level in self.waiting:  # the first LEAVE at a waiting depth closes its call
+            found = frame.leave_after(np.zeros(1, np.int64), np.array([level]), np.array([-1]))[0]
+            if found >= 0:
+                exits[:], leaves[:] = time[found], index[found]
+        self.waiting = [waiting for waiting in self.waiting if waiting[1][0] < 0]
 
-        def keyed(at: np.ndarray, level: np.ndarray, position: np.ndarray) -> np.ndarray:
-            return (segment[at] * levels + level) * (n + 1) + position
-
-        enter_keys, leave_keys = keyed(enters, depth[enters], enters), keyed(leaves, depth[leaves], leaves)
-        by_key = np.argsort(enter_keys, kind="stable")
-        enters, enter_keys = enters[by_key], enter_keys[by_key]
-        by_key = np.argsort(leave_keys, kind="stable")
-        leaves, leave_keys = leaves[by_key], leave_keys[by_key]
-        if go_on and self.waiting:  # the first LEAVE at a waiting depth closes its call
-            for exits, leave_index, level in self.waiting:
-                j = np.searchsorted(leave_keys, keyed(np.zeros(1, np.int64), np.array([level]), np.array([-1])))[0]
-                if j < len(leaves) and leave_keys[j] // (n + 1) == level:
-                    exits[:], leave_index[:] = time[leaves[j]], index[leaves[j]]
-            self.waiting = [w for w in self.waiting if w[1][0] < 0]
-
-        rows = np.flatnonzero(np.isin(kind, self.wanted))
-        level = depth[rows]
+        rows = np.flatnonzero(np.isin(batch.kind, self.wanted))
+        level = frame.depth[rows]
         inside = level > 0
-        j = np.searchsorted(enter_keys, keyed(rows, level - 1, rows)) - 1
-        found = inside & (j >= 0) & (enter_keys[np.maximum(j, 0)] // (n + 1) == segment[rows] * levels + level - 1) \
-            if len(enters) else np.zeros(len(rows), bool)
-        enter = time[rows].copy()
-        enter[found] = time[enters[j[found]]]
-        carried = inside & ~found  # an ENTER in an earlier chunk: the first segment only
-        enter[carried] = np.array(self.opened, np.int64)[level[carried] - 1] if carried.any() else 0
-        j = np.searchsorted(leave_keys, keyed(rows, level, rows), side="right")
-        closed = inside & (j < len(leaves)) & (leave_keys[np.minimum(j, len(leaves) - 1)] // (n + 1)
-                                               == segment[rows] * levels + level) \
-            if len(leaves) else np.zeros(len(rows), bool)
-        exit_ = time[rows].copy()
-        leave = np.full(len(rows), -1, np.int64)
-        exit_[closed] = time[leaves[j[closed]]]
-        leave[closed] = index[leaves[j[closed]]]
-        part = [owner[rows], index[rows], time[rows], kind[rows].astype(np.int64), batch.ref[rows], batch.comm[rows],
-                batch.tag[rows], enter, exit_, leave]
-        self.parts.append([np.asarray(c, np.int64) for c in part])
-        self._carry(owner, segment, depth, delta, index, time, enters, rows, inside & ~closed)
+        opener = frame.enter_before(rows, level - 1, rows)
+        enter = np.where(opener >= 0, time[opener], time[rows])
+        carried = inside & (opener < 0)  # opened in an earlier chunk (the first segment only)
+        if carried.any():
+            enter[carried] = np.array(self.opened, np.int64)[level[carried] - 1]
+        closer = np.where(inside, frame.leave_after(rows, level, rows), -1)
+        part = CommunicationEvents(owner[rows], index[rows], time[rows], batch.kind[rows].astype(np.int64),
+                                   *(np.asarray(getattr(batch, c)[rows], np.int64) for c in ("ref", "comm", "tag")),
+                                   enter, np.where(closer >= 0, time[closer], time[rows]),
+                                   np.where(closer >= 0, index[closer], -1))
+        self.parts.append(part)
+        self._carry(frame, owner, rows, part, inside & (closer < 0))
 
-    def _carry(self, owner: np.ndarray, segment: np.ndarray, depth: np.ndarray, delta: np.ndarray,
-               index: np.ndarray, time: np.ndarray, enters: np.ndarray, rows: np.ndarray, open_: np.ndarray) -> None:
+    def _carry(self, frame: _Frame, owner: np.ndarray, rows: np.ndarray, part: CommunicationEvents,
+               open_: np.ndarray) -> None:
         """Keep what the last segment's location has open at the chunk's end."""
-        last = segment[-1]
         if owner[-1] != self.location:
             self.opened = []
-        self.location, self.seen = int(owner[-1]), int(index[-1]) + 1
-        self.depth = int(depth[-1] + delta[-1])
+        self.location, self.seen, self.depth = int(owner[-1]), int(frame.index[-1]) + 1, frame.end_depth
         opened = np.zeros(self.depth, np.int64)
         kept = self.opened[:self.depth]
         opened[:len(kept)] = kept
-        mine = np.sort(enters[(segment[enters] == last) & (depth[enters] < self.depth)])[::-1]
-        levels, latest = np.unique(depth[mine], return_index=True)  # the last ENTER at a level opened it
-        opened[levels] = time[mine[latest]]
+        last = frame.segment[-1]
+        mine = np.sort(frame.enters[(frame.segment[frame.enters] == last)
+                                    & (frame.depth[frame.enters] < self.depth)])[::-1]
+        levels, latest = np.unique(frame.depth[mine], return_index=True)  # the last ENTER at a level opened it
+        opened[levels] = frame.time[mine[latest]]
         self.opened = opened.tolist()
-        part = self.parts[-1]
-        for k in np.flatnonzero(open_ & (segment[rows] == last)).tolist():
-            self.waiting.append((part[8][k:k + 1], part[9][k:k + 1], int(depth[rows[k]])))
-        # events of earlier segments whose call never closed keep their own time
-
-    def _close_waiting(self) -> None:
-        """The location ended: calls still open hold their events to the end (own time)."""
-        self.waiting = []
+        for k in np.flatnonzero(open_ & (frame.segment[rows] == last)).tolist():
+            self.waiting.append((part.exit[k:k + 1], part.leave[k:k + 1], int(frame.depth[rows[k]])))
+        # the events of earlier segments whose call never closed keep their own time
 
     def finish(self) -> CommunicationEvents:
-        self._close_waiting()
-        columns = [np.concatenate(c) if c else np.zeros(0, np.int64) for c in zip(*self.parts)] \
-            if self.parts else [np.zeros(0, np.int64)] * 10
-        self.parts = []
-        return CommunicationEvents(*columns)
+        self.waiting = []
+        parts, self.parts = self.parts, []
+        if not parts:
+            return CommunicationEvents(*([np.zeros(0, np.int64)] * 10))
+        return CommunicationEvents(*(np.concatenate([getattr(p, f.name) for p in parts])
+                                     for f in fields(CommunicationEvents)))
+
+
+class _Frame:
+    """One chunk's events by location segment: each one's index in its location and the
+    depth before it (open calls, the carried ones included), and its ENTERs and LEAVEs by
+    (segment, depth, position), to find the ENTER that opened a level before an event
+    and the LEAVE that closes it after."""
+
+    def __init__(self, owner: np.ndarray, batch: EventBatch, depth: int, seen: int, go_on: bool):
+        n = self.count = len(batch)
+        kind = batch.kind
+        self.time = np.asarray(batch.time, np.int64)
+        new = np.r_[True, owner[1:] != owner[:-1]]
+        self.segment = np.cumsum(new) - 1
+        first = np.flatnonzero(new)[self.segment]
+        delta = (kind == EventKind.ENTER).astype(np.int64) - (kind == EventKind.LEAVE)
+        before = np.cumsum(delta) - delta
+        self.depth = before - before[first]
+        self.index = np.arange(n, dtype=np.int64) - first
+        if go_on:  # the first segment continues the location of the last chunk
+            in_first = self.segment == 0
+            self.depth[in_first] += depth
+            self.index[in_first] += seen
+        self.end_depth = int(self.depth[-1] + delta[-1])
+        self.levels = int(max(self.depth.max(), depth)) + 2
+        self.enters, self.enter_keys = self._sorted(np.flatnonzero(kind == EventKind.ENTER))
+        self.leaves, self.leave_keys = self._sorted(np.flatnonzero(kind == EventKind.LEAVE))
+
+    def _key(self, at: np.ndarray, level: np.ndarray, position: np.ndarray) -> np.ndarray:
+        return (self.segment[at] * self.levels + level) * (self.count + 1) + position
+
+    def _sorted(self, events: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keys = self._key(events, self.depth[events], events)
+        order = np.argsort(keys, kind="stable")
+        return events[order], keys[order]
+
+    def enter_before(self, at: np.ndarray, level: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """The last ENTER at ``level`` before ``position`` in ``at``'s segment, else -1."""
+        j = np.searchsorted(self.enter_keys, self._key(at, level, position)) - 1
+        return self._found(self.enters, self.enter_keys, j, at, level)
+
+    def leave_after(self, at: np.ndarray, level: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """The first LEAVE at ``level`` after ``position`` in ``at``'s segment, else -1."""
+        j = np.searchsorted(self.leave_keys, self._key(at, level, position), side="right")
+        return self._found(self.leaves, self.leave_keys, j, at, level)
+
+    def _found(self, events: np.ndarray, keys: np.ndarray, j: np.ndarray, at: np.ndarray,
+               level: np.ndarray) -> np.ndarray:
+        if not len(events):
+            return np.full(len(j), -1, np.int64)
+        inside = (j >= 0) & (j < len(events))
+        k = np.clip(j, 0, len(events) - 1)
+        same = inside & (keys[k] // (self.count + 1) == self.segment[at] * self.levels + level)
+        return np.where(same, events[k], -1)

@@ -81,6 +81,13 @@ class Hierarchy:
             node = int(self.parents[node])
         return "/".join(reversed(names))
 
+    def paths(self) -> list[str]:
+        """Every node's `path`, in node order (a parent comes before its children)."""
+        out: list[str] = []
+        for name, parent in zip(self.names, np.asarray(self.parents).tolist()):
+            out.append(name if parent < 0 else f"{out[parent]}/{name}")
+        return out
+
     def label(self, node: int) -> str:
         """The node's name for a picture: after its parent's when the parent is not the
         root and has another name (thread names repeat from process to process)."""

@@ -98,3 +98,14 @@ class MissingExtraError(CcgError, ImportError):
         CcgError.__init__(self, f"{what} needs the {package} package, which is not installed: "
                                 f"pip install 'ccgformat[{extra}]'")
         self.name = package  # ImportError's: the module that could not be imported
+
+
+class MissingToolError(CcgError):
+    """A program ccgformat runs is not installed; the message names it and the package that
+    installs it."""
+
+    def __init__(self, program: str, package: str, what: str):
+        self.program = program
+        self.package = package
+        CcgError.__init__(self, f"{what} needs the {program} program, which is not installed: install the "
+                                f"{package} package (Debian: apt-get install {package})")

@@ -144,29 +144,36 @@ def timeline(events_by_location, boundaries, group_of, groups, by="location"):
     return out
 
 
-def request_times(events):
-    """Per event index of one location: an ISEND's completion and an IRECV's post time.
-    Per request id, in the location's order, the k-th ISEND is completed by the k-th
-    REQUEST_COMPLETE and the k-th IRECV was posted by the k-th IRECV_REQUEST (first in,
-    first out: a request id reused, even while an earlier use is open, pairs in order)."""
+def request_events(events):
+    """Per event index of one location, the request event that gives it a time: an ISEND's
+    REQUEST_COMPLETE, an IRECV's IRECV_REQUEST, as (time, index). Per request id, in the
+    location's order, the k-th ISEND is completed by the k-th REQUEST_COMPLETE and the
+    k-th IRECV was posted by the k-th IRECV_REQUEST (first in, first out: a request id
+    reused, even while an earlier use is open, pairs in order)."""
     started, ended = defaultdict(list), defaultdict(list)
     for index, e in enumerate(events):
         if e.kind == EventKind.ISEND:
             started[("send", e.request)].append(index)
         elif e.kind == EventKind.REQUEST_COMPLETE:
-            ended[("send", e.request)].append(e.time)
+            ended[("send", e.request)].append(index)
         elif e.kind == EventKind.IRECV_REQUEST:
-            started[("recv", e.request)].append(e.time)
+            started[("recv", e.request)].append(index)
         elif e.kind == EventKind.IRECV:
             ended[("recv", e.request)].append(index)
-    times = {}
+    given = {}
     for (side, request), firsts in started.items():
         for first, second in zip(firsts, ended.get((side, request), [])):
             if side == "send":
-                times[first] = second   # the ISEND at index `first` completes at `second`
+                given[first] = (events[second].time, second)   # the ISEND at `first` completes at `second`
             else:
-                times[second] = first   # the IRECV at index `second` was posted at `first`
-    return times
+                given[second] = (events[first].time, first)    # the IRECV at `second` was posted at `first`
+    return given
+
+
+def request_times(events):
+    """Per event index of one location: an ISEND's completion and an IRECV's post time
+    (`request_events`)."""
+    return {index: time for index, (time, _) in request_events(events).items()}
 
 
 def messages(events_by_location, start=None, stop=None):
@@ -220,3 +227,88 @@ def build_with(definitions, trace, params=None):
         for batch in traces.batches(events):
             builder.add(location, batch)
     return builder.finish()
+
+
+def stream_order(events_by_location):
+    """Each event's place in the merged stream of `ccgformat.query.iter_messages`: by time,
+    then location, then index; keyed by (location, index)."""
+    rows = sorted((e.time, location, index) for location, events in events_by_location.items()
+                  for index, e in enumerate(events))
+    return {(location, index): place for place, (_, location, index) in enumerate(rows)}
+
+
+def message_stream(events_by_location, start=None, stop=None):
+    """Brute force of `iter_messages`: the messages (tuples of `message_rows` plus
+    recv_size) with an end in ``[start, stop)`` in the order the stream completes them
+    (by the place of the last of their ends and of the request events giving their times;
+    those missing a time they need at the end, by the same place),
+    and ``peak_pending``: walking the stream, +1 at a send or receive, -1 instead at the
+    second end of a matched pair, the most at once."""
+    lo = NO_START if start is None else start
+    hi = NO_STOP if stop is None else stop
+    place = stream_order(events_by_location)
+    sends, receives = defaultdict(list), defaultdict(list)
+    given = {}
+    for location, events in events_by_location.items():
+        for index, extra in request_events(events).items():
+            given[(location, index)] = extra
+        for index, e in enumerate(events):
+            if e.kind in (EventKind.SEND, EventKind.ISEND):
+                sends[(location, e.ref, e.comm, e.tag)].append((location, index))
+            elif e.kind in (EventKind.RECV, EventKind.IRECV):
+                receives[(e.ref, location, e.comm, e.tag)].append((location, index))
+    rows, second = [], set()
+    for key in set(sends) | set(receives):
+        for s, r in zip(sends.get(key, []), receives.get(key, [])):
+            second.add(max(s, r, key=place.get))
+            a, b = events_by_location[s[0]][s[1]], events_by_location[r[0]][r[1]]
+            done, posted = given.get(s, (-1, None)), given.get(r, (-1, None))
+            # a time the message needs but never gets: given out after the stream's last event
+            missing = (a.kind == EventKind.ISEND and done[1] is None) or (b.kind == EventKind.IRECV and posted[1] is None)
+            completed = (missing, max(place[s], place[r], *(place[(e[0], x[1])] for e, x in ((s, done), (r, posted))
+                                                           if x[1] is not None)))
+            if lo <= a.time < hi or lo <= b.time < hi:
+                rows.append((completed, (s[0], a.time, r[0], b.time, a.comm, a.tag, a.size,
+                                         done[0] if a.kind == EventKind.ISEND else -1,
+                                         posted[0] if b.kind == EventKind.IRECV else -1, b.size)))
+    pending = peak = 0
+    for (location, index), _ in sorted(place.items(), key=lambda item: item[1]):
+        if events_by_location[location][index].kind in (EventKind.SEND, EventKind.ISEND, EventKind.RECV,
+                                                        EventKind.IRECV):
+            pending += -1 if (location, index) in second else 1
+            peak = max(peak, pending)
+    return [row for _, row in sorted(rows)], peak
+
+
+def collectives(events_by_location, start=None, stop=None, members=None):
+    """Brute force of the collectives of `ccgformat.query.messages`: per location, its k-th
+    COLL_END on a communicator joins operation (comm, k), begun at the location's last
+    COLL_BEGIN since its previous COLL_END (else at its end). The operations with a begin
+    or end in ``[start, stop)``, ordered by their first end, then by their first
+    participant in the locations' order; each as (comm, k, operation, participants in that
+    order, complete)."""
+    lo = NO_START if start is None else start
+    hi = NO_STOP if stop is None else stop
+    members = members or {}
+    parts = defaultdict(list)
+    for row, (location, events) in enumerate(events_by_location.items()):
+        begun, counts = None, Counter()
+        for index, e in enumerate(events):
+            if e.kind == EventKind.COLL_BEGIN:
+                begun = e.time
+            elif e.kind == EventKind.COLL_END:
+                k = counts[e.comm]
+                counts[e.comm] += 1
+                parts[(e.comm, k)].append(((row, index), (location, e.time if begun is None else begun, e.time,
+                                                           e.size, e.recv_size), (e.ref, e.tag)))
+                begun = None
+    out = []
+    for (comm, k), found in parts.items():
+        if not any(lo <= p[1] < hi or lo <= p[2] < hi for _, p, _ in found):
+            continue
+        found.sort()
+        present = {p[0] for _, p, _ in found}
+        complete = len({how for _, _, how in found}) == 1 and (comm not in members or present == members[comm])
+        out.append(((min(p[2] for _, p, _ in found), found[0][0]),
+                    (comm, k, found[0][2][0], [p for _, p, _ in found], complete)))
+    return [operation for _, operation in sorted(out)]

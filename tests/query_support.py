@@ -3,6 +3,11 @@ bounds fall on event times as often as not."""
 
 from __future__ import annotations
 
+import functools
+import importlib
+from pathlib import Path
+from typing import Callable
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -11,6 +16,7 @@ from .corpus import corpus_path
 from .query_oracle import events_of
 
 from corpus_root import CORPUS_TRACES  # noqa: E402 (tools/, on the path through tests/corpus.py)
+import synth  # noqa: E402 (tools/ too)
 
 #: Every corpus trace the importers read, by a short name (tools/corpus_root.py).
 CORPUS = CORPUS_TRACES
@@ -27,6 +33,18 @@ def converted(tmp_path_factory, name: str) -> ccgformat.Archive:
         ccgformat.convert(source, target)
         archive = _CONVERTED[name] = ccgformat.open(target)
     return archive
+
+
+def ring_graph(locations: int, events: int, seed: int) -> ccgformat.Graph:
+    """The graph of tools/synth.py's ring trace with log-normal jitter (sigma 0.3): about
+    ``events`` events per location, few sub-trees shared."""
+    import synth  # tools/, on the path through tests/corpus.py
+    definitions, stream = synth.synthesize(locations, events, jitter=0.3, seed=seed, pattern="ring")
+    builder = ccgformat.Builder(ccgformat.Params(), definitions)
+    for location in range(locations):
+        for batch in stream(location):
+            builder.add(location, batch)
+    return builder.finish()
 
 
 def with_tables(tmp_path_factory, name: str) -> ccgformat.Archive:
@@ -86,3 +104,38 @@ def corpus_windows(archive: ccgformat.Archive, seed: int, count: int):
         chosen = sorted(rng.choice(locations, size=max(1, len(locations) // 2), replace=False).tolist()) \
             if locations else []
         yield a, b, chosen
+
+
+def small_walks(monkeypatch) -> None:
+    """Large-graph walks at the scale of a memory test: every graph streams
+    (`query.streaming`), in batches of 1,024 events, through a block cache of 1 MiB and a
+    Python walker's cache of 4,096 events, so that short traces take many batches and
+    fill both caches."""
+    streaming = importlib.import_module("ccgformat.query.streaming")
+    spans = importlib.import_module("ccgformat.graph.spans")
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+    monkeypatch.setattr(streaming, "WALK_BATCH", 1024)
+    monkeypatch.setattr(importlib.import_module("ccgformat.archive.reader"), "BLOCK_CACHE_BYTES", 1 << 20)
+    monkeypatch.setattr(importlib.import_module("ccgformat.graph.walk"), "SpanReader",
+                        functools.partial(spans.SpanReader, cache_events=1 << 12))
+
+
+def ring_archive(folder: Path, locations: int, events: int, **options) -> Path:
+    """A jittered ring trace (tools/synth.py) of about ``events`` events per location,
+    written in blocks of 256 nodes (``options``: more of `write_trace`'s)."""
+    definitions, stream = synth.synthesize(locations, events, jitter=0.3, seed=2, pattern="ring")
+    path = folder / f"ring-{events}.ccg"
+    ccgformat.write_trace(path, definitions, ((location, stream(location)) for location in range(locations)),
+                          nodes_per_block=256, **options)
+    return path
+
+
+def assert_memory_set_by_the_answer(peak: Callable[[int], tuple[int, int]], slack: int) -> None:
+    """The same shape at 6,000 and at 24,000 events per location (``peak(events)``: the
+    traced peak and the node count): the graph grows more than 3x, each peak stays under
+    8 MiB, and the longer one within 1.3x the shorter plus ``slack`` bytes."""
+    short_peak, short_nodes = peak(6_000)
+    long_peak, long_nodes = peak(24_000)
+    assert long_nodes > 3 * short_nodes
+    assert short_peak < 8 << 20 and long_peak < 8 << 20, (short_peak, long_peak)
+    assert long_peak < 1.3 * short_peak + slack, (short_peak, long_peak)

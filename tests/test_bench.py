@@ -168,6 +168,19 @@ def test_calltree_benchmark_times_both_traces_against_events(tmp_path):
     assert jittered["events"] == regular["events"] and jittered["n"] > 10 * regular["n"]
 
 
+def test_topology_benchmark_times_each_step_against_info(tmp_path):
+    entries = _run_quick("topology", tmp_path)["benchmarks"]["topology"]
+    assert [e["step"] for e in entries] == ["info", "metric_integrals middle", "messages", "topology middle d2",
+                                            "topology whole d2", "topology whole leaves"]
+    info = entries[0]
+    for e in entries:
+        assert e["status"] == "ok" and e["hosts"] == 200 and e["peak_rss_mb"] > 0
+        assert e["vs_info"] == pytest.approx(e["seconds"]["median"] / info["seconds"]["median"])
+    for e in entries[3:]:
+        assert e["meets_target"] == (e["seconds"]["median"] <= 1.0 and e["peak_rss_mb"] <= 500)
+    assert entries[2]["size"] == 200 * 2 + 2 * 5 * 3 + 2 * 2  # one link per connection of the platform
+
+
 def _run_quick(name: str, tmp_path: Path, *extra: str, backend: str | None = None) -> dict:
     """Run one benchmark at 8 x 2,000 requested events per location (the native-* ones
     measure 10 times that), one repeat, under ``backend`` (default: the suite's own);

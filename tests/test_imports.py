@@ -1,5 +1,5 @@
-"""Imports flow one way (DESIGN.md, package layout): cli -> formats/query -> archive ->
-graph -> model; figures uses nothing above the model; nothing imports cli. Every import
+"""Imports flow one way (DESIGN.md, package layout): cli -> analysis -> formats/query ->
+archive -> graph -> model; figures uses nothing above the model; nothing imports cli. Every import
 of every module (inside functions too) is read with ast, relative ones resolved."""
 
 from __future__ import annotations
@@ -78,6 +78,9 @@ def test_the_imports_are_read():
     (("archive", "graph", "query", "formats", "figures", "_native"), lambda m: within(m, "interop"),
      "interop sits above the archive, the queries and the formats (it registers the table methods)"),
     (("formats",), lambda m: within(m, "query"), "query and formats are side by side"),
+    (("archive", "graph", "query", "formats", "figures", "_native", "interop"), lambda m: within(m, "analysis"),
+     "analysis sits above the queries and the formats (it registers Archive.topology)"),
+    (("analysis",), lambda m: within(m, "cli", "interop"), "analysis sits below the command line"),
 ])
 def test_imports_flow_one_way(importers, forbidden, why):
     assert offences(importers, forbidden) == [], why
@@ -90,7 +93,8 @@ def test_query_results_are_exported_from_the_package_root():
     with ccgformat.open(vector) as archive:
         first, last = archive.time_range
         results = [archive.profile(), archive.timeline(first, last + 1, 8), archive.messages(),
-                   archive.aggregate(4), archive.metric_integrals(4), archive.overview(4), archive.hierarchy]
+                   archive.aggregate(4), archive.metric_integrals(4), archive.overview(4), archive.hierarchy,
+                   archive.topology()]
         for result in results:
             assert getattr(ccgformat, type(result).__name__) is type(result)
             assert type(result).__name__ in ccgformat.__all__

@@ -200,6 +200,30 @@ def test_corpus_trace_with_metrics(tmp_path_factory, name):
 
 
 
+@settings(max_examples=40, deadline=None)
+@given(trace=st.one_of(traces.traces(), sampled_traces()), data=st.data())
+def test_windows_of_short_locations_walked_whole_equal_their_window_walks(tmp_path_factory, trace, data):
+    """A window of locations short enough (`WHOLE_WALK_EVENTS`) is read by walking them
+    whole, many at a time, and clipping to the window: the brute force's integrals, bit
+    for bit those of a window walk per location."""
+    module = importlib.import_module("ccgformat.query.metric_integrals")
+    with write(tmp_path_factory.mktemp("whole") / "t.ccg", trace, Params(), False) as archive:
+        times = [e.time for events in trace.values() for e in events]
+        start, stop = sorted([data.draw(bounds(times)) or min(times), data.draw(bounds(times)) or max(times) + 1])
+        stop += start == stop
+        slices = data.draw(st.sampled_from([1, 3, 16]))
+        results = []
+        monkeypatch = pytest.MonkeyPatch()
+        try:
+            for whole in (1 << 40, 0):
+                monkeypatch.setattr(module, "WHOLE_WALK_EVENTS", whole)
+                results.append(metric_integrals(archive, slices, start, stop))
+        finally:
+            monkeypatch.undo()
+        check(archive, results[0])
+        assert np.array_equal(results[0].values, results[1].values, equal_nan=True)
+
+
 def test_ccg_aggregate_states_metric(capsys):
     """`ccg aggregate --states metric --json` on the golden vector gives the brute force's
     integrals (small integers: exact)."""

@@ -21,7 +21,8 @@ from ccgformat.query.slice_stream import SliceTimes, walked_times, windowed_time
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, converted, with_tables
+from .query_support import (CORPUS, assert_memory_set_by_the_answer, converted, ring_archive, ring_graph,
+                            small_walks, with_tables)
 from .test_aggregation_tables import LOSSY, pyramid_windows, tree_definitions, written
 from .test_query_aggregate import check, draw_query
 
@@ -180,16 +181,7 @@ def test_walked_times_of_a_location_without_events_are_zero():
 def levels_peak(locations: int, events: int) -> tuple[int, int]:
     """The traced peak of making every level of a jittered ring trace of about ``events``
     events per location (tools/synth.py), and its node count."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-    import synth
-    definitions, stream = synth.synthesize(locations, events, jitter=0.3, seed=1, pattern="ring")
-    builder = ccgformat.Builder(Params(), definitions)
-    for location in range(locations):
-        for batch in stream(location):
-            builder.add(location, batch)
-    graph = builder.finish()
+    graph = ring_graph(locations, events, seed=1)
     tracemalloc.start()
     try:
         for _ in tables_module.levels(graph):
@@ -262,14 +254,7 @@ def aggregate_peak(folder, locations: int, events: int) -> tuple[int, int]:
     """The traced peak of `aggregate` (30 slices) and of the timeline (37 columns) of a
     jittered ring trace of about ``events`` events per location, written as an archive
     with its tables, and its node count."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-    import synth
-    definitions, stream = synth.synthesize(locations, events, jitter=0.3, seed=2, pattern="ring")
-    path = folder / f"ring-{events}.ccg"
-    ccgformat.write_trace(path, definitions, ((location, stream(location)) for location in range(locations)),
-                          nodes_per_block=256, aggregation=1000.0)
+    path = ring_archive(folder, locations, events, aggregation=1000.0)
     with ccgformat.open(path) as archive:
         nodes = archive.stats.n
         first, last = archive.time_range
@@ -289,13 +274,6 @@ def test_the_model_and_timeline_of_a_long_archive_take_memory_set_by_their_answe
     the answer (2 locations x 1,024 cells x a few regions), a batch of 1,024 events, the
     block cache held to 1 MiB (blocks of 256 nodes; decoded blocks are numpy arrays under the
     Python backend), and the archive's facts per block."""
-    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
-    monkeypatch.setattr(streaming, "WALK_BATCH", 1024)
-    monkeypatch.setattr(importlib.import_module("ccgformat.archive.reader"), "BLOCK_CACHE_BYTES", 1 << 20)
-    monkeypatch.setattr(walk_module, "SpanReader", functools.partial(spans_module.SpanReader, cache_events=1 << 12))
-    short_peak, short_nodes = aggregate_peak(tmp_path, 2, 6_000)
-    long_peak, long_nodes = aggregate_peak(tmp_path, 2, 24_000)
-    assert long_nodes > 3 * short_nodes
-    assert short_peak < 8 << 20 and long_peak < 8 << 20, (short_peak, long_peak)
+    small_walks(monkeypatch)
     # the archive's per-block facts (4x the blocks) grow a little; a walk of every node would 4x
-    assert long_peak < 1.3 * short_peak + (1 << 20), (short_peak, long_peak)
+    assert_memory_set_by_the_answer(functools.partial(aggregate_peak, tmp_path, 2), 1 << 20)

@@ -53,6 +53,7 @@ STEPS: dict[str, list[str]] = {
     "aggregate 1000": ["aggregate", "{archive}", "--slices", "1000", "--json"],
     "aggregate 1024": ["aggregate", "{archive}", "--slices", "1024", "--json"],
     "overview 30": ["overview", "{archive}", "--slices", "30"],
+    "calltree": ["calltree", "{archive}"],
     "verify": ["verify", "{archive}"],
     "cat": ["cat", "{archive}"],
     "export otf2": ["export", "-q", "{archive}", "{out}.otf2", "--to", "otf2"],

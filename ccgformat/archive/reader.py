@@ -806,10 +806,24 @@ class Archive:
         4.11, `ccgformat.query.metric_integrals`)."""
         return run_query("metric_integrals", self, slices, start, stop, metrics, locations)
 
+    def topology(self, start: int | None = None, stop: int | None = None, depth: int | None = None,
+                 aggregate: str = "sum", within: str | None = None) -> Any:
+        """The topology graph of ``[start, stop)`` (paper 001): the containers of ``depth``
+        with the ``aggregate`` of their metrics' time-weighted means, joined by the
+        messages and links between them (`ccgformat.analysis.topology`)."""
+        return run_query("topology", self, start, stop, depth, aggregate, within)
+
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:
-        """Matched messages and collectives (`ccgformat.query.messages`)."""
+        """Matched messages and collectives, held whole (`ccgformat.query.messages`)."""
         return run_query("messages", self, start, stop, locations)
+
+    def iter_messages(self, start: int | None = None, stop: int | None = None,
+                      locations: list[int] | None = None, ahead: bool = False) -> Any:
+        """Matched messages in chunks as they complete, then the unmatched events and
+        collectives, in bounded memory; with ``ahead`` the walk runs in a thread of its own,
+        and nothing else may read the archive meanwhile (`ccgformat.query.iter_messages`)."""
+        return run_query("iter_messages", self, start, stop, locations, ahead=ahead)
 
     def logical(self, scheme: str = "ravel", *, clusters: int | None = None) -> Any:
         """Logical steps, phases, lateness and per-phase clusters (at most ``clusters``

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..archive import Archive, open_archive
 from ..query import Profile
+from ..query.messages import MessageStream
 from ..query.timeline import HEIGHT
 from .common import UsageError, bounded_int, chosen_locations, location_name
 
@@ -131,25 +132,35 @@ def profile_text(result: Profile) -> str:
 def cmd_messages(args: argparse.Namespace) -> int:
     with open_archive(args.archive) as archive:
         start, stop = _window(archive, args)
-        result = archive.messages(start, stop, chosen_locations(archive, args.location))
-    if args.matrix:
-        counts, _ = result.matrix()
-        print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)
-                                                                        for row in counts.tolist()))
-        return 0
-    if args.json:
-        result.write_json(sys.stdout)
-        return 0
-    out = [f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}"]
-    out += [f"{m['sender']:>8}{m['send_time']:>20}{m['receiver']:>10}{m['recv_time']:>20}{m['comm']:>6}"
-            f"{m['tag']:>8}{m['size']:>12}" for m in result.rows()]
-    out.append(f"{len(result):,} messages, {len(result.unmatched):,} unmatched events, "
-               f"{len(result.collectives):,} collectives "
-               f"({sum(not c.complete for c in result.collectives):,} incomplete)")
-    out += [f"unmatched {u.kind} at location {u.location}, time {u.time}: peer {u.peer}, comm {u.comm}, "
-            f"tag {u.tag}" for u in result.unmatched]
-    print("\n".join(out))
+        # nothing else reads the archive meanwhile: its walk may run ahead in a thread
+        stream = archive.iter_messages(start, stop, chosen_locations(archive, args.location), ahead=True)
+        if args.matrix:
+            counts, _ = stream.matrix()
+            print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)
+                                                                            for row in counts.tolist()))
+        elif args.json:
+            stream.write_json(sys.stdout)
+        else:
+            _print_messages(stream)
     return 0
+
+
+def _print_messages(stream: MessageStream) -> None:
+    """The messages as a table, written as they complete, then the counts and the unmatched events."""
+    print(f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}")
+    matched = 0
+    for chunk in stream:
+        matched += len(chunk)
+        lines = [f"{m['sender']:>8}{m['send_time']:>20}{m['receiver']:>10}{m['recv_time']:>20}{m['comm']:>6}"
+                 f"{m['tag']:>8}{m['size']:>12}" for m in chunk.rows()]
+        if lines:
+            print("\n".join(lines))
+    out = [f"{matched:,} messages, {len(stream.unmatched):,} unmatched events, "
+           f"{len(stream.collectives):,} collectives "
+           f"({sum(not c.complete for c in stream.collectives):,} incomplete)"]
+    out += [f"unmatched {u.kind} at location {u.location}, time {u.time}: peer {u.peer}, comm {u.comm}, "
+            f"tag {u.tag}" for u in stream.unmatched]
+    print("\n".join(out))
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:

@@ -1,9 +1,9 @@
 """Queries on the compressed graph, without decompressing the trace (dissertation 3.4,
 4.5): `profile` (the cached summary query), `calltree` (the same per call path),
-`timeline` (per-pixel exclusive-time shares and their colour blending), `messages`
-(send/receive and collective matching), `aggregate` (the microscopic model of paper 000),
-`overview` (its optimal aggregation, papers 000 and 002) and `logical` (logical time and
-lateness, paper 003).
+`timeline` (per-pixel exclusive-time shares and their colour blending), `messages` and
+`iter_messages` (send/receive and collective matching), `aggregate` (the microscopic model
+of paper 000), `overview` (its optimal aggregation, papers 000 and 002) and `logical`
+(logical time and lateness, paper 003).
 
 Each takes a `ccgformat.Graph` or an open `ccgformat.Archive` (`overview`: an archive);
 `Archive` has them as methods, registered here (`ccgformat.archive.register_query`).
@@ -17,18 +17,19 @@ from .calltree_result import CallTree
 from .logical import logical
 from .logical_result import Logical
 from .metric_integrals import metric_integrals, metric_levels
-from .messages import Messages, messages
+from .messages import Messages, MessageStream, iter_messages, messages
 from .overview import Overview, overview
 from .profile import Profile, profile
 from .timeline import Timeline, timeline
 
-__all__ = ["CallTree", "Logical", "Messages", "Overview", "Profile", "Timeline", "aggregate", "calltree", "logical",
-           "messages", "overview", "profile", "timeline"]
+__all__ = ["CallTree", "Logical", "MessageStream", "Messages", "Overview", "Profile", "Timeline", "aggregate",
+           "calltree", "iter_messages", "logical", "messages", "overview", "profile", "timeline"]
 
 register_query("profile", profile)
 register_query("timeline", timeline)
 register_query("calltree", calltree)
 register_query("messages", messages)
+register_query("iter_messages", iter_messages)
 register_query("aggregate", aggregate)
 register_query("overview", overview)
 register_query("logical", logical)

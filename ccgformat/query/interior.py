@@ -197,9 +197,14 @@ class SummaryIndex:
         """The metrics sampled anywhere in the trace: those of every location's final snapshot."""
         sampled: set[int] = set()
         for location in self.archive.roots:
-            _, _, snapshots = self.points(location)
-            sampled.update(self._rows(location, snapshots[-1], "metrics")[:, 0].tolist())
+            sampled.update(self.final_metrics(location)[:, 0].tolist())
         return sampled
+
+    def final_metrics(self, location: int) -> np.ndarray:
+        """Rows (metric, raw 64 bits of its last sample) of every metric the location
+        samples, by metric: its final snapshot (spec 4.4)."""
+        _, _, snapshots = self.points(location)
+        return self._rows(location, snapshots[-1], "metrics")
 
     def metric_bits(self, location: int, point: int, metrics: list[int]) -> np.ndarray:
         """The raw 64 bits of the values of ``metrics`` at a checkpoint (0 for a metric not

@@ -73,7 +73,8 @@ class SliceTimes:
 
     def enter(self, row: int, time: int, stack: list[int]) -> None:
         """Start the location of ``row`` at ``time`` with the regions ``stack`` open
-        (outermost first): the state after its events at or before ``time``."""
+        (outermost first): the state after its events before ``time`` (those at ``time``
+        hold no time)."""
         self._stacks[row] = np.asarray(stack, np.int64)
         self._last[row] = (int(time), int(stack[-1]) if stack else -1)
 
@@ -178,10 +179,10 @@ def windowed_times(source: Any, locations: Iterable[int], bounds: np.ndarray, st
     """`walked_times` of the events inside ``windows`` only (disjoint ``(start, stop)``
     pairs in time order whose ends are among ``bounds``; default the whole span of the
     bounds): the cells outside every window are zero. Each location enters a window at
-    its start with the regions open there (`call_stack`), walks its events after the
-    start and before the stop, and leaves it at the stop; windows that touch are walked
-    as one, and more than `WINDOWS_APART` of them as one from the first start to the
-    last stop."""
+    its start with the regions open just before it, walks its events from the start to
+    before the stop (`streaming.window_events`), and leaves it at the stop; windows that
+    touch are walked as one, and more than `WINDOWS_APART` of them as one from the first
+    start to the last stop."""
     chosen = list(locations)
     bounds = np.asarray(bounds, np.int64)
     spans: list[tuple[int, int]] = []
@@ -207,9 +208,9 @@ def windowed_times(source: Any, locations: Iterable[int], bounds: np.ndarray, st
         for start, stop in spans:
             if stop <= root.start or start > root.end:
                 continue
-            cells.enter(row, start, walker.call_stack(start))
-            first, last = walker.find(start + 1), walker.find(stop)
-            for batch in walker.events(first, last, batch_size=streaming.WALK_BATCH):
+            stack, batches = streaming.window_events(walker, start, stop)
+            cells.enter(row, start, stack)
+            for batch in batches:
                 cells.add(row, batch)
             cells.leave(row, stop)
     if outside is not None:

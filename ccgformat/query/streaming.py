@@ -3,18 +3,25 @@
 The node tables (`tables.tables_for`) answer every node at once and reuse the results of
 shared sub-trees (dissertation 4.5.3), at a few hundred bytes per node: a large graph's
 tables take gigabytes. Such a graph's aggregation levels, microscopic model and timeline
-by location walk its events instead (`slice_stream`), in memory set by their answer.
+by location walk its events instead (`slice_stream`), and so does its call tree
+(`calltree_stream`), in memory set by their answer; so does message matching
+(`messages_events`), its walk running ahead in a thread of its own (`read_ahead`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+import threading
+from queue import Empty, Full, Queue
+from typing import Any, Iterator, TypeVar
 
 import numpy as np
 
 from ..model import EventBatch
 
-__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "kept_events", "streams"]
+__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "kept_events", "read_ahead", "streams",
+           "window_events"]
+
+T = TypeVar("T")
 
 #: A graph is large from this many nodes (the tables: about 300 MB per 10^6 nodes) ...
 STREAM_NODES = 1 << 18
@@ -31,11 +38,75 @@ def streams(source: Any) -> bool:
     return len(source.pool) >= STREAM_NODES and len(source.roots) <= STREAM_LOCATIONS
 
 
-def kept_events(source: Any, location: int, kinds: tuple[int, ...]) -> Iterator[tuple[EventBatch, np.ndarray]]:
-    """Each batch of ``location``'s events (`WALK_BATCH` at a time) that holds events of
-    ``kinds``, with their indexes in it."""
-    wanted = np.array(kinds, np.uint8)
-    for batch in source.location(location).events(batch_size=WALK_BATCH):
-        keep = np.flatnonzero(np.isin(batch.kind, wanted))
+def kept_events(source: Any, location: int, kinds: tuple[int, ...],
+                batch_size: int | None = None) -> Iterator[tuple[EventBatch, np.ndarray]]:
+    """Each batch of ``location``'s events (``batch_size`` at a time, default `WALK_BATCH`)
+    that holds events of ``kinds``, with their indexes in it."""
+    wanted = np.zeros(256, bool)
+    wanted[list(kinds)] = True
+    for batch in source.location(location).events(batch_size=batch_size or WALK_BATCH):
+        keep = np.flatnonzero(wanted[batch.kind])
         if len(keep):
             yield batch, keep
+
+
+def window_events(walker: Any, start: int | None, stop: int | None) -> tuple[list[int], Iterator[EventBatch]]:
+    """A location's window ``[start, stop)`` (``None``: open-ended) entered with a time
+    search (4.5.2): the regions open just before ``start`` (entered before it and left at
+    or after it; outermost first), and the batches (`WALK_BATCH` events) of the events at
+    or after ``start`` and before ``stop``."""
+    first = 0 if start is None else walker.find(start)
+    last = len(walker) if stop is None else walker.find(stop)
+    stack = [] if start is None else walker.call_stack(start - 1)
+    return stack, walker.events(first, last, batch_size=WALK_BATCH)
+
+
+def read_ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """``items``, made in a thread of their own up to ``depth`` ahead of their consumer: a
+    walk's C code (block decoding, which lets go of the GIL) runs on one core while the
+    consumer works on the other. What the producer raises is raised here; closing this
+    iterator stops the producer after the item it is making."""
+    queue: Queue[tuple[bool, Any]] = Queue(depth)
+    stop = threading.Event()
+
+    def put(entry: tuple[bool, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                queue.put(entry, timeout=0.05)
+                return True
+            except Full:
+                pass
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    break
+            else:
+                put((False, None))
+        except BaseException as error:  # handed to the consumer, who raises it
+            put((False, error))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=produce, name="ccg-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            try:
+                more, item = queue.get(timeout=0.05)
+            except Empty:
+                if not thread.is_alive() and queue.empty():
+                    raise RuntimeError("the read-ahead thread ended without a word") from None
+                continue
+            if not more:
+                if item is not None:
+                    raise item
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()

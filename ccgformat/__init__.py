@@ -10,7 +10,7 @@ from . import query as _query  # noqa: F401 - registers the Archive query method
 from . import interop as _interop  # noqa: F401 - registers the Archive table methods (to_arrow, ...)
 from .analysis import Topology  # registers Archive.topology
 from .aggregate_model import AggregateModel, Hierarchy
-from .query import CallTree, Messages, MessageStream, Overview, Profile, Timeline
+from .query import CallTree, Logical, Messages, MessageStream, Overview, Profile, Timeline
 from .query.metric_integrals import MetricIntegrals
 
 if backend == "native":
@@ -24,6 +24,6 @@ from ._version import __version__
 
 __all__ = ["AggregateModel", "Archive", "ArchiveError", "Builder", "CallTree", "CcgError", "ChecksumError", "CorruptArchiveError",
            "Definitions", "Event", "EventBatch", "EventKind", "FormatError", "Graph", "Hierarchy", "InputTraceError",
-           "MessageStream", "Messages", "MetricIntegrals", "MissingExtraError", "MissingToolError", "Overview", "ParameterError", "Params", "Profile", "Timeline", "Topology", "TraceError",
+           "Logical", "MessageStream", "Messages", "MetricIntegrals", "MissingExtraError", "MissingToolError", "Overview", "ParameterError", "Params", "Profile", "Timeline", "Topology", "TraceError",
            "TruncatedError", "UnsupportedVersionError", "Writer", "__version__", "backend", "convert", "open",
            "save_graph", "write_table", "write_trace"]

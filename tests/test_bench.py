@@ -457,3 +457,21 @@ def test_long_benchmark_runs_its_steps_as_processes(tmp_path, monkeypatch):
     assert entries[0]["archive_bytes"] > 0
     assert all("mb_per_million" in e for e in entries[4:])
     assert not list(tmp_path.glob("*export*"))  # the exports are removed after each step
+
+
+@pytest.mark.slow
+def test_quick_logical_benchmark_times_both_schemes_against_messages(tmp_path):
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, str(BENCH), "logical", "--quick", "--repeat", "1", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, CCG_BENCH_OUT=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    assert "ravel vs messages" in done.stdout
+    entries = json.loads(out.read_text())["benchmarks"]["logical"]
+    assert [e["trace"] for e in entries] == ["2,000 x 50", "16 x 62,500"]
+    for e, (messages, events) in zip(entries, [(8_000, 16_000), (83_328, 166_656)]):
+        assert e["messages"]["rows"] == messages and e["ravel"]["rows"] == events
+        assert e["lamport"]["rows"] == events
+        for method in ("ravel", "lamport", "messages"):
+            assert e[method]["status"] == "ok" and 0 < e[method]["seconds"]["median"] and e[method]["peak_mb"] > 0
+        assert e["ravel"]["vs_messages"] > 0 and e["meets"] is None

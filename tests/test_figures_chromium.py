@@ -1,4 +1,4 @@
-"""Every SVG picture - timeline, overview, quality curves, treemap - of a corpus trace and
+"""Every SVG picture - timeline, overview, quality curves, treemap, logical timeline - of a corpus trace and
 of a synthetic one, rendered by headless Chromium: no console message, text in the title
 and legend, and the same picture as matplotlib's PNG of the same layout (issue 37, item
 3). Skipped where Chromium is missing unless CCG_REQUIRE_CORPUS=1 (as in CI)."""
@@ -30,7 +30,8 @@ def pictures(archive: ccgformat.Archive) -> dict[str, Drawing]:
     overview = archive.overview(20)
     return {"timeline": archive.timeline(first, last + 1, 700).drawing(),
             "overview": overview.drawing(), "curve": overview.curve_drawing(),
-            "treemap": archive.overview(20, p=0.05, kind="spatial").treemap()}
+            "treemap": archive.overview(20, p=0.05, kind="spatial").treemap(),
+            "logical": archive.logical().drawing()}
 
 
 def screenshot(chromium: str, folder: Path, drawings: dict[str, Drawing]) -> tuple[dict[str, np.ndarray], list[str]]:

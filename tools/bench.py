@@ -47,6 +47,7 @@ import bench_figures  # noqa: E402,F401  (registers the figures benchmark)
 import bench_formats  # noqa: E402,F401  (registers the import and native-convert benchmarks)
 import bench_importers  # noqa: E402,F401  (registers the import-locations benchmark)
 import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
+import bench_logical  # noqa: E402,F401  (registers the logical benchmark)
 import bench_long  # noqa: E402,F401  (registers the long benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
@@ -146,6 +147,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", nargs="+", default=list(bench_long.STEPS), choices=list(bench_long.STEPS),
                         metavar="STEP", help=f"long: the steps, convert first (default all: "
                                              f"{', '.join(bench_long.STEPS)})")
+    parser.add_argument("--logical-lengths", nargs="*", default=[], choices=[k for k in bench_long.LENGTHS if k != "1m"],
+                        metavar="LENGTH", help="logical: also the jittered archives of bench.py long of these lengths "
+                                               "(bench-out/long/, one run each; default none)")
     parser.add_argument("--import-locations", type=int, default=bench_importers.DEFAULT_LOCATIONS, metavar="N",
                         help=f"import-locations: locations of every format's trace (default "
                              f"{bench_importers.DEFAULT_LOCATIONS:,}; 1,000 too, for the ratio)")

@@ -7,7 +7,8 @@ them up, so imports keep flowing one way (formats -> archive).
 ``write(archive, target, progress)`` must write ``target`` atomically
 (`ccgformat.atomic.atomic_output`): on any error nothing appears under the target's name.
 ``progress``, when not None, is called with the number of events just written, as the
-export goes (`ExportProgress`).
+export goes (`ExportProgress`). An exporter that takes keyword options names them in
+``options`` (the OTF2 exporter: ``logical``, the logical time its events carry).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import FormatError
 
@@ -35,18 +36,28 @@ class ExportFormat:
     name: str
     description: str
     suffixes: tuple[str, ...]
-    write: Callable[[Archive, Path, ExportProgress | None], None]
+    write: Callable[..., None]  #: (archive, target, progress, **options)
+    options: tuple[str, ...] = ()
+
+    def run(self, archive: Archive, target: Path, progress: ExportProgress | None, **options: Any) -> None:
+        """Write ``archive`` to ``target`` with the ``options`` given (not None); one the
+        format does not take is a `FormatError`."""
+        given = {name: value for name, value in options.items() if value is not None}
+        refused = sorted(set(given) - set(self.options))
+        if refused:
+            raise FormatError(f"the {self.name} export does not take {', '.join(refused)}", path=str(target))
+        self.write(archive, target, progress, **given)
 
 
 _EXPORTERS: dict[str, ExportFormat] = {}
 
 
-def register_exporter(name: str, description: str, suffixes: tuple[str, ...],
-                      write: Callable[[Archive, Path, ExportProgress | None], None]) -> ExportFormat:
-    """Add an output format."""
+def register_exporter(name: str, description: str, suffixes: tuple[str, ...], write: Callable[..., None],
+                      options: tuple[str, ...] = ()) -> ExportFormat:
+    """Add an output format whose ``write`` takes the keyword ``options``."""
     if name in _EXPORTERS:
         raise ValueError(f"exporter {name!r} is already registered")
-    exporter = _EXPORTERS[name] = ExportFormat(name, description, suffixes, write)
+    exporter = _EXPORTERS[name] = ExportFormat(name, description, suffixes, write, options)
     return exporter
 
 

@@ -825,6 +825,12 @@ class Archive:
         and nothing else may read the archive meanwhile (`ccgformat.query.iter_messages`)."""
         return run_query("iter_messages", self, start, stop, locations, ahead=ahead)
 
+    def logical(self, scheme: str = "ravel", *, clusters: int | None = None) -> Any:
+        """Logical steps, phases, lateness and per-phase clusters (at most ``clusters``
+        each) of the communication events by ``scheme``, ``"ravel"`` or ``"lamport"``
+        (`ccgformat.query.logical`)."""
+        return run_query("logical", self, scheme, clusters)
+
     def overview(self, slices: int = 30, p: float | None = None, states: str = "region", start: int | None = None,
                  stop: int | None = None, normalize: bool = False, kind: str = "spatiotemporal") -> Any:
         """The optimal spatiotemporal (or spatial, temporal) aggregation of the model of
@@ -867,15 +873,17 @@ class Archive:
     # ----------------------------------------------------------------- export
 
     def export(self, target: str | os.PathLike[str], to: str | None = None, *,
-               progress: ExportProgress | None = None) -> Path:
+               progress: ExportProgress | None = None, logical: Any = None) -> Path:
         """Write the trace to another format: ``to`` names it (``otf2``, ``paje``,
         ``chrome``...), else the target's suffix decides. The target is written atomically
         and never replaces this archive's own file. ``progress`` is called with the number
-        of events just written, as the export goes."""
+        of events just written, as the export goes. ``logical`` (OTF2 only): a scheme's
+        name or an answer of `logical`, whose steps, phases and lateness the events then
+        carry as attributes (docs/logical.md)."""
         target = Path(target)
         if target.exists() and os.path.samefile(target, self.path):
             raise FileExistsError(17, "the export target is the archive itself", str(target))
-        exporter_for(target, to).write(self, target, progress)
+        exporter_for(target, to).run(self, target, progress, logical=logical)
         return target
 
 

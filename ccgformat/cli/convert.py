@@ -13,6 +13,7 @@ from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, GAP_CODINGS, 
 from ..errors import FormatError, ParameterError
 from ..formats import ConvertReport, convert, formats
 from ..params import Params
+from ..query.logical import SCHEMES
 from .common import UsageError, bounded_int, fraction
 from .progress import TerminalProgress
 
@@ -80,6 +81,9 @@ def add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("target", metavar="DST", help="output file (or folder, for OTF2)")
     p.add_argument("--to", choices=[e.name for e in exporters()], help="output format")
+    p.add_argument("--logical", choices=SCHEMES, metavar="SCHEME",
+                   help="OTF2 only: the events carry their logical step, phase and lateness by SCHEME "
+                        f"({' or '.join(SCHEMES)}) as attributes, as Ravel saves them")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p.add_argument("--json", action="store_true", help="print the file written and its format as one JSON object")
     p.set_defaults(run=cmd_export)
@@ -133,9 +137,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         exporter = exporter_for(args.target, args.to)
     except FormatError as error:
         raise UsageError(f"{error.reason}: {args.target}") from None
+    if args.logical and "logical" not in exporter.options:
+        raise UsageError(f"--logical is for the OTF2 export, not {exporter.name}")
     with open_archive(args.archive) as archive, \
             TerminalProgress("ccg export", total=archive.stats.events, quiet=args.quiet) as progress:
-        target = archive.export(args.target, exporter.name, progress=progress.add if progress.shown else None)
+        target = archive.export(args.target, exporter.name, progress=progress.add if progress.shown else None,
+                                logical=args.logical)
     if args.json:
         print(json.dumps({"target": str(target), "format": exporter.name}))
     elif not args.quiet:

@@ -91,7 +91,7 @@ def _window(archive: Archive, args: argparse.Namespace) -> tuple[int | None, int
     return args.start, args.stop
 
 
-def _table(header: list[str], rows: list[list[str]], left: int = 0) -> list[str]:
+def text_table(header: list[str], rows: list[list[str]], left: int = 0) -> list[str]:
     """Lines of a text table: columns as wide as their widest cell and two spaces apart,
     the first ``left`` columns aligned left, the others right."""
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
@@ -113,16 +113,16 @@ def cmd_profile(args: argparse.Namespace) -> int:
 def profile_text(result: Profile) -> str:
     """What `ccg profile` prints for ``result``: the regions by exclusive time, the
     messages per location pair, the collectives per operation and the metrics' changes."""
-    out = _table(["region", "group", "calls", "inclusive", "exclusive", "mean"],
+    out = text_table(["region", "group", "calls", "inclusive", "exclusive", "mean"],
                  [[row.name, row.group, f"{row.calls:,}", f"{row.inclusive:,}", f"{row.exclusive:,}",
                    f"{row.mean:,.1f}" if row.mean is not None else "-"]
                   for row in sorted(result.regions, key=lambda r: -r.exclusive)], left=2)
     if result.messages:
-        out += [""] + _table(["sender", "receiver", "sent", "bytes", "received", "bytes"],
+        out += [""] + text_table(["sender", "receiver", "sent", "bytes", "received", "bytes"],
                              [[f"{v:,}" for v in (m.sender, m.receiver, m.sent, m.sent_bytes, m.received,
                                                   m.received_bytes)] for m in result.messages])
     if result.collectives:
-        out += [""] + _table(["operation", "count", "bytes sent", "bytes received"],
+        out += [""] + text_table(["operation", "count", "bytes sent", "bytes received"],
                              [[f"{v:,}" for v in (c.operation, c.count, c.bytes_sent, c.bytes_received)]
                               for c in result.collectives])
     out += [f"metric {name}: change {value}" for name, value in result.metrics.items()]
@@ -203,7 +203,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
         return 0
     totals = model.values.sum(axis=(0, 1))
     order = sorted(range(len(states)), key=lambda x: -abs(totals[x]))
-    print("\n".join(_table(["state", "ticks" if args.states != "metric" else "integral",
+    print("\n".join(text_table(["state", "ticks" if args.states != "metric" else "integral",
                             *(f"slice {t}" for t in range(min(model.values.shape[1], 8)))],
                            [[states[x], show(totals[x]), *(show(v) for v in model.values[:, :8, x].sum(axis=0))]
                             for x in order], left=1)))
@@ -235,6 +235,6 @@ def cmd_calltree(args: argparse.Namespace) -> int:
 def _tree_lines(rows: list[dict[str, Any]], ticks_per_second: int) -> list[str]:
     """A call tree's rows (depth first) as a text table, each path's region indented by
     its depth."""
-    return _table(["call path", "inclusive s", "exclusive s", "calls"],
+    return text_table(["call path", "inclusive s", "exclusive s", "calls"],
                   [["  " * (len(row["path"]) - 1) + row["path"][-1], f"{row['inclusive'] / ticks_per_second:.6f}",
                     f"{row['exclusive'] / ticks_per_second:.6f}", f"{row['calls']:,}"] for row in rows], left=1)

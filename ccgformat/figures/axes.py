@@ -12,7 +12,7 @@ import numpy as np
 from .drawing import Drawing
 from .shapes import CHAR_WIDTH, Colour, Line, Rect, Text, text_width
 
-__all__ = ["AXIS_HEIGHT", "GREY", "MARGIN", "ROW_LINE", "TEXT_SIZE", "TICK", "TITLE_HEIGHT", "Box", "fit",
+__all__ = ["AXIS_HEIGHT", "GREY", "MARGIN", "ROW_LINE", "TEXT_SIZE", "TICK", "TITLE_HEIGHT", "Box", "fit", "fitting_ticks",
            "label_margin", "legend", "legend_height", "nice_ticks", "row_labels", "seconds_at", "thinned", "tick_label",
            "time_axis", "title", "window_text", "x_axis", "y_axis"]
 
@@ -84,11 +84,14 @@ def tick_label(value: float, step: float) -> str:
     return f"{value:.{decimals}f}"
 
 
-def _fitting_ticks(low: float, high: float, length: float) -> tuple[list[float], list[str]]:
-    """The most round ticks over ``length`` pixels whose labels stay a gap apart."""
+def fitting_ticks(low: float, high: float, length: float, whole: bool = False) -> tuple[list[float], list[str]]:
+    """The most round ticks over ``length`` pixels whose labels stay a gap apart (with
+    ``whole``, only whole numbers)."""
     count = max(2, int(length // 60))
     while True:
         ticks = nice_ticks(low, high, count)
+        if whole and len(ticks) > 1 and ticks[1] - ticks[0] < 1:
+            ticks = [float(t) for t in range(math.ceil(low), math.floor(high) + 1)] or [float(round(low))]
         step = ticks[1] - ticks[0] if len(ticks) > 1 else high - low
         labels = [tick_label(tick, step) for tick in ticks]
         spacing = step / (high - low) * length if high > low else length
@@ -97,11 +100,13 @@ def _fitting_ticks(low: float, high: float, length: float) -> tuple[list[float],
         count -= 1
 
 
-def x_axis(drawing: Drawing, box: Box, low: float, high: float, caption: str, role: str = "x-axis") -> None:
-    """A horizontal axis under ``box`` from ``low`` to ``high``: ticks, their labels and a caption."""
+def x_axis(drawing: Drawing, box: Box, low: float, high: float, caption: str, role: str = "x-axis",
+           whole: bool = False) -> None:
+    """A horizontal axis under ``box`` from ``low`` to ``high``: ticks (with ``whole``,
+    at whole numbers only), their labels and a caption."""
     span = high - low if high > low else 1.0
     shapes: list = [Line(box.x, box.bottom, box.right, box.bottom)]
-    for tick, label in zip(*_fitting_ticks(low, high, box.w)):
+    for tick, label in zip(*fitting_ticks(low, high, box.w, whole)):
         x = box.x + (tick - low) / span * box.w
         shapes += [Line(x, box.bottom, x, box.bottom + TICK),
                    Text(x, box.bottom + TICK + 8, label, TEXT_SIZE, "middle")]
@@ -113,7 +118,7 @@ def y_axis(drawing: Drawing, box: Box, low: float, high: float, role: str = "y-a
     """A vertical axis left of ``box``, ``low`` at the bottom and ``high`` at the top."""
     span = high - low if high > low else 1.0
     shapes: list = [Line(box.x, box.y, box.x, box.bottom)]
-    for tick, label in zip(*_fitting_ticks(low, high, box.h * 3)):  # labels stack: a third of the room
+    for tick, label in zip(*fitting_ticks(low, high, box.h * 3)):  # labels stack: a third of the room
         y = box.bottom - (tick - low) / span * box.h
         shapes += [Line(box.x - TICK, y, box.x, y), Text(box.x - TICK - 3, y, label, TEXT_SIZE, "end")]
     drawing.add(role, *shapes)

@@ -299,4 +299,5 @@ register_exporter("chrome", "Chrome Trace Event JSON (Perfetto UI, chrome://trac
 register("paje", "Paje trace (pajeng, SimGrid, StarPU)", _paje.sniff, _paje.read)
 register_exporter("paje", "Paje trace", (".trace", ".paje"), _paje.write)
 register("otf2", "OTF2 archive (Score-P): the folder or its .otf2 anchor file", _otf2.sniff, _otf2.read)
-register_exporter("otf2", "OTF2 archive folder (traces.otf2, traces.def, traces/)", (".otf2",), _otf2.write)
+register_exporter("otf2", "OTF2 archive folder (traces.otf2, traces.def, traces/)", (".otf2",), _otf2.write,
+                  ("logical",))

@@ -227,18 +227,26 @@ def timeline(source: Any, start: int, stop: int, width: int, locations: Iterable
 
 
 def _location_rows(source: Any, chosen: list[int], starts: np.ndarray) -> list[str]:
-    """The label of each row by location: its first location's leaf (`Hierarchy.label`),
-    and how many more locations the row sums."""
+    """The label of each row by location: its first location's (`location_labels`), and
+    how many more locations the row sums."""
+    firsts = [chosen[i] for i in starts[:-1].tolist()]
+    return [name if count == 1 else f"{name} (+{count - 1})"
+            for name, count in zip(location_labels(source, firsts), np.diff(starts).tolist())]
+
+
+def location_labels(source: Any, locations: list[int]) -> list[str]:
+    """The label of each of ``locations``: its leaf's in the resource hierarchy
+    (`Hierarchy.label`: the location's name after its system tree parent's), or
+    ``location N`` for a location the hierarchy does not hold."""
     from .aggregate_tables import source_hierarchy  # the tables' module reads the column bounds from this one
     hierarchy = source_hierarchy(source)
     held = np.asarray(hierarchy.leaf_locations, np.int64)
     order = np.argsort(held, kind="stable")
-    firsts = np.asarray([chosen[i] for i in starts[:-1].tolist()], np.int64)
-    at = order[np.minimum(np.searchsorted(held[order], firsts), len(held) - 1)] if len(held) else firsts
+    wanted = np.asarray(locations, np.int64)
+    at = order[np.minimum(np.searchsorted(held[order], wanted), len(held) - 1)] if len(held) else wanted
     nodes = hierarchy.leaf_nodes() if len(held) else held  # (a tree without leaves has no leaf node)
     out = []
-    for location, position, count in zip(firsts.tolist(), at.tolist(), np.diff(starts).tolist()):
+    for location, position in zip(wanted.tolist(), at.tolist()):
         found = len(held) > 0 and held[position] == location
-        name = hierarchy.label(int(nodes[position])) if found else f"location {location}"
-        out.append(name if count == 1 else f"{name} (+{count - 1})")
+        out.append(hierarchy.label(int(nodes[position])) if found else f"location {location}")
     return out

@@ -9,7 +9,9 @@ record. GENERIC ``otf2:<Record>`` events of an OTF2 archive are written as that 
 (``otf2:attributes`` becomes the attribute list of the next record); other GENERIC
 events become ParameterString events of the parameter ``GENERIC <kind name>`` (value =
 the fields text) and MARKER events ParameterInt events of the parameter ``MARKER <ref>``,
-which the importer turns back into GENERIC and MARKER events.
+which the importer turns back into GENERIC and MARKER events. With a logical-time answer
+(`Archive.logical`), events carry its steps, phases and lateness as attributes
+(`logical_attributes`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ...model import Definitions, EventBatch, EventKind
 from .binding import Binding, enum_value, load
 from .common import GENERIC_PARAMETER, MARKER_PARAMETER, P2P_RECORDS, UINT64, UNDEFINED_UINT32
 from .fast import RECORD_OF_KIND, FastPath
+from .logical_attributes import LogicalAttributes, Marks
 from .plan import Plan, make_plan
 
 __all__ = ["write", "write_events", "ARCHIVE_NAME"]
@@ -71,9 +74,10 @@ class _LocationWriter:
     """Writes one location's events through the C event writer."""
 
     def __init__(self, binding: Binding, plan: Plan, definitions: Definitions, address: int, location: int,
-                 fast: FastPath | None) -> None:
+                 fast: FastPath | None, marks: Marks | None = None) -> None:
         self.binding = binding
         self.fast = fast
+        self.marks = marks  #: logical-time attribute lists of some events
         self.plan = plan
         self.strings = definitions.strings
         self.address = address
@@ -103,11 +107,14 @@ class _LocationWriter:
         for batch in batches:
             if len(batch):
                 self.last = int(batch.time[-1])
-            if self.fast is None:
-                for row in zip(*(getattr(batch, c).tolist() for c in _COLUMNS)):
-                    self._row(row)
-            else:
-                self._write_fast(batch)
+            for piece, entries in (self.marks.pieces(batch) if self.marks else [(batch, None)]):
+                if entries is not None:
+                    self.attributes = self.marks.attach(self.attributes, entries)  # type: ignore[union-attr]
+                if self.fast is None:
+                    for row in zip(*(getattr(piece, c).tolist() for c in _COLUMNS)):
+                        self._row(row)
+                else:
+                    self._write_fast(piece)
         if self.metric is not None or self.attributes:
             raise FormatError(f"location {self.location}: the events end inside an OTF2 metric record or "
                               f"before the event an attribute list belongs to")
@@ -228,10 +235,14 @@ class _LocationWriter:
             self._call(name, time, *(fields[f] for f in record.fields))
 
 
-def write(archive: Archive, target: Path, progress: ExportProgress | None = None) -> None:
+def write(archive: Archive, target: Path, progress: ExportProgress | None = None, logical: Any = None) -> None:
     """Write ``archive`` as an OTF2 archive in the folder ``target`` (replaced atomically);
-    ``progress`` hears of each batch of events as it is handed to the OTF2 writer."""
+    ``progress`` hears of each batch of events as it is handed to the OTF2 writer. With
+    ``logical`` - a scheme's name or an answer of `Archive.logical` - the events carry
+    its steps, phases and lateness as attributes."""
     present = set(archive.locations)
+    if isinstance(logical, str):
+        logical = archive.logical(logical)
 
     def events(location: int) -> Iterator[EventBatch]:
         if location in present:
@@ -240,16 +251,18 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
                 if progress is not None:
                     progress(len(batch))
 
-    write_events(archive.definitions, events, target)
+    write_events(archive.definitions, events, target, logical)
 
 
 def write_events(definitions: Definitions, events: Callable[[int], Iterable[EventBatch]],
-                 target: str | os.PathLike[str]) -> None:
+                 target: str | os.PathLike[str], logical: Any = None) -> None:
     """Write a trace given as definitions and a function from location index to its event
-    batches as an OTF2 archive in the folder ``target`` (replaced atomically)."""
+    batches as an OTF2 archive in the folder ``target`` (replaced atomically), its
+    events carrying the attributes of the `Logical` answer ``logical`` if given."""
     target = Path(target)
     binding = load(str(target))
     plan = make_plan(definitions, binding)
+    marks = LogicalAttributes(binding, plan, logical) if logical is not None else None
     _otf2 = binding._otf2
     counts: dict[int, int] = {}
     times: list[int] = []
@@ -271,7 +284,7 @@ def write_events(definitions: Definitions, events: Callable[[int], Iterable[Even
                 fast = FastPath.create(binding, plan)
                 for index, ref in enumerate(plan.locations):
                     location_writer = _write_location(binding, writer, plan, fast, definitions, index, ref,
-                                                      events(index))
+                                                      events(index), marks.of(index) if marks else None)
                     counts[ref] = location_writer.count
                     if location_writer.last is not None:
                         times.append(location_writer.last)
@@ -291,14 +304,16 @@ def _set_archive_properties(binding: Binding, writer: Any, properties: dict[str,
 
 
 def _write_location(binding: Binding, writer: Any, plan: Plan, fast: FastPath | None, definitions: Definitions,
-                    index: int, ref: int, batches: Iterable[EventBatch]) -> _LocationWriter:
-    """Write the events of model location ``index`` (OTF2 location ``ref``)."""
+                    index: int, ref: int, batches: Iterable[EventBatch], marks: Marks | None = None
+                    ) -> _LocationWriter:
+    """Write the events of model location ``index`` (OTF2 location ``ref``), with the
+    attribute lists of ``marks``."""
     _otf2 = binding._otf2
     definition_writer = _otf2.Archive_GetDefWriter(writer.handle, ref)   # an empty local definition file
     event_writer = _otf2.Archive_GetEvtWriter(writer.handle, ref)
     try:
         location_writer = _LocationWriter(binding, plan, definitions, binding.writer_address(event_writer), index,
-                                          fast)
+                                          fast, marks)
         location_writer.write(batches)
     finally:
         _otf2.Archive_CloseEvtWriter(writer.handle, event_writer)

@@ -63,7 +63,7 @@ class Plan:
         self.parameters = {(args[2], texts.get(args[1], "")): args[0] for name, args in self.calls
                            if name == "Parameter"}
         self._next = {kind: 1 + max((args[0] for name, args in self.calls if name == kind), default=-1)
-                      for kind in ("String", "Parameter")}
+                      for kind in ("String", "Parameter", "Attribute")}
 
     def _add(self, kind: str, args: list[Any]) -> int:
         """Append a ``kind`` definition with the next free reference; returns the reference."""
@@ -78,6 +78,10 @@ class Plan:
         if ref is None:
             ref = self.strings[text] = self._add("String", [text])
         return ref
+
+    def attribute(self, name: str, description: str, kind: int) -> int:
+        """The ref of a new Attribute definition named ``name`` of type ``kind``."""
+        return self._add("Attribute", [self.string(name), self.string(description), kind])
 
     def parameter(self, name: str, kind: int) -> int:
         """The ref of a Parameter definition named ``name`` of type ``kind`` (added when new)."""

@@ -1,0 +1,73 @@
+"""`ccg logical`: the communication events in logical time, with lateness (paper 003)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from ..archive import open_archive
+from ..query.logical import SCHEMES
+from ..query.logical_clusters import CLUSTERS
+from ..query.logical_result import Logical
+from .common import bounded_int
+from .queries import text_table
+
+
+def add_logical(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``logical`` command."""
+    p = commands.add_parser(
+        "logical", help="communication events in logical steps, their lateness and clusters",
+        description="Order the point-to-point (and, by Ravel's scheme, collective) events by logical steps "
+                    "derived from happened-before: Lamport's clock, or Ravel's scheme (phases, sends of an "
+                    "exchange on one step, aggregate non-messaging events). Lateness: how much later an "
+                    "event's call exits than the earliest of its phase at its step. Prints a summary per "
+                    "location, or JSON; draws the logical timeline as SVG or PNG.")
+    p.add_argument("archive", metavar="ARCHIVE")
+    p.add_argument("--scheme", choices=SCHEMES, default="ravel", help="logical clock (default %(default)s)")
+    p.add_argument("--clusters", type=bounded_int(1, 1000), default=CLUSTERS, metavar="K",
+                   help="at most K clusters of locations per phase (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--png", metavar="FILE", help="draw the logical timeline as PNG (needs the plot extra: matplotlib)")
+    p.add_argument("--svg", metavar="FILE", help="draw it as SVG")
+    p.add_argument("--width", type=bounded_int(1, 100000), default=1000, metavar="W",
+                   help="the picture's most step columns: more steps share a column (default %(default)s)")
+    p.add_argument("--rows", type=bounded_int(1, 100000), default=800, metavar="N",
+                   help="the picture's most rows: with more locations, rows show each phase's locations "
+                        "ordered by cluster (default %(default)s)")
+    p.set_defaults(run=cmd_logical)
+
+
+def cmd_logical(args: argparse.Namespace) -> int:
+    with open_archive(args.archive) as archive:
+        result = archive.logical(args.scheme, clusters=args.clusters)
+    for path in (args.svg, args.png):
+        if path:
+            result.save(path, args.width, args.rows)
+    if args.json:
+        result.write_json(sys.stdout)
+    elif not (args.png or args.svg):
+        print(summary_text(result))
+    return 0
+
+
+def summary_text(result: Logical) -> str:
+    """Per location its events, steps and lateness in seconds; then the totals."""
+    seconds = 1.0 / result.timer_resolution
+    rows = []
+    for location, name in enumerate(result.names):
+        part = result.rows_of(location)
+        if part.start == part.stop:
+            continue
+        late = result.lateness[part]
+        rows.append([name, f"{part.stop - part.start:,}", f"{int(result.step[part][0])}-{int(result.step[part][-1])}",
+                     f"{late.mean() * seconds:.6f}", f"{late.max() * seconds:.6f}"])
+    out = text_table(["location", "events", "steps", "mean lateness s", "max lateness s"], rows, left=1)
+    latest = int(np.argmax(result.lateness)) if len(result) else None
+    out.append(f"{len(result):,} communication events in {result.steps:,} steps, {result.phases:,} phases "
+               f"({result.scheme} scheme)")
+    if latest is not None:
+        out.append(f"latest: {result.names[int(result.location[latest])]}, event {int(result.event[latest])}, "
+                   f"step {int(result.step[latest])}, {result.lateness[latest] * seconds:.6f} s late")
+    return "\n".join(out)

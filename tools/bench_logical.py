@@ -1,0 +1,138 @@
+"""Logical time (issue 39): `Archive.logical()` by Ravel's scheme and Lamport's, against
+`Archive.messages()` on the same archive (the baseline: logical time matches messages
+with it, then walks every location once more for the events' indexes and calls).
+
+Traces, tools/synth.py's ring pattern with jitter 0.2 (sends to the next rank, receives
+from the previous one), written once into bench-out/logical/: 20,000 ranks x 50 events
+(80,000 messages) and 16 ranks x 625,000 events (10 M events, 833,328 messages); with
+``--lengths`` also the long archives of ``tools/bench.py long`` (bench-out/long/, 30 M
+and 100 M jittered events) when they are there. ``--quick``: 2,000 x 50 and 16 x 62,500.
+
+Every measurement is a fresh process (`run_measured`): the call's seconds as the child
+times it, and the child's peak RSS. The methods run alternately, ``--repeat`` times
+each; medians (min-max). Targets: 20,000 x 50 within 2 s and 1 GB, 10 M events within
+5 s, 100 M events within 1 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import synth
+from bench_query import CACHE
+from benchkit import Column, benchmark, child_task, fmt_float, fmt_int, high_water_mb, run_measured
+
+#: name -> (ranks, events per rank); with --quick a tenth of each
+TRACES = {"20,000 x 50": (20_000, 50), "16 x 625,000": (16, 625_000)}
+QUICK = {"2,000 x 50": (2_000, 50), "16 x 62,500": (16, 62_500)}
+JITTER = 0.2
+METHODS = ("ravel", "lamport", "messages")
+#: trace -> (seconds, MB) targets of the issue (None: none)
+TARGETS: dict[str, tuple[float | None, float | None]] = {"20,000 x 50": (2.0, 1024.0), "16 x 625,000": (5.0, None),
+                                                         "100m": (None, 1024.0)}
+
+
+@child_task("logical")
+def logical_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Open the archive and time one call: ``ravel``/``lamport`` (`Archive.logical`) or
+    ``messages`` (`Archive.messages`); rows: events or messages; the process's peak RSS
+    (``VmHWM``: unlike the child's ``ru_maxrss`` not inherited from the parent, which may
+    have grown writing the traces)."""
+    import ccgformat
+    with ccgformat.open(spec["path"]) as archive:
+        began = time.perf_counter()
+        if spec["method"] == "messages":
+            rows = len(archive.messages())
+        else:
+            rows = len(archive.logical(spec["method"]))
+        seconds = time.perf_counter() - began
+    return {"seconds": seconds, "rows": rows, "peak_mb": high_water_mb()}
+
+
+def _archive(name: str, ranks: int, per_rank: int) -> Path:
+    """The ring trace's archive, written once into bench-out/logical/."""
+    import ccgformat
+    path = CACHE / "logical" / f"ring-{ranks}x{per_rank}-jitter{JITTER}.ccg"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        print(f"  logical: writing {path.name}", file=sys.stderr, flush=True)
+        definitions, events = synth.synthesize(ranks, per_rank, jitter=JITTER, seed=0, pattern="ring")
+        ccgformat.write_trace(path, definitions, ((rank, events(rank)) for rank in range(ranks)))
+    return path
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def _measure(trace: str, path: Path, repeat: int, timeout: float, memory_limit: float | None) -> dict[str, Any]:
+    """Every method ``repeat`` times, alternately, each in a fresh process."""
+    runs: dict[str, list[Any]] = {method: [] for method in METHODS}
+    for _ in range(repeat):
+        for method in METHODS:
+            runs[method].append(run_measured("logical", {"path": str(path), "method": method}, timeout,
+                                             memory_limit_mb=memory_limit))
+    entry: dict[str, Any] = {"trace": trace, "path": str(path)}
+    for method, measured in runs.items():
+        done = [m for m in measured if m.status == "ok"]
+        entry[method] = {"status": next((m.status for m in measured if m.status != "ok"), "ok"),
+                         "seconds": _summary([m.result["seconds"] for m in done]) if done else None,
+                         "peak_mb": max((m.result["peak_mb"] or m.peak_rss_mb or 0 for m in done), default=None),
+                         "rows": done[0].result["rows"] if done else None}
+    base = entry["messages"]["seconds"]
+    for method in ("ravel", "lamport"):
+        mine = entry[method]["seconds"]
+        entry[method]["vs_messages"] = mine["median"] / base["median"] if mine and base else None
+    seconds, megabytes = TARGETS.get(trace, (None, None))
+    ravel = entry["ravel"]
+    entry["meets"] = None if seconds is None and megabytes is None else bool(
+        ravel["seconds"] and (seconds is None or ravel["seconds"]["median"] <= seconds)
+        and (megabytes is None or (ravel["peak_mb"] or 0) <= megabytes))
+    entry["target"] = " and ".join(part for part in (f"<= {seconds:g} s" if seconds else "",
+                                                     f"<= {megabytes:g} MB" if megabytes else "") if part)
+    return entry
+
+
+def _cell(entry: dict[str, Any], method: str) -> str:
+    result = entry[method]
+    if result["seconds"] is None:
+        return result["status"]
+    s = result["seconds"]
+    return f"{s['median']:.2f} ({s['min']:.2f}-{s['max']:.2f}) s, {fmt_int(result['peak_mb'])} MB"
+
+
+@benchmark("logical", "Archive.logical() (Ravel, Lamport) against Archive.messages() on ring traces", [
+    ("logical time (seconds: median (min-max) of fresh processes, the call alone; MB: the largest peak RSS; "
+     "vs messages: median over Archive.messages()'s in the same run)", [
+        Column("trace", lambda e: e["trace"], "<"),
+        Column("events", lambda e: fmt_int(e["ravel"]["rows"])),
+        Column("messages", lambda e: fmt_int(e["messages"]["rows"])),
+        Column("ravel", lambda e: _cell(e, "ravel")),
+        Column("lamport", lambda e: _cell(e, "lamport")),
+        Column("Archive.messages", lambda e: _cell(e, "messages")),
+        Column("ravel vs messages", lambda e: fmt_float(e["ravel"]["vs_messages"])),
+        Column("lamport vs messages", lambda e: fmt_float(e["lamport"]["vs_messages"])),
+        Column("target", lambda e: e["target"] or "-", "<"),
+        Column("met", lambda e: "-" if e["meets"] is None else "yes" if e["meets"] else "NO"),
+    ]),
+])
+def logical_benchmark(options: argparse.Namespace) -> list[dict[str, Any]]:
+    entries = []
+    limit = options.memory_limit or None
+    for name, (ranks, per_rank) in (QUICK if options.quick else TRACES).items():
+        entries.append(_measure(name, _archive(name, ranks, per_rank), options.repeat, options.timeout, limit))
+        print(f"  logical: {name}", file=sys.stderr, flush=True)
+    for length in options.logical_lengths:
+        path = CACHE / "long" / f"long-{length}-jittered.ccg"
+        if path.exists():
+            entries.append(_measure(length, path, 1, max(options.timeout, 1200.0), limit))
+            print(f"  logical: {length}", file=sys.stderr, flush=True)
+        else:
+            print(f"  logical: {path} is missing (tools/bench.py long writes it); left out", file=sys.stderr)
+    return entries
+

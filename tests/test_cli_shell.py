@@ -54,6 +54,7 @@ def commands(files, json_option: bool) -> dict[str, list[str]]:
         "overview": ["overview", archive, "--slices", "10", *extra],
         "calltree": ["calltree", archive, *extra],
         "topology": ["topology", archive, *extra],
+        "logical": ["logical", archive, *extra],
         "demo": ["demo", "--out", str(folder / f"demo{len(extra)}"), *extra],
     }
 
@@ -72,7 +73,7 @@ def test_every_command_has_json():
 
 
 @pytest.mark.parametrize("name", ["convert", "info", "verify", "cat", "export", "profile", "messages", "timeline",
-                                  "aggregate", "overview", "calltree", "topology", "demo"])
+                                  "aggregate", "overview", "calltree", "topology", "logical", "demo"])
 def test_a_closed_pipe_ends_quietly(files, name):
     """The reader is gone before the command writes (``| head`` that has read enough):
     status 0, nothing on stderr."""
@@ -111,7 +112,7 @@ def test_head_reads_the_first_lines(files):
 
 
 @pytest.mark.parametrize("name", ["convert", "info", "verify", "cat", "export", "profile", "messages", "timeline",
-                                  "aggregate", "overview", "calltree", "topology", "demo"])
+                                  "aggregate", "overview", "calltree", "topology", "logical", "demo"])
 def test_json_output_parses(files, name):
     done = subprocess.run(CCG + commands(files, True)[name], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr

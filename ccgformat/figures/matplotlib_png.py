@@ -68,8 +68,11 @@ def png_bytes(width: int, height: int, layers: Mapping[str, Sequence[Shape]]) ->
 
 
 def _paste(page: np.ndarray, image: Image) -> None:
-    """The grid's cells blown up to their whole pixels, copied onto ``page`` (clipped to it)."""
+    """The grid's cells blown up to their whole pixels, copied onto ``page`` (clipped to it);
+    a grid of no cells (a timeline without rows) draws nothing."""
     rows, columns = image.pixels.shape[:2]
+    if not rows or not columns:
+        return
     cells = np.repeat(np.repeat(image.pixels, round(image.h / rows), axis=0), round(image.w / columns), axis=1)
     x, y = round(image.x), round(image.y)
     target = page[max(y, 0):y + cells.shape[0], max(x, 0):x + cells.shape[1]]

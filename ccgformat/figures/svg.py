@@ -53,7 +53,10 @@ def _element(shape: Shape) -> str:
 
 
 def _image(image: Image) -> str:
-    """A cell grid: a PNG stretched over its box without smoothing, or rectangles of runs."""
+    """A cell grid: a PNG stretched over its box without smoothing, or rectangles of runs;
+    nothing for a grid of no cells (a timeline without rows)."""
+    if not image.pixels.size:
+        return ""
     box = f'x="{image.x:.2f}" y="{image.y:.2f}" width="{image.w:.2f}" height="{image.h:.2f}"'
     try:
         data = base64.b64encode(encode_png(image.pixels)).decode("ascii")

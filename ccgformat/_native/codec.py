@@ -183,6 +183,10 @@ class NativeNodeBlock:
         a, b = int(self.metric_start[i]), int(self.metric_start[i + 1])
         return tuple(zip(self.metric_id[a:b].tolist(), self.metric_sum[a:b].tolist()))
 
+    def sampled(self) -> np.ndarray:
+        """Indexes in the block of the nodes whose metric sums are not empty."""
+        return np.flatnonzero(np.diff(self.metric_start) > 0)
+
     def child_metric_sums(self, i: int) -> tuple[tuple[tuple[int, int], ...], ...]:
         """The metric sums of each child of node ``first + i``."""
         children = self.children[self.child_start[i]:self.child_start[i + 1]].tolist()

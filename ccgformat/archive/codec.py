@@ -335,6 +335,10 @@ class NodeBlock:
         return tuple((metric, int(self.metric_sum[k, i])) for k, metric in enumerate(self.metrics)
                      if self.metric_seen[k, i])
 
+    def sampled(self) -> np.ndarray:
+        """Indexes in the block of the nodes whose metric sums are not empty."""
+        return np.flatnonzero(self.metric_seen.any(axis=0)) if self.metrics else np.empty(0, dtype=np.int64)
+
     def child_metric_sums(self, i: int) -> tuple[tuple[tuple[int, int], ...], ...]:
         """The metric sums of each child of node ``first + i``."""
         children = self.children[self.child_start[i]:self.child_start[i + 1]].tolist()

@@ -45,7 +45,7 @@ class BlockSummary:
     @classmethod
     def of(cls, block: NodeBlock) -> BlockSummary:
         return cls(block.first, np.array(block.events, dtype=np.int64), np.array(block.total, dtype=np.int64),
-                   {i: sums for i in range(len(block)) if (sums := block.metric_sums(i))})
+                   {i: block.metric_sums(i) for i in block.sampled().tolist()})
 
     @property
     def nbytes(self) -> int:

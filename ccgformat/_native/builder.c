@@ -90,14 +90,17 @@ struct ccg_builder {
     CCG_VEC(uint8_t) kind;
     CCG_VEC(int64_t) child_start, children, duration_start, durations, key_start, key, soft_start, soft;
     CCG_VEC(int64_t) events, total, metric_start, metric_id, metric_sum;
-    CCG_VEC(int64_t) node_slist, node_position;  /* S-list of each node, position in it or -1 */
-    CCG_VEC(int64_t) last_use;  /* pool size when each node was made or last shared as a leaf call */
+    /* per node made in this epoch (index node - epoch_first): its S-list, its position in
+     * it or -1, and the pool size when it was made or last shared as a leaf call */
+    CCG_VEC(int64_t) node_slist, node_position, last_use;
     ccg_nodes table;
     int64_t N, n, M, m;
 
-    /* the replacement index */
+    /* the replacement index, emptied when epoch_nodes nodes were made since epoch_first
+     * (dissertation 4.7.2; clear_index) */
     CCG_VEC(slist) slists;
     ccg_idtable by_key, exact;
+    int64_t epoch_nodes, epoch_first, epochs;
 
     /* locations and repairs */
     ccg_i64map location_index;  /* location -> index into states */
@@ -115,6 +118,9 @@ struct ccg_builder {
 static int fail_memory(ccg_builder *b) { return ccg_memory_error(&b->error); }
 
 /* ------------------------------------------------------------------ the pool */
+
+/* A node of this epoch's index in the per-node index columns. */
+#define LOCAL(b, node) ((node) - (b)->epoch_first)
 
 #define RUN(b, column, start, node) ((b)->column.data + (b)->start.data[node])
 #define RUN_LEN(b, start, node) ((b)->start.data[(node) + 1] - (b)->start.data[node])
@@ -152,8 +158,8 @@ static int64_t pool_append(ccg_builder *b, uint8_t kind, const int64_t *key, int
 {
     int64_t node = b->kind.n;
     if (CCG_RESERVE(b->kind, node + 1) || CCG_RESERVE(b->events, node + 1) || CCG_RESERVE(b->total, node + 1) ||
-        CCG_RESERVE(b->node_slist, node + 1) || CCG_RESERVE(b->node_position, node + 1) ||
-        CCG_RESERVE(b->last_use, node + 1) || CCG_RESERVE(b->child_start, node + 2) || CCG_RESERVE(b->duration_start, node + 2) ||
+        CCG_RESERVE(b->node_slist, LOCAL(b, node) + 1) || CCG_RESERVE(b->node_position, LOCAL(b, node) + 1) ||
+        CCG_RESERVE(b->last_use, LOCAL(b, node) + 1) || CCG_RESERVE(b->child_start, node + 2) || CCG_RESERVE(b->duration_start, node + 2) ||
         CCG_RESERVE(b->key_start, node + 2) || CCG_RESERVE(b->soft_start, node + 2) ||
         CCG_RESERVE(b->metric_start, node + 2))
         return -1;
@@ -166,10 +172,12 @@ static int64_t pool_append(ccg_builder *b, uint8_t kind, const int64_t *key, int
     b->kind.data[node] = kind;
     b->events.data[node] = events;
     b->total.data[node] = total;
-    b->node_slist.data[node] = -1;
-    b->node_position.data[node] = -1;
-    b->last_use.data[node] = node;
-    b->kind.n = b->events.n = b->total.n = b->node_slist.n = b->node_position.n = b->last_use.n = node + 1;
+    int64_t local = LOCAL(b, node);
+    b->node_slist.data[local] = -1;
+    b->node_position.data[local] = -1;
+    b->last_use.data[local] = node;
+    b->kind.n = b->events.n = b->total.n = node + 1;
+    b->node_slist.n = b->node_position.n = b->last_use.n = local + 1;
     return node;
 }
 
@@ -317,8 +325,8 @@ static void promote(ccg_builder *b, slist *s, int64_t position)
     nodes[position - 1] = c, nodes[position] = a;
     heads[position - 1] = heads[position], heads[position] = head;
     totals[position - 1] = totals[position], totals[position] = total;
-    b->node_position.data[c] = position - 1;
-    b->node_position.data[a] = position;
+    b->node_position.data[LOCAL(b, c)] = position - 1;
+    b->node_position.data[LOCAL(b, a)] = position;
     if (s->width) {
         int64_t *upper = s->rows + (position - 1) * s->width, *lower = upper + s->width;
         for (int64_t j = 0; j < s->width; j++) {
@@ -363,7 +371,7 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
     } else {
         position = b->search_length - 1;
         int64_t evicted = slist_nodes(s)[position];
-        b->node_position.data[evicted] = -1;
+        b->node_position.data[LOCAL(b, evicted)] = -1;
         if (s->exact)
             ccg_idtable_delete(&b->exact, exact_hash_of(b, evicted), evicted);
     }
@@ -375,8 +383,8 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
     if (s->width)
         memcpy(s->rows + position * s->width, RUN(b, durations, duration_start, node),
                (size_t)s->width * sizeof(int64_t));
-    b->node_slist.data[node] = s_index;
-    b->node_position.data[node] = position;
+    b->node_slist.data[LOCAL(b, node)] = s_index;
+    b->node_position.data[LOCAL(b, node)] = position;
     if (s->exact) {
         if (ccg_idtable_insert(&b->exact, exact_hash_of(b, node), node))
             return -1;
@@ -388,13 +396,13 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
  * exact S-list, takes its place; ``old`` leaves the cache area. */
 static int slist_replace(ccg_builder *b, int64_t old, int64_t node)
 {
-    int64_t s_index = b->node_slist.data[old], position = b->node_position.data[old];
+    int64_t s_index = b->node_slist.data[LOCAL(b, old)], position = b->node_position.data[LOCAL(b, old)];
     slist *s = &b->slists.data[s_index];
     ccg_idtable_delete(&b->exact, exact_hash_of(b, old), old);
-    b->node_position.data[old] = -1;
+    b->node_position.data[LOCAL(b, old)] = -1;
     slist_nodes(s)[position] = node;  /* the same soft properties: head and total stay */
-    b->node_slist.data[node] = s_index;
-    b->node_position.data[node] = position;
+    b->node_slist.data[LOCAL(b, node)] = s_index;
+    b->node_position.data[LOCAL(b, node)] = position;
     return ccg_idtable_insert(&b->exact, exact_hash_of(b, node), node);
 }
 
@@ -406,9 +414,9 @@ static int share_leaf(ccg_builder *b, const slist *s, int64_t found)
     if (s->hits >= s->misses)
         return 1;
     int64_t now = b->kind.n;
-    if (b->leaf_window && now - b->last_use.data[found] > b->leaf_window)
+    if (b->leaf_window && now - b->last_use.data[LOCAL(b, found)] > b->leaf_window)
         return 0;
-    b->last_use.data[found] = now;
+    b->last_use.data[LOCAL(b, found)] = now;
     return 1;
 }
 
@@ -600,11 +608,34 @@ static int round_gaps(const ccg_builder *b, const int64_t *own, int64_t *rounded
     return changed;
 }
 
+/* Builder._next_epoch (dissertation 4.7.2): once epoch_nodes nodes were made since the
+ * last reset, the replacement index starts empty - every S-list, both tables and the
+ * per-node index columns - so that it holds only the nodes of one epoch; nodes made
+ * before stay in the pool, but no later node is compared with them. */
+static void next_epoch(ccg_builder *b)
+{
+    if (!b->epoch_nodes || b->kind.n - b->epoch_first < b->epoch_nodes)
+        return;
+    for (int64_t s = 0; s < b->slists.n; s++) {
+        if (b->slists.data[s].cap > 1)
+            free(b->slists.data[s].data);
+        free(b->slists.data[s].rows);
+    }
+    free(b->slists.data), free(b->by_key.slots), free(b->exact.slots);
+    memset(&b->slists, 0, sizeof b->slists);
+    memset(&b->by_key, 0, sizeof b->by_key);
+    memset(&b->exact, 0, sizeof b->exact);
+    b->node_slist.n = b->node_position.n = b->last_use.n = 0;
+    b->epoch_first = b->kind.n;
+    b->epochs += 1;
+}
+
 /* builder._finalize: durations (4.3), then a replacement or a new pool node. */
 static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start, int64_t start_drift,
                     const entry *entries, int64_t count, int64_t end, entry *out)
 {
     int64_t ndur = 2 * count + 1;
+    next_epoch(b);
     if (CCG_RESERVE(b->durations_tmp, ndur) || CCG_RESERVE(b->children_tmp, count))
         return fail_memory(b);
     int64_t *own = b->durations_tmp.data, *children = b->children_tmp.data;
@@ -634,8 +665,8 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
     if (b->exact_time) {  /* exact S-lists: one lookup by all properties */
         int64_t found = exact_find(b, kind, &region, keys, children, count, hard, own, ndur);
         if (found >= 0) {
-            slist *s = &b->slists.data[b->node_slist.data[found]];
-            promote(b, s, b->node_position.data[found]);
+            slist *s = &b->slists.data[b->node_slist.data[LOCAL(b, found)]];
+            promote(b, s, b->node_position.data[LOCAL(b, found)]);
             s->hits += 1;
             if (count || share_leaf(b, s, found)) {
                 out->node = found, out->total = b->total.data[found], out->lo = lo, out->hi = hi;
@@ -721,6 +752,7 @@ static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int
                   int64_t i, int64_t time, entry *out)
 {
     int64_t key[4], soft[2], keys = 0, softs = 0;
+    next_epoch(b);
     for (; ccg_hard_columns[kind][keys] >= 0; keys++)
         key[keys] = columns[ccg_hard_columns[kind][keys]][i];
     for (; ccg_soft_columns[kind][softs] >= 0; softs++)
@@ -745,7 +777,7 @@ static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int
     if (numerator == 0) {  /* an exact S-list: one lookup by all properties */
         found = exact_find(b, kind, key, keys, NULL, 0, hard, soft, softs);
         if (found >= 0) {
-            promote(b, &b->slists.data[b->node_slist.data[found]], b->node_position.data[found]);
+            promote(b, &b->slists.data[b->node_slist.data[LOCAL(b, found)]], b->node_position.data[LOCAL(b, found)]);
             out->node = found, out->level = 0, out->start = time, out->end = time, out->total = 0;
             out->lo = out->hi = 0;
             return CCG_OK;
@@ -1031,8 +1063,8 @@ int ccg_builder_end_location(ccg_builder *b, int64_t location, int64_t *out)
 
 ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size, int64_t rel_metric,
                              int exact_time, int64_t branching, int64_t search_length, int64_t leaf_window,
-                             int64_t representatives, int repair, int validate, int64_t regions, int64_t locations,
-                             const uint8_t *double_metric, int64_t metric_count)
+                             int64_t representatives, int64_t epoch_nodes, int repair, int validate,
+                             int64_t regions, int64_t locations, const uint8_t *double_metric, int64_t metric_count)
 {
     ccg_builder *b = calloc(1, sizeof *b);
     if (!b)
@@ -1044,6 +1076,7 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
     b->search_length = search_length < 1 ? 1 : search_length;
     b->leaf_window = leaf_window < 0 ? 0 : leaf_window;
     b->representatives = representatives < 0 ? 0 : representatives;
+    b->epoch_nodes = epoch_nodes < 0 ? 0 : epoch_nodes;
     b->metric_count = metric_count > 0 ? metric_count : 0;
     b->rules.repair = repair, b->rules.references = validate;
     b->rules.regions = regions, b->rules.locations = locations, b->rules.metrics = b->metric_count;
@@ -1128,6 +1161,25 @@ const ccg_nodes *ccg_builder_nodes(ccg_builder *b)
     t->events = b->events.data, t->total = b->total.data;
     t->metric_start = b->metric_start.data, t->metric_id = b->metric_id.data, t->metric_sum = b->metric_sum.data;
     return t;
+}
+
+/* The bytes a vector's capacity takes. */
+#define CAP_BYTES(v) ((v).cap * (int64_t)sizeof *(v).data)
+
+void ccg_builder_memory(const ccg_builder *b, int64_t *out)
+{
+    out[0] = CAP_BYTES(b->kind) + CAP_BYTES(b->child_start) + CAP_BYTES(b->children) +
+             CAP_BYTES(b->duration_start) + CAP_BYTES(b->durations) + CAP_BYTES(b->key_start) + CAP_BYTES(b->key) +
+             CAP_BYTES(b->soft_start) + CAP_BYTES(b->soft) + CAP_BYTES(b->events) + CAP_BYTES(b->total) +
+             CAP_BYTES(b->metric_start) + CAP_BYTES(b->metric_id) + CAP_BYTES(b->metric_sum);
+    int64_t index = CAP_BYTES(b->node_slist) + CAP_BYTES(b->node_position) + CAP_BYTES(b->last_use) +
+                    CAP_BYTES(b->slists) + (b->by_key.cap + b->exact.cap) * (int64_t)sizeof(ccg_slot);
+    for (int64_t s = 0; s < b->slists.n; s++) {
+        const slist *l = &b->slists.data[s];
+        index += (l->cap > 1 ? 3 * l->cap * (int64_t)sizeof(int64_t) : 0) + l->cap * l->width * (int64_t)sizeof(int64_t);
+    }
+    out[1] = index;
+    out[2] = b->epochs;
 }
 
 void ccg_builder_metrics(const ccg_builder *b, int64_t *out)

@@ -21,8 +21,8 @@ typedef struct ccg_builder ccg_builder;
  * ``metric_count`` metrics; ``double_metric[i]`` marks floating-point metrics (exact). */
 ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size, int64_t rel_metric,
                              int exact_time, int64_t branching, int64_t search_length, int64_t leaf_window,
-                             int64_t representatives, int repair, int validate, int64_t regions, int64_t locations,
-                             const uint8_t *double_metric, int64_t metric_count);
+                             int64_t representatives, int64_t epoch_nodes, int repair, int validate,
+                             int64_t regions, int64_t locations, const uint8_t *double_metric, int64_t metric_count);
 void ccg_builder_free(ccg_builder *b);
 
 /* The next ``n`` events of ``location``, column by column (model.EventBatch). */
@@ -45,6 +45,10 @@ int ccg_builder_add_locations(ccg_builder *b, int64_t n, const int64_t *location
 const ccg_nodes *ccg_builder_nodes(ccg_builder *b);
 
 /* out[0..3] = N, n, M, m (dissertation 4.2.5, pool.node_bytes). */
+/* out[0..2] = bytes the pool's columns take (their capacity), bytes the replacement
+ * index takes (S-lists, tables, per-node index columns of the epoch), epochs begun
+ * after the first (next_epoch). */
+void ccg_builder_memory(const ccg_builder *b, int64_t *out);
 void ccg_builder_metrics(const ccg_builder *b, int64_t *out);
 
 /* Repairs reported so far; out holds 4 values per repair: location, region, time,

@@ -611,7 +611,8 @@ class Archive:
             _check_parameter_types(p)
             params = Params(abs_dev=p["abs_dev"], rel_dev=p["rel_dev"], rel_size=p["rel_size"],
                             rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"],
-                            leaf_window=p.get("leaf_window", 0))  # absent: written before the rule
+                            leaf_window=p.get("leaf_window", 0),  # absent: written before the rule
+                            epoch_nodes=p.get("epoch_nodes", 0))  # absent: the index never started empty
             # absent: with deviation bounds written before the rule, with exact time of no effect
             return replace(params, representatives=p.get("representatives", Params.representatives
                                                           if params.exact_time else 0))
@@ -896,7 +897,8 @@ def open_archive(path: str | os.PathLike[str]) -> Archive:
 #: an integer or a fraction, never a string or a boolean; `metrics` holds N, n, M, m.
 _PARAMETER_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     **{name: ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
-       for name in ("abs_dev", "branching", "search_length", "leaf_window", "representatives", "zstd_level",
+       for name in ("abs_dev", "branching", "search_length", "leaf_window", "representatives", "epoch_nodes",
+                    "zstd_level",
                     "checkpoint_interval", "nodes_per_block")},
     **{name: ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
        for name in ("rel_dev", "rel_size", "rel_metric")},

@@ -1,0 +1,123 @@
+"""Conversion in bounded memory (Params.epoch_nodes, dissertation 4.7.2, docs/scale.md):
+once ``epoch_nodes`` nodes were stored since the replacement index last started empty, it
+starts empty again, in both builders alike; the graph still rebuilds every event exactly,
+the archives of both builders are the same bytes, and what the index retains does not grow
+with the trace's length."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ccgformat as ccg
+from ccgformat.graph import Builder
+from ccgformat.graph.slist import ReplacementIndex
+from ccgformat.model import Event, EventBatch, EventKind
+from ccgformat.params import Params
+
+from .test_graph_leaf_window import BUILDERS, build, leaf_calls, rebuilt
+from .traces import definitions, traces
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import synth  # noqa: E402
+
+#: what the replacement index may retain per node of an epoch, in bytes: an S-list each
+#: (its entries, and with deviation bounds its rows of durations), a slot in each hash
+#: table at most half full, and the per-node index columns (docs/scale.md)
+INDEX_BYTES_PER_EPOCH_NODE = 512
+
+
+@pytest.mark.parametrize("builder_class", BUILDERS)
+def test_the_index_starts_empty_once_the_epoch_stored_its_nodes(builder_class):
+    # ten equal leaf calls: the first is stored, the others share it; then the root and
+    # the empty root of the other defined location. With the bound 1 every node after
+    # the first starts an epoch, so every call is stored; with 2, only the empty root
+    events = leaf_calls([5] * 10)
+    for bound, nodes, epochs in ((0, 3, 0), (1, 13, 12), (2, 3, 1)):
+        params = Params(branching=1000, leaf_window=0, epoch_nodes=bound)
+        graph = build(builder_class, params, {0: events})
+        assert (len(graph.pool), graph.epochs) == (nodes, epochs), bound
+        assert rebuilt(graph, 0) == [tuple(e) for e in events]
+
+
+@pytest.mark.skipif(len(BUILDERS) < 2, reason="the native extension is not built")
+@settings(max_examples=40, deadline=None)
+@given(traces(), st.integers(1, 12), st.sampled_from([Params(), Params(abs_dev=50, rel_dev=0.2)]))
+def test_both_builders_start_epochs_alike_and_lossless_graphs_stay_exact(trace, bound, base):
+    params = Params(**{**vars(base), "epoch_nodes": bound, "branching": 3, "search_length": 3})
+    reference, native = (build(cls, params, trace) for cls in BUILDERS)
+    assert reference.epochs == native.epochs and reference.metrics == native.metrics
+    assert reference.roots == native.roots
+    for location, events in trace.items():
+        assert rebuilt(reference, location) == rebuilt(native, location)
+        if params.lossless:
+            assert rebuilt(native, location) == [tuple(e) for e in events]
+
+
+@pytest.mark.skipif(len(BUILDERS) < 2, reason="the native extension is not built")
+@pytest.mark.parametrize("params", [Params(epoch_nodes=300), Params(abs_dev=200, rel_dev=0.1, epoch_nodes=300)])
+def test_archives_of_both_builders_are_the_same_bytes(tmp_path, monkeypatch, params):
+    defs, stream = synth.synthesize(3, 4000, jitter=0.2, seed=5, batch_size=1000)
+    data = [(location, list(stream(location))) for location in range(3)]
+    files = []
+    for backend in ("python", "native"):
+        monkeypatch.setattr("ccgformat.archive.native.native", lambda backend=backend: backend == "native")
+        path = tmp_path / f"{backend}.ccg"
+        graph = ccg.write_trace(path, defs, data, params, nodes_per_block=256)
+        assert graph.epochs > 0
+        files.append(path.read_bytes())
+    assert files[0] == files[1]
+    with ccg.open(tmp_path / "native.ccg") as archive:
+        assert archive.parameters["epoch_nodes"] == archive.params.epoch_nodes == 300
+        if params.lossless:
+            for location, batches in data:
+                expected = [row for batch in batches for row in batch.rows()]
+                assert [row for batch in archive.location(location).events() for row in batch.rows()] == expected
+
+
+def test_a_file_whose_index_never_started_empty_does_not_record_the_bound(tmp_path):
+    path = tmp_path / "small.ccg"
+    ccg.write_trace(path, definitions(), [(0, [EventBatch.from_events(leaf_calls([5, 6, 7]))])])
+    with ccg.open(path) as archive:
+        assert "epoch_nodes" not in archive.parameters and archive.params.epoch_nodes == 0
+
+
+def _index_bytes(builder) -> int:
+    """What the replacement index retains: the native builder's own counter, or for the
+    reference the memory tracemalloc sees freed when its index is dropped."""
+    if hasattr(builder, "memory"):
+        return builder.memory()[1]
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0]
+    builder.index = ReplacementIndex(builder.params.search_length, builder.pool.soft_key)
+    builder._leaf_used.clear()
+    gc.collect()
+    return held - tracemalloc.get_traced_memory()[0]
+
+
+@pytest.mark.parametrize("builder_class", BUILDERS)
+@pytest.mark.parametrize("params", [Params(epoch_nodes=2048), Params(abs_dev=200, rel_dev=0.1, epoch_nodes=2048)])
+def test_the_index_retains_the_same_at_two_lengths_four_times_apart(builder_class, params):
+    """The same jittered shape, 4x longer: the index holds one epoch's nodes at both
+    lengths, at most INDEX_BYTES_PER_EPOCH_NODE bytes each; without the bound it grows."""
+    retained = {}
+    for events in (6000, 24000):
+        defs, stream = synth.synthesize(2, events, jitter=0.2, seed=6)
+        tracemalloc.start()
+        try:
+            builder = builder_class(params, defs)
+            for location in range(2):
+                for batch in stream(location):
+                    builder.add(location, batch)
+                builder.end_location(location)
+            assert builder.finish().epochs >= (events // 6000) - 1
+            retained[events] = _index_bytes(builder)
+        finally:
+            tracemalloc.stop()
+    assert max(retained.values()) <= INDEX_BYTES_PER_EPOCH_NODE * params.epoch_nodes, retained

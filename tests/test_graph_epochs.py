@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ccgformat as ccg
+from ccgformat.archive.reader import _absent_epoch_nodes
 from ccgformat.graph import Builder
 from ccgformat.graph.slist import ReplacementIndex
 from ccgformat.model import Event, EventBatch, EventKind
@@ -81,11 +82,17 @@ def test_archives_of_both_builders_are_the_same_bytes(tmp_path, monkeypatch, par
                 assert [row for batch in archive.location(location).events() for row in batch.rows()] == expected
 
 
-def test_a_file_whose_index_never_started_empty_does_not_record_the_bound(tmp_path):
+def test_the_default_bound_is_left_out_where_the_index_never_started_empty(tmp_path):
+    """Spec 4.2: absent, it reads as the default for a graph of at most that many nodes,
+    else (a file written before the member, never reset) as 0."""
     path = tmp_path / "small.ccg"
-    ccg.write_trace(path, definitions(), [(0, [EventBatch.from_events(leaf_calls([5, 6, 7]))])])
-    with ccg.open(path) as archive:
-        assert "epoch_nodes" not in archive.parameters and archive.params.epoch_nodes == 0
+    batches = [EventBatch.from_events(leaf_calls([5, 6, 7]))]
+    for params, recorded in ((Params(), None), (Params(epoch_nodes=5), 5)):
+        ccg.write_trace(path, definitions(), [(0, batches)], params)
+        with ccg.open(path) as archive:
+            assert archive.parameters.get("epoch_nodes") == recorded and archive.params == params
+    assert _absent_epoch_nodes({"metrics": {"n": Params.epoch_nodes}}) == Params.epoch_nodes
+    assert _absent_epoch_nodes({"metrics": {"n": Params.epoch_nodes + 1}}) == 0
 
 
 def _index_bytes(builder) -> int:

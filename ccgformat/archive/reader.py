@@ -612,7 +612,7 @@ class Archive:
             params = Params(abs_dev=p["abs_dev"], rel_dev=p["rel_dev"], rel_size=p["rel_size"],
                             rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"],
                             leaf_window=p.get("leaf_window", 0),  # absent: written before the rule
-                            epoch_nodes=p.get("epoch_nodes", 0))  # absent: the index never started empty
+                            epoch_nodes=p.get("epoch_nodes", _absent_epoch_nodes(p)))
             # absent: with deviation bounds written before the rule, with exact time of no effect
             return replace(params, representatives=p.get("representatives", Params.representatives
                                                           if params.exact_time else 0))
@@ -886,6 +886,14 @@ class Archive:
             raise FileExistsError(17, "the export target is the archive itself", str(target))
         exporter_for(target, to).run(self, target, progress, logical=logical)
         return target
+
+
+def _absent_epoch_nodes(parameters: dict[str, Any]) -> int:
+    """``epoch_nodes`` of a file without the member (spec 4.2): the default where the
+    graph stores at most that many nodes (the same graph under it), else 0 (a file
+    written before the member, whose index never started empty)."""
+    stored = parameters.get("metrics", {}).get("n", 0)
+    return Params.epoch_nodes if isinstance(stored, int) and stored <= Params.epoch_nodes else 0
 
 
 def open_archive(path: str | os.PathLike[str]) -> Archive:

@@ -600,8 +600,8 @@ class Writer:
             # searched S-lists exist only with deviation bounds: with exact time, the default says nothing
             **({} if p.exact_time and p.representatives == Params.representatives
                else {"representatives": p.representatives}),
-            # only where the index started empty: a graph that never did is the same under any bound
-            **({"epoch_nodes": p.epoch_nodes} if graph.epochs else {}),
+            # the default leaves it out where the index never started empty (a reader then reads it)
+            **({"epoch_nodes": p.epoch_nodes} if graph.epochs or p.epoch_nodes != Params.epoch_nodes else {}),
         }
 
 

@@ -41,7 +41,8 @@ int ccg_builder_add_locations(ccg_builder *b, int64_t n, const int64_t *location
                               const int64_t *tag, const int64_t *request, const int64_t *size,
                               const int64_t *recv_size, const int64_t *value, int64_t *out, int64_t *failed);
 
-/* The node pool as a table with first = 0 (valid until the next builder call). */
+/* The node pool as a table (valid until the next builder call): first = 0 until
+ * ccg_builder_release drops records. */
 const ccg_nodes *ccg_builder_nodes(ccg_builder *b);
 
 /* out[0..3] = N, n, M, m (dissertation 4.2.5, pool.node_bytes). */
@@ -49,6 +50,15 @@ const ccg_nodes *ccg_builder_nodes(ccg_builder *b);
  * index takes (S-lists, tables, per-node index columns of the epoch), epochs begun
  * after the first (next_epoch). */
 void ccg_builder_memory(const ccg_builder *b, int64_t *out);
+
+/* Drop the records of the nodes below ``below`` (those written: the caller encoded them)
+ * that the replacement index no longer holds (below the epoch's first node): the pool
+ * keeps, as ccg_builder_pinned, the event count, total and metric sums of those that an
+ * open frame or a kept node still references; nothing else reads them again. */
+int ccg_builder_release(ccg_builder *b, int64_t below);
+/* Those pinned summaries, as the import table of the pool's next blocks (valid until the
+ * next builder call). */
+const ccg_imports *ccg_builder_pinned(ccg_builder *b);
 void ccg_builder_metrics(const ccg_builder *b, int64_t *out);
 
 /* Repairs reported so far; out holds 4 values per repair: location, region, time,

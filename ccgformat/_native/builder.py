@@ -89,7 +89,8 @@ class NativeBuilder:
         #: builder nobody holds frees its table at once (a cycle would wait for the collector)
         self._version = [0]
         self.pool = TableView(functools.partial(lib.ccg_builder_nodes, self._handle),
-                              functools.partial(operator.getitem, self._version, 0))
+                              functools.partial(operator.getitem, self._version, 0),
+                              functools.partial(lib.ccg_builder_pinned, self._handle))
 
     # ------------------------------------------------------------------ public API
 
@@ -178,6 +179,15 @@ class NativeBuilder:
         out = self._out
         self._lib.ccg_builder_metrics(self._handle, out)
         return BuildMetrics(out[0], out[1], out[2], out[3])
+
+    def release(self, below: int) -> None:
+        """Let the pool drop the records of nodes below ``below`` (written: the caller has
+        encoded them) that the replacement index no longer holds; it keeps the event
+        count, total and metric sums of those still referenced (``pool.native_imports``).
+        Walks of a location must then read its nodes from the written blocks."""
+        self._version[0] += 1
+        if self._lib.ccg_builder_release(self._handle, below):
+            raise self._error(_MEMORY_ERROR)
 
     def memory(self) -> tuple[int, int]:
         """The bytes held in C by the pool's columns and by the replacement index (the

@@ -133,3 +133,32 @@ def test_the_index_retains_the_same_at_two_lengths_four_times_apart(builder_clas
         finally:
             tracemalloc.stop()
     assert max(retained.values()) <= INDEX_BYTES_PER_EPOCH_NODE * params.epoch_nodes, retained
+
+
+#: what the native pool may keep per node it holds in full (an epoch's nodes and those not
+#: yet in a written block), capacity included, beside its index (docs/scale.md)
+POOL_BYTES_PER_KEPT_NODE = 512
+
+
+@pytest.mark.skipif(len(BUILDERS) < 2, reason="the native extension is not built")
+@pytest.mark.parametrize("params", [Params(epoch_nodes=2048), Params(abs_dev=200, rel_dev=0.1, epoch_nodes=2048)])
+def test_a_streamed_conversion_keeps_the_same_pool_at_two_lengths_four_times_apart(tmp_path, monkeypatch, params):
+    """Through `write_trace`, the native builder lets written nodes of earlier epochs go:
+    its pool and index (its own counters) stay within the bound at both lengths, and the
+    file still holds every event."""
+    native = BUILDERS[1]
+    made = []
+    monkeypatch.setattr("ccgformat.archive.writer.make_builder",
+                        lambda *args, **kwargs: made.append(native(*args, **kwargs)) or made[-1])
+    nodes_per_block = 256
+    bound = POOL_BYTES_PER_KEPT_NODE * (params.epoch_nodes + nodes_per_block)
+    for events in (6000, 24000):
+        defs, stream = synth.synthesize(2, events, jitter=0.2, seed=6, batch_size=1000)
+        path = tmp_path / f"{events}.ccg"
+        graph = ccg.write_trace(path, defs, [(location, stream(location)) for location in range(2)], params,
+                                nodes_per_block=nodes_per_block, checkpoint_interval=1000)
+        pool, index = made[-1].memory()
+        assert graph.epochs >= 1 and pool + index <= bound, (events, pool, index)
+        with ccg.open(path) as archive:
+            assert archive.stats.events == graph.event_count == sum(len(archive.location(location))
+                                                                    for location in range(2))

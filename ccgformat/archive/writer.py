@@ -698,6 +698,12 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
     the input batches as they pass instead of from a walk of the built location.
+
+    Memory stays bounded (`Params.epoch_nodes`, docs/scale.md): the native builder lets
+    the records of written nodes of earlier epochs go, and the graph returned then holds
+    its last nodes only (its roots, metrics and repairs are whole; open the file to walk
+    it). A location built over several epochs without its input events gets its
+    checkpoints from a walk of the nodes read back from the file, after the others.
     """
     builder = make_builder(params, definitions, repair=repair)
     from_input = params.lossless and not repair

@@ -32,6 +32,10 @@ import synth  # noqa: E402
 #: (its entries, and with deviation bounds its rows of durations), a slot in each hash
 #: table at most half full, and the per-node index columns (docs/scale.md)
 INDEX_BYTES_PER_EPOCH_NODE = 512
+#: the native builder runs, and lets written nodes go, under the native backend only (its
+#: blocks are then encoded and read back in C)
+streamed_natively = pytest.mark.skipif(len(BUILDERS) < 2 or ccg.backend != "native",
+                                       reason="the native backend is not in use")
 
 
 @pytest.mark.parametrize("builder_class", BUILDERS)
@@ -61,7 +65,7 @@ def test_both_builders_start_epochs_alike_and_lossless_graphs_stay_exact(trace, 
             assert rebuilt(native, location) == [tuple(e) for e in events]
 
 
-@pytest.mark.skipif(len(BUILDERS) < 2, reason="the native extension is not built")
+@streamed_natively
 @pytest.mark.parametrize("params", [Params(epoch_nodes=300), Params(abs_dev=200, rel_dev=0.1, epoch_nodes=300)])
 @pytest.mark.parametrize("interval", [65536, 700])  # small locations built in groups; large ones alone
 def test_archives_of_both_builders_are_the_same_bytes(tmp_path, monkeypatch, params, interval):
@@ -140,7 +144,7 @@ def test_the_index_retains_the_same_at_two_lengths_four_times_apart(builder_clas
 POOL_BYTES_PER_KEPT_NODE = 512
 
 
-@pytest.mark.skipif(len(BUILDERS) < 2, reason="the native extension is not built")
+@streamed_natively
 @pytest.mark.parametrize("params", [Params(epoch_nodes=2048), Params(abs_dev=200, rel_dev=0.1, epoch_nodes=2048)])
 def test_a_streamed_conversion_keeps_the_same_pool_at_two_lengths_four_times_apart(tmp_path, monkeypatch, params):
     """Through `write_trace`, the native builder lets written nodes of earlier epochs go:

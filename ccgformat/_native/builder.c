@@ -657,16 +657,21 @@ static int round_gaps(const ccg_builder *b, const int64_t *own, int64_t *rounded
  * last reset, the replacement index starts empty - every S-list, both tables and the
  * per-node index columns - so that it holds only the nodes of one epoch; nodes made
  * before stay in the pool, but no later node is compared with them. */
-static void next_epoch(ccg_builder *b)
+static void free_index(ccg_builder *b)
 {
-    if (!b->epoch_nodes || b->base + b->kind.n - b->epoch_first < b->epoch_nodes)
-        return;
     for (int64_t s = 0; s < b->slists.n; s++) {
         if (b->slists.data[s].cap > 1)
             free(b->slists.data[s].data);
         free(b->slists.data[s].rows);
     }
     free(b->slists.data), free(b->by_key.slots), free(b->exact.slots);
+}
+
+static void next_epoch(ccg_builder *b)
+{
+    if (!b->epoch_nodes || b->base + b->kind.n - b->epoch_first < b->epoch_nodes)
+        return;
+    free_index(b);
     memset(&b->slists, 0, sizeof b->slists);
     memset(&b->by_key, 0, sizeof b->by_key);
     memset(&b->exact, 0, sizeof b->exact);
@@ -1158,13 +1163,7 @@ void ccg_builder_free(ccg_builder *b)
     free(b->metric_start.data), free(b->metric_id.data), free(b->metric_sum.data);
     free(b->node_slist.data), free(b->node_position.data), free(b->last_use.data);
     free_pinned(&b->pinned);
-    for (int64_t s = 0; s < b->slists.n; s++) {
-        if (b->slists.data[s].cap > 1)
-            free(b->slists.data[s].data);
-        free(b->slists.data[s].rows);
-    }
-    free(b->slists.data);
-    free(b->by_key.slots), free(b->exact.slots);
+    free_index(b);
     for (int64_t i = 0; i < b->states.n; i++)
         free_state(b->states.data[i]);
     free(b->states.data), free(b->free_slots.data);

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive.reader import _absent_epoch_nodes
+from ccgformat.archive.verify import verify
 from ccgformat.graph import Builder
 from ccgformat.graph.slist import ReplacementIndex
 from ccgformat.model import Event, EventBatch, EventKind
@@ -83,6 +84,7 @@ def test_archives_of_both_builders_are_the_same_bytes(tmp_path, monkeypatch, par
         assert graph.epochs > 0
         files.append(path.read_bytes())
     assert files[0] == files[1]
+    assert verify(path) == []  # import tables (of the pinned nodes too), checkpoints, aggregation tables
     with ccg.open(path) as archive:
         assert archive.parameters["epoch_nodes"] == archive.params.epoch_nodes == 300
         if params.lossless:

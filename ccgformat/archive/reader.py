@@ -209,14 +209,19 @@ class ArchivePool:
         """Block ``index``, decoded and checked; with ``claims`` its import claims are
         checked (or kept until the blocks they speak of are decoded)."""
         entry = self._entries[index]
-        block = decode_block(self._storage.payload(entry), self._storage.path, entry.offset,
-                             **block_coding(entry.kind))
+        block = self._decoded(index)
         if block.first != entry.first or len(block) != entry.count:
             raise CorruptArchiveError("node block does not hold the ids the footer lists",
                                       path=self._storage.path, offset=entry.offset)
         if claims:
             self._check_claims(block, entry)
         return block
+
+    def _decoded(self, index: int) -> NodeBlock:
+        """Block ``index`` decoded from its payload, not yet checked against the footer."""
+        entry = self._entries[index]
+        return decode_block(self._storage.payload(entry), self._storage.path, entry.offset,  # type: ignore[no-any-return]
+                            **block_coding(entry.kind))
 
     def _block(self, index: int) -> NodeBlock:
         block = self._cache.get(index)

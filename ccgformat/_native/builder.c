@@ -15,6 +15,11 @@
  * compare by reading the pool; S-lists keep beside their nodes what a search with
  * deviation bounds reads (first soft value, total, durations).
  *
+ * Bounded memory (dissertation 4.7.2). Every epoch_nodes stored nodes the index starts
+ * empty (next_epoch), so later nodes are compared with the epoch's only; the caller then
+ * lets the pool drop the records of written nodes of earlier epochs (ccg_builder_release),
+ * which keeps of those still referenced what a parent and an import table read.
+ *
  * Arithmetic. Durations and drifts are int64: every location's timestamps must span at
  * most CCG_SPAN_LIMIT ticks and abs_dev is at most CCG_ABS_LIMIT, which keeps every sum
  * far from overflow; deviation shifts and relative bounds are computed in __int128.

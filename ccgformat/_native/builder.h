@@ -18,7 +18,8 @@ typedef struct ccg_builder ccg_builder;
 
 /* Relative bounds are numerators over 2**32 (params.rel_numerator). ``validate`` checks
  * references against ``regions``/``locations`` region and location counts and
- * ``metric_count`` metrics; ``double_metric[i]`` marks floating-point metrics (exact). */
+ * ``metric_count`` metrics; ``double_metric[i]`` marks floating-point metrics (exact).
+ * ``epoch_nodes``: the index starts empty every that many stored nodes (0: never). */
 ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size, int64_t rel_metric,
                              int exact_time, int64_t branching, int64_t search_length, int64_t leaf_window,
                              int64_t representatives, int64_t epoch_nodes, int repair, int validate,

@@ -32,7 +32,10 @@ class Params:
     with deviation bounds, an S-list of call or artificial nodes that holds this many
     nodes and finds none for a new one is no longer searched: its durations are jitter,
     not structure, and that node and every later one of its key are stored (rounded)
-    instead of shared (0: always searched; docs/compression.md).
+    instead of shared (0: always searched; docs/compression.md). ``epoch_nodes``: once
+    this many nodes were stored since the replacement index last started empty, it starts
+    empty again (dissertation 4.7.2): the index holds the nodes of one epoch only, and
+    sharing reaches no node of an earlier epoch (0: never; docs/scale.md).
     """
 
     abs_dev: int = 0
@@ -43,6 +46,7 @@ class Params:
     search_length: int = 16
     leaf_window: int = 4
     representatives: int = 16
+    epoch_nodes: int = 1 << 20
 
     def __post_init__(self) -> None:
         if not isinstance(self.abs_dev, int) or self.abs_dev < 0:
@@ -59,6 +63,8 @@ class Params:
             raise ParameterError(f"leaf_window must be a non-negative integer, got {self.leaf_window!r}")
         if not isinstance(self.representatives, int) or self.representatives < 0:
             raise ParameterError(f"representatives must be a non-negative integer, got {self.representatives!r}")
+        if not isinstance(self.epoch_nodes, int) or self.epoch_nodes < 0:
+            raise ParameterError(f"epoch_nodes must be a non-negative integer, got {self.epoch_nodes!r}")
 
     @property
     def lossless(self) -> bool:

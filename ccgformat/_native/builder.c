@@ -15,6 +15,11 @@
  * compare by reading the pool; S-lists keep beside their nodes what a search with
  * deviation bounds reads (first soft value, total, durations).
  *
+ * Bounded memory (dissertation 4.7.2). Every epoch_nodes stored nodes the index starts
+ * empty (next_epoch), so later nodes are compared with the epoch's only; the caller then
+ * lets the pool drop the records of written nodes of earlier epochs (ccg_builder_release),
+ * which keeps of those still referenced what a parent and an import table read.
+ *
  * Arithmetic. Durations and drifts are int64: every location's timestamps must span at
  * most CCG_SPAN_LIMIT ticks and abs_dev is at most CCG_ABS_LIMIT, which keeps every sum
  * far from overflow; deviation shifts and relative bounds are computed in __int128.
@@ -75,6 +80,19 @@ typedef struct {
     uint8_t closed;   /* no longer searched nor grown (representatives, finalize) */
 } slist;
 
+/* The event count, total and metric sums of nodes whose records the pool dropped, by
+ * increasing id (ccg_builder_release), and the same as an import table for the encoder. */
+typedef struct {
+    CCG_VEC(int64_t) id, events, total, metric_start, metric_id, metric_sum;
+    ccg_imports table;
+} pinned_summaries;
+
+static void free_pinned(pinned_summaries *p)
+{
+    free(p->id.data), free(p->events.data), free(p->total.data);
+    free(p->metric_start.data), free(p->metric_id.data), free(p->metric_sum.data);
+}
+
 struct ccg_builder {
     int64_t abs_dev, rel_time, rel_size, rel_metric, branching, search_length, leaf_window, representatives;
     int grid_bits;        /* rounding.Grid.bits */
@@ -90,14 +108,21 @@ struct ccg_builder {
     CCG_VEC(uint8_t) kind;
     CCG_VEC(int64_t) child_start, children, duration_start, durations, key_start, key, soft_start, soft;
     CCG_VEC(int64_t) events, total, metric_start, metric_id, metric_sum;
-    CCG_VEC(int64_t) node_slist, node_position;  /* S-list of each node, position in it or -1 */
-    CCG_VEC(int64_t) last_use;  /* pool size when each node was made or last shared as a leaf call */
+    /* per node made in this epoch (index node - epoch_first): its S-list, its position in
+     * it or -1, and the pool size when it was made or last shared as a leaf call */
+    CCG_VEC(int64_t) node_slist, node_position, last_use;
     ccg_nodes table;
     int64_t N, n, M, m;
+    /* ccg_builder_release: the columns keep the records of nodes base .. base + kind.n - 1;
+     * of the nodes below, pinned keeps what their parents read of those still referenced */
+    int64_t base;
+    pinned_summaries pinned;
 
-    /* the replacement index */
+    /* the replacement index, emptied when epoch_nodes nodes were made since epoch_first
+     * (dissertation 4.7.2; clear_index) */
     CCG_VEC(slist) slists;
     ccg_idtable by_key, exact;
+    int64_t epoch_nodes, epoch_first, epochs;
 
     /* locations and repairs */
     ccg_i64map location_index;  /* location -> index into states */
@@ -116,12 +141,17 @@ static int fail_memory(ccg_builder *b) { return ccg_memory_error(&b->error); }
 
 /* ------------------------------------------------------------------ the pool */
 
-#define RUN(b, column, start, node) ((b)->column.data + (b)->start.data[node])
-#define RUN_LEN(b, start, node) ((b)->start.data[(node) + 1] - (b)->start.data[node])
+/* A node of this epoch's index in the per-node index columns. */
+#define LOCAL(b, node) ((node) - (b)->epoch_first)
+
+/* A node whose record the pool keeps (id base or more) in the pool's columns. */
+#define AT(b, node) ((node) - (b)->base)
+#define RUN(b, column, start, node) ((b)->column.data + (b)->start.data[AT(b, node)])
+#define RUN_LEN(b, start, node) ((b)->start.data[AT(b, node) + 1] - (b)->start.data[AT(b, node)])
 
 static inline const int64_t *soft_run(const ccg_builder *b, int64_t node, int64_t *count)
 {
-    if (b->kind.data[node] <= CCG_ARTIFICIAL) {
+    if (b->kind.data[AT(b, node)] <= CCG_ARTIFICIAL) {
         *count = RUN_LEN(b, duration_start, node);
         return RUN(b, durations, duration_start, node);
     }
@@ -150,27 +180,56 @@ static int64_t pool_append(ccg_builder *b, uint8_t kind, const int64_t *key, int
                            int64_t duration_count, const int64_t *soft, int64_t softs, int64_t events,
                            int64_t total, const int64_t *sum_id, const int64_t *sum_value, int64_t sums)
 {
-    int64_t node = b->kind.n;
-    if (CCG_RESERVE(b->kind, node + 1) || CCG_RESERVE(b->events, node + 1) || CCG_RESERVE(b->total, node + 1) ||
-        CCG_RESERVE(b->node_slist, node + 1) || CCG_RESERVE(b->node_position, node + 1) ||
-        CCG_RESERVE(b->last_use, node + 1) || CCG_RESERVE(b->child_start, node + 2) || CCG_RESERVE(b->duration_start, node + 2) ||
-        CCG_RESERVE(b->key_start, node + 2) || CCG_RESERVE(b->soft_start, node + 2) ||
-        CCG_RESERVE(b->metric_start, node + 2))
+    int64_t i = b->kind.n, node = b->base + i;
+    if (CCG_RESERVE(b->kind, i + 1) || CCG_RESERVE(b->events, i + 1) || CCG_RESERVE(b->total, i + 1) ||
+        CCG_RESERVE(b->node_slist, LOCAL(b, node) + 1) || CCG_RESERVE(b->node_position, LOCAL(b, node) + 1) ||
+        CCG_RESERVE(b->last_use, LOCAL(b, node) + 1) || CCG_RESERVE(b->child_start, i + 2) ||
+        CCG_RESERVE(b->duration_start, i + 2) || CCG_RESERVE(b->key_start, i + 2) || CCG_RESERVE(b->soft_start, i + 2) ||
+        CCG_RESERVE(b->metric_start, i + 2))
         return -1;
-    if (APPEND_RUN(b, children, child_start, children, child_count, node) ||
-        APPEND_RUN(b, durations, duration_start, durations, duration_count, node) ||
-        APPEND_RUN(b, key, key_start, key, keys, node) || APPEND_RUN(b, soft, soft_start, soft, softs, node) ||
-        APPEND_RUN(b, metric_id, metric_start, sum_id, sums, node) ||
-        APPEND_RUN(b, metric_sum, metric_start, sum_value, sums, node))
+    if (APPEND_RUN(b, children, child_start, children, child_count, i) ||
+        APPEND_RUN(b, durations, duration_start, durations, duration_count, i) ||
+        APPEND_RUN(b, key, key_start, key, keys, i) || APPEND_RUN(b, soft, soft_start, soft, softs, i) ||
+        APPEND_RUN(b, metric_id, metric_start, sum_id, sums, i) ||
+        APPEND_RUN(b, metric_sum, metric_start, sum_value, sums, i))
         return -1;
-    b->kind.data[node] = kind;
-    b->events.data[node] = events;
-    b->total.data[node] = total;
-    b->node_slist.data[node] = -1;
-    b->node_position.data[node] = -1;
-    b->last_use.data[node] = node;
-    b->kind.n = b->events.n = b->total.n = b->node_slist.n = b->node_position.n = b->last_use.n = node + 1;
+    b->kind.data[i] = kind;
+    b->events.data[i] = events;
+    b->total.data[i] = total;
+    int64_t local = LOCAL(b, node);
+    b->node_slist.data[local] = -1;
+    b->node_position.data[local] = -1;
+    b->last_use.data[local] = node;
+    b->kind.n = b->events.n = b->total.n = i + 1;
+    b->node_slist.n = b->node_position.n = b->last_use.n = local + 1;
     return node;
+}
+
+/* What a parent reads of a child (its event count, total and metric sums): from the
+ * columns, or for a node below base from the pinned summaries. */
+typedef struct {
+    int64_t events, total, pairs;
+    const int64_t *ids, *sums;
+} summary;
+
+static summary summary_of(const ccg_builder *b, int64_t node)
+{
+    if (node >= b->base) {
+        int64_t i = AT(b, node), a = b->metric_start.data[i];
+        return (summary){b->events.data[i], b->total.data[i], b->metric_start.data[i + 1] - a,
+                         b->metric_id.data + a, b->metric_sum.data + a};
+    }
+    int64_t lo = 0, hi = b->pinned.id.n;  /* ccg_builder_release pins every node below base still read */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (b->pinned.id.data[mid] < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t a = b->pinned.metric_start.data[lo];
+    return (summary){b->pinned.events.data[lo], b->pinned.total.data[lo], b->pinned.metric_start.data[lo + 1] - a,
+                     b->pinned.metric_id.data + a, b->pinned.metric_sum.data + a};
 }
 
 /* Merge the children's sorted (metric, sum) pairs, sums modulo 2**64 (pool.add_inner). */
@@ -178,10 +237,9 @@ static int merge_sums(ccg_builder *b, const int64_t *children, int64_t count, in
 {
     int64_t n = 0;
     for (int64_t c = 0; c < count; c++) {
-        int64_t child = children[c];
-        const int64_t *ids = RUN(b, metric_id, metric_start, child);
-        const int64_t *values = RUN(b, metric_sum, metric_start, child);
-        int64_t pairs = RUN_LEN(b, metric_start, child);
+        summary child = summary_of(b, children[c]);
+        const int64_t *ids = child.ids, *values = child.sums;
+        int64_t pairs = child.pairs;
         for (int64_t p = 0; p < pairs; p++) {
             int64_t lo = 0, hi = n;
             while (lo < hi) {
@@ -252,7 +310,7 @@ static int64_t slist_of(ccg_builder *b, uint8_t kind, const int64_t *key, int64_
                 continue;
             int64_t s = b->by_key.slots[i].id;
             int64_t node = slist_nodes(&b->slists.data[s])[0];
-            if (b->kind.data[node] == kind && RUN_LEN(b, key_start, node) == keys &&
+            if (b->kind.data[AT(b, node)] == kind && RUN_LEN(b, key_start, node) == keys &&
                 RUN_LEN(b, child_start, node) == child_count &&
                 runs_equal(RUN(b, key, key_start, node), key, keys) &&
                 runs_equal(RUN(b, children, child_start, node), children, child_count))
@@ -279,7 +337,7 @@ static uint64_t exact_hash_of(const ccg_builder *b, int64_t node)
 {
     int64_t count;
     const int64_t *soft = soft_run(b, node, &count);
-    return exact_hash(hard_hash(b->kind.data[node], RUN(b, key, key_start, node), RUN_LEN(b, key_start, node),
+    return exact_hash(hard_hash(b->kind.data[AT(b, node)], RUN(b, key, key_start, node), RUN_LEN(b, key_start, node),
                                 RUN(b, children, child_start, node), RUN_LEN(b, child_start, node)),
                       soft, count);
 }
@@ -298,7 +356,7 @@ static int64_t exact_find(const ccg_builder *b, uint8_t kind, const int64_t *key
             continue;
         int64_t node = b->exact.slots[i].id, n;
         const int64_t *other = soft_run(b, node, &n);
-        if (b->kind.data[node] == kind && n == count && RUN_LEN(b, key_start, node) == keys &&
+        if (b->kind.data[AT(b, node)] == kind && n == count && RUN_LEN(b, key_start, node) == keys &&
             RUN_LEN(b, child_start, node) == child_count && runs_equal(other, soft, count) &&
             runs_equal(RUN(b, key, key_start, node), key, keys) &&
             runs_equal(RUN(b, children, child_start, node), children, child_count))
@@ -317,8 +375,8 @@ static void promote(ccg_builder *b, slist *s, int64_t position)
     nodes[position - 1] = c, nodes[position] = a;
     heads[position - 1] = heads[position], heads[position] = head;
     totals[position - 1] = totals[position], totals[position] = total;
-    b->node_position.data[c] = position - 1;
-    b->node_position.data[a] = position;
+    b->node_position.data[LOCAL(b, c)] = position - 1;
+    b->node_position.data[LOCAL(b, a)] = position;
     if (s->width) {
         int64_t *upper = s->rows + (position - 1) * s->width, *lower = upper + s->width;
         for (int64_t j = 0; j < s->width; j++) {
@@ -363,7 +421,7 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
     } else {
         position = b->search_length - 1;
         int64_t evicted = slist_nodes(s)[position];
-        b->node_position.data[evicted] = -1;
+        b->node_position.data[LOCAL(b, evicted)] = -1;
         if (s->exact)
             ccg_idtable_delete(&b->exact, exact_hash_of(b, evicted), evicted);
     }
@@ -371,12 +429,12 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
     const int64_t *soft = soft_run(b, node, &count);
     slist_nodes(s)[position] = node;
     slist_heads(s)[position] = count ? soft[0] : 0;
-    slist_totals(s)[position] = b->total.data[node];
+    slist_totals(s)[position] = b->total.data[AT(b, node)];
     if (s->width)
         memcpy(s->rows + position * s->width, RUN(b, durations, duration_start, node),
                (size_t)s->width * sizeof(int64_t));
-    b->node_slist.data[node] = s_index;
-    b->node_position.data[node] = position;
+    b->node_slist.data[LOCAL(b, node)] = s_index;
+    b->node_position.data[LOCAL(b, node)] = position;
     if (s->exact) {
         if (ccg_idtable_insert(&b->exact, exact_hash_of(b, node), node))
             return -1;
@@ -388,13 +446,13 @@ static int slist_insert(ccg_builder *b, int64_t s_index, int64_t node)
  * exact S-list, takes its place; ``old`` leaves the cache area. */
 static int slist_replace(ccg_builder *b, int64_t old, int64_t node)
 {
-    int64_t s_index = b->node_slist.data[old], position = b->node_position.data[old];
+    int64_t s_index = b->node_slist.data[LOCAL(b, old)], position = b->node_position.data[LOCAL(b, old)];
     slist *s = &b->slists.data[s_index];
     ccg_idtable_delete(&b->exact, exact_hash_of(b, old), old);
-    b->node_position.data[old] = -1;
+    b->node_position.data[LOCAL(b, old)] = -1;
     slist_nodes(s)[position] = node;  /* the same soft properties: head and total stay */
-    b->node_slist.data[node] = s_index;
-    b->node_position.data[node] = position;
+    b->node_slist.data[LOCAL(b, node)] = s_index;
+    b->node_position.data[LOCAL(b, node)] = position;
     return ccg_idtable_insert(&b->exact, exact_hash_of(b, node), node);
 }
 
@@ -405,10 +463,10 @@ static int share_leaf(ccg_builder *b, const slist *s, int64_t found)
 {
     if (s->hits >= s->misses)
         return 1;
-    int64_t now = b->kind.n;
-    if (b->leaf_window && now - b->last_use.data[found] > b->leaf_window)
+    int64_t now = b->base + b->kind.n;
+    if (b->leaf_window && now - b->last_use.data[LOCAL(b, found)] > b->leaf_window)
         return 0;
-    b->last_use.data[found] = now;
+    b->last_use.data[LOCAL(b, found)] = now;
     return 1;
 }
 
@@ -600,11 +658,39 @@ static int round_gaps(const ccg_builder *b, const int64_t *own, int64_t *rounded
     return changed;
 }
 
+/* Builder._next_epoch (dissertation 4.7.2): once epoch_nodes nodes were made since the
+ * last reset, the replacement index starts empty - every S-list, both tables and the
+ * per-node index columns - so that it holds only the nodes of one epoch; nodes made
+ * before stay in the pool, but no later node is compared with them. */
+static void free_index(ccg_builder *b)
+{
+    for (int64_t s = 0; s < b->slists.n; s++) {
+        if (b->slists.data[s].cap > 1)
+            free(b->slists.data[s].data);
+        free(b->slists.data[s].rows);
+    }
+    free(b->slists.data), free(b->by_key.slots), free(b->exact.slots);
+}
+
+static void next_epoch(ccg_builder *b)
+{
+    if (!b->epoch_nodes || b->base + b->kind.n - b->epoch_first < b->epoch_nodes)
+        return;
+    free_index(b);
+    memset(&b->slists, 0, sizeof b->slists);
+    memset(&b->by_key, 0, sizeof b->by_key);
+    memset(&b->exact, 0, sizeof b->exact);
+    b->node_slist.n = b->node_position.n = b->last_use.n = 0;
+    b->epoch_first = b->base + b->kind.n;
+    b->epochs += 1;
+}
+
 /* builder._finalize: durations (4.3), then a replacement or a new pool node. */
 static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start, int64_t start_drift,
                     const entry *entries, int64_t count, int64_t end, entry *out)
 {
     int64_t ndur = 2 * count + 1;
+    next_epoch(b);
     if (CCG_RESERVE(b->durations_tmp, ndur) || CCG_RESERVE(b->children_tmp, count))
         return fail_memory(b);
     int64_t *own = b->durations_tmp.data, *children = b->children_tmp.data;
@@ -634,11 +720,11 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
     if (b->exact_time) {  /* exact S-lists: one lookup by all properties */
         int64_t found = exact_find(b, kind, &region, keys, children, count, hard, own, ndur);
         if (found >= 0) {
-            slist *s = &b->slists.data[b->node_slist.data[found]];
-            promote(b, s, b->node_position.data[found]);
+            slist *s = &b->slists.data[b->node_slist.data[LOCAL(b, found)]];
+            promote(b, s, b->node_position.data[LOCAL(b, found)]);
             s->hits += 1;
             if (count || share_leaf(b, s, found)) {
-                out->node = found, out->total = b->total.data[found], out->lo = lo, out->hi = hi;
+                out->node = found, out->total = b->total.data[AT(b, found)], out->lo = lo, out->hi = hi;
                 return CCG_OK;
             }
             far = found;
@@ -679,7 +765,7 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
             if (time_deviation(b, s->rows + p * s->width, own, entries, count, drift,
                                bound_lo, bound_hi, &dlo, &dhi)) {
                 promote(b, s, p);
-                out->node = candidate, out->total = b->total.data[candidate], out->lo = dlo, out->hi = dhi;
+                out->node = candidate, out->total = b->total.data[AT(b, candidate)], out->lo = dlo, out->hi = dhi;
                 return CCG_OK;
             }
         }
@@ -701,7 +787,7 @@ static int finalize(ccg_builder *b, uint8_t kind, int64_t region, int64_t start,
     if (merge_sums(b, children, count, &sums))
         return fail_memory(b);
     for (int64_t j = 0; j < count; j++)
-        events += b->events.data[children[j]];
+        events += summary_of(b, children[j]).events;
     for (int64_t j = 0; j < ndur; j++)
         total += own[j];
     int64_t node = pool_append(b, kind, &region, keys, children, count, own, ndur, NULL, 0, events, total,
@@ -721,6 +807,7 @@ static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int
                   int64_t i, int64_t time, entry *out)
 {
     int64_t key[4], soft[2], keys = 0, softs = 0;
+    next_epoch(b);
     for (; ccg_hard_columns[kind][keys] >= 0; keys++)
         key[keys] = columns[ccg_hard_columns[kind][keys]][i];
     for (; ccg_soft_columns[kind][softs] >= 0; softs++)
@@ -745,7 +832,7 @@ static int atomic(ccg_builder *b, location_state *state, uint8_t kind, const int
     if (numerator == 0) {  /* an exact S-list: one lookup by all properties */
         found = exact_find(b, kind, key, keys, NULL, 0, hard, soft, softs);
         if (found >= 0) {
-            promote(b, &b->slists.data[b->node_slist.data[found]], b->node_position.data[found]);
+            promote(b, &b->slists.data[b->node_slist.data[LOCAL(b, found)]], b->node_position.data[LOCAL(b, found)]);
             out->node = found, out->level = 0, out->start = time, out->end = time, out->total = 0;
             out->lo = out->hi = 0;
             return CCG_OK;
@@ -1021,7 +1108,7 @@ int ccg_builder_end_location(ccg_builder *b, int64_t location, int64_t *out)
         out[0] = e.node;
         out[1] = state->start;
         out[2] = state->start + e.total;
-        out[3] = b->events.data[e.node];
+        out[3] = summary_of(b, e.node).events;
     }
     free_state(state);
     return rc;
@@ -1031,8 +1118,8 @@ int ccg_builder_end_location(ccg_builder *b, int64_t location, int64_t *out)
 
 ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size, int64_t rel_metric,
                              int exact_time, int64_t branching, int64_t search_length, int64_t leaf_window,
-                             int64_t representatives, int repair, int validate, int64_t regions, int64_t locations,
-                             const uint8_t *double_metric, int64_t metric_count)
+                             int64_t representatives, int64_t epoch_nodes, int repair, int validate,
+                             int64_t regions, int64_t locations, const uint8_t *double_metric, int64_t metric_count)
 {
     ccg_builder *b = calloc(1, sizeof *b);
     if (!b)
@@ -1044,6 +1131,7 @@ ccg_builder *ccg_builder_new(int64_t abs_dev, int64_t rel_time, int64_t rel_size
     b->search_length = search_length < 1 ? 1 : search_length;
     b->leaf_window = leaf_window < 0 ? 0 : leaf_window;
     b->representatives = representatives < 0 ? 0 : representatives;
+    b->epoch_nodes = epoch_nodes < 0 ? 0 : epoch_nodes;
     b->metric_count = metric_count > 0 ? metric_count : 0;
     b->rules.repair = repair, b->rules.references = validate;
     b->rules.regions = regions, b->rules.locations = locations, b->rules.metrics = b->metric_count;
@@ -1079,13 +1167,8 @@ void ccg_builder_free(ccg_builder *b)
     free(b->soft_start.data), free(b->soft.data), free(b->events.data), free(b->total.data);
     free(b->metric_start.data), free(b->metric_id.data), free(b->metric_sum.data);
     free(b->node_slist.data), free(b->node_position.data), free(b->last_use.data);
-    for (int64_t s = 0; s < b->slists.n; s++) {
-        if (b->slists.data[s].cap > 1)
-            free(b->slists.data[s].data);
-        free(b->slists.data[s].rows);
-    }
-    free(b->slists.data);
-    free(b->by_key.slots), free(b->exact.slots);
+    free_pinned(&b->pinned);
+    free_index(b);
     for (int64_t i = 0; i < b->states.n; i++)
         free_state(b->states.data[i]);
     free(b->states.data), free(b->free_slots.data);
@@ -1118,7 +1201,7 @@ int ccg_builder_add_locations(ccg_builder *b, int64_t n, const int64_t *location
 const ccg_nodes *ccg_builder_nodes(ccg_builder *b)
 {
     ccg_nodes *t = &b->table;
-    t->first = 0;
+    t->first = b->base;
     t->count = b->kind.n;
     t->kind = b->kind.data;
     t->child_start = b->child_start.data, t->children = b->children.data;
@@ -1128,6 +1211,130 @@ const ccg_nodes *ccg_builder_nodes(ccg_builder *b)
     t->events = b->events.data, t->total = b->total.data;
     t->metric_start = b->metric_start.data, t->metric_id = b->metric_id.data, t->metric_sum = b->metric_sum.data;
     return t;
+}
+
+static int compare_ids(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, c = *(const int64_t *)y;
+    return (a > c) - (a < c);
+}
+
+/* Drop the first ``shift`` records of a run column: its starts, kept - shift + 1 of them,
+ * begin at 0 again. */
+static void drop_runs(int64_t *starts, int64_t *values, int64_t *n, int64_t shift, int64_t kept)
+{
+    int64_t offset = starts[shift];
+    memmove(values, values + offset, (size_t)(*n - offset) * sizeof *values);
+    *n -= offset;
+    for (int64_t i = 0; i <= kept - shift; i++)
+        starts[i] = starts[i + shift] - offset;
+}
+
+#define PIN_PUSH(b, v, x) CCG_PUSH((b)->pinned.v, x)
+
+int ccg_builder_release(ccg_builder *b, int64_t below)
+{
+    int64_t top = b->base + b->kind.n;
+    if (below > b->epoch_first)  /* the index's nodes are compared again */
+        below = b->epoch_first;
+    if (below > top)
+        below = top;
+    if (below <= b->base)
+        return CCG_OK;
+    /* the nodes below ``below`` still read: entries of open frames, children of kept nodes */
+    CCG_VEC(int64_t) wanted = {0};
+    for (int64_t k = 0; k < b->states.n; k++) {
+        const location_state *state = b->states.data[k];
+        for (int64_t j = 0; state && j < state->entries.n; j++)
+            if (state->entries.data[j].node < below && CCG_PUSH(wanted, state->entries.data[j].node))
+                goto out_of_memory;
+    }
+    for (int64_t j = b->child_start.data[AT(b, below)]; j < b->child_start.data[b->kind.n]; j++)
+        if (b->children.data[j] < below && CCG_PUSH(wanted, b->children.data[j]))
+            goto out_of_memory;
+    if (wanted.n)
+        qsort(wanted.data, (size_t)wanted.n, sizeof *wanted.data, compare_ids);
+    /* the new pinned summaries, made beside the old ones they may come from */
+    pinned_summaries old = b->pinned;
+    memset(&b->pinned, 0, sizeof b->pinned);
+    if (PIN_PUSH(b, metric_start, 0))
+        goto restore;
+    for (int64_t j = 0; j < wanted.n; j++) {
+        int64_t id = wanted.data[j];
+        if (j && id == wanted.data[j - 1])
+            continue;
+        summary child;
+        if (id >= b->base) {
+            child = summary_of(b, id);
+        } else {  /* summary_of on the old pins */
+            pinned_summaries now = b->pinned;
+            b->pinned = old;
+            child = summary_of(b, id);
+            b->pinned = now;
+        }
+        if (PIN_PUSH(b, id, id) || PIN_PUSH(b, events, child.events) || PIN_PUSH(b, total, child.total))
+            goto restore;
+        for (int64_t q = 0; q < child.pairs; q++)
+            if (PIN_PUSH(b, metric_id, child.ids[q]) || PIN_PUSH(b, metric_sum, child.sums[q]))
+                goto restore;
+        if (PIN_PUSH(b, metric_start, b->pinned.metric_id.n))
+            goto restore;
+    }
+    free_pinned(&old);
+    free(wanted.data);
+    /* the records below ``below`` leave the columns */
+    int64_t shift = below - b->base, kept = b->kind.n;
+    drop_runs(b->child_start.data, b->children.data, &b->children.n, shift, kept);
+    drop_runs(b->duration_start.data, b->durations.data, &b->durations.n, shift, kept);
+    drop_runs(b->key_start.data, b->key.data, &b->key.n, shift, kept);
+    drop_runs(b->soft_start.data, b->soft.data, &b->soft.n, shift, kept);
+    int64_t sums_from = b->metric_start.data[shift];  /* two runs over one start column */
+    memmove(b->metric_sum.data, b->metric_sum.data + sums_from, (size_t)(b->metric_sum.n - sums_from) * sizeof(int64_t));
+    b->metric_sum.n -= sums_from;
+    drop_runs(b->metric_start.data, b->metric_id.data, &b->metric_id.n, shift, kept);
+    memmove(b->kind.data, b->kind.data + shift, (size_t)(kept - shift) * sizeof *b->kind.data);
+    memmove(b->events.data, b->events.data + shift, (size_t)(kept - shift) * sizeof *b->events.data);
+    memmove(b->total.data, b->total.data + shift, (size_t)(kept - shift) * sizeof *b->total.data);
+    b->kind.n = b->events.n = b->total.n = kept - shift;
+    b->base = below;
+    return CCG_OK;
+restore:
+    free_pinned(&b->pinned);
+    b->pinned = old;
+out_of_memory:
+    free(wanted.data);
+    return fail_memory(b);
+}
+
+const ccg_imports *ccg_builder_pinned(ccg_builder *b)
+{
+    ccg_imports *t = &b->pinned.table;
+    t->count = b->pinned.id.n;
+    t->id = b->pinned.id.data, t->events = b->pinned.events.data, t->total = b->pinned.total.data;
+    t->metric_start = b->pinned.metric_start.data;
+    t->metric_id = b->pinned.metric_id.data, t->metric_sum = b->pinned.metric_sum.data;
+    return t;
+}
+
+/* The bytes a vector's capacity takes. */
+#define CAP_BYTES(v) ((v).cap * (int64_t)sizeof *(v).data)
+
+void ccg_builder_memory(const ccg_builder *b, int64_t *out)
+{
+    out[0] = CAP_BYTES(b->kind) + CAP_BYTES(b->child_start) + CAP_BYTES(b->children) +
+             CAP_BYTES(b->duration_start) + CAP_BYTES(b->durations) + CAP_BYTES(b->key_start) + CAP_BYTES(b->key) +
+             CAP_BYTES(b->soft_start) + CAP_BYTES(b->soft) + CAP_BYTES(b->events) + CAP_BYTES(b->total) +
+             CAP_BYTES(b->metric_start) + CAP_BYTES(b->metric_id) + CAP_BYTES(b->metric_sum) +
+             CAP_BYTES(b->pinned.id) + CAP_BYTES(b->pinned.events) + CAP_BYTES(b->pinned.total) +
+             CAP_BYTES(b->pinned.metric_start) + CAP_BYTES(b->pinned.metric_id) + CAP_BYTES(b->pinned.metric_sum);
+    int64_t index = CAP_BYTES(b->node_slist) + CAP_BYTES(b->node_position) + CAP_BYTES(b->last_use) +
+                    CAP_BYTES(b->slists) + (b->by_key.cap + b->exact.cap) * (int64_t)sizeof(ccg_slot);
+    for (int64_t s = 0; s < b->slists.n; s++) {
+        const slist *l = &b->slists.data[s];
+        index += (l->cap > 1 ? 3 * l->cap * (int64_t)sizeof(int64_t) : 0) + l->cap * l->width * (int64_t)sizeof(int64_t);
+    }
+    out[1] = index;
+    out[2] = b->epochs;
 }
 
 void ccg_builder_metrics(const ccg_builder *b, int64_t *out)

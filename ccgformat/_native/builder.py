@@ -72,7 +72,8 @@ class NativeBuilder:
         handle = lib.ccg_builder_new(
             params.abs_dev, rel_numerator(params.rel_dev), rel_numerator(params.rel_size),
             rel_numerator(params.rel_metric), int(params.exact_time), params.branching,
-            min(params.search_length, _SEARCH_LIMIT), params.leaf_window, params.representatives, int(repair),
+            min(params.search_length, _SEARCH_LIMIT), params.leaf_window, params.representatives,
+            params.epoch_nodes, int(repair),
             int(definitions is not None),
             len(self.definitions.regions), len(self.definitions.locations),
             ffi.from_buffer("uint8_t[]", doubles), len(doubles))
@@ -88,7 +89,8 @@ class NativeBuilder:
         #: builder nobody holds frees its table at once (a cycle would wait for the collector)
         self._version = [0]
         self.pool = TableView(functools.partial(lib.ccg_builder_nodes, self._handle),
-                              functools.partial(operator.getitem, self._version, 0))
+                              functools.partial(operator.getitem, self._version, 0),
+                              functools.partial(lib.ccg_builder_pinned, self._handle))
 
     # ------------------------------------------------------------------ public API
 
@@ -166,7 +168,7 @@ class NativeBuilder:
         ascending = len(finished) == len(self._roots) and bool((finished[1:] > finished[:-1]).all())
         roots = dict(self._roots) if ascending else dict(sorted(self._roots.items()))
         return NativeGraph(self.pool, roots, self.params,  # type: ignore[arg-type]
-                           self.definitions, self.metrics, tuple(self.repairs))
+                           self.definitions, self.metrics, tuple(self.repairs), self.epochs)
 
     def nodes(self) -> Any:
         """The pool's current ``ccg_nodes *`` (valid until the next call of this builder)."""
@@ -177,6 +179,29 @@ class NativeBuilder:
         out = self._out
         self._lib.ccg_builder_metrics(self._handle, out)
         return BuildMetrics(out[0], out[1], out[2], out[3])
+
+    def release(self, below: int) -> None:
+        """Let the pool drop the records of nodes below ``below`` (written: the caller has
+        encoded them) that the replacement index no longer holds; it keeps the event
+        count, total and metric sums of those still referenced (``pool.native_imports``).
+        Walks of a location must then read its nodes from the written blocks."""
+        self._version[0] += 1
+        if self._lib.ccg_builder_release(self._handle, below):
+            raise self._error(_MEMORY_ERROR)
+
+    def memory(self) -> tuple[int, int]:
+        """The bytes held in C by the pool's columns and by the replacement index (the
+        capacity of their arrays): the index is bounded by ``Params.epoch_nodes``."""
+        out = self._ffi.new("int64_t[3]")
+        self._lib.ccg_builder_memory(self._handle, out)
+        return int(out[0]), int(out[1])
+
+    @property
+    def epochs(self) -> int:
+        """How many times the replacement index started empty (`Builder._next_epoch`)."""
+        out = self._ffi.new("int64_t[3]")
+        self._lib.ccg_builder_memory(self._handle, out)
+        return int(out[2])
 
     @property
     def N(self) -> int:

@@ -75,6 +75,8 @@ class NativeNodeEncoder:
             nodes = nodes_or_pool.struct
         elif callable(getattr(nodes_or_pool, "native_nodes", None)):  # a pool kept in C
             nodes = nodes_or_pool.native_nodes()
+            if callable(getattr(nodes_or_pool, "native_imports", None)):  # a released builder's pinned nodes
+                earlier = nodes_or_pool.native_imports()
         elif isinstance(nodes_or_pool, ffi.CData):
             nodes = nodes_or_pool
         else:

@@ -150,8 +150,10 @@ class TableView:
     comparing the table's pointers on every access). Neither may refer to the view's
     owner: the view would keep it alive in a reference cycle."""
 
-    def __init__(self, current: Callable[[], Any], version: Callable[[], object] | None = None):
+    def __init__(self, current: Callable[[], Any], version: Callable[[], object] | None = None,
+                 imports: Callable[[], Any] | None = None):
         self._arrays = arrays = _TableArrays(current, version)
+        self._imports = imports
         self.kind = _Column(arrays, lambda a, i: int(a["kind"][i]))
         self.children = _Column(arrays, _run("child_start", "children"))
         self.durations = _Column(arrays, _run("duration_start", "durations"))
@@ -169,6 +171,11 @@ class TableView:
         """The table's current ``ccg_nodes *`` for C code (the encoder and the walker
         read it directly; valid until the table changes)."""
         return self._arrays.current()
+
+    def native_imports(self) -> Any:
+        """The ``ccg_imports *`` of what the table's next nodes read of the nodes below
+        its first (a released builder's pinned summaries), or NULL."""
+        return self._imports() if self._imports is not None else load()[0].NULL
 
     def arrays(self) -> tuple[dict[str, np.ndarray], int]:
         """Views of the current columns and the first id (refreshed when the table moved)."""

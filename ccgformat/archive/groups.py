@@ -105,4 +105,5 @@ class SmallLocations:
             self.writer.add_location_columns(location_checkpoints(
                 self.builder.pool, locations[start:stop], roots[:, 0], roots[:, 1], roots[:, 3],
                 self.writer.checkpoint_interval, events=run if self.from_input else None))
+            self.writer.release_written(self.builder)
             start = stop

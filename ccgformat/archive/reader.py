@@ -209,14 +209,19 @@ class ArchivePool:
         """Block ``index``, decoded and checked; with ``claims`` its import claims are
         checked (or kept until the blocks they speak of are decoded)."""
         entry = self._entries[index]
-        block = decode_block(self._storage.payload(entry), self._storage.path, entry.offset,
-                             **block_coding(entry.kind))
+        block = self._decoded(index)
         if block.first != entry.first or len(block) != entry.count:
             raise CorruptArchiveError("node block does not hold the ids the footer lists",
                                       path=self._storage.path, offset=entry.offset)
         if claims:
             self._check_claims(block, entry)
         return block
+
+    def _decoded(self, index: int) -> NodeBlock:
+        """Block ``index`` decoded from its payload, not yet checked against the footer."""
+        entry = self._entries[index]
+        return decode_block(self._storage.payload(entry), self._storage.path, entry.offset,  # type: ignore[no-any-return]
+                            **block_coding(entry.kind))
 
     def _block(self, index: int) -> NodeBlock:
         block = self._cache.get(index)
@@ -611,7 +616,8 @@ class Archive:
             _check_parameter_types(p)
             params = Params(abs_dev=p["abs_dev"], rel_dev=p["rel_dev"], rel_size=p["rel_size"],
                             rel_metric=p["rel_metric"], branching=p["branching"], search_length=p["search_length"],
-                            leaf_window=p.get("leaf_window", 0))  # absent: written before the rule
+                            leaf_window=p.get("leaf_window", 0),  # absent: written before the rule
+                            epoch_nodes=p.get("epoch_nodes", _absent_epoch_nodes(p)))
             # absent: with deviation bounds written before the rule, with exact time of no effect
             return replace(params, representatives=p.get("representatives", Params.representatives
                                                           if params.exact_time else 0))
@@ -887,6 +893,14 @@ class Archive:
         return target
 
 
+def _absent_epoch_nodes(parameters: dict[str, Any]) -> int:
+    """``epoch_nodes`` of a file without the member (spec 4.2): the default where the
+    graph stores at most that many nodes (the same graph under it), else 0 (a file
+    written before the member, whose index never started empty)."""
+    stored = parameters.get("metrics", {}).get("n", 0)
+    return Params.epoch_nodes if isinstance(stored, int) and stored <= Params.epoch_nodes else 0
+
+
 def open_archive(path: str | os.PathLike[str]) -> Archive:
     """Open a .ccg archive (`ccgformat.open`)."""
     return Archive(Path(path))
@@ -896,7 +910,8 @@ def open_archive(path: str | os.PathLike[str]) -> Archive:
 #: an integer or a fraction, never a string or a boolean; `metrics` holds N, n, M, m.
 _PARAMETER_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     **{name: ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
-       for name in ("abs_dev", "branching", "search_length", "leaf_window", "representatives", "zstd_level",
+       for name in ("abs_dev", "branching", "search_length", "leaf_window", "representatives", "epoch_nodes",
+                    "zstd_level",
                     "checkpoint_interval", "nodes_per_block")},
     **{name: ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
        for name in ("rel_dev", "rel_size", "rel_metric")},

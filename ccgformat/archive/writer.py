@@ -45,6 +45,7 @@ from .codec import METRIC_CELL_LIMIT, STREAM_HEADER, stream_bytes
 from .aggregation import encode_level
 from .metric_tables import encode_metric_level
 from .queries import run_query
+from .read_back import read_back
 from .samples import MetricSamples
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
@@ -203,6 +204,8 @@ class Writer:
         #: than CHECKPOINTS_PER_TABLE_BLOCK checkpoints
         self._held_columns: CheckpointColumns | None = None
         self._offset = 0
+        #: the graph read back from the node blocks written (`read_back`), and their storage
+        self._read_back: tuple[Graph, Any] | None = None
         self._emit(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, 0, 0))
 
     def __enter__(self) -> Writer:
@@ -330,6 +333,36 @@ class Writer:
             self._block(kind, raw, must_understand=True, first=first, count=stop - first)
             self._nodes_written = stop
             self._largest_block = max(self._largest_block, stop - first)
+
+    @property
+    def nodes_written(self) -> int:
+        """The node ids below which every node is in a block handed to the file."""
+        return self._nodes_written
+
+    def release_written(self, builder: Any) -> None:
+        """Let a builder that can (the native one) drop the records of the nodes written
+        that its replacement index no longer holds (`Params.epoch_nodes`; docs/scale.md)."""
+        release = getattr(builder, "release", None)
+        if release is not None:
+            release(self._nodes_written)
+
+    def read_back(self, graph: Graph) -> Graph:
+        """``graph`` with its nodes read from the blocks written (`read_back.WrittenGraph`),
+        once every node is written: for a graph whose builder has let written records go
+        (`Params.epoch_nodes`). Its node blocks are then written before the blocks
+        `finish` makes, never in their bundle."""
+        if self._read_back is None:
+            self.add_nodes(graph.pool, final=True)
+            self._write_ready(wait=True)
+            self._file.flush()
+            self._read_back = read_back(self._output.path, self._directory, graph)
+        return self._read_back[0]
+
+    def _close_read_back(self) -> None:
+        if self._read_back is not None:
+            self._read_back[0].pool.release()
+            self._read_back[1].close()
+            self._read_back = None
 
     def end_location(self, builder: Any, location: int, first_node: int, events: int) -> LocationRoot:
         """``builder.end_location(location)`` for a location whose nodes start at
@@ -480,6 +513,8 @@ class Writer:
         missing = sorted(set(range(len(graph.definitions.locations))) - set(graph.roots))
         if missing:
             raise ValueError(f"defined locations without a root: {missing[:10]}")
+        if graph.epochs:  # the builder may have let written nodes go: the tables read them back
+            graph = self.read_back(graph)
         if self.bundle:
             self._deferred = []
         self.add_nodes(graph.pool, final=True)
@@ -496,6 +531,7 @@ class Writer:
         self._write_deferred()
         self._write_ready(wait=True)
         self._queue.close()
+        self._close_read_back()
         if self._compact_body():
             self._file.seek(0)
             number, body = self._compact_frame()
@@ -582,6 +618,7 @@ class Writer:
     def abort(self) -> None:
         """Drop the temporary file; nothing appears under the target name."""
         self._queue.close()
+        self._close_read_back()
         self._file.close()
         self._output.discard()
 
@@ -600,6 +637,8 @@ class Writer:
             # searched S-lists exist only with deviation bounds: with exact time, the default says nothing
             **({} if p.exact_time and p.representatives == Params.representatives
                else {"representatives": p.representatives}),
+            # the default leaves it out where the index never started empty (a reader then reads it)
+            **({"epoch_nodes": p.epoch_nodes} if graph.epochs or p.epoch_nodes != Params.epoch_nodes else {}),
         }
 
 
@@ -659,6 +698,12 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
     the input batches as they pass instead of from a walk of the built location.
+
+    Memory stays bounded (`Params.epoch_nodes`, docs/scale.md): the native builder lets
+    the records of written nodes of earlier epochs go, and the graph returned then holds
+    its last nodes only (its roots, metrics and repairs are whole; open the file to walk
+    it). A location built over several epochs without its input events gets its
+    checkpoints from a walk of the nodes read back from the file, after the others.
     """
     builder = make_builder(params, definitions, repair=repair)
     from_input = params.lossless and not repair
@@ -672,6 +717,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
         small = SmallLocations(builder, writer, from_input, samples) if tables and not repair else None
         indexed: set[int] = set()
+        late: list[int] = []  # locations whose checkpoints a walk of the written nodes makes
         for location, batches in locations:
             indexed.add(location)
             stream, head, events = iter(batches), [], 0
@@ -686,7 +732,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                     continue
                 small.build()  # the locations before this large one are built before it
             record = recorder(writer.checkpoint_interval) if from_input else None
-            first_node, events = len(builder.pool), 0
+            first_node, events, epochs = len(builder.pool), 0, builder.epochs
             for batch in itertools.chain(head, stream):
                 builder.add(location, batch)
                 events += len(batch)
@@ -695,16 +741,22 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 if samples is not None:
                     samples.add([location], batch, [0, len(batch)])
                 writer.add_nodes(builder.pool)
+                writer.release_written(builder)
             root = writer.end_location(builder, location, first_node, events)
             if record is not None:
                 writer.add_checkpoints(location, record.finish(root.start))
+            elif builder.epochs != epochs:  # built over epochs whose nodes may be gone: walked at the end
+                late.append(location)
             else:
                 writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
         if small is not None:
             small.build()
         graph = builder.finish()
+        walked = writer.read_back(graph) if late else graph
+        for location in late:
+            writer.add_location(location, walked.location(location))
         for location in sorted(graph.roots.keys() - indexed):  # defined locations never fed (spec 4.3)
-            writer.add_location(location, graph.location(location))
+            writer.add_location(location, walked.location(location))
         writer.finish(graph, samples)
     return graph
 

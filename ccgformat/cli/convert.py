@@ -52,6 +52,10 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                    help="with deviation bounds: a call whose S-list holds R nodes, none within the bounds, is "
                         "stored, and later calls of its kind too, instead of searched (0: always searched; "
                         "default %(default)s)")
+    p.add_argument("--epoch-nodes", type=bounded_int(0), default=defaults.epoch_nodes, metavar="E",
+                   help="bounded memory: once E nodes were stored since the replacement index last started "
+                        "empty, it starts empty again, so that it holds E nodes at most and sharing reaches no "
+                        "node of an earlier epoch (0: never; default %(default)s)")
     p.add_argument("--level", type=bounded_int(1, 22), default=None, metavar="Z",
                    help=f"zstd level 1..22 of every block (default: {DEFAULT_LEVEL}, the node blocks with a "
                         f"shorter search: within 2%% of plain {DEFAULT_LEVEL} everywhere, faster)")
@@ -93,7 +97,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     try:
         params = Params(abs_dev=args.abs_dev, rel_dev=args.rel_dev, rel_size=args.rel_size,
                         rel_metric=args.rel_metric, branching=args.branching, search_length=args.search_length,
-                        leaf_window=args.leaf_window, representatives=args.representatives)
+                        leaf_window=args.leaf_window, representatives=args.representatives,
+                        epoch_nodes=args.epoch_nodes)
     except ParameterError as error:
         raise UsageError(str(error)) from None
     if os.path.exists(args.target) and os.path.exists(args.source) and os.path.samefile(args.source, args.target):

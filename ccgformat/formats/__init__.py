@@ -224,7 +224,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
         trial = folder / f".{target.name}.lossless-{os.getpid()}"
         try:
             lossless = write(trial, Params(branching=params.branching, search_length=params.search_length,
-                                           leaf_window=params.leaf_window), None)
+                                           leaf_window=params.leaf_window, epoch_nodes=params.epoch_nodes), None)
             kept = os.path.getsize(trial) < os.path.getsize(target)
             if kept:
                 os.replace(trial, target)

@@ -152,6 +152,8 @@ class Builder:
         self.N = self.n = self.M = self.m = 0
         self._validate = definitions is not None
         self._leaf_used: dict[int, int] = {}  # leaf call -> pool size when it was last shared
+        self._epoch_first = 0  # the pool size when the replacement index last started empty
+        self.epochs = 0  # how many times it did (`_next_epoch`)
 
     # ------------------------------------------------------------------ public API
 
@@ -228,7 +230,7 @@ class Builder:
             if location not in self._roots:
                 self.end_location(location)
         return Graph(self.pool, dict(sorted(self._roots.items())), self.params, self.definitions,
-                     self.metrics, tuple(self.repairs))
+                     self.metrics, tuple(self.repairs), self.epochs)
 
     @property
     def metrics(self) -> BuildMetrics:
@@ -271,8 +273,21 @@ class Builder:
             self._late_stage(node)
         return self._finalize(node, end)
 
+    def _next_epoch(self) -> None:
+        """Dissertation 4.7.2: once ``epoch_nodes`` nodes were stored since the last reset,
+        the replacement index (every S-list, and the leaves' last uses) starts empty, so
+        that it holds the nodes of one epoch only; the nodes stored before stay in the
+        pool, but no later node is compared with them."""
+        bound = self.params.epoch_nodes
+        if bound and len(self.pool) - self._epoch_first >= bound:
+            self.index = ReplacementIndex(self.params.search_length, self.pool.soft_key)
+            self._leaf_used.clear()
+            self._epoch_first = len(self.pool)
+            self.epochs += 1
+
     def _finalize(self, node: _Open, end: int) -> Entry:
         """Turn a construction node into durations (4.3) and find it a replacement."""
+        self._next_epoch()
         durations: list[int] = []
         edges: list[Interval] = []
         time, drift = node.start, 0
@@ -405,6 +420,7 @@ class Builder:
 
     def _atomic(self, state: _LocationState, kind: int, time: int, columns: dict[str, int]) -> Entry:
         """Create, compare and keep or replace an atomic node (4.1.1, 4.2.1)."""
+        self._next_epoch()
         fields = KIND_FIELDS[EventKind(kind)]
         key = tuple(columns[name] for name in fields.hard)
         soft = tuple(columns[name] for name in fields.soft)

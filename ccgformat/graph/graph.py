@@ -225,6 +225,8 @@ class Graph:
     definitions: Definitions
     metrics: BuildMetrics
     repairs: tuple[Repair, ...] = ()  #: what repair mode changed in the input
+    #: how many times the replacement index started empty (``Params.epoch_nodes``)
+    epochs: int = 0
 
     def location(self, location: int) -> LocationWalker:
         """Random access, iteration and time search over one location's events."""

@@ -178,9 +178,9 @@ def request_times(events):
 
 def receive_posts(events):
     """Per receive index of one location, the index it was posted at: an IRECV's
-    IRECV_REQUEST (`request_events`), else the receive itself."""
+    IRECV_REQUEST (`request_events`) when that comes before it, else the receive itself."""
     given = request_events(events)
-    return {index: given[index][1] if e.kind == EventKind.IRECV and index in given else index
+    return {index: given[index][1] if e.kind == EventKind.IRECV and given.get(index, (0, index))[1] < index else index
             for index, e in enumerate(events) if e.kind in (EventKind.RECV, EventKind.IRECV)}
 
 
@@ -262,7 +262,8 @@ def message_stream(events_by_location, start=None, stop=None):
     (by the place of the last of their ends, of the request events giving their times,
     and of the completions of the receives posted before theirs on the receiver; those
     missing a time they need, or after a receive posted that never completes, at the end,
-    by the same place), and ``peak_pending``: walking the stream, +1 at a send or
+    by the same place; ties, as when one completion lets several receives in, by the place
+    of their send), and ``peak_pending``: walking the stream, +1 at a send or
     receive, -2 at the event that pairs a message (the later of its ends or of those
     completions; none for one paired only at the end), the most at once."""
     lo = NO_START if start is None else start
@@ -280,7 +281,8 @@ def message_stream(events_by_location, start=None, stop=None):
         for index, e in enumerate(events):
             latest.append(last)
             if e.kind == EventKind.IRECV_REQUEST and last is not None:
-                last = None if index not in completion else max(last, place[(location, completion[index])])
+                last = None if index not in completion else max(last, place[(location, index)],
+                                                                place[(location, completion[index])])
         for index, post in receive_posts(events).items():
             let_in[(location, index)] = latest[post]
     rows, formed = [], Counter()
@@ -295,7 +297,8 @@ def message_stream(events_by_location, start=None, stop=None):
             missing = ((a.kind == EventKind.ISEND and done[1] is None) or (b.kind == EventKind.IRECV and posted[1] is None)
                        or let_in[r] is None)
             completed = (missing, max(place[s], place[r], let_in[r] or -1,
-                                      *(place[(e[0], x[1])] for e, x in ((s, done), (r, posted)) if x[1] is not None)))
+                                      *(place[(e[0], x[1])] for e, x in ((s, done), (r, posted)) if x[1] is not None)),
+                         place[s])
             if lo <= a.time < hi or lo <= b.time < hi:
                 rows.append((completed, (s[0], a.time, r[0], b.time, a.comm, a.tag, a.size,
                                          done[0] if a.kind == EventKind.ISEND else -1,

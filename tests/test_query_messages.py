@@ -5,6 +5,9 @@ the communication matrix and the corpus."""
 from __future__ import annotations
 
 import contextlib
+import re
+import subprocess
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +23,7 @@ from ccgformat.query.tables import tables_for
 
 from . import query_oracle as oracle
 from . import traces
-from .corpus import corpus_path
+from .corpus import corpus_path, require_tool
 from .query_support import CORPUS, converted, event_bounds, windows
 
 def check(source, locations=None, start=None, stop=None):
@@ -160,6 +163,46 @@ def test_receives_match_in_the_order_they_were_posted(trace, data):
         assert posts == sorted(posts)
     for start, stop, locations in windows(data, trace, 3, (K.SEND, K.RECV, K.IRECV)):
         check(graph, locations, start, stop)
+
+
+_PRINTED = re.compile(r"^(MPI_\w+) +(\d+) +(\d+) +(.*)$")
+_PRINTED_FIELD = re.compile(r'(Sender|Receiver|Communicator|Tag|Request): (?:"[^"]*" <(\d+)>|(\d+))')
+
+
+def printed_pairs(tool: str, anchor: Path) -> set[tuple[int, int, int, int, int]]:
+    """The messages of an OTF2 trace as its records printed by otf2-print say MPI pairs
+    them: per (sender, receiver, communicator, tag) the k-th MpiSend/MpiIsend with the
+    k-th receive in posting order (an MpiIrecv posted at the first open MpiIrecvRequest
+    of its location and request id, an MpiRecv where it is); (sender, send time,
+    receiver, receive time, post time or -1)."""
+    sends, receives, posts = defaultdict(list), defaultdict(list), defaultdict(list)
+    for line in subprocess.run([tool, str(anchor)], capture_output=True, text=True, check=True).stdout.splitlines():
+        found = _PRINTED.match(line)
+        if not found:
+            continue
+        record, location, time = found.group(1), int(found.group(2)), int(found.group(3))
+        field = {name: int(a or b) for name, a, b in _PRINTED_FIELD.findall(found.group(4))}
+        if record in ("MPI_SEND", "MPI_ISEND"):
+            sends[(location, field["Receiver"], field["Communicator"], field["Tag"])].append(time)
+        elif record == "MPI_IRECV_REQUEST":
+            posts[(location, field["Request"])].append(time)
+        elif record in ("MPI_RECV", "MPI_IRECV"):
+            open_ = posts[(location, field.get("Request"))] if record == "MPI_IRECV" else []
+            posted = open_.pop(0) if open_ else -1
+            receives[(field["Sender"], location, field["Communicator"], field["Tag"])].append(
+                (time if posted < 0 else posted, time, posted))
+    return {(key[0], sent, key[1], received, posted)
+            for key, times in sends.items() for sent, (_, received, posted) in zip(times, sorted(receives[key]))}
+
+
+@pytest.mark.parametrize("name", ["otf2-stencil", "otf2-pingpong"])
+def test_corpus_otf2_pairs_as_its_printed_records_say(tmp_path_factory, name):
+    """The pairs of the corpus OTF2 traces (the stencil's 512 MpiIrecv all posted by an
+    MpiIrecvRequest) are those of MPI's rule applied to otf2-print's records."""
+    want = printed_pairs(require_tool("otf2-print"), corpus_path(*CORPUS[name]))
+    result = converted(tmp_path_factory, name).messages()
+    got = {(m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["recv_posted"]) for m in result.rows()}
+    assert want and got == want and len(result) == len(want)
 
 
 def test_a_reused_request_id_pairs_in_order():

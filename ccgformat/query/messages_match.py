@@ -301,11 +301,15 @@ class _Posts:
         self.latest = np.maximum.accumulate((row[order] << _SEQ_BITS) | at[order]) if len(order) else at
 
     def place(self, ends: Table) -> np.ndarray:
-        """Each end's place in its channel's order: an IRECV's IRECV_REQUEST, else itself."""
-        post = ends["seq"].copy()
-        target = self.found["target"]
-        if len(target):  # the window's IRECVs given a post time: all among its ends
-            post[np.searchsorted(ends["seq"], target)] = self.found["post"]
+        """Each end's place in its channel's order: an IRECV's IRECV_REQUEST (one before
+        it: an IRECV met before its request is placed where it is), else itself."""
+        seq = ends["seq"]
+        post = seq.copy()
+        target, posted = self.found["target"], self.found["post"]
+        if len(target) and len(seq):
+            at = np.searchsorted(seq, target)
+            mine = (posted < target) & (seq[np.minimum(at, len(seq) - 1)] == target)
+            post[at[mine]] = posted[mine]
         return post
 
     def completed_before(self, rows: np.ndarray, posts: np.ndarray) -> np.ndarray:

@@ -28,11 +28,13 @@ POINT_TO_POINT_KINDS = (int(EventKind.SEND), int(EventKind.ISEND), int(EventKind
 COLLECTIVE_KINDS = (int(EventKind.COLL_END),)
 #: the events of many small locations walked together at most
 EVENTS_PER_GROUP = 1 << 22
+_BATCH_COLUMNS = ("ref", "comm", "tag", "request", "size", "recv_size", "value")
 
 
 @dataclass
 class CommunicationEvents:
-    """Communication events as columns, in (location, index) order. ``enter`` and
+    """Communication events (and the other events message matching reads) as columns, in
+    (location, index) order. ``enter`` and
     ``exit`` are the times of the ENTER and LEAVE of the innermost call open at the event
     and ``leave`` that LEAVE's event index; outside any call (or in one left open at the
     location's end) the event's own time and -1."""
@@ -47,9 +49,24 @@ class CommunicationEvents:
     enter: np.ndarray
     exit: np.ndarray
     leave: np.ndarray
+    #: what message matching reads besides: a request id, bytes sent and received, a value
+    request: np.ndarray
+    size: np.ndarray
+    recv_size: np.ndarray
+    value: np.ndarray
 
     def __len__(self) -> int:
         return len(self.location)
+
+    def take(self, rows: np.ndarray) -> CommunicationEvents:
+        """The events ``rows`` (positions or a mask)."""
+        return CommunicationEvents(*(getattr(self, f.name)[rows] for f in fields(self)))
+
+    def batch(self, rows: np.ndarray) -> EventBatch:
+        """The events ``rows`` as an `EventBatch`."""
+        return EventBatch(time=self.time[rows], kind=self.kind[rows].astype(np.uint8), ref=self.peer[rows],
+                          **{name: getattr(self, name)[rows] for name in ("comm", "tag", "request", "size",
+                                                                          "recv_size", "value")})
 
 
 def communication_events(source: Any, kinds: tuple[int, ...]) -> CommunicationEvents:
@@ -126,10 +143,12 @@ class _Calls:
         if carried.any():
             enter[carried] = np.array(self.opened, np.int64)[level[carried] - 1]
         closer = np.where(inside, frame.leave_after(rows, level, rows), -1)
+        column = {c: np.asarray(getattr(batch, c)[rows], np.int64) for c in _BATCH_COLUMNS}
         part = CommunicationEvents(owner[rows], index[rows], time[rows], batch.kind[rows].astype(np.int64),
-                                   *(np.asarray(getattr(batch, c)[rows], np.int64) for c in ("ref", "comm", "tag")),
+                                   column["ref"], column["comm"], column["tag"],
                                    enter, np.where(closer >= 0, time[closer], time[rows]),
-                                   np.where(closer >= 0, index[closer], -1))
+                                   np.where(closer >= 0, index[closer], -1),
+                                   column["request"], column["size"], column["recv_size"], column["value"])
         self.parts.append(part)
         self._carry(frame, owner, rows, part, inside & (closer < 0))
 
@@ -156,7 +175,7 @@ class _Calls:
         self.waiting = []
         parts, self.parts = self.parts, []
         if not parts:
-            return CommunicationEvents(*([np.zeros(0, np.int64)] * 10))
+            return CommunicationEvents(*([np.zeros(0, np.int64)] * len(fields(CommunicationEvents))))
         return CommunicationEvents(*(np.concatenate([getattr(p, f.name) for p in parts])
                                      for f in fields(CommunicationEvents)))
 

@@ -44,8 +44,8 @@ def partners(source: Any, walked: CommunicationEvents, kinds: tuple[int, ...], w
     ends = [np.concatenate([chunk.columns[name] for chunk in chunks]) if chunks else np.zeros(0, np.int64)
             for name in ("send_seq", "recv_seq")]
     keep = np.isin(walked.kind, kinds)
+    events = walked if keep.all() else walked.take(keep)
     row = np.cumsum(keep) - 1  # each walked event's row among those kept
-    events = walked.take(keep)
     send, receive = (row[order[seq]] for seq in ends)
     message = np.full(len(events), -1, np.int64)
     message[send] = receive

@@ -5,9 +5,10 @@ call that holds it - the ENTER and LEAVE of the innermost region open at the eve
 ``MPI_Send`` around a SEND), whose exit time lateness compares (section 3.2).
 
 Locations of at most `WALK_BATCH` events are walked many at once (`small_events`),
-longer ones by a walker each in batches of `WALK_BATCH`; a call that spans two batches
-is followed from one to the next (`_Calls`), so memory holds a batch and the
-communication events found, never a whole location.
+longer ones by a walker each in batches of `WALK_BATCH`, in a thread of their own
+(`streaming.read_ahead`); a call that spans two batches is followed from one to the next
+(`_Calls`), so memory holds a few batches and the communication events found, never a
+whole location.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from ..archive.many import small_events
 from ..graph.graph import chosen_roots
 from ..model import EventBatch, EventKind
-from .streaming import WALK_BATCH
+from .streaming import WALK_BATCH, read_ahead
 
 __all__ = ["COLLECTIVE_KINDS", "POINT_TO_POINT_KINDS", "CommunicationEvents", "communication_events"]
 
@@ -72,7 +73,7 @@ class CommunicationEvents:
 def communication_events(source: Any, kinds: tuple[int, ...]) -> CommunicationEvents:
     """The events of ``kinds`` of every location of a `Graph` or `Archive`."""
     calls = _Calls(np.array(kinds, np.uint8))
-    for owner, batch in _chunks(source):
+    for owner, batch in read_ahead(_chunks(source)):  # the blocks decoded on one core, the calls found on the other
         calls.add(owner, batch)
     return calls.finish()
 

@@ -37,12 +37,15 @@ class Partners:
 
 def partners(source: Any, walked: CommunicationEvents, kinds: tuple[int, ...], window: int = WINDOW) -> Partners:
     """Match the messages of ``walked`` (every event of ``source`` that message matching
-    reads, `messages.stream_kinds`) and keep its events of ``kinds`` with their partners."""
+    reads, `messages.stream_kinds`) and keep its events of ``kinds`` with their partners.
+    ``walked`` gives up its matching columns."""
     order = np.lexsort((walked.index, walked.location, walked.time))  # by time, location, position
-    stream = MessageStream(source, None, None, None, window, False, (walked.location[order], walked.batch(order)))
+    windows = ((walked.location[at], walked.batch(at)) for at in np.array_split(order, range(window, len(order), window)))
+    stream = MessageStream(source, None, None, None, window, False, windows)
     chunks = list(stream)
     ends = [np.concatenate([chunk.columns[name] for chunk in chunks]) if chunks else np.zeros(0, np.int64)
             for name in ("send_seq", "recv_seq")]
+    walked.matching = {}  # read: its memory goes
     keep = np.isin(walked.kind, kinds)
     events = walked if keep.all() else walked.take(keep)
     row = np.cumsum(keep) - 1  # each walked event's row among those kept

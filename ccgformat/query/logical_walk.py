@@ -13,7 +13,7 @@ whole location.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterator
 
 import numpy as np
@@ -23,13 +23,14 @@ from ..graph.graph import chosen_roots
 from ..model import EventBatch, EventKind
 from .streaming import WALK_BATCH, read_ahead
 
-__all__ = ["COLLECTIVE_KINDS", "POINT_TO_POINT_KINDS", "CommunicationEvents", "communication_events"]
+__all__ = ["COLLECTIVE_KINDS", "MATCHING_COLUMNS", "POINT_TO_POINT_KINDS", "CommunicationEvents", "communication_events"]
 
 POINT_TO_POINT_KINDS = (int(EventKind.SEND), int(EventKind.ISEND), int(EventKind.RECV), int(EventKind.IRECV))
 COLLECTIVE_KINDS = (int(EventKind.COLL_END),)
 #: the events of many small locations walked together at most
 EVENTS_PER_GROUP = 1 << 22
-_BATCH_COLUMNS = ("ref", "comm", "tag", "request", "size", "recv_size", "value")
+#: the columns of an event that message matching reads besides those of `CommunicationEvents`
+MATCHING_COLUMNS = ("request", "size", "recv_size", "value")
 
 
 @dataclass
@@ -50,24 +51,25 @@ class CommunicationEvents:
     enter: np.ndarray
     exit: np.ndarray
     leave: np.ndarray
-    #: what message matching reads besides: a request id, bytes sent and received, a value
-    request: np.ndarray
-    size: np.ndarray
-    recv_size: np.ndarray
-    value: np.ndarray
+    #: the other columns message matching reads (`MATCHING_COLUMNS`), until it has run
+    matching: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.location)
 
     def take(self, rows: np.ndarray) -> CommunicationEvents:
         """The events ``rows`` (positions or a mask)."""
-        return CommunicationEvents(*(getattr(self, f.name)[rows] for f in fields(self)))
+        return CommunicationEvents(*(getattr(self, name)[rows] for name in _COLUMNS),
+                                   {name: column[rows] for name, column in self.matching.items()})
 
     def batch(self, rows: np.ndarray) -> EventBatch:
-        """The events ``rows`` as an `EventBatch`."""
+        """The events ``rows`` as an `EventBatch` (with the matching's columns)."""
         return EventBatch(time=self.time[rows], kind=self.kind[rows].astype(np.uint8), ref=self.peer[rows],
-                          **{name: getattr(self, name)[rows] for name in ("comm", "tag", "request", "size",
-                                                                          "recv_size", "value")})
+                          comm=self.comm[rows], tag=self.tag[rows],
+                          **{name: self.matching[name][rows] for name in MATCHING_COLUMNS})
+
+
+_COLUMNS = tuple(f.name for f in fields(CommunicationEvents))[:-1]  # all but ``matching``
 
 
 def communication_events(source: Any, kinds: tuple[int, ...]) -> CommunicationEvents:
@@ -144,12 +146,11 @@ class _Calls:
         if carried.any():
             enter[carried] = np.array(self.opened, np.int64)[level[carried] - 1]
         closer = np.where(inside, frame.leave_after(rows, level, rows), -1)
-        column = {c: np.asarray(getattr(batch, c)[rows], np.int64) for c in _BATCH_COLUMNS}
         part = CommunicationEvents(owner[rows], index[rows], time[rows], batch.kind[rows].astype(np.int64),
-                                   column["ref"], column["comm"], column["tag"],
+                                   *(np.asarray(getattr(batch, c)[rows], np.int64) for c in ("ref", "comm", "tag")),
                                    enter, np.where(closer >= 0, time[closer], time[rows]),
                                    np.where(closer >= 0, index[closer], -1),
-                                   column["request"], column["size"], column["recv_size"], column["value"])
+                                   {c: np.asarray(getattr(batch, c)[rows], np.int64) for c in MATCHING_COLUMNS})
         self.parts.append(part)
         self._carry(frame, owner, rows, part, inside & (closer < 0))
 
@@ -176,9 +177,10 @@ class _Calls:
         self.waiting = []
         parts, self.parts = self.parts, []
         if not parts:
-            return CommunicationEvents(*([np.zeros(0, np.int64)] * len(fields(CommunicationEvents))))
-        return CommunicationEvents(*(np.concatenate([getattr(p, f.name) for p in parts])
-                                     for f in fields(CommunicationEvents)))
+            return CommunicationEvents(*([np.zeros(0, np.int64)] * len(_COLUMNS)),
+                                       {name: np.zeros(0, np.int64) for name in MATCHING_COLUMNS})
+        return CommunicationEvents(*(np.concatenate([getattr(p, name) for p in parts]) for name in _COLUMNS),
+                                   {name: np.concatenate([p.matching[name] for p in parts]) for name in MATCHING_COLUMNS})
 
 
 class _Frame:

@@ -163,13 +163,13 @@ class MessageStream:
     or the request giving the last of their times). Once it is exhausted, ``unmatched``,
     ``collectives``, ``peak_pending`` and ``events`` hold the rest of the answer.
 
-    ``walked``: the stream's events already walked, all of them (the events of `_WANTED`
-    kinds, and Paje hints, of every chosen location in stream order, with their locations;
+    ``walked``: the stream's windows, their events already walked (those of `stream_kinds`
+    of every chosen location in stream order, each window with its events' locations;
     logical time walks them once for itself and matching). The chunks then also hold
-    ``send_seq`` and ``recv_seq``, each end's place in them."""
+    ``send_seq`` and ``recv_seq``, each end's place in the stream."""
 
     def __init__(self, source: Any, start: int | None, stop: int | None, locations: Iterable[int] | None,
-                 window: int, ahead: bool, walked: tuple[np.ndarray, EventBatch] | None = None):
+                 window: int, ahead: bool, walked: Iterator[tuple[np.ndarray, EventBatch]] | None = None):
         self.locations = len(source.definitions.locations)
         self.unmatched: list[Unmatched] = []
         self.collectives: list[Collective] = []
@@ -177,11 +177,9 @@ class MessageStream:
         self.events = 0
         chosen = chosen_roots(source, locations)
         self._largest = max(chosen.locations, default=-1)
-        self._names = MESSAGE_COLUMNS + (("send_seq", "recv_seq") if walked else ())
-        if walked:
-            windows: Iterator[tuple[np.ndarray, EventBatch]] = (
-                (walked[0][first:first + window], walked[1][first:first + window])
-                for first in range(0, len(walked[0]), window))
+        self._names = MESSAGE_COLUMNS + (("send_seq", "recv_seq") if walked is not None else ())
+        if walked is not None:
+            windows = walked
         else:
             windows = message_windows(source, chosen, stream_kinds(source), window)
             windows = read_ahead(windows) if ahead else windows

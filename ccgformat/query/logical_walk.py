@@ -116,7 +116,7 @@ class _Calls:
 
     def __init__(self, wanted: np.ndarray):
         self.wanted = wanted
-        self.parts: list[CommunicationEvents] = []
+        self.parts: list[dict[str, np.ndarray]] = []  #: the events found, a table per chunk
         self.location = -1      #: the location the last chunk ended in
         self.seen = 0           #: its events so far
         self.depth = 0          #: its open calls
@@ -146,15 +146,15 @@ class _Calls:
         if carried.any():
             enter[carried] = np.array(self.opened, np.int64)[level[carried] - 1]
         closer = np.where(inside, frame.leave_after(rows, level, rows), -1)
-        part = CommunicationEvents(owner[rows], index[rows], time[rows], batch.kind[rows].astype(np.int64),
-                                   *(np.asarray(getattr(batch, c)[rows], np.int64) for c in ("ref", "comm", "tag")),
-                                   enter, np.where(closer >= 0, time[closer], time[rows]),
-                                   np.where(closer >= 0, index[closer], -1),
-                                   {c: np.asarray(getattr(batch, c)[rows], np.int64) for c in MATCHING_COLUMNS})
+        part = {"location": owner[rows], "index": index[rows], "time": time[rows],
+                "kind": batch.kind[rows].astype(np.int64), "peer": np.asarray(batch.ref[rows], np.int64),
+                **{c: np.asarray(getattr(batch, c)[rows], np.int64) for c in ("comm", "tag") + MATCHING_COLUMNS},
+                "enter": enter, "exit": np.where(closer >= 0, time[closer], time[rows]),
+                "leave": np.where(closer >= 0, index[closer], -1)}
         self.parts.append(part)
         self._carry(frame, owner, rows, part, inside & (closer < 0))
 
-    def _carry(self, frame: _Frame, owner: np.ndarray, rows: np.ndarray, part: CommunicationEvents,
+    def _carry(self, frame: _Frame, owner: np.ndarray, rows: np.ndarray, part: dict[str, np.ndarray],
                open_: np.ndarray) -> None:
         """Keep what the last segment's location has open at the chunk's end."""
         if owner[-1] != self.location:
@@ -170,17 +170,20 @@ class _Calls:
         opened[levels] = frame.time[mine[latest]]
         self.opened = opened.tolist()
         for k in np.flatnonzero(open_ & (frame.segment[rows] == last)).tolist():
-            self.waiting.append((part.exit[k:k + 1], part.leave[k:k + 1], int(frame.depth[rows[k]])))
+            self.waiting.append((part["exit"][k:k + 1], part["leave"][k:k + 1], int(frame.depth[rows[k]])))
         # the events of earlier segments whose call never closed keep their own time
 
     def finish(self) -> CommunicationEvents:
+        """The events found, their parts joined a column at a time, each column of the
+        parts let go once joined (memory: the events once, and a column more)."""
         self.waiting = []
         parts, self.parts = self.parts, []
-        if not parts:
-            return CommunicationEvents(*([np.zeros(0, np.int64)] * len(_COLUMNS)),
-                                       {name: np.zeros(0, np.int64) for name in MATCHING_COLUMNS})
-        return CommunicationEvents(*(np.concatenate([getattr(p, name) for p in parts]) for name in _COLUMNS),
-                                   {name: np.concatenate([p.matching[name] for p in parts]) for name in MATCHING_COLUMNS})
+
+        def joined(name: str) -> np.ndarray:
+            return np.concatenate([part.pop(name) for part in parts]) if parts else np.zeros(0, np.int64)
+
+        return CommunicationEvents(*(joined(name) for name in _COLUMNS),
+                                   {name: joined(name) for name in MATCHING_COLUMNS})
 
 
 class _Frame:

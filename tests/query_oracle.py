@@ -176,9 +176,33 @@ def request_times(events):
     return {index: time for index, (time, _) in request_events(events).items()}
 
 
+def receive_posts(events):
+    """Per receive index of one location, the index it was posted at: an IRECV's
+    IRECV_REQUEST (`request_events`) when that comes before it, else the receive itself."""
+    given = request_events(events)
+    return {index: given[index][1] if e.kind == EventKind.IRECV and given.get(index, (0, index))[1] < index else index
+            for index, e in enumerate(events) if e.kind in (EventKind.RECV, EventKind.IRECV)}
+
+
+def _by_channel(events_by_location):
+    """(sends, receives): per channel (sender, receiver, comm, tag) its sends in the
+    sender's order and its receives in the order they were posted (`receive_posts`), as
+    (location, index)."""
+    sends, receives = defaultdict(list), defaultdict(list)
+    for location, events in events_by_location.items():
+        posts = receive_posts(events)
+        for index, e in enumerate(events):
+            if e.kind in (EventKind.SEND, EventKind.ISEND):
+                sends[(location, e.ref, e.comm, e.tag)].append((location, index))
+        for index in sorted(posts, key=posts.get):
+            e = events[index]
+            receives[(e.ref, location, e.comm, e.tag)].append((location, index))
+    return sends, receives
+
+
 def messages(events_by_location, start=None, stop=None):
     """Brute-force matching: per (sender, receiver, comm, tag) the k-th send (in the
-    sender's order) with the k-th receive (in the receiver's); returns the multiset
+    sender's order) with the k-th receive (in the order the receiver posted them); returns the multiset
     (a Counter: equal messages may repeat) of (sender, send_time, receiver, recv_time,
     comm, tag, size, send_done, recv_posted) with an end in ``[start, stop)`` and the
     leftover events in it. ``send_done`` is the completion of an ISEND, ``recv_posted``
@@ -186,15 +210,10 @@ def messages(events_by_location, start=None, stop=None):
     lo = NO_START if start is None else start
     hi = NO_STOP if stop is None else stop
     inside = lambda t: lo <= t < hi  # noqa: E731
-    sends, receives = defaultdict(list), defaultdict(list)
-    for location, events in events_by_location.items():
-        requests = request_times(events)
-        for index, e in enumerate(events):
-            extra = requests.get(index, -1)
-            if e.kind in (EventKind.SEND, EventKind.ISEND):
-                sends[(location, e.ref, e.comm, e.tag)].append((e, extra))
-            elif e.kind in (EventKind.RECV, EventKind.IRECV):
-                receives[(e.ref, location, e.comm, e.tag)].append((e, extra))
+    requests = {location: request_times(events) for location, events in events_by_location.items()}
+    sends, receives = ({key: [(events_by_location[location][index], requests[location].get(index, -1))
+                              for location, index in ends] for key, ends in side.items()}
+                       for side in _by_channel(events_by_location))
     matched, left = Counter(), []
     for key in set(sends) | set(receives):
         s, r = sends.get(key, []), receives.get(key, [])
@@ -240,42 +259,55 @@ def stream_order(events_by_location):
 def message_stream(events_by_location, start=None, stop=None):
     """Brute force of `iter_messages`: the messages (tuples of `message_rows` plus
     recv_size) with an end in ``[start, stop)`` in the order the stream completes them
-    (by the place of the last of their ends and of the request events giving their times;
-    those missing a time they need at the end, by the same place),
-    and ``peak_pending``: walking the stream, +1 at a send or receive, -1 instead at the
-    second end of a matched pair, the most at once."""
+    (by the place of the last of their ends, of the request events giving their times,
+    and of the completions of the receives posted before theirs on the receiver; those
+    missing a time they need, or after a receive posted that never completes, at the end,
+    by the same place; ties, as when one completion lets several receives in, by the place
+    of their send), and ``peak_pending``: walking the stream, +1 at a send or
+    receive, -2 at the event that pairs a message (the later of its ends or of those
+    completions; none for one paired only at the end), the most at once."""
     lo = NO_START if start is None else start
     hi = NO_STOP if stop is None else stop
     place = stream_order(events_by_location)
-    sends, receives = defaultdict(list), defaultdict(list)
-    given = {}
+    sends, receives = _by_channel(events_by_location)
+    given, let_in = {}, {}
     for location, events in events_by_location.items():
         for index, extra in request_events(events).items():
             given[(location, index)] = extra
+        completion = {first: second for second, (_, first) in request_events(events).items()
+                      if events[second].kind == EventKind.IRECV}
+        # per index: the last place of a completion of the requests posted before it (None: one never completes)
+        latest, last = [], -1
         for index, e in enumerate(events):
-            if e.kind in (EventKind.SEND, EventKind.ISEND):
-                sends[(location, e.ref, e.comm, e.tag)].append((location, index))
-            elif e.kind in (EventKind.RECV, EventKind.IRECV):
-                receives[(e.ref, location, e.comm, e.tag)].append((location, index))
-    rows, second = [], set()
+            latest.append(last)
+            if e.kind == EventKind.IRECV_REQUEST and last is not None:
+                last = None if index not in completion else max(last, place[(location, index)],
+                                                                place[(location, completion[index])])
+        for index, post in receive_posts(events).items():
+            let_in[(location, index)] = latest[post]
+    rows, formed = [], Counter()
     for key in set(sends) | set(receives):
         for s, r in zip(sends.get(key, []), receives.get(key, [])):
-            second.add(max(s, r, key=place.get))
             a, b = events_by_location[s[0]][s[1]], events_by_location[r[0]][r[1]]
             done, posted = given.get(s, (-1, None)), given.get(r, (-1, None))
-            # a time the message needs but never gets: given out after the stream's last event
-            missing = (a.kind == EventKind.ISEND and done[1] is None) or (b.kind == EventKind.IRECV and posted[1] is None)
-            completed = (missing, max(place[s], place[r], *(place[(e[0], x[1])] for e, x in ((s, done), (r, posted))
-                                                           if x[1] is not None)))
+            if let_in[r] is not None:
+                formed[max(place[s], place[r], let_in[r])] += 1
+            # a time the message needs but never gets, or a receive let in only at the end:
+            # given out after the stream's last event
+            missing = ((a.kind == EventKind.ISEND and done[1] is None) or (b.kind == EventKind.IRECV and posted[1] is None)
+                       or let_in[r] is None)
+            completed = (missing, max(place[s], place[r], let_in[r] or -1,
+                                      *(place[(e[0], x[1])] for e, x in ((s, done), (r, posted)) if x[1] is not None)),
+                         place[s])
             if lo <= a.time < hi or lo <= b.time < hi:
                 rows.append((completed, (s[0], a.time, r[0], b.time, a.comm, a.tag, a.size,
                                          done[0] if a.kind == EventKind.ISEND else -1,
                                          posted[0] if b.kind == EventKind.IRECV else -1, b.size)))
     pending = peak = 0
-    for (location, index), _ in sorted(place.items(), key=lambda item: item[1]):
+    for (location, index), at in sorted(place.items(), key=lambda item: item[1]):
         if events_by_location[location][index].kind in (EventKind.SEND, EventKind.ISEND, EventKind.RECV,
                                                         EventKind.IRECV):
-            pending += -1 if (location, index) in second else 1
+            pending += 1 - 2 * formed[at]
             peak = max(peak, pending)
     return [row for _, row in sorted(rows)], peak
 

@@ -1,6 +1,6 @@
 """Lamport's scheme against brute force on the rebuilt events: messages matched with a
-queue per (sender, receiver, communicator, tag) - a non-blocking receive where it
-completes, as message matching pairs it - and steps relaxed until nothing changes;
+queue per (sender, receiver, communicator, tag) - a non-blocking receive where it was
+posted, as message matching pairs it - and steps relaxed until nothing changes;
 blocking and non-blocking messages whose completions reorder, equal times, the graph and
 its archive; a cycle of messages is a `TraceError`."""
 
@@ -30,8 +30,10 @@ def brute_force(graph) -> dict[tuple[int, int], int]:
     for location, i, e in ends:  # per location in order: the k-th send of a channel with its k-th receive
         if e.kind in (K.SEND, K.ISEND):
             queues.setdefault(("s", location, e.ref, e.comm, e.tag), deque()).append((location, i))
-    for location, i, e in ends:
-        if e.kind in (K.RECV, K.IRECV):
+    for location, rows in events.items():  # receives in the order they were posted
+        posts = oracle.receive_posts(rows)
+        for i in sorted(posts, key=posts.get):
+            e = rows[i]
             queue = queues.get(("s", e.ref, location, e.comm, e.tag))
             if queue:
                 send_of[location, i] = queue.popleft()
@@ -79,14 +81,15 @@ def test_an_archive_gives_its_graphs_steps(tmp_path_factory, example):
 
 def test_receives_completing_out_of_order():
     """Rank 1 posts two receives from rank 0 and completes the second-posted first; message
-    matching pairs receives where they complete, so the first completion takes the first
-    send. Rank 0: SEND (step 0), SEND (1). Rank 1: IRECV completing first (max(0, 0 + 1)
-    = 1), then the other (max(1 + 1, 1 + 1) = 2)."""
+    matching pairs receives in the order they were posted, so the first-posted takes the
+    first send though it completes last. Rank 0: SEND (step 0), SEND (1). Rank 1: the
+    IRECV completing first takes the second send (max(0, 1 + 1) = 2), the other the first
+    (max(2 + 1, 0 + 1) = 3)."""
     trace = {0: calls([(K.SEND, 1, 0), (K.SEND, 1, 0)]),
              1: calls([(K.IRECV_REQUEST, 7), (K.IRECV_REQUEST, 8), (K.IRECV, 0, 0, 8), (K.IRECV, 0, 0, 7)])}
     result = logical(build(trace), "lamport")
-    assert result.step.tolist() == [0, 1, 1, 2]
-    assert result.partner.tolist() == [2, 3, 0, 1]
+    assert result.step.tolist() == [0, 1, 2, 3]
+    assert result.partner.tolist() == [3, 2, 1, 0]
 
 
 def test_a_cycle_of_messages_is_an_error():

@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ccgformat.errors import ParameterError
 from ccgformat.model import Event, EventKind as K
+from ccgformat.query import logical_ravel
 from ccgformat.query.logical import logical
 
 from .logical_support import build, calls, plans
@@ -159,3 +161,17 @@ def test_ravel_steps_keep_happened_before(example):
     per_location = [result.step[result.rows_of(location)][result.kind[result.rows_of(location)] == K.COLL_END]
                     .tolist() for location in range(len(result.names))]
     assert all(steps == per_location[0] for steps in per_location)
+
+
+@settings(max_examples=60, deadline=None)
+@given(plans(), st.sampled_from([1, 2, 5]))
+def test_steps_computed_a_batch_of_phases_at_a_time(example, batch):
+    """The steps of batches of whole phases (a phase per batch up) are those computed at once."""
+    trace, _ = example
+    graph = build(trace)
+    whole = logical(graph, "ravel")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(logical_ravel, "STEP_EVENTS", batch)
+        batched = logical(graph, "ravel")
+    for name in ("step", "phase", "lateness", "aggregate_lateness", "cluster", "first_step", "last_step"):
+        assert getattr(batched, name).tolist() == getattr(whole, name).tolist()

@@ -4,16 +4,22 @@ span batches, and many small locations walked together."""
 
 from __future__ import annotations
 
+from collections import Counter
+
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccgformat.model import Definitions, Event, EventKind as K, Location, Region
 from ccgformat.query import logical_walk
+from ccgformat.query.logical_matching import partners
 from ccgformat.query.logical_walk import COLLECTIVE_KINDS, POINT_TO_POINT_KINDS, communication_events
+from ccgformat.query.messages import stream_kinds
 
 from . import query_oracle as oracle
 from . import traces
+from .test_query_messages import message_traces, posted_receive_traces, request_traces
 
 KINDS = POINT_TO_POINT_KINDS + COLLECTIVE_KINDS
 
@@ -71,3 +77,22 @@ def test_many_small_locations_walked_together(group, monkeypatch):
     assert got == brute_force(graph)
     # the SEND is held by call 1 (events 1..3), the RECV by the outer call (0..5)
     assert got[:2] == [(0, 2, 2, int(K.SEND), 1, 3, 3), (0, 4, 4, int(K.RECV), 0, 5, 5)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(traces.traces(), message_traces(), request_traces(), posted_receive_traces()),
+       st.sampled_from([1, 2, 5, 65536]))
+def test_partners_are_the_pairs_of_message_matching(trace, window):
+    """Matching run over the walked events (windows of one event up) pairs what
+    `messages` pairs - receives in the order they were posted - each end found by its
+    place: the pairs as (sender, send time, receiver, receive time) are the brute force's."""
+    graph = oracle.build(trace)
+    found = partners(graph, communication_events(graph, stream_kinds(graph)), KINDS, window)
+    events, message = found.events, found.message
+    receives = np.flatnonzero(np.isin(events.kind, (K.RECV, K.IRECV)) & (message >= 0))
+    sends = message[receives]
+    assert np.all(message[sends] == receives) and np.all(np.isin(events.kind[sends], (K.SEND, K.ISEND)))
+    got = Counter(zip(events.location[sends].tolist(), events.time[sends].tolist(),
+                      events.location[receives].tolist(), events.time[receives].tolist()))
+    want, _ = oracle.messages({location: oracle.events_of(graph, location) for location in sorted(graph.roots)})
+    assert got == Counter([row[:4] for row, count in want.items() for _ in range(count)])

@@ -5,6 +5,9 @@ the communication matrix and the corpus."""
 from __future__ import annotations
 
 import contextlib
+import re
+import subprocess
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +23,7 @@ from ccgformat.query.tables import tables_for
 
 from . import query_oracle as oracle
 from . import traces
-from .corpus import corpus_path
+from .corpus import corpus_path, require_tool
 from .query_support import CORPUS, converted, event_bounds, windows
 
 def check(source, locations=None, start=None, stop=None):
@@ -109,6 +112,100 @@ def test_requests_complete_first_in_first_out(trace, data):
         check(graph, locations, start, stop)
 
 
+@st.composite
+def posted_receive_traces(draw: st.DrawFn) -> dict[int, list[Event]]:
+    """Ranks 0 and 1 send to rank 2 on two tags; rank 2 posts blocking receives,
+    non-blocking ones (IRECV_REQUEST, its IRECV later, the open ones completing in an
+    order drawn here), some never completed, and IRECVs without a request: completions
+    reorder against the posting order."""
+    receiver, time, posted = [Event(0, K.ENTER, 0)], 0, 0
+    open_: list[tuple[int, int, int]] = []  # (request, sender, tag)
+    for _ in range(draw(st.integers(1, 12))):
+        time += draw(st.integers(1, 3))
+        sender, tag = draw(st.integers(0, 1)), draw(st.integers(0, 1))
+        what = draw(st.sampled_from(["recv", "post", "post", "bare", "complete"]))
+        if what == "complete" and open_:
+            request, sender, tag = open_.pop(draw(st.integers(0, len(open_) - 1)))
+            receiver.append(Event(time, K.IRECV, sender, 0, tag, request, 8))
+        elif what == "post":
+            open_.append((posted % 3, sender, tag))
+            receiver.append(Event(time, K.IRECV_REQUEST, request=posted % 3))
+            posted += 1
+        else:
+            receiver.append(Event(time, K.RECV if what == "recv" else K.IRECV, sender, 0, tag, 9 * (what == "bare"), 8))
+    while open_ and draw(st.booleans()):  # the rest complete, or stay open (a cancelled receive)
+        time += 1
+        request, sender, tag = open_.pop(draw(st.integers(0, len(open_) - 1)))
+        receiver.append(Event(time, K.IRECV, sender, 0, tag, request, 8))
+    rows = {2: [*receiver, Event(time + 1, K.LEAVE, 0)]}
+    for rank in range(2):
+        sends, t = [Event(0, K.ENTER, 0)], 0
+        for _ in range(draw(st.integers(0, 8))):
+            t += draw(st.integers(1, 4))
+            sends.append(Event(t, K.SEND, 2, 0, draw(st.integers(0, 1)), 0, 8))
+        rows[rank] = [*sends, Event(t + 1, K.LEAVE, 0)]
+    return rows
+
+
+@settings(max_examples=80, deadline=None)
+@given(posted_receive_traces(), st.data())
+def test_receives_match_in_the_order_they_were_posted(trace, data):
+    """Against brute force, and by MPI's rule itself: on every channel, the messages in
+    the order they were sent reach receives in the order those were posted."""
+    graph = oracle.build(trace)
+    result = check(graph)
+    channels: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
+    for m in result.rows():
+        # a request met after its IRECV gives it a time, not its place
+        posted = m["recv_posted"] if 0 <= m["recv_posted"] <= m["recv_time"] else m["recv_time"]
+        channels.setdefault((m["sender"], m["comm"], m["tag"]), []).append((m["send_time"], posted))
+    for pairs in channels.values():
+        posts = [posted for _, posted in sorted(pairs)]
+        assert posts == sorted(posts)
+    for start, stop, locations in windows(data, trace, 3, (K.SEND, K.RECV, K.IRECV)):
+        check(graph, locations, start, stop)
+
+
+_PRINTED = re.compile(r"^(MPI_\w+) +(\d+) +(\d+) +(.*)$")
+_PRINTED_FIELD = re.compile(r'(Sender|Receiver|Communicator|Tag|Request): (?:"[^"]*" <(\d+)>|(\d+))')
+
+
+def printed_pairs(tool: str, anchor: Path) -> set[tuple[int, int, int, int, int]]:
+    """The messages of an OTF2 trace as its records printed by otf2-print say MPI pairs
+    them: per (sender, receiver, communicator, tag) the k-th MpiSend/MpiIsend with the
+    k-th receive in posting order (an MpiIrecv posted at the first open MpiIrecvRequest
+    of its location and request id, an MpiRecv where it is); (sender, send time,
+    receiver, receive time, post time or -1)."""
+    sends, receives, posts = defaultdict(list), defaultdict(list), defaultdict(list)
+    for line in subprocess.run([tool, str(anchor)], capture_output=True, text=True, check=True).stdout.splitlines():
+        found = _PRINTED.match(line)
+        if not found:
+            continue
+        record, location, time = found.group(1), int(found.group(2)), int(found.group(3))
+        field = {name: int(a or b) for name, a, b in _PRINTED_FIELD.findall(found.group(4))}
+        if record in ("MPI_SEND", "MPI_ISEND"):
+            sends[(location, field["Receiver"], field["Communicator"], field["Tag"])].append(time)
+        elif record == "MPI_IRECV_REQUEST":
+            posts[(location, field["Request"])].append(time)
+        elif record in ("MPI_RECV", "MPI_IRECV"):
+            open_ = posts[(location, field.get("Request"))] if record == "MPI_IRECV" else []
+            posted = open_.pop(0) if open_ else -1
+            receives[(field["Sender"], location, field["Communicator"], field["Tag"])].append(
+                (time if posted < 0 else posted, time, posted))
+    return {(key[0], sent, key[1], received, posted)
+            for key, times in sends.items() for sent, (_, received, posted) in zip(times, sorted(receives[key]))}
+
+
+@pytest.mark.parametrize("name", ["otf2-stencil", "otf2-pingpong"])
+def test_corpus_otf2_pairs_as_its_printed_records_say(tmp_path_factory, name):
+    """The pairs of the corpus OTF2 traces (the stencil's 512 MpiIrecv all posted by an
+    MpiIrecvRequest) are those of MPI's rule applied to otf2-print's records."""
+    want = printed_pairs(require_tool("otf2-print"), corpus_path(*CORPUS[name]))
+    result = converted(tmp_path_factory, name).messages()
+    got = {(m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["recv_posted"]) for m in result.rows()}
+    assert want and got == want and len(result) == len(want)
+
+
 def test_a_reused_request_id_pairs_in_order():
     """Rank 0 reuses request 1 nested (two sends open at once) and then again; rank 1
     posts request 4 twice before either receive completes."""
@@ -152,20 +249,20 @@ def test_requests_collectives_and_unmatched():
     result = check(_two_ranks())
     rows = sorted(result.rows(), key=lambda m: m["send_time"])
     assert [(m["send_time"], m["recv_time"], m["send_done"], m["recv_posted"]) for m in rows] == \
-        [(1, 2, 3, -1), (2, 3, -1, 1)]
+        [(1, 3, 3, 1), (2, 2, -1, -1)]  # the IRECV posted at 1 takes the first message, though it completes later
     assert [(u.location, u.time, u.kind, u.tag) for u in result.unmatched] == [(0, 7, "SEND", 9)]
     (collective,) = result.collectives
     assert collective.complete and [p[:3] for p in collective.participants] == [(0, 4, 6), (1, 4, 5)]
-    # in time order (ties by location): the ISEND at 1 and the SEND at 2 wait together; the
-    # RECV at 2 and the IRECV at 3 take them, the unmatched SEND at 7 waits alone
-    assert result.peak_pending == 2
+    # in time order (ties by location): the ISEND at 1 and the SEND at 2 wait, and the RECV at
+    # 2 behind the receive posted at 1; the IRECV at 3 pairs all four, the SEND at 7 waits alone
+    assert result.peak_pending == 3
     counts, volume = result.matrix(2)
     assert counts.tolist() == [[0, 2], [0, 0]] and volume.tolist() == [[0, 30], [0, 0]]
 
 
 def test_window_keeps_messages_with_an_end_inside():
     graph = _two_ranks()
-    assert {(m["send_time"], m["recv_time"]) for m in messages(graph, 3, 4).rows()} == {(2, 3)}
+    assert {(m["send_time"], m["recv_time"]) for m in messages(graph, 3, 4).rows()} == {(1, 3)}
     assert [u.time for u in messages(graph, 0, 7).unmatched] == []
 
 

@@ -25,7 +25,7 @@ from ccgformat.query import iter_messages, messages
 from . import query_oracle as oracle
 from . import traces
 from .query_support import CORPUS, converted, ring_graph, windows
-from .test_query_messages import message_traces, request_traces
+from .test_query_messages import message_traces, posted_receive_traces, request_traces
 
 events_module = importlib.import_module("ccgformat.query.messages_events")
 streaming = importlib.import_module("ccgformat.query.streaming")
@@ -101,7 +101,8 @@ def check_stream(source, trace, start=None, stop=None, locations=None):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.one_of(traces.traces(), message_traces(), request_traces(), collective_traces()), st.data())
+@given(st.one_of(traces.traces(), message_traces(), request_traces(), posted_receive_traces(), collective_traces()),
+       st.data())
 def test_the_stream_is_the_brute_force_in_every_window(trace, data):
     graph = oracle.build(trace)
     check_stream(graph, trace)

@@ -4,8 +4,8 @@ with their lateness and per-phase clusters of locations (`Archive.logical`).
 
 Two schemes: ``lamport`` (`logical_lamport`, point-to-point events) and ``ravel``
 (`logical_ravel`: phases, sends aligned, aggregate non-messaging events, collectives).
-The events come from a walk of every location (`logical_walk`), their partners from
-message matching (`messages`, joined in `logical_matching`). Rules: docs/logical.md.
+The events come from one walk of every location (`logical_walk`), their partners from
+message matching run over them (`logical_matching`). Rules: docs/logical.md.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .logical_matching import partners
 from .logical_ravel import ravel_steps
 from .logical_result import Logical
 from .logical_walk import COLLECTIVE_KINDS, POINT_TO_POINT_KINDS, communication_events
-from .messages import messages
+from .messages import stream_kinds
 from .timeline import location_labels
 
 __all__ = ["SCHEMES", "logical"]
@@ -41,10 +41,8 @@ def logical(source: Any, scheme: str = "ravel", clusters: int | None = None) -> 
     if clusters < 1:
         raise ParameterError(f"a phase has at least 1 cluster, not {clusters}")
     kinds = POINT_TO_POINT_KINDS + (COLLECTIVE_KINDS if scheme == "ravel" else ())
-    matched = messages(source)  # first: its temporaries go before the events are held (peak: the larger)
-    events = communication_events(source, kinds)
-    found = partners(events, matched)
-    del matched
+    found = partners(source, communication_events(source, stream_kinds(source)), kinds)
+    events = found.events
     if scheme == "lamport":
         step = lamport_steps(events, found.message)
         phase = np.zeros(len(events), np.int64)

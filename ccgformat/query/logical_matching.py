@@ -1,13 +1,14 @@
 """Which communication events belong together, as message matching says
 (`ccgformat.query.messages`): the two ends of each matched message and the members of
-each collective operation, found by joining its answer - times and locations - with the
-walked events (`logical_walk`). The matching itself is not repeated here: whatever rule
-`messages` follows (FIFO per channel, Paje link keys, collectives counted per
-communicator), logical time follows it too.
+each collective operation. The matching runs over the events logical time walked
+(`logical_walk`, every kind the matching reads), put in the matching's stream order, and
+gives each end's place in that stream: whatever rule `messages` follows (FIFO per
+channel, receives in the order they were posted, Paje link keys, collectives counted per
+communicator), logical time follows it too, and the events are walked once.
 
-Several events of one location can share a time; the k-th of a key (location, peer,
-communicator, tag, time) on one side is then the k-th on the other, both in the order
-their location met them.
+A collective's members are joined with the COLL_END events by location, communicator and
+time: several events of one location can share a time; the k-th of a key on one side is
+then the k-th on the other, both in the order their location met them.
 """
 
 from __future__ import annotations
@@ -18,45 +19,41 @@ import numpy as np
 
 from ..model import EventKind
 from .logical_walk import CommunicationEvents
+from .messages import WINDOW, MessageStream
 
 __all__ = ["Partners", "partners"]
 
-_SENDS = (int(EventKind.SEND), int(EventKind.ISEND))
-_RECEIVES = (int(EventKind.RECV), int(EventKind.IRECV))
-
 
 class Partners:
-    """Per communication event: ``message`` - the other end of its message (-1: none) -
-    and ``collective`` - the number of its collective operation (-1: none)."""
+    """The events logical time orders and, per event, ``message`` - the other end of its
+    message (-1: none) - and ``collective`` - the number of its collective operation
+    (-1: none)."""
 
-    def __init__(self, message: np.ndarray, collective: np.ndarray):
+    def __init__(self, events: CommunicationEvents, message: np.ndarray, collective: np.ndarray):
+        self.events = events
         self.message = message
         self.collective = collective
 
 
-def partners(events: CommunicationEvents, matched: Any) -> Partners:
-    """The partners of ``events`` by the `Messages` answer ``matched`` of the same source."""
+def partners(source: Any, walked: CommunicationEvents, kinds: tuple[int, ...], window: int = WINDOW) -> Partners:
+    """Match the messages of ``walked`` (every event of ``source`` that message matching
+    reads, `messages.stream_kinds`) and keep its events of ``kinds`` with their partners.
+    ``walked`` gives up its matching columns."""
+    order = np.lexsort((walked.index, walked.location, walked.time))  # by time, location, position
+    windows = ((walked.location[at], walked.batch(at)) for at in np.array_split(order, range(window, len(order), window)))
+    stream = MessageStream(source, None, None, None, window, False, windows)
+    chunks = list(stream)
+    ends = [np.concatenate([chunk.columns[name] for chunk in chunks]) if chunks else np.zeros(0, np.int64)
+            for name in ("send_seq", "recv_seq")]
+    walked.matching = {}  # read: its memory goes
+    keep = np.isin(walked.kind, kinds)
+    events = walked if keep.all() else walked.take(keep)
+    row = np.cumsum(keep) - 1  # each walked event's row among those kept
+    send, receive = (row[order[seq]] for seq in ends)
     message = np.full(len(events), -1, np.int64)
-    columns = matched.columns
-    sends = np.flatnonzero(np.isin(events.kind, _SENDS))
-    receives = np.flatnonzero(np.isin(events.kind, _RECEIVES))
-    # the k-th message of a send key is the k-th send event of that key (both in send order)
-    send_at, send_of = _paired([events.location[sends], events.peer[sends], events.comm[sends], events.tag[sends],
-                                events.time[sends]], events.index[sends],
-                               [columns["sender"], columns["receiver"], columns["comm"], columns["tag"],
-                                columns["send_time"]], columns["recv_time"])
-    recv_at, recv_of = _paired([events.location[receives], events.peer[receives], events.comm[receives],
-                                events.tag[receives], events.time[receives]], events.index[receives],
-                               [columns["receiver"], columns["sender"], columns["comm"], columns["tag"],
-                                columns["recv_time"]], columns["send_time"])
-    send_row = np.full(len(matched), -1, np.int64)
-    recv_row = np.full(len(matched), -1, np.int64)
-    send_row[send_of] = sends[send_at]
-    recv_row[recv_of] = receives[recv_at]
-    both = (send_row >= 0) & (recv_row >= 0)
-    message[send_row[both]] = recv_row[both]
-    message[recv_row[both]] = send_row[both]
-    return Partners(message, _collectives(events, matched.collectives))
+    message[send] = receive
+    message[receive] = send
+    return Partners(events, message, _collectives(events, stream.collectives))
 
 
 def _collectives(events: CommunicationEvents, collectives: list[Any]) -> np.ndarray:

@@ -15,7 +15,7 @@ Within a phase (`logical_phases`):
   one step more than any step given in the phase so far - the sends of one exchange
   share a step. Receives after a location's last stride event follow, by the same rule.
   All of it is one longest-path problem over the events and a *hub* per (phase, stride)
-  standing for "the steps given so far" (`_local_steps`).
+  standing for "the steps given so far" (`_local_steps`), a batch of phases at a time.
 
 Phases are then placed after one another: a phase starts one step after the last step
 of every phase before it in the phase graph (concurrent phases may share steps).
@@ -38,6 +38,8 @@ from .logical_walk import CommunicationEvents
 
 __all__ = ["RavelSteps", "ravel_steps"]
 
+#: the steps of about this many events (whole phases) are computed at once
+STEP_EVENTS = 1 << 21
 _SENDS = (int(EventKind.SEND), int(EventKind.ISEND))
 _RECEIVES = (int(EventKind.RECV), int(EventKind.IRECV))
 
@@ -56,7 +58,7 @@ class RavelSteps:
 def ravel_steps(events: CommunicationEvents, message: np.ndarray, collective: np.ndarray) -> RavelSteps:
     """The Ravel steps of ``events`` with their message partners and collective numbers."""
     found = phases(events, message, collective)
-    local = _local_steps(events, message, collective, found.of_event)
+    local = _batched_local_steps(events, message, collective, found.of_event)
     span = np.zeros(found.count, np.int64)
     np.maximum.at(span, found.of_event, local)
     offset = longest_paths(found.count, found.src, found.dst, span[found.src] + 1, np.zeros(found.count, np.int64))
@@ -73,6 +75,27 @@ def _phase_order(found: Phases, offset: np.ndarray) -> np.ndarray:
     first_event = np.full(found.count, len(found.of_event), np.int64)
     np.minimum.at(first_event, found.of_event, np.arange(len(found.of_event), dtype=np.int64))
     return np.lexsort((first_event, offset))
+
+
+def _batched_local_steps(events: CommunicationEvents, message: np.ndarray, collective: np.ndarray,
+                         phase: np.ndarray) -> np.ndarray:
+    """`_local_steps`, a batch of whole phases of about `STEP_EVENTS` events at a time
+    (a phase's steps depend on its own events alone): the graphs of one batch in memory."""
+    count = len(events)
+    if count <= STEP_EVENTS:
+        return _local_steps(events, message, collective, phase)
+    by_phase = np.argsort(phase, kind="stable")  # each phase's events together, in (location, index) order
+    place = np.empty(count, np.int64)
+    place[by_phase] = np.arange(count, dtype=np.int64)
+    through = np.cumsum(np.bincount(phase))  # events up to the end of each phase
+    cuts = np.unique(through[np.searchsorted(through, np.arange(STEP_EVENTS, count, STEP_EVENTS))])
+    local = np.empty(count, np.int64)
+    for first, last in zip(np.r_[0, cuts[cuts < count]].tolist(), np.r_[cuts[cuts < count], count].tolist()):
+        rows = by_phase[first:last]
+        partner = message[rows]  # in the same phase, so in the same batch
+        partner = np.where(partner >= 0, place[np.maximum(partner, 0)] - first, -1)
+        local[rows] = _local_steps(events.take(rows), partner, collective[rows], phase[rows])
+    return local
 
 
 def _local_steps(events: CommunicationEvents, message: np.ndarray, collective: np.ndarray,

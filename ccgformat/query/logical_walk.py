@@ -5,14 +5,15 @@ call that holds it - the ENTER and LEAVE of the innermost region open at the eve
 ``MPI_Send`` around a SEND), whose exit time lateness compares (section 3.2).
 
 Locations of at most `WALK_BATCH` events are walked many at once (`small_events`),
-longer ones by a walker each in batches of `WALK_BATCH`; a call that spans two batches
-is followed from one to the next (`_Calls`), so memory holds a batch and the
-communication events found, never a whole location.
+longer ones by a walker each in batches of `WALK_BATCH`, in a thread of their own
+(`streaming.read_ahead`); a call that spans two batches is followed from one to the next
+(`_Calls`), so memory holds a few batches and the communication events found, never a
+whole location.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterator
 
 import numpy as np
@@ -20,19 +21,22 @@ import numpy as np
 from ..archive.many import small_events
 from ..graph.graph import chosen_roots
 from ..model import EventBatch, EventKind
-from .streaming import WALK_BATCH
+from .streaming import WALK_BATCH, read_ahead
 
-__all__ = ["COLLECTIVE_KINDS", "POINT_TO_POINT_KINDS", "CommunicationEvents", "communication_events"]
+__all__ = ["COLLECTIVE_KINDS", "MATCHING_COLUMNS", "POINT_TO_POINT_KINDS", "CommunicationEvents", "communication_events"]
 
 POINT_TO_POINT_KINDS = (int(EventKind.SEND), int(EventKind.ISEND), int(EventKind.RECV), int(EventKind.IRECV))
 COLLECTIVE_KINDS = (int(EventKind.COLL_END),)
 #: the events of many small locations walked together at most
 EVENTS_PER_GROUP = 1 << 22
+#: the columns of an event that message matching reads besides those of `CommunicationEvents`
+MATCHING_COLUMNS = ("request", "size", "recv_size", "value")
 
 
 @dataclass
 class CommunicationEvents:
-    """Communication events as columns, in (location, index) order. ``enter`` and
+    """Communication events (and the other events message matching reads) as columns, in
+    (location, index) order. ``enter`` and
     ``exit`` are the times of the ENTER and LEAVE of the innermost call open at the event
     and ``leave`` that LEAVE's event index; outside any call (or in one left open at the
     location's end) the event's own time and -1."""
@@ -47,15 +51,31 @@ class CommunicationEvents:
     enter: np.ndarray
     exit: np.ndarray
     leave: np.ndarray
+    #: the other columns message matching reads (`MATCHING_COLUMNS`), until it has run
+    matching: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.location)
+
+    def take(self, rows: np.ndarray) -> CommunicationEvents:
+        """The events ``rows`` (positions or a mask)."""
+        return CommunicationEvents(*(getattr(self, name)[rows] for name in _COLUMNS),
+                                   {name: column[rows] for name, column in self.matching.items()})
+
+    def batch(self, rows: np.ndarray) -> EventBatch:
+        """The events ``rows`` as an `EventBatch` (with the matching's columns)."""
+        return EventBatch(time=self.time[rows], kind=self.kind[rows].astype(np.uint8), ref=self.peer[rows],
+                          comm=self.comm[rows], tag=self.tag[rows],
+                          **{name: self.matching[name][rows] for name in MATCHING_COLUMNS})
+
+
+_COLUMNS = tuple(f.name for f in fields(CommunicationEvents))[:-1]  # all but ``matching``
 
 
 def communication_events(source: Any, kinds: tuple[int, ...]) -> CommunicationEvents:
     """The events of ``kinds`` of every location of a `Graph` or `Archive`."""
     calls = _Calls(np.array(kinds, np.uint8))
-    for owner, batch in _chunks(source):
+    for owner, batch in read_ahead(_chunks(source)):  # the blocks decoded on one core, the calls found on the other
         calls.add(owner, batch)
     return calls.finish()
 
@@ -96,7 +116,7 @@ class _Calls:
 
     def __init__(self, wanted: np.ndarray):
         self.wanted = wanted
-        self.parts: list[CommunicationEvents] = []
+        self.parts: list[dict[str, np.ndarray]] = []  #: the events found, a table per chunk
         self.location = -1      #: the location the last chunk ended in
         self.seen = 0           #: its events so far
         self.depth = 0          #: its open calls
@@ -126,14 +146,15 @@ class _Calls:
         if carried.any():
             enter[carried] = np.array(self.opened, np.int64)[level[carried] - 1]
         closer = np.where(inside, frame.leave_after(rows, level, rows), -1)
-        part = CommunicationEvents(owner[rows], index[rows], time[rows], batch.kind[rows].astype(np.int64),
-                                   *(np.asarray(getattr(batch, c)[rows], np.int64) for c in ("ref", "comm", "tag")),
-                                   enter, np.where(closer >= 0, time[closer], time[rows]),
-                                   np.where(closer >= 0, index[closer], -1))
+        part = {"location": owner[rows], "index": index[rows], "time": time[rows],
+                "kind": batch.kind[rows].astype(np.int64), "peer": np.asarray(batch.ref[rows], np.int64),
+                **{c: np.asarray(getattr(batch, c)[rows], np.int64) for c in ("comm", "tag") + MATCHING_COLUMNS},
+                "enter": enter, "exit": np.where(closer >= 0, time[closer], time[rows]),
+                "leave": np.where(closer >= 0, index[closer], -1)}
         self.parts.append(part)
         self._carry(frame, owner, rows, part, inside & (closer < 0))
 
-    def _carry(self, frame: _Frame, owner: np.ndarray, rows: np.ndarray, part: CommunicationEvents,
+    def _carry(self, frame: _Frame, owner: np.ndarray, rows: np.ndarray, part: dict[str, np.ndarray],
                open_: np.ndarray) -> None:
         """Keep what the last segment's location has open at the chunk's end."""
         if owner[-1] != self.location:
@@ -149,16 +170,20 @@ class _Calls:
         opened[levels] = frame.time[mine[latest]]
         self.opened = opened.tolist()
         for k in np.flatnonzero(open_ & (frame.segment[rows] == last)).tolist():
-            self.waiting.append((part.exit[k:k + 1], part.leave[k:k + 1], int(frame.depth[rows[k]])))
+            self.waiting.append((part["exit"][k:k + 1], part["leave"][k:k + 1], int(frame.depth[rows[k]])))
         # the events of earlier segments whose call never closed keep their own time
 
     def finish(self) -> CommunicationEvents:
+        """The events found, their parts joined a column at a time, each column of the
+        parts let go once joined (memory: the events once, and a column more)."""
         self.waiting = []
         parts, self.parts = self.parts, []
-        if not parts:
-            return CommunicationEvents(*([np.zeros(0, np.int64)] * 10))
-        return CommunicationEvents(*(np.concatenate([getattr(p, f.name) for p in parts])
-                                     for f in fields(CommunicationEvents)))
+
+        def joined(name: str) -> np.ndarray:
+            return np.concatenate([part.pop(name) for part in parts]) if parts else np.zeros(0, np.int64)
+
+        return CommunicationEvents(*(joined(name) for name in _COLUMNS),
+                                   {name: joined(name) for name in MATCHING_COLUMNS})
 
 
 class _Frame:

@@ -35,7 +35,8 @@ from .messages_match import MESSAGE_COLUMNS, PointToPoint, Table, kind_mask, tak
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MESSAGE_COLUMNS", "Collective", "MessageStream", "Messages", "Unmatched", "iter_messages", "messages"]
+__all__ = ["MESSAGE_COLUMNS", "Collective", "MessageStream", "Messages", "Unmatched", "iter_messages", "messages",
+           "stream_kinds"]
 
 _WANTED = tuple(int(k) for k in (EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV,
                                   EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE, EventKind.COLL_BEGIN,
@@ -160,10 +161,15 @@ class MessageStream:
     """The matched messages of `iter_messages`, an iterator of `Messages` chunks holding
     only messages, in the order in which the stream's events complete them (the later end,
     or the request giving the last of their times). Once it is exhausted, ``unmatched``,
-    ``collectives``, ``peak_pending`` and ``events`` hold the rest of the answer."""
+    ``collectives``, ``peak_pending`` and ``events`` hold the rest of the answer.
+
+    ``walked``: the stream's windows, their events already walked (those of `stream_kinds`
+    of every chosen location in stream order, each window with its events' locations;
+    logical time walks them once for itself and matching). The chunks then also hold
+    ``send_seq`` and ``recv_seq``, each end's place in the stream."""
 
     def __init__(self, source: Any, start: int | None, stop: int | None, locations: Iterable[int] | None,
-                 window: int, ahead: bool):
+                 window: int, ahead: bool, walked: Iterator[tuple[np.ndarray, EventBatch]] | None = None):
         self.locations = len(source.definitions.locations)
         self.unmatched: list[Unmatched] = []
         self.collectives: list[Collective] = []
@@ -171,14 +177,20 @@ class MessageStream:
         self.events = 0
         chosen = chosen_roots(source, locations)
         self._largest = max(chosen.locations, default=-1)
-        self._tables = self._matched(source, chosen, start, stop, window, ahead)
+        self._names = MESSAGE_COLUMNS + (("send_seq", "recv_seq") if walked is not None else ())
+        if walked is not None:
+            windows = walked
+        else:
+            windows = message_windows(source, chosen, stream_kinds(source), window)
+            windows = read_ahead(windows) if ahead else windows
+        self._tables = self._matched(source, chosen, start, stop, windows)
 
     def __iter__(self) -> Iterator[Messages]:
         return self
 
     def __next__(self) -> Messages:
         table = next(self._tables)
-        return Messages({name: table[name] for name in MESSAGE_COLUMNS}, [], [], locations=self.locations)
+        return Messages({name: table[name] for name in self._names}, [], [], locations=self.locations)
 
     def collect(self) -> Messages:
         """The whole answer (the messages still to come), sorted by send time, then sender."""
@@ -211,7 +223,7 @@ class MessageStream:
                     lambda: _rest_json(self.unmatched, self.collectives, self.peak_pending))
 
     def _matched(self, source: Any, chosen: ChosenRoots, start: int | None, stop: int | None,
-                 window: int, ahead: bool) -> Iterator[Table]:
+                 windows: Iterator[tuple[np.ndarray, EventBatch]]) -> Iterator[Table]:
         lo = -(1 << 63) if start is None else start
         hi = (1 << 63) - 1 if stop is None else stop
 
@@ -220,13 +232,11 @@ class MessageStream:
 
         strings = source.definitions.strings
         links = LinkIds(strings, getattr(source, "path", None)) if PAJE_HINT in strings else None
-        kinds = _WANTED + ((int(EventKind.GENERIC),) if links else ())
         rows = _Rows(chosen.locations)
         matching = PointToPoint(rows.known, inside)
         collectives = Collectives(len(chosen.locations))
         seen = 0
-        windows = message_windows(source, chosen, kinds, window)
-        for locations, batch in read_ahead(windows) if ahead else windows:
+        for locations, batch in windows:
             events = _columns(locations, batch, rows.of(locations), seen,
                               links.window(locations, batch) if links else None)
             seen += len(batch)
@@ -243,6 +253,12 @@ class MessageStream:
                                            for name in ("location", "time", "kind", "ref", "comm", "tag", "size")))]
         self.collectives = collectives.finish(source.definitions.communicators, inside)
         self.peak_pending = matching.peak
+
+
+def stream_kinds(source: Any) -> tuple[int, ...]:
+    """The kinds of the events message matching reads from ``source``: its message events,
+    and the GENERIC events when they may be Paje link hints (`messages_links`)."""
+    return _WANTED + ((int(EventKind.GENERIC),) if PAJE_HINT in source.definitions.strings else ())
 
 
 class _Rows:

@@ -3,19 +3,35 @@ joined equal the conversion of the whole trace; conflicting definitions are refu
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccgformat
-from ccgformat.model import EventBatch, Metric
+from ccgformat import backends
+from ccgformat.archive.merge import blocks
+from ccgformat.archive.verify import verify
+from ccgformat.model import EventBatch, Metric, Region
 
 from . import merge_support as support
 from . import traces
+from .query_support import synth
 
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@contextlib.contextmanager
+def backend(name: str):
+    saved = backends.ACTIVE
+    backends.ACTIVE = name
+    try:
+        yield
+    finally:
+        backends.ACTIVE = saved
 
 
 def _trace(events: dict) -> support.Trace:
@@ -84,3 +100,103 @@ def test_overlapping_events_of_one_location_are_refused(tmp_path):
     with pytest.raises(ccgformat.MergeConflictError, match="location 0: events over .* overlap"):
         ccgformat.merge([paths[0], paths[0]], tmp_path / "merged.ccg")
     assert not (tmp_path / "merged.ccg").exists()
+
+
+def _paths(monkeypatch, path: str) -> None:
+    """Force one of the merge's ways for archives of disjoint locations: "blocks" copies the
+    node blocks whatever the graph's size, "nodes" hash conses whatever its size."""
+    monkeypatch.setattr(blocks, "COPY_NODES", 0 if path == "blocks" else 1 << 62)
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes"])
+@SETTINGS
+@given(traces.traces(max_locations=3), st.data())
+def test_each_way_of_joining_disjoint_locations_equals_the_union(tmp_path_factory, monkeypatch, path, events, data):
+    """Both ways give the whole trace's events, profile and messages, and a file that
+    `verify` passes (every node, index and table checked against the graph)."""
+    _paths(monkeypatch, path)
+    folder = tmp_path_factory.mktemp("merge")
+    trace, definitions = _trace(events), traces.definitions()
+    owner = data.draw(st.lists(st.integers(0, 2), min_size=len(trace), max_size=len(trace)))
+    parts = support.by_locations(folder, definitions, trace, [[loc for loc, o in zip(trace, owner) if o == i]
+                                                              for i in sorted(set(owner))])
+    whole = support.write(folder / "whole.ccg", definitions, trace)
+    ccgformat.merge(parts, folder / "merged.ccg")
+    support.assert_same_trace(folder / "merged.ccg", whole)
+    assert verify(folder / "merged.ccg") == []
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes"])
+def test_a_merge_is_the_same_file_under_both_backends(tmp_path, monkeypatch, path):
+    """The C hash consing against its Python reference, and the moved blocks: the same
+    bytes (a jittered trace, whose leaf calls are not all shared, and a regular one)."""
+    _paths(monkeypatch, path)
+    for jitter in (0.3, 0.0):
+        definitions, events = synth.synthesize(4, 3000, jitter=jitter, seed=3, pattern="spmd")
+        trace = {location: EventBatch.concat(list(events(location))) for location in range(4)}
+        parts = support.by_locations(tmp_path, definitions, trace, [[0, 2], [1], [3]])
+        files = []
+        for name in ("native", "python"):
+            with backend(name):
+                files.append((tmp_path / f"{name}-{jitter}.ccg"))
+                ccgformat.merge(parts, files[-1])
+        assert files[0].read_bytes() == files[1].read_bytes()
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes"])
+def test_sub_trees_shared_across_archives_are_stored_once_or_near(tmp_path, monkeypatch, path):
+    """A regular trace: hash consing stores what the union's conversion stores; copied
+    blocks keep each archive's few nodes (at most the archives' sum)."""
+    _paths(monkeypatch, path)
+    definitions, events = synth.synthesize(8, 20_000, pattern="ring")
+    trace = {location: EventBatch.concat(list(events(location))) for location in range(8)}
+    parts = support.by_locations(tmp_path, definitions, trace, [[0, 1, 2, 3], [4, 5, 6, 7]])
+    whole = support.write(tmp_path / "whole.ccg", definitions, trace)
+    report = ccgformat.merge(parts, tmp_path / "merged.ccg")
+    with ccgformat.open(whole) as union:
+        stored = union.stats.n
+    if path == "nodes":
+        assert report.nodes <= stored
+    else:
+        assert report.nodes <= sum(ccgformat.open(part).stats.n for part in parts)
+    support.assert_same_trace(tmp_path / "merged.ccg", whole)
+
+
+def test_renumbered_definitions_are_matched_by_name(tmp_path):
+    """An archive whose regions, metrics and locations come in another order (and that
+    defines a region the other does not) gives its events renumbered: the merge equals
+    the conversion of the union."""
+    definitions = traces.definitions()
+    trace = _trace({0: [(10, 0, 3), (12, 10, 1, 0, 0, 0, 0, 0, 7), (20, 1, 3)],
+                    1: [(15, 0, 1), (16, 2, 0, 0, 4, 0, 8), (18, 10, 2, 0, 0, 0, 0, 0, -3), (40, 1, 1)]})
+    support.write(tmp_path / "p0.ccg", definitions, {0: trace[0]})
+    order = [3, 1, 0, 2]  # part 1's region i is region order[i]
+    moved = dataclasses.replace(definitions, regions=[definitions.regions[i] for i in order] + [Region("extra")],
+                                metrics=definitions.metrics[::-1], locations=definitions.locations[::-1])
+    batch = trace[1]
+    region = {old: new for new, old in enumerate(order)}
+    calls = batch.kind <= 1
+    local = dataclasses.replace(batch, ref=np.where(calls, [region[r] for r in batch.ref.tolist()],
+                                                    np.where(batch.kind == 10, 2 - batch.ref, 2 - batch.ref)))
+    support.write(tmp_path / "p1.ccg", moved, {1: local})
+    merged = ccgformat.merge([tmp_path / "p0.ccg", tmp_path / "p1.ccg"], tmp_path / "merged.ccg")
+    assert not merged.extensions_kept or not definitions.extensions
+    whole = support.write(tmp_path / "whole.ccg", dataclasses.replace(definitions, regions=[
+        *definitions.regions, Region("extra")]), trace)
+    support.assert_same_trace(tmp_path / "merged.ccg", whole)
+
+
+@pytest.mark.parametrize("bounds", [dict(abs_dev=50, rel_dev=0.1), dict(rel_size=0.5)])
+def test_lossy_archives_keep_their_events_and_record_the_loosest_bounds(tmp_path, bounds):
+    definitions, events = synth.synthesize(2, 2000, jitter=0.3, seed=1, pattern="spmd")
+    trace = {location: EventBatch.concat(list(events(location))) for location in range(2)}
+    lossy = ccgformat.Params(**bounds)
+    parts = [support.write(tmp_path / "p0.ccg", definitions, {0: trace[0]}, lossy),
+             support.write(tmp_path / "p1.ccg", definitions, {1: trace[1]})]
+    ccgformat.merge(parts, tmp_path / "merged.ccg")
+    with ccgformat.open(tmp_path / "merged.ccg") as merged:
+        assert merged.params == dataclasses.replace(ccgformat.Params(), **bounds)
+        got = support.events_of(merged)
+        for location, part in enumerate(parts):
+            with ccgformat.open(part) as archive:
+                assert got[location].equals(support.events_of(archive)[location])

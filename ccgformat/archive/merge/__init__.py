@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 from ...bulkstep import bulk_step
 from ..writer import save_graph
+from .blocks import copies, write_blocks
 from .nodes import merged_graph
 from .plan import plan as make_plan
 from .rebuild import rebuild
@@ -74,6 +75,8 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
 
         if joined.segmented:
             graph = rebuild(joined, target, advance)
+        elif copies(joined):
+            graph = write_blocks(joined, target, advance)
         else:
             graph = merged_graph(joined, advance)
             with bulk_step():

@@ -46,6 +46,8 @@ class Plan:
     pieces: dict[int, list[Piece]]
     params: Params
     stack: ExitStack
+    #: every archive defines what the first does (then every id keeps its number)
+    same_definitions: bool
 
     @property
     def events(self) -> int:
@@ -77,7 +79,7 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
         maps = [unifier.add(archive.definitions, path) for archive, path in zip(archives, paths)]
         pieces = _pieces(archives, maps, paths)
         return Plan(paths, archives, maps, unifier.definitions, pieces,
-                    loosest([archive.params for archive in archives]), stack)
+                    loosest([archive.params for archive in archives]), stack, unifier.same)
     except BaseException:
         stack.close()
         raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -200,3 +201,30 @@ def test_lossy_archives_keep_their_events_and_record_the_loosest_bounds(tmp_path
         for location, part in enumerate(parts):
             with ccgformat.open(part) as archive:
                 assert got[location].equals(support.events_of(archive)[location])
+
+
+VECTORS = sorted(path for path in (Path(__file__).resolve().parent.parent / "spec" / "vectors").rglob("*.ccg")
+                 if path.with_suffix(".events.txt").exists())
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes"])
+@pytest.mark.parametrize("vector", VECTORS, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_every_golden_vector_merges_after_another_archive(tmp_path, monkeypatch, path, vector):
+    """Every format version and node block kind: a vector merged after an archive of its
+    definitions without events (so its node ids move up, by one node) keeps its events,
+    and `verify` passes the result."""
+    _paths(monkeypatch, path)
+    with ccgformat.open(vector) as archive:
+        first = tmp_path / "no-events.ccg"
+        ccgformat.write_trace(first, archive.definitions, [])
+        ccgformat.merge([first, vector], tmp_path / "merged.ccg")
+        with ccgformat.open(tmp_path / "merged.ccg") as merged:
+            mine, theirs = merged.definitions.to_dict(), archive.definitions.to_dict()
+            assert mine["locations"][:len(theirs["locations"])] == theirs["locations"]  # 1.0-1.2: more are defined
+            assert all(mine[name] == theirs[name] for name in ("regions", "system_tree", "communicators", "metrics",
+                                                                "strings", "timer_resolution"))
+            got, want = support.events_of(merged), support.events_of(archive)
+            assert sorted(got) == sorted(want)
+            for location, batch in want.items():
+                assert got[location].equals(batch)
+    assert verify(tmp_path / "merged.ccg") == []

@@ -36,8 +36,13 @@ COPY_NODES = 1 << 18
 
 
 def copies(plan: Plan) -> bool:
-    """Whether `write_blocks` merges ``plan``."""
-    return not plan.segmented and plan.same_definitions and sum(len(a.pool) for a in plan.archives) >= COPY_NODES
+    """Whether `write_blocks` merges ``plan``: disjoint locations, the same definitions,
+    a large graph and a root for every defined location (files of 1.0-1.2 may lack those
+    of locations without events, spec 4.3)."""
+    if plan.segmented or not plan.same_definitions or sum(len(a.pool) for a in plan.archives) < COPY_NODES:
+        return False
+    rooted = set().union(*(archive.roots.keys() for archive in plan.archives))
+    return rooted.issuperset(range(len(plan.definitions.locations)))
 
 
 class JoinedPool:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import synth
-from benchkit import Column, Stat, benchmark, child_task, fmt_float, fmt_int, high_water_mb, run_child
+from benchkit import Column, Stat, benchmark, child_task, fmt_float, fmt_int, fmt_stat, high_water_mb, run_child
 
 PARTS = 2
 PATTERN = "ring"
@@ -77,8 +77,7 @@ def measure(step: str, spec: dict[str, Any], repeat: int, backend: str | None = 
         Column("trace", lambda e: e["trace"], "<"),
         Column("step", lambda e: e["step"], "<"),
         Column("events", lambda e: fmt_int(e["events"])),
-        Column("seconds", lambda e: f"{e['seconds']['median']:.3f} ({e['seconds']['min']:.3f}-"
-                                    f"{e['seconds']['max']:.3f})"),
+        Column("seconds", lambda e: fmt_stat(e["seconds"], lambda x: f"{x:.3f}")),
         Column("M events/s", lambda e: fmt_float(e["events"] / e["seconds"]["median"] / 1e6)),
         Column("bytes", lambda e: fmt_int(e["bytes"])),
         Column("size ratio", lambda e: fmt_float(e.get("size_ratio"), 4)),

@@ -218,3 +218,40 @@ def test_every_golden_vector_merges_after_another_archive(tmp_path, monkeypatch,
             for location, batch in want.items():
                 assert got[location].equals(batch)
     assert verify(tmp_path / "merged.ccg") == []
+
+
+def test_bad_requests_are_refused_before_any_work(tmp_path):
+    paths = _two_parts(tmp_path)
+    with pytest.raises(ccgformat.ParameterError, match="at least one archive"):
+        ccgformat.merge([], tmp_path / "merged.ccg")
+    with pytest.raises(ccgformat.ParameterError, match="one of the archives merged"):
+        ccgformat.merge(paths, paths[1])
+    with pytest.raises(ccgformat.CorruptArchiveError):
+        (tmp_path / "bad.ccg").write_bytes(b"not an archive at all, but long enough to be read")
+        ccgformat.merge([paths[0], tmp_path / "bad.ccg"], tmp_path / "merged.ccg")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.ccg", "p0.ccg", "p1.ccg"]
+    assert ccgformat.open(paths[1]).stats.events == 2  # untouched
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes", "events"])
+def test_progress_reaches_every_event(tmp_path, monkeypatch, path):
+    _paths(monkeypatch, path)
+    paths = _two_parts(tmp_path)
+    if path == "events":  # location 1's events in a second segment after the first's
+        later = _trace({1: [(50, 0, 2), (60, 1, 2)]})
+        paths.append(support.write(tmp_path / "p2.ccg", traces.definitions(), later))
+    seen = []
+    report = ccgformat.merge(paths, tmp_path / "merged.ccg", progress=seen.append)
+    assert seen and seen[-1].events == seen[-1].total == report.events == 5 + 2 * (path == "events")
+    assert [p.events for p in seen] == sorted(p.events for p in seen)
+    assert report.segmented == (path == "events")
+
+
+def test_ccg_merge_reports_a_conflict_with_status_1(tmp_path, capsys):
+    from ccgformat.cli import main
+    paths = _two_parts(tmp_path, second=lambda d: dataclasses.replace(d, timer_resolution=1000))
+    assert main(["merge", *map(str, paths), "-o", str(tmp_path / "merged.ccg")]) == 1
+    assert "timer resolution" in capsys.readouterr().err and not (tmp_path / "merged.ccg").exists()
+    paths = _two_parts(tmp_path)
+    assert main(["merge", *map(str, paths), "-o", str(tmp_path / "merged.ccg"), "--json"]) == 0
+    assert '"events": 5' in capsys.readouterr().out

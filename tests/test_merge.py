@@ -255,3 +255,18 @@ def test_ccg_merge_reports_a_conflict_with_status_1(tmp_path, capsys):
     paths = _two_parts(tmp_path)
     assert main(["merge", *map(str, paths), "-o", str(tmp_path / "merged.ccg"), "--json"]) == 0
     assert '"events": 5' in capsys.readouterr().out
+
+
+def test_copied_blocks_larger_than_the_default_are_bounded_in_the_parameters(tmp_path, monkeypatch):
+    from ccgformat.archive.layout import NODE_KINDS
+    _paths(monkeypatch, "blocks")
+    definitions, events = synth.synthesize(2, 25_000, jitter=0.3, seed=2, pattern="spmd")
+    parts = []
+    for location in range(2):
+        parts.append(tmp_path / f"p{location}.ccg")
+        ccgformat.write_trace(parts[-1], definitions, [(location, events(location))], nodes_per_block=1 << 14)
+    ccgformat.merge(parts, tmp_path / "merged.ccg")
+    with ccgformat.open(tmp_path / "merged.ccg") as merged:
+        largest = max(entry.count for entry in merged.sections if entry.kind in NODE_KINDS)
+        assert largest > 8192 and merged.parameters["nodes_per_block"] >= largest
+    assert verify(tmp_path / "merged.ccg") == []

@@ -342,6 +342,7 @@ class Writer:
         self._block(kind, raw, must_understand=True, first=first, count=count, compressed=compressed)
         self._nodes_written = first + count
         self._largest_block = max(self._largest_block, count)
+        self.nodes_per_block = max(self.nodes_per_block, count)  # PARAMETERS states a bound that holds
 
     def end_location(self, builder: Any, location: int, first_node: int, events: int) -> LocationRoot:
         """``builder.end_location(location)`` for a location whose nodes start at

@@ -111,7 +111,7 @@ def test_each_way_of_joining_disjoint_locations_equals_the_union(tmp_path_factor
     parts = support.by_locations(folder, definitions, trace, [[loc for loc, o in zip(trace, owner) if o == i]
                                                               for i in sorted(set(owner))])
     whole = support.write(folder / "whole.ccg", definitions, trace)
-    ccgformat.merge(parts, folder / "merged.ccg")
+    assert ccgformat.merge(parts, folder / "merged.ccg").way == path
     support.assert_same_trace(folder / "merged.ccg", whole)
     assert verify(folder / "merged.ccg") == []
 
@@ -244,7 +244,7 @@ def test_progress_reaches_every_event(tmp_path, monkeypatch, path):
     report = ccgformat.merge(paths, tmp_path / "merged.ccg", progress=seen.append)
     assert seen and seen[-1].events == seen[-1].total == report.events == 5 + 2 * (path == "events")
     assert [p.events for p in seen] == sorted(p.events for p in seen)
-    assert report.segmented == (path == "events")
+    assert report.segmented == (path == "events") and report.way == path
 
 
 def test_ccg_merge_reports_a_conflict_with_status_1(tmp_path, capsys):

@@ -35,14 +35,20 @@ from .plan import Plan
 COPY_NODES = 1 << 18
 
 
-def copies(plan: Plan) -> bool:
-    """Whether `write_blocks` merges ``plan``: disjoint locations, the same definitions,
-    a large graph and a root for every defined location (files of 1.0-1.2 may lack those
-    of locations without events, spec 4.3)."""
-    if plan.segmented or not plan.same_definitions or sum(len(a.pool) for a in plan.archives) < COPY_NODES:
-        return False
+def way(plan: Plan) -> str:
+    """How `merge` joins ``plan``: "blocks" (`write_blocks`) for disjoint locations of
+    archives that define the same, a large graph and a root for every defined location
+    (files of 1.0-1.2 may lack those of locations without events, spec 4.3); "nodes"
+    (`nodes.merged_graph`) for other disjoint locations of a smaller graph; "events"
+    (`rebuild.rebuild`) for time segments and the other large graphs (faster than hash
+    consing their whole node table, docs/merge.md)."""
+    large = sum(len(archive.pool) for archive in plan.archives) >= COPY_NODES
+    if plan.segmented or (large and not plan.same_definitions):
+        return "events"
+    if not large:
+        return "nodes"
     rooted = set().union(*(archive.roots.keys() for archive in plan.archives))
-    return rooted.issuperset(range(len(plan.definitions.locations)))
+    return "blocks" if rooted.issuperset(range(len(plan.definitions.locations))) else "events"
 
 
 class JoinedPool:

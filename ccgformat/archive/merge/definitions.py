@@ -129,13 +129,20 @@ class Unifier:
         self.strings = _Table("string", lambda s: s, repr)
         self.first: Definitions | None = None
         self.first_path = ""
+        self.first_stored: bytes | None = None
+        self.first_maps: Maps | None = None
         self.same = True  # every archive's definitions equal the first's
         self.provenance: list[dict[str, str]] = []
 
-    def add(self, definitions: Definitions, path: str) -> Maps:
-        """Unify one archive's definitions; its ids' merged numbers."""
+    def add(self, definitions: Definitions, path: str, stored: bytes | None = None) -> Maps:
+        """Unify one archive's definitions; its ids' merged numbers. ``stored``: the bytes
+        its file stores them in, when known: an archive whose bytes are the first's (the
+        parts of one conversion) takes the first's numbers without a look at its records."""
         if self.first is None:
-            self.first, self.first_path = definitions, path
+            self.first, self.first_path, self.first_stored = definitions, path, stored
+        elif stored is not None and stored == self.first_stored:
+            self.provenance.append(dict(definitions.provenance))
+            return self.first_maps
         else:
             self._check_timer(definitions, path)
             self.same = self.same and _document(definitions) == _document(self.first)
@@ -145,9 +152,12 @@ class Unifier:
         _check_members(definitions, path)
         communicators = self.communicators.extend(
             [(c.name, tuple(locations[list(c.members)].tolist())) for c in definitions.communicators], path)
-        return Maps(self.regions.extend(list(definitions.regions), path), system_tree, locations, communicators,
+        maps = Maps(self.regions.extend(list(definitions.regions), path), system_tree, locations, communicators,
                     self.metrics.extend(list(definitions.metrics), path), self.strings.extend(list(definitions.strings),
                                                                                             path))
+        if self.first is definitions:
+            self.first_maps = maps
+        return maps
 
     def _check_timer(self, definitions: Definitions, path: str) -> None:
         assert self.first is not None

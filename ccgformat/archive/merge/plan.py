@@ -20,8 +20,13 @@ from ...errors import MergeConflictError, ParameterError
 from ...graph.graph import root_columns
 from ...model import Definitions, Location
 from ...params import Params
+from ..layout import SectionKind
 from ..reader import Archive, open_archive
 from .definitions import Maps, Unifier
+
+
+#: the sections a file stores its definitions in (spec 4.1, 4.7, 4.9)
+_DEFINING = (SectionKind.DEFINITIONS, SectionKind.LOCATION_TABLE, SectionKind.EXTENSION_TABLE)
 
 
 class Piece(NamedTuple):
@@ -76,7 +81,8 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
     try:
         archives = [stack.enter_context(open_archive(path)) for path in paths]
         unifier = Unifier()
-        maps = [unifier.add(_defining_roots(archive), path) for archive, path in zip(archives, paths)]
+        maps = [unifier.add(definitions, path, stored) for (definitions, stored), path in
+                zip(map(_defining_roots, archives), paths)]
         pieces = _pieces(archives, maps, paths)
         return Plan(paths, archives, maps, unifier.definitions, pieces,
                     loosest([archive.params for archive in archives]), stack, unifier.same)
@@ -85,18 +91,20 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
         raise
 
 
-def _defining_roots(archive: Archive) -> Definitions:
+def _defining_roots(archive: Archive) -> tuple[Definitions, bytes | None]:
     """An archive's definitions, with a location for every location its roots list beyond
     them (only a file of 1.0-1.2 has such roots, spec 4.3), named `location N` and of kind
     `location` as in its resource hierarchy (4.10.1): the merged file defines every
-    location it holds."""
+    location it holds; and the bytes the file stores its definitions in (None with such
+    locations added)."""
     definitions = archive.definitions
     listed = root_columns(archive.roots)[0]
     last = int(listed.max()) if len(listed) else -1
     if last < len(definitions.locations):
-        return definitions
+        return definitions, b"".join(archive.payload(entry) for entry in archive.sections
+                                     if entry.kind in _DEFINING)
     extra = [Location(f"location {i}", "location") for i in range(len(definitions.locations), last + 1)]
-    return replace(definitions, locations=[*definitions.locations, *extra])
+    return replace(definitions, locations=[*definitions.locations, *extra]), None
 
 
 def _pieces(archives: list[Archive], maps: list[Maps], paths: list[str]) -> dict[int, list[Piece]]:

@@ -109,3 +109,16 @@ class MissingToolError(CcgError):
         self.package = package
         CcgError.__init__(self, f"{what} needs the {program} program, which is not installed: install the "
                                 f"{package} package (Debian: apt-get install {package})")
+
+
+class MergeConflictError(CcgError):
+    """Archives that cannot be merged (`ccgformat.merge`): definitions that disagree (one
+    name, two structures; different timer resolutions) or one location's events in two
+    archives over overlapping times. The message names both files, the definition and
+    the reason."""
+
+    def __init__(self, reason: str, *, paths: tuple[str, ...], what: str):
+        self.reason = reason
+        self.paths = paths
+        self.what = what
+        CcgError.__init__(self, f"{' and '.join(paths)}: {what}: {reason}")

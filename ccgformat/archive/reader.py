@@ -40,7 +40,7 @@ from ..backends import native
 from .codec import NodeBlock
 from .export import ExportProgress, exporter_for
 from .many import small_events
-from .merge import merge_by_time
+from .time_order import merge_by_time
 from .native import decode_block, walker
 from .queries import run_query
 from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, END_MAGIC, FILE_HEADER, MAGIC,
@@ -471,6 +471,13 @@ class Archive:
     def payload(self, entry: DirectoryEntry) -> bytes:
         """The checked, decompressed payload of one block or bundle member."""
         return self._storage.payload(entry)
+
+    def stored_frame(self, entry: DirectoryEntry) -> bytes | None:
+        """The checked zstd frame a block is stored as, or None for a block stored raw or a
+        bundle member: a merge copies a block without compressing it again."""
+        if entry.member >= 0 or not entry.flags & BlockFlags.ZSTD:
+            return None
+        return bytes(self._storage.stored(entry))
 
     def _section(self, kind: SectionKind) -> DirectoryEntry:
         return next(entry for entry in self._sections if entry.kind == kind)

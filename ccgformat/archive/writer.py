@@ -364,6 +364,19 @@ class Writer:
             self._read_back[1].close()
             self._read_back = None
 
+    def add_node_block(self, kind: SectionKind, raw: bytes, first: int, count: int,
+                       compressed: bytes | None = None) -> None:
+        """A node block encoded already (a merge copies other archives' blocks, their ids
+        moved: `codec.moved_block`): its payload ``raw`` holds ids ``first .. first + count
+        - 1``, the next after those written; ``compressed``: its zstd frame, when known."""
+        if first != self._nodes_written or count < 1:
+            raise ValueError(f"node block of ids {first}.. after {self._nodes_written} nodes written")
+        self._node_kinds.add(kind)
+        self._block(kind, raw, must_understand=True, first=first, count=count, compressed=compressed)
+        self._nodes_written = first + count
+        self._largest_block = max(self._largest_block, count)
+        self.nodes_per_block = max(self.nodes_per_block, count)  # PARAMETERS states a bound that holds
+
     def end_location(self, builder: Any, location: int, first_node: int, events: int) -> LocationRoot:
         """``builder.end_location(location)`` for a location whose nodes start at
         ``first_node`` in the pool and which had ``events`` events, its nodes written in
@@ -684,7 +697,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-                index: str = "auto") -> Graph:
+                index: str = "auto", recorded: Params | None = None) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -694,7 +707,9 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     their own (`Writer.end_location`). Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
     ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``: as for
-    `Writer`. Returns the built graph.
+    `Writer`. ``recorded``: the parameters PARAMETERS states, when they are not those the
+    graph was built with (a merge rebuilds lossy archives losslessly, and records their
+    bounds). Returns the built graph, with those parameters.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
     the input batches as they pass instead of from a walk of the built location.
@@ -752,6 +767,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
         if small is not None:
             small.build()
         graph = builder.finish()
+        if recorded is not None:
+            graph = replace(graph, params=recorded)
         walked = writer.read_back(graph) if late else graph
         for location in late:
             writer.add_location(location, walked.location(location))
@@ -766,14 +783,17 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-               index: str = "auto") -> Path:
+               index: str = "auto", streamed: bool = False) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
-    ``aggregation``, ``bundle``, ``compact``, ``index``: as for `Writer`)."""
+    ``aggregation``, ``bundle``, ``compact``, ``index``: as for `Writer`). ``streamed``:
+    the last node block goes with `Writer.finish`, as `write_trace` writes it (into the
+    bundle of the sections written last where that is smaller: a small graph's file is
+    then in the compact layout), rather than before the checkpoints."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
                 metrics=len(graph.definitions.metrics), index=index) as writer:
-        writer.add_nodes(graph.pool, final=True)
+        writer.add_nodes(graph.pool, final=not streamed)
         if index_kept(index, graph):
-            for location in graph.roots:
-                writer.add_location(location, graph.location(location))
+            for location, root in graph.roots.items():
+                writer.add_location(location, location_walker(graph.pool, root.root, root.start, location))
         return writer.finish(graph)

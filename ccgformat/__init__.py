@@ -2,7 +2,7 @@
 
 from .backends import ACTIVE as backend
 from .archive import Archive, Writer, open_archive as open, save_graph, write_table, write_trace
-from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError, FormatError, InputTraceError,
+from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError, FormatError, InputTraceError, ParallelError,
                      MissingExtraError, MissingToolError, ParameterError, TraceError, TruncatedError, UnsupportedVersionError)
 from .formats import convert
 from .graph import Graph
@@ -24,6 +24,6 @@ from ._version import __version__
 
 __all__ = ["AggregateModel", "Archive", "ArchiveError", "Builder", "CallTree", "CcgError", "ChecksumError", "CorruptArchiveError",
            "Definitions", "Event", "EventBatch", "EventKind", "FormatError", "Graph", "Hierarchy", "InputTraceError",
-           "Logical", "MessageStream", "Messages", "MetricIntegrals", "MissingExtraError", "MissingToolError", "Overview", "ParameterError", "Params", "Profile", "Timeline", "Topology", "TraceError",
+           "Logical", "MessageStream", "Messages", "MetricIntegrals", "MissingExtraError", "MissingToolError", "Overview", "ParallelError", "ParameterError", "Params", "Profile", "Timeline", "Topology", "TraceError",
            "TruncatedError", "UnsupportedVersionError", "Writer", "__version__", "backend", "convert", "open",
            "save_graph", "write_table", "write_trace"]

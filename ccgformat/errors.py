@@ -109,3 +109,14 @@ class MissingToolError(CcgError):
         self.package = package
         CcgError.__init__(self, f"{what} needs the {program} program, which is not installed: install the "
                                 f"{package} package (Debian: apt-get install {package})")
+
+
+class ParallelError(CcgError):
+    """Another MPI rank of a parallel conversion or query (``--mpi``) failed; the message
+    names the rank and its error. Every rank raises it (or its own error), so that all
+    of them end, none waits for the failed one."""
+
+    def __init__(self, rank: int, reason: str):
+        self.rank = rank
+        self.reason = reason
+        super().__init__(f"MPI rank {rank} failed: {reason}")

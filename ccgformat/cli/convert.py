@@ -14,7 +14,7 @@ from ..errors import FormatError, ParameterError
 from ..formats import ConvertReport, convert, formats
 from ..params import Params
 from ..query.logical import SCHEMES
-from .common import UsageError, bounded_int, fraction
+from .common import UsageError, add_mpi, bounded_int, fraction, mpi_world
 from .progress import TerminalProgress
 
 
@@ -66,9 +66,8 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                         "open region, instead of failing; each change is printed on stderr")
     p.add_argument("--quiet", "-q", action="store_true", help="print neither progress nor the result line")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    p.add_argument("--mpi", action="store_true",
-                   help="run on the ranks of 'mpirun -n P ccg convert ... --mpi' (the mpi extra: mpi4py): each "
-                        "converts a share of the locations, rank 0 merges the parts and prints the result")
+    add_mpi(p, "run on the ranks of 'mpirun -n P ccg convert ... --mpi' (the mpi extra: mpi4py): each converts a "
+               "share of the locations, rank 0 merges the parts and prints the result")
     p.set_defaults(run=cmd_convert)
 
 
@@ -103,10 +102,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise UsageError("DST is the input file; conversion never modifies its input")
     options = dict(fmt=args.fmt, repair=args.repair, level=args.level, checkpoint_interval=args.checkpoint_interval,
                    gaps=args.gaps)
-    if args.mpi:
-        from ..parallel import World, convert as convert_on_ranks
+    world = mpi_world(args)
+    if world is not None:
+        from ..parallel import convert as convert_on_ranks
 
-        world = World()
         report = convert_on_ranks(args.source, args.target, params, world=world, **options)  # type: ignore[arg-type]
         if world.rank != 0:
             return 0

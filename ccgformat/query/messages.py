@@ -35,7 +35,8 @@ from .messages_match import MESSAGE_COLUMNS, PointToPoint, Table, kind_mask, tak
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MESSAGE_COLUMNS", "Collective", "MessageStream", "Messages", "Unmatched", "iter_messages", "messages"]
+__all__ = ["MESSAGE_COLUMNS", "Collective", "MessageStream", "Messages", "Unmatched", "iter_messages", "message_kinds",
+           "messages"]
 
 _WANTED = tuple(int(k) for k in (EventKind.SEND, EventKind.RECV, EventKind.ISEND, EventKind.IRECV,
                                   EventKind.IRECV_REQUEST, EventKind.REQUEST_COMPLETE, EventKind.COLL_BEGIN,
@@ -163,7 +164,7 @@ class MessageStream:
     ``collectives``, ``peak_pending`` and ``events`` hold the rest of the answer."""
 
     def __init__(self, source: Any, start: int | None, stop: int | None, locations: Iterable[int] | None,
-                 window: int, ahead: bool):
+                 window: int, ahead: bool, windows: Iterable[tuple[np.ndarray, EventBatch]] | None = None):
         self.locations = len(source.definitions.locations)
         self.unmatched: list[Unmatched] = []
         self.collectives: list[Collective] = []
@@ -171,7 +172,7 @@ class MessageStream:
         self.events = 0
         chosen = chosen_roots(source, locations)
         self._largest = max(chosen.locations, default=-1)
-        self._tables = self._matched(source, chosen, start, stop, window, ahead)
+        self._tables = self._matched(source, chosen, start, stop, window, ahead, windows)
 
     def __iter__(self) -> Iterator[Messages]:
         return self
@@ -211,7 +212,8 @@ class MessageStream:
                     lambda: _rest_json(self.unmatched, self.collectives, self.peak_pending))
 
     def _matched(self, source: Any, chosen: ChosenRoots, start: int | None, stop: int | None,
-                 window: int, ahead: bool) -> Iterator[Table]:
+                 window: int, ahead: bool, windows: Iterable[tuple[np.ndarray, EventBatch]] | None
+                 ) -> Iterator[Table]:
         lo = -(1 << 63) if start is None else start
         hi = (1 << 63) - 1 if stop is None else stop
 
@@ -220,12 +222,12 @@ class MessageStream:
 
         strings = source.definitions.strings
         links = LinkIds(strings, getattr(source, "path", None)) if PAJE_HINT in strings else None
-        kinds = _WANTED + ((int(EventKind.GENERIC),) if links else ())
         rows = _Rows(chosen.locations)
         matching = PointToPoint(rows.known, inside)
         collectives = Collectives(len(chosen.locations))
         seen = 0
-        windows = message_windows(source, chosen, kinds, window)
+        if windows is None:
+            windows = message_windows(source, chosen, message_kinds(source), window)
         for locations, batch in read_ahead(windows) if ahead else windows:
             events = _columns(locations, batch, rows.of(locations), seen,
                               links.window(locations, batch) if links else None)
@@ -243,6 +245,12 @@ class MessageStream:
                                            for name in ("location", "time", "kind", "ref", "comm", "tag", "size")))]
         self.collectives = collectives.finish(source.definitions.communicators, inside)
         self.peak_pending = matching.peak
+
+
+def message_kinds(source: Any) -> tuple[int, ...]:
+    """The kinds of the events message matching reads: messages, requests and
+    collectives, and GENERIC ones where they hold Paje links."""
+    return _WANTED + ((int(EventKind.GENERIC),) if PAJE_HINT in source.definitions.strings else ())
 
 
 class _Rows:

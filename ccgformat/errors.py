@@ -120,3 +120,16 @@ class ParallelError(CcgError):
         self.rank = rank
         self.reason = reason
         super().__init__(f"MPI rank {rank} failed: {reason}")
+
+
+class MergeConflictError(CcgError):
+    """Archives that cannot be merged (`ccgformat.merge`): definitions that disagree (one
+    name, two structures; different timer resolutions) or one location's events in two
+    archives over overlapping times. The message names both files, the definition and
+    the reason."""
+
+    def __init__(self, reason: str, *, paths: tuple[str, ...], what: str):
+        self.reason = reason
+        self.paths = paths
+        self.what = what
+        CcgError.__init__(self, f"{' and '.join(paths)}: {what}: {reason}")

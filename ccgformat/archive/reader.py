@@ -40,7 +40,7 @@ from ..backends import native
 from .codec import NodeBlock
 from .export import ExportProgress, exporter_for
 from .many import small_events
-from .merge import merge_by_time
+from .time_order import merge_by_time
 from .native import decode_block, walker
 from .queries import run_query
 from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, END_MAGIC, FILE_HEADER, MAGIC,

@@ -645,7 +645,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-                index: str = "auto") -> Graph:
+                index: str = "auto", recorded: Params | None = None) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -655,7 +655,9 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     their own (`Writer.end_location`). Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
     ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``: as for
-    `Writer`. Returns the built graph.
+    `Writer`. ``recorded``: the parameters PARAMETERS states, when they are not those the
+    graph was built with (a merge rebuilds lossy archives losslessly, and records their
+    bounds). Returns the built graph, with those parameters.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
     the input batches as they pass instead of from a walk of the built location.
@@ -703,6 +705,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
         if small is not None:
             small.build()
         graph = builder.finish()
+        if recorded is not None:
+            graph = replace(graph, params=recorded)
         for location in sorted(graph.roots.keys() - indexed):  # defined locations never fed (spec 4.3)
             writer.add_location(location, graph.location(location))
         writer.finish(graph, samples)

@@ -1,5 +1,5 @@
 """The `ccg` command line. Thin over the public API; one module per group of commands
-(`convert`, `info`, `cat`, `queries`, `logical`, `overview`, `topology`, `demo`), each adding its commands' parsers.
+(`convert`, `merge`, `info`, `cat`, `queries`, `logical`, `overview`, `topology`, `demo`), each adding its commands' parsers.
 
 Exit status: 0 on success, 1 on a corrupt or invalid input (any `CcgError`, printed as
 ``ccg: <message>`` without a traceback, or an unreadable file), 2 on a usage error. A
@@ -21,6 +21,7 @@ from .convert import add_convert, add_export
 from .demo import add_demo
 from .info import add_info, add_verify
 from .logical import add_logical
+from .merge import add_merge
 from .overview import add_overview
 from .queries import add_queries
 from .topology import add_topology
@@ -38,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction,
                         help="show the package version and the format versions read and written, and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (add_convert, add_info, add_verify, add_cat, add_export, add_queries, add_logical, add_overview, add_topology,
+    for add in (add_convert, add_merge, add_info, add_verify, add_cat, add_export, add_queries, add_logical, add_overview, add_topology,
                 add_demo):
         add(commands)
     return parser
@@ -70,7 +71,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return exit.code if isinstance(exit.code, int) else 2
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("ccg: error: a command is required (convert, info, verify, cat, export, profile, messages, timeline, logical, "
+        print("ccg: error: a command is required (convert, merge, info, verify, cat, export, profile, messages, timeline, logical, "
               "overview, topology, demo)",
               file=sys.stderr)
         return 2

@@ -1,5 +1,5 @@
 """The message events of the chosen locations in one stream, in global order: by time,
-then location, then position in the location (`archive.merge.merge_by_time`). This is the
+then location, then position in the location (`archive.time_order.merge_by_time`). This is the
 traversal of the matching (dissertation 4.5.5), cut into windows of consecutive events.
 
 Two ways to get them, the same events either way:
@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..archive.merge import merge_by_time
+from ..archive.time_order import merge_by_time
 from ..graph.graph import ChosenRoots
 from ..model import COLUMNS, EventBatch, EventKind
 from . import streaming

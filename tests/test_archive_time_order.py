@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ccgformat.archive.merge import merge_by_time
+from ccgformat.archive.time_order import merge_by_time
 from ccgformat.model import EventBatch
 
 

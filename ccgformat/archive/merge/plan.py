@@ -1,0 +1,125 @@
+"""What a merge joins: the archives opened, their definitions unified, and per merged
+location the archives' pieces of it (docs/merge.md).
+
+A location is one of several archives' when its definitions match (`definitions`). Its
+events are the events of every archive that has some for it, in time order: archives of
+disjoint locations give each location one piece, archives of consecutive time segments
+several, each starting no earlier than the one before ends. Pieces that overlap in time
+are a conflict.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import NamedTuple, Sequence
+
+from ...errors import MergeConflictError, ParameterError
+from ...graph.graph import root_columns
+from ...model import Definitions
+from ...params import Params
+from ..reader import Archive, open_archive
+from .definitions import Maps, Unifier
+
+
+class Piece(NamedTuple):
+    """Events of a merged location that one archive holds."""
+
+    source: int     #: the archive's position among the sources
+    location: int   #: the location's id in that archive
+    start: int
+    end: int
+    events: int
+
+
+@dataclass
+class Plan:
+    """The opened archives (closed with the plan), their maps and the merged definitions,
+    per merged location its pieces in time order, and the parameters to record."""
+
+    paths: list[str]
+    archives: list[Archive]
+    maps: list[Maps]
+    definitions: Definitions
+    pieces: dict[int, list[Piece]]
+    params: Params
+    stack: ExitStack
+
+    @property
+    def events(self) -> int:
+        return sum(piece.events for pieces in self.pieces.values() for piece in pieces)
+
+    @property
+    def segmented(self) -> bool:
+        """Whether a location has pieces in several archives (time segments)."""
+        return any(len(pieces) > 1 for pieces in self.pieces.values())
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str]) -> Plan:
+    """Open and check the archives to merge into ``target``; `MergeConflictError` when
+    they cannot be joined."""
+    paths = [str(source) for source in sources]
+    if not paths:
+        raise ParameterError("a merge needs at least one archive")
+    for path in paths:
+        if Path(target).exists() and Path(path).exists() and os.path.samefile(path, target):
+            raise ParameterError(f"the target {target} is one of the archives merged; a merge never modifies its "
+                                 f"inputs")
+    stack = ExitStack()
+    try:
+        archives = [stack.enter_context(open_archive(path)) for path in paths]
+        unifier = Unifier()
+        maps = [unifier.add(archive.definitions, path) for archive, path in zip(archives, paths)]
+        pieces = _pieces(archives, maps, paths)
+        return Plan(paths, archives, maps, unifier.definitions, pieces,
+                    loosest([archive.params for archive in archives]), stack)
+    except BaseException:
+        stack.close()
+        raise
+
+
+def _pieces(archives: list[Archive], maps: list[Maps], paths: list[str]) -> dict[int, list[Piece]]:
+    """Per merged location with events, its pieces in time order (archives' order on a
+    tie); overlapping pieces raise `MergeConflictError`."""
+    pieces: dict[int, list[Piece]] = {}
+    for source, (archive, mapping) in enumerate(zip(archives, maps)):
+        locations, _, start, end, events = root_columns(archive.roots)
+        kept = events > 0
+        outside = locations[kept][locations[kept] >= len(mapping.locations)]
+        if len(outside):  # only a file of 1.0-1.2 may have roots of undefined locations (spec 4.3)
+            raise MergeConflictError(f"location {int(outside[0])} has events but no definition",
+                                     paths=(paths[source],), what="locations")
+        for location, first, last, count in zip(*(column[kept].tolist() for column in (locations, start, end, events))):
+            merged = int(mapping.locations[location])
+            pieces.setdefault(merged, []).append(Piece(source, location, first, last, count))
+    for merged, found in pieces.items():
+        found.sort(key=lambda piece: (piece.start, piece.source))
+        for before, after in zip(found, found[1:]):
+            if after.start < before.end:
+                raise MergeConflictError(
+                    f"events over [{before.start}, {before.end}] there and [{after.start}, {after.end}] here overlap "
+                    f"(archives of one location must hold consecutive time segments)",
+                    paths=(paths[before.source], paths[after.source]), what=f"location {merged}")
+    return dict(sorted(pieces.items()))
+
+
+def loosest(params: list[Params]) -> Params:
+    """The parameters a merge of archives with these records: the first's graph shape
+    (branching, search), and each bound the loosest of the inputs' - time's among the
+    inputs whose time is not exact - so that every event of the result is within the
+    recorded bounds of the original."""
+    timed = [p for p in params if not p.exact_time]
+    return replace(params[0], abs_dev=max((p.abs_dev for p in timed), default=0),
+                   rel_dev=max((p.rel_dev for p in timed), default=0.0),
+                   rel_size=max(p.rel_size for p in params), rel_metric=max(p.rel_metric for p in params))
+
+
+def lossless(params: Params) -> Params:
+    """``params`` without bounds: a merge never adds deviation to its inputs' events."""
+    return replace(params, abs_dev=0, rel_dev=0.0, rel_size=0.0, rel_metric=0.0)
+

@@ -726,6 +726,6 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                 metrics=len(graph.definitions.metrics), index=index) as writer:
         writer.add_nodes(graph.pool, final=True)
         if index_kept(index, graph):
-            for location in graph.roots:
-                writer.add_location(location, graph.location(location))
+            for location, root in graph.roots.items():
+                writer.add_location(location, location_walker(graph.pool, root.root, root.start, location))
         return writer.finish(graph)

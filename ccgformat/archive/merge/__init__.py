@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ...bulkstep import bulk_step
+from ..writer import save_graph
+from .nodes import merged_graph
 from .plan import plan as make_plan
 from .rebuild import rebuild
 
@@ -69,7 +72,12 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
             if progress is not None:
                 progress(MergeProgress(done[0], total))
 
-        graph = rebuild(joined, target, advance)
+        if joined.segmented:
+            graph = rebuild(joined, target, advance)
+        else:
+            graph = merged_graph(joined, advance)
+            with bulk_step():
+                save_graph(graph, target)
         return MergeReport(tuple(joined.paths), str(target), len(joined.definitions.locations), graph.event_count,
                            graph.metrics.n, target.stat().st_size, joined.segmented,
                            bool(joined.definitions.extensions) or not any(a.definitions.extensions

@@ -34,13 +34,20 @@ from typing import Any, Callable
 import numpy as np
 
 from ..archive import open_archive
-from ..errors import ParallelError
+from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
+from ..errors import ParallelError, ParameterError
 from ..formats import ConvertReport, convert as convert_serial, detect, get
 from ..params import Params
 from .distribute import receive_trace, send_trace
 from .world import World, split
 
 __all__ = ["convert", "owner_of_range", "part_ranges"]
+
+
+#: how the parts are written: they are read once, by the merge, which builds the
+#: aggregation tables and the indexes of the whole anew and compresses at the asked
+#: level (`archive.save_graph`): so no tables, and the fastest zstd level
+PART_OPTIONS = {"aggregation": False, "level": 1}
 
 
 def owner_of_range(k: int, size: int) -> int:
@@ -63,6 +70,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     world = world or World()
     params = params or Params()
     source, target = Path(source), Path(target)
+    if world.size > 1:
+        _check_merge_writes(options)
     name = world.agree(lambda: detect(source) if fmt is None else get(fmt).name)
     if world.size == 1:
         return convert_serial(source, target, params, fmt=name, **options)
@@ -79,9 +88,10 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
             def chosen(count: int) -> range:
                 return range(*part_ranges(count, world.size)[mine])
             report = world.agree(lambda: convert_serial(source, part, params, fmt=name, locations=chosen,
-                                                        **options))
+                                                        **{**options, **PART_OPTIONS}))
         else:
-            report = world.agree(lambda: _converted_from_rank0(world, source, part, name, params, options))
+            report = world.agree(lambda: _converted_from_rank0(world, source, part, name, params,
+                                                               {**options, **PART_OPTIONS}))
         reports = world.gather(report)
         world.agree(lambda: _merge(merge, [part_of(k) for k in range(world.size)], target)
                     if world.rank == 0 else None)
@@ -122,6 +132,20 @@ def _converted_from_rank0(world: World, source: Path, part: Path, name: str, par
     graph = write_archive(part, source, name, trace, params, progress=progress, **options)
     return ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
                          graph.metrics.n, os.path.getsize(part), graph.repairs)
+
+
+#: the writer's options and their defaults, which the merge writes with
+_MERGE_WRITES = {"level": None, "checkpoint_interval": DEFAULT_CHECKPOINT_INTERVAL,
+                 "nodes_per_block": DEFAULT_NODES_PER_BLOCK, "gaps": "auto", "aggregation": True}
+
+
+def _check_merge_writes(options: dict[str, Any]) -> None:
+    """The merge writes the archive with the writer's defaults: other values are refused
+    rather than ignored."""
+    changed = [name for name, default in _MERGE_WRITES.items() if options.get(name, default) != default]
+    if changed:
+        raise ParameterError(f"a conversion on several MPI ranks writes with the default {', '.join(changed)} "
+                             f"(ccgformat.merge takes no writer options yet)")
 
 
 def _merge(merge: Callable[..., Any] | None, parts: list[Path], target: Path) -> Any:

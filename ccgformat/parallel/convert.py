@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from ..archive import open_archive
+from ..archive import merge as merge_archives, open_archive
 from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
 from ..errors import ParallelError, ParameterError
-from ..formats import ConvertReport, convert as convert_serial, detect, get
+from ..formats import ConvertReport, convert as convert_serial, detect, get, read, write_archive
 from ..params import Params
 from .distribute import receive_trace, send_trace
 from .world import World, split
@@ -61,8 +61,7 @@ def part_ranges(count: int, size: int) -> list[tuple[int, int]]:
 
 
 def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], params: Params | None = None, *,
-            fmt: str | None = None, world: World | None = None, merge: Callable[..., Any] | None = None,
-            **options: Any) -> ConvertReport:
+            fmt: str | None = None, world: World | None = None, **options: Any) -> ConvertReport:
     """Convert ``source`` to ``target`` on every rank of the MPI world together (called
     by every rank with the same arguments; ``options`` as for `ccgformat.convert`).
     Every rank returns the same report; when any rank fails, every rank raises (its own
@@ -93,7 +92,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
             report = world.agree(lambda: _converted_from_rank0(world, source, part, name, params,
                                                                {**options, **PART_OPTIONS}))
         reports = world.gather(report)
-        world.agree(lambda: _merge(merge, [part_of(k) for k in range(world.size)], target)
+        world.agree(lambda: merge_archives([part_of(k) for k in range(world.size)], target)
                     if world.rank == 0 else None)
         result = None
         if world.rank == 0:
@@ -111,8 +110,6 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
 def _converted_from_rank0(world: World, source: Path, part: Path, name: str, params: Params,
                           options: dict[str, Any]) -> ConvertReport:
     """This rank's part, its events read by rank 0 (`distribute`)."""
-    from ..formats import read, write_archive
-
     if world.rank == 0:
         try:
             trace = read(source, name)
@@ -147,9 +144,4 @@ def _check_merge_writes(options: dict[str, Any]) -> None:
         raise ParameterError(f"a conversion on several MPI ranks writes with the default {', '.join(changed)} "
                              f"(ccgformat.merge takes no writer options yet)")
 
-
-def _merge(merge: Callable[..., Any] | None, parts: list[Path], target: Path) -> Any:
-    if merge is None:
-        from .. import merge
-    return merge(parts, target)
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -100,19 +101,43 @@ def test_the_otf2_extension_is_kept(tmp_path):
         assert actual.definitions.extensions == expected.definitions.extensions
 
 
-def test_a_rank_failing_mid_way_leaves_no_file_and_every_rank_fails(tmp_path):
-    """Location 0's event file cut short: the rank converting it (rank 1 of 2) fails while
-    the other converts; both end with status 1, and neither the target nor a part remains."""
-    source = tmp_path / "trace"
+def _otf2_cut_short(folder: Path) -> Path:
+    """The corpus stencil trace with location 0's event file cut short: the rank that
+    converts location 0 (rank 1 of 2) fails while rank 0 converts its own."""
+    source = folder / "trace"
     shutil.copytree(corpus_path(*CORPUS_TRACES[-1]), source)
     events = sorted((source / "traces").glob("*.evt"), key=lambda p: int(p.stem))[0]
     events.write_bytes(events.read_bytes()[:40])
+    return source
+
+
+def _npz_damaged(folder: Path) -> Path:
+    """A .npz whose location 0 cannot be decompressed: rank 0, reading the input for every
+    rank, fails while sending rank 1 its events."""
+    source = folder / "trace.npz"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "synth.py"), str(source), "--locations", "4",
+                    "--events-per-location", "5000", "--pattern", "random"], check=True, capture_output=True)
+    with zipfile.ZipFile(source) as archive:
+        member = archive.getinfo("loc0_time.npy")
+    data = bytearray(source.read_bytes())
+    middle = member.header_offset + 100 + member.compress_size // 2
+    data[middle:middle + 100] = bytes(b ^ 0xFF for b in data[middle:middle + 100])
+    source.write_bytes(data)
+    return source
+
+
+@pytest.mark.parametrize("damaged, failed", [(_otf2_cut_short, 1), (_npz_damaged, 0)], ids=["otf2", "npz"])
+def test_a_rank_failing_mid_way_leaves_no_file_and_every_rank_fails(tmp_path, damaged, failed):
+    """Both ranks end with status 1, saying which rank failed, and neither the target nor
+    a part remains."""
+    source = damaged(tmp_path)
     target = tmp_path / "out" / "t.ccg"
     target.parent.mkdir()
     done = mpirun(2, "-m", "ccgformat.cli", "convert", str(source), str(target), "--mpi")
     assert done.returncode != 0
     assert list(target.parent.iterdir()) == []
-    assert "MPI rank 1 failed" in done.stderr and "Traceback" not in done.stderr
+    assert f"MPI rank {failed} failed" in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.count("ccg: ") == 2  # one line from each rank
 
 
 @pytest.mark.parametrize("argv", [["profile", "--json"], ["aggregate", "--slices", "30", "--states", "group", "--json"],

@@ -168,6 +168,15 @@ def test_calltree_benchmark_times_both_traces_against_events(tmp_path):
     assert jittered["events"] == regular["events"] and jittered["n"] > 10 * regular["n"]
 
 
+def test_merge_benchmark_compares_the_merge_with_the_conversion_at_once(tmp_path):
+    convert, merged = _run_quick("merge", tmp_path)["benchmarks"]["merge"]
+    assert [convert["step"], merged["step"]] == ["convert at once", "merge"]
+    assert convert["events"] == merged["events"] > 16 * 1000
+    assert merged["size_ratio"] == pytest.approx(merged["bytes"] / convert["bytes"])
+    assert merged["time_ratio"] == pytest.approx(merged["seconds"]["median"] / convert["seconds"]["median"])
+    assert 0.5 < merged["size_ratio"] < 2 and merged["peak_rss_mb"] > 0
+
+
 def test_topology_benchmark_times_each_step_against_info(tmp_path):
     entries = _run_quick("topology", tmp_path)["benchmarks"]["topology"]
     assert [e["step"] for e in entries] == ["info", "metric_integrals middle", "messages", "topology middle d2",

@@ -43,6 +43,7 @@ def commands(files, json_option: bool) -> dict[str, list[str]]:
     extra = ["--json"] if json_option else []
     return {
         "convert": ["convert", str(files["npz"]), str(folder / f"again{len(extra)}.ccg"), *extra],
+        "merge": ["merge", archive, "-o", str(folder / f"merged{len(extra)}.ccg"), *extra],
         "info": ["info", archive, *extra],
         "verify": ["verify", archive, *extra],
         "cat": ["cat", archive, *extra],
@@ -72,7 +73,7 @@ def test_every_command_has_json():
     assert missing == []
 
 
-@pytest.mark.parametrize("name", ["convert", "info", "verify", "cat", "export", "profile", "messages", "timeline",
+@pytest.mark.parametrize("name", ["convert", "merge", "info", "verify", "cat", "export", "profile", "messages", "timeline",
                                   "aggregate", "overview", "calltree", "topology", "logical", "demo"])
 def test_a_closed_pipe_ends_quietly(files, name):
     """The reader is gone before the command writes (``| head`` that has read enough):
@@ -111,7 +112,7 @@ def test_head_reads_the_first_lines(files):
     assert [int(line.split()[1]) for line in lines] == batch.time.tolist()
 
 
-@pytest.mark.parametrize("name", ["convert", "info", "verify", "cat", "export", "profile", "messages", "timeline",
+@pytest.mark.parametrize("name", ["convert", "merge", "info", "verify", "cat", "export", "profile", "messages", "timeline",
                                   "aggregate", "overview", "calltree", "topology", "logical", "demo"])
 def test_json_output_parses(files, name):
     done = subprocess.run(CCG + commands(files, True)[name], capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -127,6 +128,8 @@ def test_json_output_parses(files, name):
         assert documents[0]["events"] == 1200 and Path(documents[0]["target"]).exists()
     if name == "export":
         assert documents[0]["format"] == "chrome" and Path(documents[0]["target"]).exists()
+    if name == "merge":
+        assert documents[0]["events"] == 1200 and Path(documents[0]["target"]).exists()
 
 
 def _latest_versions() -> dict[int, int]:

@@ -4,16 +4,22 @@ joined equal the conversion of the whole trace; conflicting definitions are refu
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccgformat
-from ccgformat.model import EventBatch, Metric
+from ccgformat import backends
+from ccgformat.archive.merge import blocks
+from ccgformat.archive.verify import verify
+from ccgformat.model import EventBatch, Metric, Region
 
 from . import merge_support as support
 from . import traces
+from .query_support import synth
 
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -84,3 +90,183 @@ def test_overlapping_events_of_one_location_are_refused(tmp_path):
     with pytest.raises(ccgformat.MergeConflictError, match="location 0: events over .* overlap"):
         ccgformat.merge([paths[0], paths[0]], tmp_path / "merged.ccg")
     assert not (tmp_path / "merged.ccg").exists()
+
+
+def _paths(monkeypatch, path: str) -> None:
+    """Force one of the merge's ways for archives of disjoint locations: "blocks" copies the
+    node blocks whatever the graph's size, "nodes" hash conses whatever its size."""
+    monkeypatch.setattr(blocks, "COPY_NODES", 0 if path == "blocks" else 1 << 62)
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes"])
+@SETTINGS
+@given(traces.traces(max_locations=3), st.data())
+def test_each_way_of_joining_disjoint_locations_equals_the_union(tmp_path_factory, monkeypatch, path, events, data):
+    """Both ways give the whole trace's events, profile and messages, and a file that
+    `verify` passes (every node, index and table checked against the graph)."""
+    _paths(monkeypatch, path)
+    folder = tmp_path_factory.mktemp("merge")
+    trace, definitions = _trace(events), traces.definitions()
+    owner = data.draw(st.lists(st.integers(0, 2), min_size=len(trace), max_size=len(trace)))
+    parts = support.by_locations(folder, definitions, trace, [[loc for loc, o in zip(trace, owner) if o == i]
+                                                              for i in sorted(set(owner))])
+    whole = support.write(folder / "whole.ccg", definitions, trace)
+    assert ccgformat.merge(parts, folder / "merged.ccg").way == path
+    support.assert_same_trace(folder / "merged.ccg", whole)
+    assert verify(folder / "merged.ccg") == []
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes"])
+def test_a_merge_is_the_same_file_under_both_backends(tmp_path, monkeypatch, path):
+    """The C hash consing against its Python reference, and the moved blocks: the same
+    bytes (a jittered trace, whose leaf calls are not all shared, and a regular one)."""
+    pytest.importorskip("ccgformat._native._ccg", reason="the native extension is not built")
+    _paths(monkeypatch, path)
+    for jitter in (0.3, 0.0):
+        definitions, events = synth.synthesize(4, 3000, jitter=jitter, seed=3, pattern="spmd")
+        trace = {location: EventBatch.concat(list(events(location))) for location in range(4)}
+        parts = support.by_locations(tmp_path, definitions, trace, [[0, 2], [1], [3]])
+        files = []
+        for name in ("native", "python"):
+            monkeypatch.setattr(backends, "ACTIVE", name)
+            files.append(tmp_path / f"{name}-{jitter}.ccg")
+            ccgformat.merge(parts, files[-1])
+        assert files[0].read_bytes() == files[1].read_bytes()
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes"])
+def test_sub_trees_shared_across_archives_are_stored_once_or_near(tmp_path, monkeypatch, path):
+    """A regular trace: hash consing stores what the union's conversion stores; copied
+    blocks keep each archive's few nodes (at most the archives' sum)."""
+    _paths(monkeypatch, path)
+    definitions, events = synth.synthesize(8, 20_000, pattern="ring")
+    trace = {location: EventBatch.concat(list(events(location))) for location in range(8)}
+    parts = support.by_locations(tmp_path, definitions, trace, [[0, 1, 2, 3], [4, 5, 6, 7]])
+    whole = support.write(tmp_path / "whole.ccg", definitions, trace)
+    report = ccgformat.merge(parts, tmp_path / "merged.ccg")
+    with ccgformat.open(whole) as union:
+        stored = union.stats.n
+    if path == "nodes":
+        assert report.nodes <= stored
+    else:
+        assert report.nodes <= sum(ccgformat.open(part).stats.n for part in parts)
+    support.assert_same_trace(tmp_path / "merged.ccg", whole)
+
+
+def test_renumbered_definitions_are_matched_by_name(tmp_path):
+    """An archive whose regions, metrics and locations come in another order (and that
+    defines a region the other does not) gives its events renumbered: the merge equals
+    the conversion of the union."""
+    definitions = traces.definitions()
+    trace = _trace({0: [(10, 0, 3), (12, 10, 1, 0, 0, 0, 0, 0, 7), (20, 1, 3)],
+                    1: [(15, 0, 1), (16, 2, 0, 0, 4, 0, 8), (18, 10, 2, 0, 0, 0, 0, 0, -3), (40, 1, 1)]})
+    support.write(tmp_path / "p0.ccg", definitions, {0: trace[0]})
+    order = [3, 1, 0, 2]  # part 1's region i is region order[i]
+    moved = dataclasses.replace(definitions, regions=[definitions.regions[i] for i in order] + [Region("extra")],
+                                metrics=definitions.metrics[::-1], locations=definitions.locations[::-1])
+    batch = trace[1]
+    region = {old: new for new, old in enumerate(order)}
+    calls = batch.kind <= 1
+    local = dataclasses.replace(batch, ref=np.where(calls, [region[r] for r in batch.ref.tolist()],
+                                                    np.where(batch.kind == 10, 2 - batch.ref, 2 - batch.ref)))
+    support.write(tmp_path / "p1.ccg", moved, {1: local})
+    merged = ccgformat.merge([tmp_path / "p0.ccg", tmp_path / "p1.ccg"], tmp_path / "merged.ccg")
+    assert not merged.extensions_kept or not definitions.extensions
+    whole = support.write(tmp_path / "whole.ccg", dataclasses.replace(definitions, regions=[
+        *definitions.regions, Region("extra")]), trace)
+    support.assert_same_trace(tmp_path / "merged.ccg", whole)
+
+
+@pytest.mark.parametrize("bounds", [dict(abs_dev=50, rel_dev=0.1), dict(rel_size=0.5)])
+def test_lossy_archives_keep_their_events_and_record_the_loosest_bounds(tmp_path, bounds):
+    definitions, events = synth.synthesize(2, 2000, jitter=0.3, seed=1, pattern="spmd")
+    trace = {location: EventBatch.concat(list(events(location))) for location in range(2)}
+    lossy = ccgformat.Params(**bounds)
+    parts = [support.write(tmp_path / "p0.ccg", definitions, {0: trace[0]}, lossy),
+             support.write(tmp_path / "p1.ccg", definitions, {1: trace[1]})]
+    ccgformat.merge(parts, tmp_path / "merged.ccg")
+    with ccgformat.open(tmp_path / "merged.ccg") as merged:
+        assert merged.params == dataclasses.replace(ccgformat.Params(), **bounds)
+        got = support.events_of(merged)
+        for location, part in enumerate(parts):
+            with ccgformat.open(part) as archive:
+                assert got[location].equals(support.events_of(archive)[location])
+
+
+VECTORS = sorted(path for path in (Path(__file__).resolve().parent.parent / "spec" / "vectors").rglob("*.ccg")
+                 if path.with_suffix(".events.txt").exists())
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes"])
+@pytest.mark.parametrize("vector", VECTORS, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_every_golden_vector_merges_after_another_archive(tmp_path, monkeypatch, path, vector):
+    """Every format version and node block kind: a vector merged after an archive of its
+    definitions without events (so its node ids move up, by one node) keeps its events,
+    and `verify` passes the result."""
+    _paths(monkeypatch, path)
+    with ccgformat.open(vector) as archive:
+        first = tmp_path / "no-events.ccg"
+        ccgformat.write_trace(first, archive.definitions, [])
+        ccgformat.merge([first, vector], tmp_path / "merged.ccg")
+        with ccgformat.open(tmp_path / "merged.ccg") as merged:
+            mine, theirs = merged.definitions.to_dict(), archive.definitions.to_dict()
+            assert mine["locations"][:len(theirs["locations"])] == theirs["locations"]  # 1.0-1.2: more are defined
+            assert all(mine[name] == theirs[name] for name in ("regions", "system_tree", "communicators", "metrics",
+                                                                "strings", "timer_resolution"))
+            got, want = support.events_of(merged), support.events_of(archive)
+            assert sorted(got) == sorted(want)
+            for location, batch in want.items():
+                assert got[location].equals(batch)
+    assert verify(tmp_path / "merged.ccg") == []
+
+
+def test_bad_requests_are_refused_before_any_work(tmp_path):
+    paths = _two_parts(tmp_path)
+    with pytest.raises(ccgformat.ParameterError, match="at least one archive"):
+        ccgformat.merge([], tmp_path / "merged.ccg")
+    with pytest.raises(ccgformat.ParameterError, match="one of the archives merged"):
+        ccgformat.merge(paths, paths[1])
+    with pytest.raises(ccgformat.CorruptArchiveError):
+        (tmp_path / "bad.ccg").write_bytes(b"not an archive at all, but long enough to be read")
+        ccgformat.merge([paths[0], tmp_path / "bad.ccg"], tmp_path / "merged.ccg")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.ccg", "p0.ccg", "p1.ccg"]
+    assert ccgformat.open(paths[1]).stats.events == 2  # untouched
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes", "events"])
+def test_progress_reaches_every_event(tmp_path, monkeypatch, path):
+    _paths(monkeypatch, path)
+    paths = _two_parts(tmp_path)
+    if path == "events":  # location 1's events in a second segment after the first's
+        later = _trace({1: [(50, 0, 2), (60, 1, 2)]})
+        paths.append(support.write(tmp_path / "p2.ccg", traces.definitions(), later))
+    seen = []
+    report = ccgformat.merge(paths, tmp_path / "merged.ccg", progress=seen.append)
+    assert seen and seen[-1].events == seen[-1].total == report.events == 5 + 2 * (path == "events")
+    assert [p.events for p in seen] == sorted(p.events for p in seen)
+    assert report.segmented == (path == "events") and report.way == path
+
+
+def test_ccg_merge_reports_a_conflict_with_status_1(tmp_path, capsys):
+    from ccgformat.cli import main
+    paths = _two_parts(tmp_path, second=lambda d: dataclasses.replace(d, timer_resolution=1000))
+    assert main(["merge", *map(str, paths), "-o", str(tmp_path / "merged.ccg")]) == 1
+    assert "timer resolution" in capsys.readouterr().err and not (tmp_path / "merged.ccg").exists()
+    paths = _two_parts(tmp_path)
+    assert main(["merge", *map(str, paths), "-o", str(tmp_path / "merged.ccg"), "--json"]) == 0
+    assert '"events": 5' in capsys.readouterr().out
+
+
+def test_copied_blocks_larger_than_the_default_are_bounded_in_the_parameters(tmp_path, monkeypatch):
+    from ccgformat.archive.layout import NODE_KINDS
+    _paths(monkeypatch, "blocks")
+    definitions, events = synth.synthesize(2, 25_000, jitter=0.3, seed=2, pattern="spmd")
+    parts = []
+    for location in range(2):
+        parts.append(tmp_path / f"p{location}.ccg")
+        ccgformat.write_trace(parts[-1], definitions, [(location, events(location))], nodes_per_block=1 << 14)
+    ccgformat.merge(parts, tmp_path / "merged.ccg")
+    with ccgformat.open(tmp_path / "merged.ccg") as merged:
+        largest = max(entry.count for entry in merged.sections if entry.kind in NODE_KINDS)
+        assert largest > 8192 and merged.parameters["nodes_per_block"] >= largest
+    assert verify(tmp_path / "merged.ccg") == []

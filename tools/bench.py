@@ -49,6 +49,7 @@ import bench_formats  # noqa: E402,F401  (registers the import and native-conver
 import bench_importers  # noqa: E402,F401  (registers the import-locations benchmark)
 import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
 import bench_logical  # noqa: E402,F401  (registers the logical benchmark)
+import bench_merge  # noqa: E402  (registers the merge benchmark)
 import bench_long  # noqa: E402,F401  (registers the long benchmark)
 import bench_mpi  # noqa: E402,F401  (registers the mpi benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
@@ -146,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--memory-limit", type=float, default=8192, metavar="MB",
                         help="scale, long: a step whose resident set grows above MB is killed and reported "
                              "(the machine may be shared), 0 = no limit (default 8192)")
+    bench_merge.add_options(parser)
     parser.add_argument("--lengths", nargs="+", default=list(bench_long.LENGTHS), choices=list(bench_long.LENGTHS),
                         help="long: the trace lengths (default all; 1m comes first, the twin of the growth figures)")
     parser.add_argument("--variants", nargs="+", default=list(bench_long.VARIANTS), choices=list(bench_long.VARIANTS),

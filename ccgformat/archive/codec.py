@@ -148,6 +148,29 @@ def with_coded(raw: bytes, name: str, coded: bytes) -> bytes:
     return raw[:start] + STREAM_HEADER.pack(CODED, count) + CODED_LENGTH.pack(len(coded)) + coded + raw[end:]
 
 
+def moved_block(raw: bytes, shift: int, *, child_ids: bool) -> bytes:
+    """A node block payload whose node ids all move up by ``shift`` (a merge, spec 5.3): its
+    first id, its pending stack and its import ids, and with ``child_ids`` (a NODES block,
+    whose `child_id` stream holds ids rather than reference codes, 5.7) its child ids;
+    the delta-coded lists (5.2) move their first entry only. Every other stream is kept
+    byte for byte."""
+    first, count = BLOCK_START.unpack_from(raw, 0)
+    parts, position = [BLOCK_START.pack(first + shift, count)], BLOCK_START.size
+    for name in STREAMS:
+        width, values = STREAM_HEADER.unpack_from(raw, position)
+        end = position + STREAM_HEADER.size + width * values
+        if width == CODED:
+            end += CODED_LENGTH.size + CODED_LENGTH.unpack_from(raw, end)[0]
+        if values and width != CODED and (name in ("pending", "import_id") or (child_ids and name == "child_id")):
+            ids = decode_stream(raw, position)[0]
+            ids[slice(None) if name == "child_id" else 0] += np.uint64(shift)
+            parts.append(encode_stream(ids))
+        else:
+            parts.append(raw[position:end])
+        position = end
+    return b"".join(parts)
+
+
 def decode_stream(raw: bytes, position: int) -> tuple[np.ndarray, int]:
     """One stream at ``position``: its values as uint64 and the position after it."""
     if position + STREAM_HEADER.size > len(raw):

@@ -467,6 +467,13 @@ class Archive:
         """The checked, decompressed payload of one block or bundle member."""
         return self._storage.payload(entry)
 
+    def stored_frame(self, entry: DirectoryEntry) -> bytes | None:
+        """The checked zstd frame a block is stored as, or None for a block stored raw or a
+        bundle member: a merge copies a block without compressing it again."""
+        if entry.member >= 0 or not entry.flags & BlockFlags.ZSTD:
+            return None
+        return bytes(self._storage.stored(entry))
+
     def _section(self, kind: SectionKind) -> DirectoryEntry:
         return next(entry for entry in self._sections if entry.kind == kind)
 

@@ -331,6 +331,19 @@ class Writer:
             self._nodes_written = stop
             self._largest_block = max(self._largest_block, stop - first)
 
+    def add_node_block(self, kind: SectionKind, raw: bytes, first: int, count: int,
+                       compressed: bytes | None = None) -> None:
+        """A node block encoded already (a merge copies other archives' blocks, their ids
+        moved: `codec.moved_block`): its payload ``raw`` holds ids ``first .. first + count
+        - 1``, the next after those written; ``compressed``: its zstd frame, when known."""
+        if first != self._nodes_written or count < 1:
+            raise ValueError(f"node block of ids {first}.. after {self._nodes_written} nodes written")
+        self._node_kinds.add(kind)
+        self._block(kind, raw, must_understand=True, first=first, count=count, compressed=compressed)
+        self._nodes_written = first + count
+        self._largest_block = max(self._largest_block, count)
+        self.nodes_per_block = max(self.nodes_per_block, count)  # PARAMETERS states a bound that holds
+
     def end_location(self, builder: Any, location: int, first_node: int, events: int) -> LocationRoot:
         """``builder.end_location(location)`` for a location whose nodes start at
         ``first_node`` in the pool and which had ``events`` events, its nodes written in

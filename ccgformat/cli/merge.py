@@ -42,6 +42,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def _merge_line(r: MergeReport) -> str:
     how = "time segments" if r.segmented else "locations"
-    return (f"{r.target}: {len(r.sources)} archives merged by {how}, {r.locations} locations, {r.events:,} events, "
+    return (f"{r.target}: {len(r.sources)} archives merged by {how} ({r.way}), {r.locations} locations, "
+            f"{r.events:,} events, "
             f"{r.nodes:,} nodes, {r.file_bytes:,} bytes" + ("" if r.extensions_kept else
                                                            " (format extensions dropped: the archives disagree)"))

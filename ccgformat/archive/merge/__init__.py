@@ -3,9 +3,10 @@ per-node conversions) or of consecutive time segments of the same locations.
 
 The definitions are unified by name and structure (`definitions`), each merged location
 takes its pieces from the archives in time order (`plan`), and the result is written
-atomically. Dissertation 4.4.2 combines merging with re-compression and 4.7.4 unites
-parts numbered disjointly nearly by concatenation: the merged graph is built again from
-the archives' events, so sub-trees equal across archives are stored once.
+atomically, one of three ways (`way`): large graphs of archives that define the same are
+united by copying their node blocks (`blocks`, dissertation 4.7.4), smaller ones by
+hash consing their nodes (`nodes`, 4.4.2: merging with re-compression), time segments
+and large graphs of differing definitions by rebuilding from the events (`rebuild`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Callable, Sequence
 
 from ...bulkstep import bulk_step
 from ..writer import save_graph
+from .blocks import way, write_blocks
 from .nodes import merged_graph
 from .plan import plan as make_plan
 from .rebuild import rebuild
@@ -36,6 +38,7 @@ class MergeReport:
     file_bytes: int
     segmented: bool      #: some location had events in several archives (time segments)
     extensions_kept: bool  #: the format extensions of the definitions were kept (all archives agreed)
+    way: str             #: how: "blocks", "nodes" or "events" (docs/merge.md)
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,11 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
             if progress is not None:
                 progress(MergeProgress(done[0], total))
 
-        if joined.segmented:
+        chosen = way(joined)
+        if chosen == "events":
             graph = rebuild(joined, target, advance)
+        elif chosen == "blocks":
+            graph = write_blocks(joined, target, advance)
         else:
             graph = merged_graph(joined, advance)
             with bulk_step():
@@ -81,6 +87,6 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
         return MergeReport(tuple(joined.paths), str(target), len(joined.definitions.locations), graph.event_count,
                            graph.metrics.n, target.stat().st_size, joined.segmented,
                            bool(joined.definitions.extensions) or not any(a.definitions.extensions
-                                                                          for a in joined.archives))
+                                                                          for a in joined.archives), chosen)
     finally:
         joined.close()

@@ -21,7 +21,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
-from ...errors import MergeConflictError
+from ...errors import CorruptArchiveError, MergeConflictError
 from ...model import Communicator, Definitions, Location, SystemTreeNode
 
 
@@ -96,7 +96,8 @@ def _entity(record: tuple[str, str, int | None]) -> str:
 
 
 def _parents_first(parents: list[int | None], path: str, what: str) -> list[int]:
-    """The entries of a tree in an order that puts every parent before its children."""
+    """The entries of a tree (every parent defined) in an order that puts every parent
+    before its children."""
     order: list[int] = []
     state = [0] * len(parents)  # 0 new, 1 on the path, 2 placed
     for start in range(len(parents)):
@@ -106,10 +107,8 @@ def _parents_first(parents: list[int | None], path: str, what: str) -> list[int]
             state[node] = 1
             chain.append(node)
             node = parents[node]
-            if node is not None and not 0 <= node < len(parents):
-                raise MergeConflictError(f"parent {node} is not defined", paths=(path,), what=f"{what} {chain[-1]}")
         if node is not None and state[node] == 1:
-            raise MergeConflictError("its own ancestor", paths=(path,), what=f"{what} {node}")
+            raise CorruptArchiveError(f"{what} {node} is its own ancestor", path=path)
         for entry in reversed(chain):
             state[entry] = 2
             order.append(entry)
@@ -130,13 +129,20 @@ class Unifier:
         self.strings = _Table("string", lambda s: s, repr)
         self.first: Definitions | None = None
         self.first_path = ""
+        self.first_stored: bytes | None = None
+        self.first_maps: Maps | None = None
         self.same = True  # every archive's definitions equal the first's
         self.provenance: list[dict[str, str]] = []
 
-    def add(self, definitions: Definitions, path: str) -> Maps:
-        """Unify one archive's definitions; its ids' merged numbers."""
+    def add(self, definitions: Definitions, path: str, stored: bytes | None = None) -> Maps:
+        """Unify one archive's definitions; its ids' merged numbers. ``stored``: the bytes
+        its file stores them in, when known: an archive whose bytes are the first's (the
+        parts of one conversion) takes the first's numbers without a look at its records."""
         if self.first is None:
-            self.first, self.first_path = definitions, path
+            self.first, self.first_path, self.first_stored = definitions, path, stored
+        elif stored is not None and stored == self.first_stored:
+            self.provenance.append(dict(definitions.provenance))
+            return self.first_maps
         else:
             self._check_timer(definitions, path)
             self.same = self.same and _document(definitions) == _document(self.first)
@@ -146,9 +152,12 @@ class Unifier:
         _check_members(definitions, path)
         communicators = self.communicators.extend(
             [(c.name, tuple(locations[list(c.members)].tolist())) for c in definitions.communicators], path)
-        return Maps(self.regions.extend(list(definitions.regions), path), system_tree, locations, communicators,
+        maps = Maps(self.regions.extend(list(definitions.regions), path), system_tree, locations, communicators,
                     self.metrics.extend(list(definitions.metrics), path), self.strings.extend(list(definitions.strings),
                                                                                             path))
+        if self.first is definitions:
+            self.first_maps = maps
+        return maps
 
     def _check_timer(self, definitions: Definitions, path: str) -> None:
         assert self.first is not None
@@ -167,7 +176,7 @@ class Unifier:
         limit = len(entries) if parents is None else len(parents)
         for i, entry in enumerate(entries):
             if entry.parent is not None and not 0 <= entry.parent < limit:
-                raise MergeConflictError(f"parent {entry.parent} is not defined", paths=(path,), what=f"{what} {i}")
+                raise CorruptArchiveError(f"{what} {i} has the parent {entry.parent}, which is not defined", path=path)
         ids = np.full(len(entries), -1, np.int64)
         up = ids if parents is None else parents
         names = Counter((entry.name, entry.parent) for entry in entries)
@@ -202,8 +211,8 @@ def _check_members(definitions: Definitions, path: str) -> None:
     for c in definitions.communicators:
         bad = [m for m in c.members if not 0 <= m < len(definitions.locations)]
         if bad:
-            raise MergeConflictError(f"member {bad[0]} is not a defined location", paths=(path,),
-                                     what=f"communicator {c.name!r}")
+            raise CorruptArchiveError(f"communicator {c.name!r} has the member {bad[0]}, which is no defined location",
+                                      path=path)
 
 
 def merged_provenance(documents: list[dict[str, str]]) -> dict[str, str]:

@@ -21,11 +21,14 @@ _PEERS = tuple(PEER_KINDS)
 _COMMUNICATING = _PEERS + (EventKind.COLL_END,)
 
 
-def _references(maps: Maps) -> list[tuple[tuple[int, ...], str, np.ndarray]]:
-    """(kinds, column, map) for every column that refers to a definition."""
-    return [(_CALLS, "ref", maps.regions), (_PEERS, "ref", maps.locations),
-            (_COMMUNICATING, "comm", maps.communicators), ((EventKind.METRIC,), "ref", maps.metrics),
-            ((EventKind.GENERIC,), "ref", maps.strings), ((EventKind.GENERIC,), "value", maps.strings)]
+def _references(maps: Maps) -> list[tuple[tuple[int, ...], str, np.ndarray, bool]]:
+    """(kinds, column, map, checked) for every column that refers to a definition;
+    ``checked``: the builder refuses a reference to nothing (regions, peers, metrics), so
+    an archive holds none; a communicator or string that is not defined is the source's
+    own number, kept as it is."""
+    return [(_CALLS, "ref", maps.regions, True), (_PEERS, "ref", maps.locations, True),
+            (_COMMUNICATING, "comm", maps.communicators, False), ((EventKind.METRIC,), "ref", maps.metrics, True),
+            ((EventKind.GENERIC,), "ref", maps.strings, False), ((EventKind.GENERIC,), "value", maps.strings, False)]
 
 
 def remap_batch(batch: EventBatch, maps: Maps, path: str) -> EventBatch:
@@ -34,11 +37,11 @@ def remap_batch(batch: EventBatch, maps: Maps, path: str) -> EventBatch:
     if maps.identity:
         return batch
     columns = {}
-    for kinds, name, ids in _references(maps):
+    for kinds, name, ids, checked in _references(maps):
         chosen = np.isin(batch.kind, kinds)
         if chosen.any():
             column = columns.get(name, getattr(batch, name)).copy()
-            column[chosen] = _renumbered(ids, column[chosen], name, path)
+            column[chosen] = _renumbered(ids, column[chosen], name, path, checked)
             columns[name] = column
     return replace(batch, **columns) if columns else batch
 
@@ -47,17 +50,21 @@ def remap_keys(kind: np.ndarray, key_start: np.ndarray, key: np.ndarray, maps: M
     """The ``key`` column of nodes (each node's hard columns in `KIND_FIELDS` order from
     ``key_start``) renumbered; a CALL node's key is its region."""
     key = key.copy()
-    for kinds, name, ids in _references(maps):
+    for kinds, name, ids, checked in _references(maps):
         for node_kind in sorted({0 if k in _CALLS else int(k) for k in kinds}):
             hard = ("ref",) if node_kind == 0 else KIND_FIELDS[EventKind(node_kind)].hard
             at = key_start[np.flatnonzero(kind == node_kind)] + hard.index(name)
-            key[at] = _renumbered(ids, key[at], name, path)
+            key[at] = _renumbered(ids, key[at], name, path, checked)
     return key
 
 
-def _renumbered(ids: np.ndarray, values: np.ndarray, name: str, path: str) -> np.ndarray:
-    """``ids[values]``; a value outside ``ids`` refers to nothing defined."""
-    bad = np.flatnonzero((values < 0) | (values >= len(ids)))
+def _renumbered(ids: np.ndarray, values: np.ndarray, name: str, path: str, checked: bool) -> np.ndarray:
+    """``ids[values]``; a value outside ``ids`` refers to nothing defined: corruption when
+    ``checked``, else kept."""
+    outside = (values < 0) | (values >= len(ids))
+    if not checked:
+        return np.where(outside, values, ids[np.where(outside, 0, values)]) if len(ids) else values
+    bad = np.flatnonzero(outside)
     if len(bad):
         raise CorruptArchiveError(f"{name} {int(values[bad[0]])} refers to no definition ({len(ids)} defined)",
                                   path=path)

@@ -135,9 +135,11 @@ def _rows(columns: Columns, name: str, start: str) -> list[tuple[int, ...]]:
     return [tuple(values[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
 
 
-def kept_table(columns: Columns, canon: np.ndarray) -> tuple[Columns, np.ndarray]:
-    """The table of the canonical nodes (in id order) and every node's id in it."""
-    kept = canon == np.arange(len(canon))
+def kept_table(columns: Columns, canon: np.ndarray, roots: np.ndarray) -> tuple[Columns, np.ndarray]:
+    """The table of the canonical nodes that ``roots`` reach (in id order; a root an
+    archive gave a location that another archive's events replace is dropped with the
+    nodes below it) and every reached node's id in it."""
+    kept = _reached(columns, canon, roots) & (canon == np.arange(len(canon)))
     new_id = np.cumsum(kept, dtype=np.int64) - 1
     ids = new_id[canon]
     table = {name: columns[name][kept] for name in PER_NODE}
@@ -147,6 +149,20 @@ def kept_table(columns: Columns, canon: np.ndarray) -> tuple[Columns, np.ndarray
         table[start] = _offsets(lengths[kept])
     table["children"] = ids[table["children"]]
     return table, ids
+
+
+def _reached(columns: Columns, canon: np.ndarray, roots: np.ndarray) -> np.ndarray:
+    """Which canonical nodes lie below ``roots`` (one pass over the child references per
+    level of the graph)."""
+    children = canon[columns["children"]]
+    parent = np.repeat(np.arange(len(canon)), _lengths(columns, "child_start"))
+    reached = np.zeros(len(canon), bool)
+    reached[canon[roots]] = True
+    while True:
+        below = children[reached[parent]]
+        if reached[below].all():
+            return reached
+        reached[below] = True
 
 
 def stored_bytes(table: Columns) -> int:
@@ -199,9 +215,9 @@ def merged_graph(plan: Plan, progress: Callable[[int], None]) -> Graph:
         tables.append(_empty_root())
     columns = concatenated(tables)
     canon = canonical_ids(columns, shared_nodes(tables))
-    table, ids = kept_table(columns, canon)
+    roots.update((location, LocationRoot(base, 0, 0, 0)) for location in missing)
+    table, ids = kept_table(columns, canon, np.array([root.root for root in roots.values()], np.int64))
     roots = {location: root._replace(root=int(ids[root.root])) for location, root in roots.items()}
-    roots.update((location, LocationRoot(int(ids[base]), 0, 0, 0)) for location in missing)
     N = sum(archive.stats.N for archive in plan.archives)
     M = sum(int(archive.parameters["metrics"]["M"]) for archive in plan.archives)
     metrics = BuildMetrics(N, len(table["kind"]), M, stored_bytes(table))

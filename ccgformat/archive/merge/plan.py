@@ -18,10 +18,15 @@ from typing import NamedTuple, Sequence
 
 from ...errors import MergeConflictError, ParameterError
 from ...graph.graph import root_columns
-from ...model import Definitions
+from ...model import Definitions, Location
 from ...params import Params
+from ..layout import SectionKind
 from ..reader import Archive, open_archive
 from .definitions import Maps, Unifier
+
+
+#: the sections a file stores its definitions in (spec 4.1, 4.7, 4.9)
+_DEFINING = (SectionKind.DEFINITIONS, SectionKind.LOCATION_TABLE, SectionKind.EXTENSION_TABLE)
 
 
 class Piece(NamedTuple):
@@ -46,6 +51,8 @@ class Plan:
     pieces: dict[int, list[Piece]]
     params: Params
     stack: ExitStack
+    #: every archive defines what the first does (then every id keeps its number)
+    same_definitions: bool
 
     @property
     def events(self) -> int:
@@ -74,13 +81,30 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
     try:
         archives = [stack.enter_context(open_archive(path)) for path in paths]
         unifier = Unifier()
-        maps = [unifier.add(archive.definitions, path) for archive, path in zip(archives, paths)]
+        maps = [unifier.add(definitions, path, stored) for (definitions, stored), path in
+                zip(map(_defining_roots, archives), paths)]
         pieces = _pieces(archives, maps, paths)
         return Plan(paths, archives, maps, unifier.definitions, pieces,
-                    loosest([archive.params for archive in archives]), stack)
+                    loosest([archive.params for archive in archives]), stack, unifier.same)
     except BaseException:
         stack.close()
         raise
+
+
+def _defining_roots(archive: Archive) -> tuple[Definitions, bytes | None]:
+    """An archive's definitions, with a location for every location its roots list beyond
+    them (only a file of 1.0-1.2 has such roots, spec 4.3), named `location N` and of kind
+    `location` as in its resource hierarchy (4.10.1): the merged file defines every
+    location it holds; and the bytes the file stores its definitions in (None with such
+    locations added)."""
+    definitions = archive.definitions
+    listed = root_columns(archive.roots)[0]
+    last = int(listed.max()) if len(listed) else -1
+    if last < len(definitions.locations):
+        return definitions, b"".join(archive.payload(entry) for entry in archive.sections
+                                     if entry.kind in _DEFINING)
+    extra = [Location(f"location {i}", "location") for i in range(len(definitions.locations), last + 1)]
+    return replace(definitions, locations=[*definitions.locations, *extra]), None
 
 
 def _pieces(archives: list[Archive], maps: list[Maps], paths: list[str]) -> dict[int, list[Piece]]:
@@ -90,10 +114,6 @@ def _pieces(archives: list[Archive], maps: list[Maps], paths: list[str]) -> dict
     for source, (archive, mapping) in enumerate(zip(archives, maps)):
         locations, _, start, end, events = root_columns(archive.roots)
         kept = events > 0
-        outside = locations[kept][locations[kept] >= len(mapping.locations)]
-        if len(outside):  # only a file of 1.0-1.2 may have roots of undefined locations (spec 4.3)
-            raise MergeConflictError(f"location {int(outside[0])} has events but no definition",
-                                     paths=(paths[source],), what="locations")
         for location, first, last, count in zip(*(column[kept].tolist() for column in (locations, start, end, events))):
             merged = int(mapping.locations[location])
             pieces.setdefault(merged, []).append(Piece(source, location, first, last, count))

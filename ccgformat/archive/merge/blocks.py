@@ -1,0 +1,132 @@
+"""A merge that copies node blocks (docs/merge.md, "Blocks"): archives of disjoint
+locations with the same definitions - the parts of one conversion - united by
+concatenation (dissertation 4.7.4).
+
+The first archive's node blocks are copied as the file stores them; each later archive's
+get their ids moved up by the nodes before (`codec.moved_block`, spec 5.3) and are
+compressed again. Each location's checkpoints are those of the archive that holds it
+(walked there when it has none), and the aggregation and metric tables are computed
+over the merged locations walked in their archives. No node is decoded to be copied:
+sub-trees equal across archives stay apart (in a graph this large - irregular events -
+they are few; smaller graphs are hash consed, `nodes`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ...bulkstep import bulk_step
+from ...graph.graph import BuildMetrics, Graph, LocationRoot
+from ..codec import moved_block
+from ..indexes import Checkpoint, checkpoints
+from ..layout import NODE_KINDS, SectionKind
+from ..reader import Archive
+from ..writer import Writer
+from .nodes import block_columns, concatenated, node_pool
+from .plan import Plan
+
+#: a merged graph of at least this many nodes is copied block by block when the archives
+#: define the same (a smaller one is hash consed, `nodes`); from this size the writer's
+#: tables walk the events instead of reading every node (`query.streaming.STREAM_NODES`)
+COPY_NODES = 1 << 18
+
+
+def way(plan: Plan) -> str:
+    """How `merge` joins ``plan``: "blocks" (`write_blocks`) for disjoint locations of
+    archives that define the same, a large graph and a root for every defined location
+    (files of 1.0-1.2 may lack those of locations without events, spec 4.3); "nodes"
+    (`nodes.merged_graph`) for other disjoint locations of a smaller graph; "events"
+    (`rebuild.rebuild`) for time segments and the other large graphs (faster than hash
+    consing their whole node table, docs/merge.md)."""
+    large = sum(len(archive.pool) for archive in plan.archives) >= COPY_NODES
+    if plan.segmented or (large and not plan.same_definitions):
+        return "events"
+    if not large:
+        return "nodes"
+    rooted = set().union(*(archive.roots.keys() for archive in plan.archives))
+    return "blocks" if rooted.issuperset(range(len(plan.definitions.locations))) else "events"
+
+
+class JoinedPool:
+    """The merged graph's nodes as the writer and its tables see them: their number at
+    once; any other column of the pool (`nodes.node_pool`) made from the archives' blocks
+    when first read - only a query that does not walk locations (a small graph, many
+    locations) reads one."""
+
+    def __init__(self, archives: list[Archive], bases: list[int]):
+        self._archives, self._bases = archives, bases
+        self._size = bases[-1] + len(archives[-1].pool)
+        self._pool: Any = None
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._pool is None:
+            tables = []
+            for archive, base in zip(self._archives, self._bases):
+                table = concatenated([block_columns(block) for block in archive.pool.blocks()])
+                table["children"] = table["children"] + base
+                tables.append(table)
+            self._pool = node_pool(concatenated(tables))
+        return getattr(self._pool, name)
+
+
+@dataclass
+class JoinedGraph(Graph):
+    """The merged graph, each location walked in the archive that holds it: its events
+    are that archive's (``owners``: merged location -> archive and its location there)."""
+
+    owners: dict[int, tuple[Archive, int]] = field(default_factory=dict)
+
+    def location(self, location: int) -> Any:
+        archive, own = self.owners[location]
+        return archive.location(own)
+
+
+def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None]) -> Graph:
+    """Write the merged archive of ``plan`` to ``target`` from the archives' blocks;
+    ``progress`` gets each archive's events once its blocks are written."""
+    bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
+    with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
+        for source, (archive, base) in enumerate(zip(plan.archives, bases)):
+            for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
+                raw = archive.payload(entry)
+                if base:
+                    writer.add_node_block(SectionKind(entry.kind), moved_block(raw, base, child_ids=entry.kind ==
+                                                                               SectionKind.NODES),
+                                          base + entry.first, entry.count)
+                else:
+                    writer.add_node_block(SectionKind(entry.kind), raw, entry.first, entry.count,
+                                          archive.stored_frame(entry))
+            progress(sum(p.events for pieces in plan.pieces.values() for p in pieces if p.source == source))
+        owners: dict[int, tuple[Archive, int]] = {}
+        roots: dict[int, LocationRoot] = {}
+        for source, archive in enumerate(plan.archives):  # every location, empty ones from any archive
+            for location, root in archive.roots.items():
+                if location not in roots or root.events:
+                    owners[location], roots[location] = (archive, location), root._replace(root=bases[source] + root.root)
+        for location in sorted(roots):
+            archive, own = owners[location]
+            writer.add_checkpoints(location, _checkpoints(archive, own, writer.checkpoint_interval))
+        metrics = [archive.parameters["metrics"] for archive in plan.archives]
+        graph = JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params,
+                            plan.definitions, BuildMetrics(*(sum(int(m[key]) for m in metrics) for key in "NnMm")),
+                            owners=owners)
+        writer.finish(graph)
+    return graph
+
+
+def _checkpoints(archive: Archive, location: int, interval: int) -> list[Checkpoint]:
+    """A location's checkpoints at ``interval``: its archive's, else walked there."""
+    if archive.parameters.get("checkpoint_interval") == interval:
+        kept = archive.checkpoints(SectionKind.CHECKPOINT_TABLE, location)
+        if kept:
+            return [Checkpoint(**point) for point in kept]
+    return checkpoints(archive.location(location), interval)

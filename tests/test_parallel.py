@@ -147,3 +147,12 @@ def test_parts_keep_the_definitions_growing_while_they_stream(tmp_path):
         mine, every = part.definitions, whole.definitions
         assert every.strings[:len(mine.strings)] == mine.strings
         assert dataclasses.replace(mine, strings=every.strings) == every
+
+
+def test_mpi_without_mpi4py_names_the_extra(tmp_path, monkeypatch, capsys):
+    from ccgformat.cli import main
+
+    monkeypatch.setitem(sys.modules, "mpi4py", None)  # an import of it raises ImportError
+    archive = ROOT / "spec" / "vectors" / "metric_integrals.ccg"
+    assert main(["profile", str(archive), "--mpi"]) == 1
+    assert "pip install 'ccgformat[mpi]'" in capsys.readouterr().err

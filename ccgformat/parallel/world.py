@@ -9,6 +9,7 @@ failure ends the whole run with a non-zero status and no hang, without `MPI_Abor
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable, TypeVar
 
 import numpy as np
@@ -54,7 +55,9 @@ class World:
 
 
 def _mpi() -> Any:
-    return require("mpi4py.MPI", "--mpi")
+    """mpi4py's MPI module (importing it initialises MPI); `MissingExtraError` without mpi4py."""
+    require("mpi4py", "--mpi")
+    return importlib.import_module("mpi4py.MPI")
 
 
 def _describe(error: BaseException) -> str:

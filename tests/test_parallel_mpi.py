@@ -19,7 +19,7 @@ import ccgformat as ccg
 from ccgformat.cli import main
 
 from .corpus import corpus_path, require_module, require_tool
-from .parallel_support import assert_same_events
+from .parallel_support import assert_same_events, location_rows
 from .test_formats_otf2 import CORPUS_TRACES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,6 +87,23 @@ def test_ccg_convert_mpi_prints_one_result_line(tmp_path):
     assert len(lines) == 1 and '"locations": 32' in lines[0]
     ccg.convert(source, tmp_path / "s.ccg")
     _assert_same_archive(tmp_path / "s.ccg", tmp_path / "p.ccg")
+
+
+def test_a_lossy_conversion_on_ranks_keeps_the_bounds(tmp_path):
+    """With deviation bounds each rank picks its own representatives, so the events may
+    differ from the serial lossy conversion's; every timestamp stays within --abs of the
+    original (lossless) one, and everything else is exact."""
+    source = corpus_path(*CORPUS_TRACES[-1])
+    done = mpirun(2, "-m", "ccgformat.cli", "convert", str(source), str(tmp_path / "p.ccg"), "--mpi", "-q",
+                  "--abs", "1000", "--rel", "0.05")
+    assert done.returncode == 0, done.stderr
+    ccg.convert(source, tmp_path / "exact.ccg")
+    with ccg.open(tmp_path / "exact.ccg") as exact, ccg.open(tmp_path / "p.ccg") as lossy:
+        assert (lossy.params.abs_dev, lossy.params.rel_dev) == (1000, 0.05)
+        for location in exact.locations:
+            want, got = location_rows(exact, location), location_rows(lossy, location)
+            assert max((abs(a - b) for a, b in zip(want.pop("time"), got.pop("time"))), default=0) <= 1000
+            assert got == want
 
 
 @pytest.mark.xfail(strict=True, reason="ccgformat.merge keeps the definitions' extensions only when the parts' "

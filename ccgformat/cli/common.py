@@ -7,7 +7,7 @@ import argparse
 import io
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..archive import Archive
 

@@ -29,7 +29,7 @@ from ..archive.verify import Problem, rebuilt_json, verify as verify_serial
 from ..graph.graph import chosen_roots
 from ..model import EventBatch
 from ..query.aggregate import model_locations
-from ..query.messages import MessageStream, Messages, message_kinds
+from ..query.messages import MessageStream, message_kinds
 from ..query.messages_events import WINDOW, message_windows
 from ..query.profile import ProfileParts, profile_parts
 from ..query.profile_result import Profile

@@ -731,13 +731,16 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-               index: str = "auto") -> Path:
+               index: str = "auto", streamed: bool = False) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
-    ``aggregation``, ``bundle``, ``compact``, ``index``: as for `Writer`)."""
+    ``aggregation``, ``bundle``, ``compact``, ``index``: as for `Writer`). ``streamed``:
+    the last node block goes with `Writer.finish`, as `write_trace` writes it (into the
+    bundle of the sections written last where that is smaller: a small graph's file is
+    then in the compact layout), rather than before the checkpoints."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
                 metrics=len(graph.definitions.metrics), index=index) as writer:
-        writer.add_nodes(graph.pool, final=True)
+        writer.add_nodes(graph.pool, final=not streamed)
         if index_kept(index, graph):
             for location, root in graph.roots.items():
                 writer.add_location(location, location_walker(graph.pool, root.root, root.start, location))

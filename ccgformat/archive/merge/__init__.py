@@ -83,7 +83,7 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
         else:
             graph = merged_graph(joined, advance)
             with bulk_step():
-                save_graph(graph, target)
+                save_graph(graph, target, streamed=True)
         return MergeReport(tuple(joined.paths), str(target), len(joined.definitions.locations), graph.event_count,
                            graph.metrics.n, target.stat().st_size, joined.segmented,
                            bool(joined.definitions.extensions) or not any(a.definitions.extensions

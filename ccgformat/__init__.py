@@ -4,7 +4,7 @@ from .backends import ACTIVE as backend
 from .archive import (Archive, MergeProgress, MergeReport, Writer, merge, open_archive as open, save_graph, write_table,
                       write_trace)
 from .errors import (ArchiveError, CcgError, ChecksumError, CorruptArchiveError, FormatError, InputTraceError,
-                     MergeConflictError,
+                     MergeConflictError, ParallelError,
                      MissingExtraError, MissingToolError, ParameterError, TraceError, TruncatedError, UnsupportedVersionError)
 from .formats import convert
 from .graph import Graph
@@ -26,6 +26,6 @@ from ._version import __version__
 
 __all__ = ["AggregateModel", "Archive", "ArchiveError", "Builder", "CallTree", "CcgError", "ChecksumError", "CorruptArchiveError",
            "Definitions", "Event", "EventBatch", "EventKind", "FormatError", "Graph", "Hierarchy", "InputTraceError",
-           "Logical", "MergeConflictError", "MergeProgress", "MergeReport", "MessageStream", "Messages", "MetricIntegrals", "MissingExtraError", "MissingToolError", "Overview", "ParameterError", "Params", "Profile", "Timeline", "Topology", "TraceError",
+           "Logical", "MergeConflictError", "MergeProgress", "MergeReport", "MessageStream", "Messages", "MetricIntegrals", "MissingExtraError", "MissingToolError", "Overview", "ParallelError", "ParameterError", "Params", "Profile", "Timeline", "Topology", "TraceError",
            "TruncatedError", "UnsupportedVersionError", "Writer", "__version__", "backend", "convert", "merge", "open",
            "save_graph", "write_table", "write_trace"]

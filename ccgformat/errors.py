@@ -111,6 +111,17 @@ class MissingToolError(CcgError):
                                 f"{package} package (Debian: apt-get install {package})")
 
 
+class ParallelError(CcgError):
+    """Another MPI rank of a parallel conversion or query (``--mpi``) failed; the message
+    names the rank and its error. Every rank raises it (or its own error), so that all
+    of them end, none waits for the failed one."""
+
+    def __init__(self, rank: int, reason: str):
+        self.rank = rank
+        self.reason = reason
+        super().__init__(f"MPI rank {rank} failed: {reason}")
+
+
 class MergeConflictError(CcgError):
     """Archives that cannot be merged (`ccgformat.merge`): definitions that disagree (one
     name, two structures; different timer resolutions) or one location's events in two

@@ -11,7 +11,7 @@ from .errors import MissingExtraError
 
 #: the import name of each optional package and the extra (pyproject.toml) that installs it
 EXTRAS = {"pyarrow": "arrow", "pandas": "pandas", "polars": "polars", "hatchet": "hatchet", "xarray": "xarray",
-          "matplotlib": "plot"}
+          "matplotlib": "plot", "mpi4py": "mpi"}
 
 
 def require(package: str, what: str) -> ModuleType:

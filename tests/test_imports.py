@@ -1,4 +1,4 @@
-"""Imports flow one way (DESIGN.md, package layout): cli -> analysis -> formats/query ->
+"""Imports flow one way (DESIGN.md, package layout): cli -> parallel -> analysis -> formats/query ->
 archive -> graph -> model; figures uses nothing above the model; nothing imports cli. Every import
 of every module (inside functions too) is read with ast, relative ones resolved."""
 
@@ -72,8 +72,10 @@ def test_the_imports_are_read():
      "formats use the archive's public surface (ccgformat.archive) only"),
     (("figures",), lambda m: m not in BOTTOM and not within(m, "figures"),
      "figures imports nothing of ccgformat above the model"),
-    (("archive", "graph", "query", "formats", "figures", "_native"), lambda m: within(m, "cli"),
+    (("archive", "graph", "query", "formats", "figures", "_native", "parallel"), lambda m: within(m, "cli"),
      "nothing imports cli"),
+    (("archive", "graph", "query", "formats", "figures", "_native", "interop", "analysis"),
+     lambda m: within(m, "parallel"), "only the command line imports parallel (under --mpi)"),
     (("query",), lambda m: within(m, "formats"), "query and formats are side by side"),
     (("archive", "graph", "query", "formats", "figures", "_native"), lambda m: within(m, "interop"),
      "interop sits above the archive, the queries and the formats (it registers the table methods)"),

@@ -42,7 +42,7 @@ OUTPUTS = ("demo/demo.ccg", "demo/overview.svg", "fig41.ccg", "trace.npz", "trac
            "part0.ccg", "part1.ccg", "merged.ccg", "run.ccg", "app.ccg", "sim.ccg",
            "elg.ccg", "prof.ccg", "run.otf2/traces.otf2", "sim.trace", "run.json.gz", "timeline.svg", "out.svg",
            "depth.png", "platform.trace", "platform.ccg", "topology.dot", "logical.svg", "logical.png",
-           "logical.otf2/traces.otf2", "logical-run.otf2/traces.otf2")
+           "logical.otf2/traces.otf2", "logical-run.otf2/traces.otf2", "run-mpi.ccg")
 
 
 def blocks() -> list[tuple[str, str]]:

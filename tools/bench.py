@@ -19,6 +19,7 @@ work, repeats the timings itself and prints one JSON line (`benchkit.run_child`)
     python tools/bench.py native-builder native-convert native-walk   # the native core, 10M events
     python tools/bench.py scale --repeat 1 --timeout 120              # 20,000 to 1,000,000 locations
     python tools/bench.py long --lengths 1m 30m --timeout 600          # 1 M to 100 M events
+    python tools/bench.py mpi --mpi-traces 1m 20000x50                 # mpirun -n 2 against 1 rank
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ import bench_levels  # noqa: E402,F401  (registers the levels benchmark)
 import bench_logical  # noqa: E402,F401  (registers the logical benchmark)
 import bench_merge  # noqa: E402  (registers the merge benchmark)
 import bench_long  # noqa: E402,F401  (registers the long benchmark)
+import bench_mpi  # noqa: E402,F401  (registers the mpi benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
 import bench_tables  # noqa: E402,F401  (registers the tables benchmark)
@@ -78,6 +80,10 @@ def _needs(benchmarks: Sequence[str], shapes: Sequence[str]) -> list[str]:
         if importlib.util.find_spec("otf2") is None:
             problems.append("the scale benchmark writes its :otf2 shapes with the otf2 package "
                             "(pip install otf2, or the 'otf2' extra)")
+    if "mpi" in benchmarks:
+        for module, extra in (("mpi4py", "mpi"), ("otf2", "otf2")):
+            if importlib.util.find_spec(module) is None:
+                problems.append(f"the mpi benchmark needs {module} (pip install {module}, or the '{extra}' extra)")
     if "tables" in benchmarks and importlib.util.find_spec("pyarrow") is None:
         problems.append("the tables benchmark needs pyarrow (pip install pyarrow, or the 'arrow' extra)")
     if "archive" in benchmarks:
@@ -152,6 +158,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--logical-lengths", nargs="*", default=[], choices=[k for k in bench_long.LENGTHS if k != "1m"],
                         metavar="LENGTH", help="logical: also the jittered archives of bench.py long of these lengths "
                                                "(bench-out/long/, one run each; default none)")
+    parser.add_argument("--mpi-traces", nargs="+", default=list(bench_mpi.TRACES), choices=list(bench_mpi.TRACES),
+                        help="mpi: the traces (default all; 100m converts 16 x 6.25 M events once, on 2 ranks)")
     parser.add_argument("--import-locations", type=int, default=bench_importers.DEFAULT_LOCATIONS, metavar="N",
                         help=f"import-locations: locations of every format's trace (default "
                              f"{bench_importers.DEFAULT_LOCATIONS:,}; 1,000 too, for the ratio)")

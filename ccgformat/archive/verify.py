@@ -80,20 +80,36 @@ def kind_name(kind: int | None) -> str:
 VerifyProgress = Callable[[int, int], None]
 
 
-def verify(path: str | os.PathLike[str], progress: VerifyProgress | None = None) -> list[Problem]:
+#: location, checkpoint interval -> the checkpoints its rebuilt events give (as JSON), or
+#: None where this process rebuilds them itself
+Rebuilt = Callable[[int, int], "list[dict[str, Any]] | None"]
+
+
+def verify(path: str | os.PathLike[str], progress: VerifyProgress | None = None,
+           rebuilt: Rebuilt | None = None) -> list[Problem]:
     """Check every structural invariant of the archive at ``path``.
 
     Returns the problems found, in file-offset order (empty for a sound archive). A file
     that cannot be opened at all (bad header, trailer or footer) gives one problem.
     Raises OSError only when the file cannot be read. ``progress`` hears of each node
     block checked (the node blocks are nearly all of a large archive's bytes).
+    ``rebuilt`` gives the checkpoints of locations whose events another process rebuilt
+    (`ccgformat.parallel`, `rebuilt_json`); the others are rebuilt here.
     """
     try:
         archive = Archive(path)
     except CcgError as error:
         return [_problem_of(error, None, 0)]
     with archive:
-        return _Verifier(archive, progress).run()
+        return _Verifier(archive, progress, rebuilt).run()
+
+
+def rebuilt_json(archive: Archive, location: int, interval: int) -> list[dict[str, Any]]:
+    """What the events of ``location`` that ``archive`` rebuilds give as checkpoints every
+    ``interval`` events, as the indexes' JSON members (what `verify` compares the stored
+    checkpoints with)."""
+    return [{**point.snapshot_json(), **point.summary_json()}
+            for point in rebuilt_checkpoints(archive.location(location), interval)]
 
 
 def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
@@ -103,9 +119,10 @@ def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
 
 
 class _Verifier:
-    def __init__(self, archive: Archive, progress: VerifyProgress | None = None):
+    def __init__(self, archive: Archive, progress: VerifyProgress | None = None, rebuilt: Rebuilt | None = None):
         self.archive = archive
         self.progress = progress
+        self.rebuilt = rebuilt
         self.path = archive.path
         self.problems: list[Problem] = []
         #: the sections (a BUNDLE block's members at its offset, in their order)
@@ -491,8 +508,9 @@ class _Verifier:
                 entry, interval, points = by_location[location]
                 try:
                     if interval not in rebuilt:
-                        rebuilt[interval] = [{**point.snapshot_json(), **point.summary_json()} for point in
-                                             rebuilt_checkpoints(self.archive.location(location), interval)]
+                        elsewhere = self.rebuilt(location, interval) if self.rebuilt is not None else None
+                        rebuilt[interval] = (elsewhere if elsewhere is not None
+                                             else rebuilt_json(self.archive, location, interval))
                 except (CcgError, KeyError):
                     return  # reported by the checks of the roots and nodes
                 reason = _first_difference(points, rebuilt[interval])

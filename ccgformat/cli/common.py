@@ -7,9 +7,12 @@ import argparse
 import io
 import os
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..archive import Archive
+
+if TYPE_CHECKING:
+    from ..parallel import World
 
 
 class UsageError(Exception):
@@ -40,6 +43,23 @@ def fraction(text: str) -> float:
     if not 0.0 <= value <= 1e6:
         raise argparse.ArgumentTypeError(f"{text} is outside 0..1e6")
     return value
+
+
+MPI_HELP = ("run on the ranks of 'mpirun -n P ccg ... --mpi' (the mpi extra: mpi4py), each answering for a share "
+            "of the locations; rank 0 prints the answer")
+
+
+def add_mpi(parser: argparse.ArgumentParser, help: str = MPI_HELP) -> None:
+    """The ``--mpi`` option of a command that runs split across MPI ranks."""
+    parser.add_argument("--mpi", action="store_true", help=help)
+
+
+def mpi_world(args: argparse.Namespace) -> World | None:
+    """The MPI world when the command runs with ``--mpi`` (mpi4py is imported only then)."""
+    if not getattr(args, "mpi", False):
+        return None
+    from ..parallel import World
+    return World()
 
 
 def chosen_locations(archive: Archive, wanted: list[int] | None) -> list[int] | None:

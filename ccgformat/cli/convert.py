@@ -14,7 +14,7 @@ from ..errors import FormatError, ParameterError
 from ..formats import ConvertReport, convert, formats
 from ..params import Params
 from ..query.logical import SCHEMES
-from .common import UsageError, bounded_int, fraction
+from .common import UsageError, add_mpi, bounded_int, fraction, mpi_world
 from .progress import TerminalProgress
 
 
@@ -70,6 +70,8 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                         "open region, instead of failing; each change is printed on stderr")
     p.add_argument("--quiet", "-q", action="store_true", help="print neither progress nor the result line")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    add_mpi(p, "run on the ranks of 'mpirun -n P ccg convert ... --mpi' (the mpi extra: mpi4py): each converts a "
+               "share of the locations, rank 0 merges the parts and prints the result")
     p.set_defaults(run=cmd_convert)
 
 
@@ -103,10 +105,19 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if os.path.exists(args.target) and os.path.exists(args.source) and os.path.samefile(args.source, args.target):
         raise UsageError("DST is the input file; conversion never modifies its input")
-    with TerminalProgress("ccg convert", quiet=args.quiet) as progress:
-        report = convert(args.source, args.target, params, fmt=args.fmt, repair=args.repair, level=args.level,
-                         checkpoint_interval=args.checkpoint_interval,
-                         progress=progress.conversion if progress.shown else None, gaps=args.gaps)
+    options = dict(fmt=args.fmt, repair=args.repair, level=args.level, checkpoint_interval=args.checkpoint_interval,
+                   gaps=args.gaps)
+    world = mpi_world(args)
+    if world is not None:
+        from ..parallel import convert as convert_on_ranks
+
+        report = convert_on_ranks(args.source, args.target, params, world=world, **options)  # type: ignore[arg-type]
+        if world.rank != 0:
+            return 0
+    else:
+        with TerminalProgress("ccg convert", quiet=args.quiet) as progress:
+            report = convert(args.source, args.target, params, progress=progress.conversion if progress.shown else None,
+                             **options)  # type: ignore[arg-type]
     if report.repairs:
         with open_archive(args.target) as archive:
             names = [region.name for region in archive.definitions.regions]

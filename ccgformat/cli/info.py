@@ -8,6 +8,7 @@ from typing import Any
 
 from ..archive import Archive, open_archive
 from ..archive.verify import kind_name, verify
+from .common import add_mpi, mpi_world
 from .progress import TerminalProgress
 
 
@@ -30,6 +31,7 @@ def add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", "-q", action="store_true", help="show no progress on a terminal")
+    add_mpi(p)
     p.set_defaults(run=cmd_verify)
 
 
@@ -120,8 +122,17 @@ def info_text(document: dict[str, Any]) -> str:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    with TerminalProgress("ccg verify", unit="B", scale=True, quiet=args.quiet) as progress:
-        problems = verify(args.archive, progress.reach if progress.shown else None)
+    world = mpi_world(args)
+    if world is not None:
+        from ..parallel.queries import verify as verify_on_ranks
+
+        problems = verify_on_ranks(world, args.archive)
+        if world.rank != 0:
+            return 1 if world.broadcast(None) else 0
+        world.broadcast(bool(problems))
+    else:
+        with TerminalProgress("ccg verify", unit="B", scale=True, quiet=args.quiet) as progress:
+            problems = verify(args.archive, progress.reach if progress.shown else None)
     if args.json:
         print(json.dumps({"path": args.archive, "ok": not problems,
                           "problems": [p.to_dict() for p in problems]}))

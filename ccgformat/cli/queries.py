@@ -12,7 +12,7 @@ from ..archive import Archive, open_archive
 from ..query import Profile
 from ..query.messages import MessageStream
 from ..query.timeline import HEIGHT
-from .common import UsageError, bounded_int, chosen_locations, location_name
+from .common import MPI_HELP, UsageError, add_mpi, bounded_int, chosen_locations, location_name, mpi_world
 
 
 def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,6 +32,7 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                     "the compressed graph. A call counts where it is entered; times count the part "
                     "inside the window.")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_mpi(p)
     p.set_defaults(run=cmd_profile)
     p = commands.add_parser(
         "messages", parents=[window], help="matched point-to-point messages and collectives",
@@ -40,6 +41,7 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                     "and every unmatched event.")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--matrix", action="store_true", help="print the communication matrix (counts) instead")
+    add_mpi(p)
     p.set_defaults(run=cmd_messages)
     p = commands.add_parser(
         "timeline", parents=[window], help="render a timeline of region groups (or regions)",
@@ -72,6 +74,7 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                    help="states: regions, region groups, or the metrics' integrals per slice (spec 4.11; "
                         "default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_mpi(p, MPI_HELP + " (region and group states)")
     p.set_defaults(run=cmd_aggregate)
     p = commands.add_parser(
         "calltree", parents=[window], help="calls and times per call path",
@@ -100,9 +103,18 @@ def text_table(header: list[str], rows: list[list[str]], left: int = 0) -> list[
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
+    world = mpi_world(args)
     with open_archive(args.archive) as archive:
         start, stop = _window(archive, args)
-        result = archive.profile(start, stop, chosen_locations(archive, args.location))
+        if world is None:
+            result = archive.profile(start, stop, chosen_locations(archive, args.location))
+        else:
+            from ..parallel import queries
+
+            found = queries.profile(world, archive, start, stop, chosen_locations(archive, args.location))
+            if found is None:
+                return 0  # another rank than 0: rank 0 prints
+            result = found
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
@@ -130,10 +142,19 @@ def profile_text(result: Profile) -> str:
 
 
 def cmd_messages(args: argparse.Namespace) -> int:
+    world = mpi_world(args)
     with open_archive(args.archive) as archive:
         start, stop = _window(archive, args)
-        # nothing else reads the archive meanwhile: its walk may run ahead in a thread
-        stream = archive.iter_messages(start, stop, chosen_locations(archive, args.location), ahead=True)
+        if world is None:
+            # nothing else reads the archive meanwhile: its walk may run ahead in a thread
+            stream = archive.iter_messages(start, stop, chosen_locations(archive, args.location), ahead=True)
+        else:
+            from ..parallel import queries
+
+            found = queries.messages(world, archive, start, stop, chosen_locations(archive, args.location))
+            if found is None:
+                return 0  # another rank than 0: rank 0 prints
+            stream = found
         if args.matrix:
             counts, _ = stream.matrix()
             print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)
@@ -190,7 +211,17 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
         if start is not None and stop is not None and stop <= start:
             raise UsageError(f"the window {start}..{stop} is empty")
         chosen = chosen_locations(archive, args.location)
-        if args.states == "metric":
+        world = mpi_world(args)
+        if world is not None:
+            if args.states == "metric":
+                raise UsageError("--mpi answers region and group states; run --states metric without it")
+            from ..parallel import queries
+
+            found = queries.aggregate(world, archive, args.slices, start, stop, args.states, chosen)
+            if found is None:
+                return 0  # another rank than 0: rank 0 prints
+            model, states, show = found, found.states, (lambda v: f"{int(v):,}")
+        elif args.states == "metric":
             model = archive.metric_integrals(args.slices, start, stop, locations=chosen)
             states, show = model.names, (lambda v: f"{v:,.6g}")
         else:

@@ -14,6 +14,12 @@ A format is registered under a short name with two functions:
     GENERIC and MARKER events intern are appended to ``strings``): it is complete once
     the iterator is exhausted, which is when the archive writer stores it.
 
+A format may also register ``read_locations(path, locations) -> TraceSource``: the same
+definitions, and the events of only those locations (indexes into the definitions'
+locations, or a function of their number giving them; streamed in increasing order),
+the others' events never read
+(`ccgformat.parallel` splits a conversion across MPI ranks this way).
+
 Detection tries the formats in registration order and never looks at the file name's
 extension. New importers call `register` from this module (see the bottom).
 """
@@ -25,7 +31,7 @@ import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence, Union
 
 from ..archive import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK,
                        MAGIC as CCG_MAGIC, open_archive, register_exporter, write_trace)
@@ -41,13 +47,15 @@ from . import otf2 as _otf2
 from . import paje as _paje
 
 __all__ = ["SNIFF_BYTES", "ConvertProgress", "ConvertReport", "Format", "TraceSource", "convert", "detect", "formats", "get",
-           "read", "register"]
+           "read", "register", "write_archive"]
 
 #: Bytes of the file's beginning handed to every sniff function.
 SNIFF_BYTES = 4096
 
 LocationStreams = Iterator[tuple[int, Iterable[EventBatch]]]
 TraceSource = tuple[Definitions, LocationStreams]
+#: Chosen locations: their indexes, or a function of the number of locations giving them.
+Chosen = Union[Sequence[int], Callable[[int], Sequence[int]]]
 
 
 @dataclass(frozen=True)
@@ -58,17 +66,20 @@ class Format:
     description: str
     sniff: Callable[[Path, bytes], bool]
     read: Callable[[Path], TraceSource]
+    #: the events of chosen locations only, where the format can skip the others
+    read_locations: Callable[[Path, Chosen], TraceSource] | None = None
 
 
 _FORMATS: dict[str, Format] = {}
 
 
 def register(name: str, description: str, sniff: Callable[[Path, bytes], bool],
-             read: Callable[[Path], TraceSource]) -> Format:
+             read: Callable[[Path], TraceSource],
+             read_locations: Callable[[Path, Chosen], TraceSource] | None = None) -> Format:
     """Add a format (detection tries formats in registration order)."""
     if name in _FORMATS:
         raise ValueError(f"format {name!r} is already registered")
-    fmt = _FORMATS[name] = Format(name, description, sniff, read)
+    fmt = _FORMATS[name] = Format(name, description, sniff, read, read_locations)
     return fmt
 
 
@@ -108,14 +119,21 @@ def detect(path: str | os.PathLike[str]) -> str:
                       f"formats: {', '.join(_FORMATS)}", path=str(path))
 
 
-def read(path: str | os.PathLike[str], fmt: str | None = None) -> TraceSource:
+def read(path: str | os.PathLike[str], fmt: str | None = None,
+         locations: Chosen | None = None) -> TraceSource:
     """Definitions and per-location event batches of the input at ``path``; the format
-    is detected from the content unless ``fmt`` names it."""
+    is detected from the content unless ``fmt`` names it. With ``locations``, only
+    those locations' events (the format must have ``read_locations``)."""
     path = Path(path)
     name = detect(path) if fmt is None else get(fmt).name
     if fmt is not None and not path.exists():
         raise FormatError("no such file", path=str(path))
-    return _FORMATS[name].read(path)
+    if locations is None:
+        return _FORMATS[name].read(path)
+    subset = _FORMATS[name].read_locations
+    if subset is None:
+        raise ValueError(f"format {name} cannot read a subset of its locations")
+    return subset(path, locations)
 
 
 # --------------------------------------------------------------------------- convert
@@ -171,7 +189,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
             fmt: str | None = None, repair: bool = False, level: int | None = None,
             checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
             nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, progress: Progress | None = None,
-            aggregation: bool = True, gaps: str = "auto", **bounds: float) -> ConvertReport:
+            aggregation: bool = True, gaps: str = "auto", locations: Chosen | None = None,
+            **bounds: float) -> ConvertReport:
     """Convert a trace (any registered format, detected from content) to a .ccg archive.
 
     Compression parameters come from ``params`` or from keyword arguments naming
@@ -186,6 +205,10 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     one of `writer.GAP_CODINGS` (spec 5.8). With deviation bounds, an archive of at most
     LOSSLESS_TRIAL_BYTES is replaced by the lossless one when that is smaller (the
     report's ``lossless_kept``): lossy is never the larger of the two there.
+    With ``locations`` (a format with ``read_locations``), only those locations' events
+    are converted, the other defined locations written without events, and the archive
+    never replaced by a lossless trial: a part of a parallel conversion
+    (`ccgformat.parallel`) that `ccgformat.merge` joins with the others.
     """
     if params is not None and bounds:
         raise TypeError("give either params or keyword bounds, not both")
@@ -199,28 +222,16 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     if not folder.is_dir():
         raise FileNotFoundError(errno.ENOENT, "the target's folder does not exist", str(folder))
     name = detect(source) if fmt is None else get(fmt).name
+    options = dict(repair=repair, level=level, checkpoint_interval=checkpoint_interval,
+                   nodes_per_block=nodes_per_block, aggregation=aggregation, gaps=gaps)
 
     def write(path: Path, params: Params, progress: Progress | None) -> Graph:
-        definitions, streams = read(source, name)
-        if "source_format" not in definitions.provenance:
-            definitions = dataclasses.replace(definitions,
-                                              provenance={**definitions.provenance, "source_format": name})
-        counter = _Counter(streams, progress, len(definitions.locations))
-        try:
-            return write_trace(path, definitions, counter, params, repair=repair, level=level,
-                               checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
-                               aggregation=AGGREGATION_BUDGET if aggregation else None, gaps=gaps)
-        except TraceError as error:
-            raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
-                                  time=error.time) from None
-        finally:
-            close = getattr(streams, "close", None)
-            if close is not None:
-                close()
+        return write_archive(path, source, name, read(source, name, locations), params, progress=progress,
+                             **options)  # type: ignore[arg-type]
 
     graph = write(target, params, progress)
     kept = False
-    if not params.lossless and os.path.getsize(target) <= LOSSLESS_TRIAL_BYTES:
+    if not params.lossless and locations is None and os.path.getsize(target) <= LOSSLESS_TRIAL_BYTES:
         trial = folder / f".{target.name}.lossless-{os.getpid()}"
         try:
             lossless = write(trial, Params(branching=params.branching, search_length=params.search_length,
@@ -234,6 +245,31 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
                 trial.unlink()
     return ConvertReport(str(source), str(target), name, len(graph.roots), graph.event_count, graph.metrics.N,
                          graph.metrics.n, os.path.getsize(target), graph.repairs, kept)
+
+
+def write_archive(target: Path, source: Path, name: str, trace: TraceSource, params: Params, *,
+                  repair: bool = False, level: int | None = None,
+                  checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
+                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, progress: Progress | None = None,
+                  aggregation: bool = True, gaps: str = "auto") -> Graph:
+    """Write ``trace`` (what `read` gave for the input ``source`` of format ``name``, or
+    the same handed on from another process) to the archive ``target``, as `convert`
+    does (options as there); close its streams. Returns the built graph."""
+    definitions, streams = trace
+    if "source_format" not in definitions.provenance:
+        definitions = dataclasses.replace(definitions, provenance={**definitions.provenance, "source_format": name})
+    counter = _Counter(streams, progress, len(definitions.locations))
+    try:
+        return write_trace(target, definitions, counter, params, repair=repair, level=level,
+                           checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
+                           aggregation=AGGREGATION_BUDGET if aggregation else None, gaps=gaps)
+    except TraceError as error:
+        raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
+                              time=error.time) from None
+    finally:
+        close = getattr(streams, "close", None)
+        if close is not None:
+            close()
 
 
 class _Counter:
@@ -298,6 +334,6 @@ register("chrome", "Chrome Trace Event JSON (chrome://tracing, Perfetto), option
 register_exporter("chrome", "Chrome Trace Event JSON (Perfetto UI, chrome://tracing)", (".json", ".json.gz"), _chrome.write)
 register("paje", "Paje trace (pajeng, SimGrid, StarPU)", _paje.sniff, _paje.read)
 register_exporter("paje", "Paje trace", (".trace", ".paje"), _paje.write)
-register("otf2", "OTF2 archive (Score-P): the folder or its .otf2 anchor file", _otf2.sniff, _otf2.read)
+register("otf2", "OTF2 archive (Score-P): the folder or its .otf2 anchor file", _otf2.sniff, _otf2.read, _otf2.read)
 register_exporter("otf2", "OTF2 archive folder (traces.otf2, traces.def, traces/)", (".otf2",), _otf2.write,
                   ("logical",))

@@ -36,7 +36,7 @@ from .groups import region_groups
 from .timeline import column_bounds
 from .timeline_walk import _cell_sums
 
-__all__ = ["aggregate"]
+__all__ = ["aggregate", "model_locations"]
 
 STATES = ("region", "group")
 #: the locations `_add_pieces` walks together
@@ -46,7 +46,7 @@ LOCATIONS_PER_WALK = 65536
 WINDOW_WALKS = 1 << 16
 
 
-def _locations(source: Any, locations: Iterable[int] | None) -> tuple[list[int], Hierarchy]:
+def model_locations(source: Any, locations: Iterable[int] | None) -> tuple[list[int], Hierarchy]:
     """The chosen locations, ascending, and the hierarchy over them."""
     every = set(range(len(source.definitions.locations))) | set(source.roots)
     if locations is None:
@@ -141,7 +141,7 @@ def aggregate(source: Any, slices: int, start: int | None = None, stop: int | No
     bounds = sliced_window(source, slices, start, stop)
     tables = getattr(source, "aggregation_tables", None)
     regions = tables.states if tables is not None else state_count(source)
-    chosen, hierarchy = _locations(source, locations)
+    chosen, hierarchy = model_locations(source, locations)
     values = np.zeros((len(chosen), int(slices), regions), np.int64)
     if tables is None:
         for rows, times in _walked(source, chosen, bounds, regions):

@@ -41,7 +41,7 @@ def partners(source: Any, walked: CommunicationEvents, kinds: tuple[int, ...], w
     ``walked`` gives up its matching columns."""
     order = np.lexsort((walked.index, walked.location, walked.time))  # by time, location, position
     windows = ((walked.location[at], walked.batch(at)) for at in np.array_split(order, range(window, len(order), window)))
-    stream = MessageStream(source, None, None, None, window, False, windows)
+    stream = MessageStream(source, None, None, None, window, False, windows, places=True)
     chunks = list(stream)
     ends = [np.concatenate([chunk.columns[name] for chunk in chunks]) if chunks else np.zeros(0, np.int64)
             for name in ("send_seq", "recv_seq")]

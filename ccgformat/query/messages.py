@@ -165,11 +165,13 @@ class MessageStream:
 
     ``walked``: the stream's windows, their events already walked (those of `stream_kinds`
     of every chosen location in stream order, each window with its events' locations;
-    logical time walks them once for itself and matching). The chunks then also hold
-    ``send_seq`` and ``recv_seq``, each end's place in the stream."""
+    logical time walks them once for itself and matching, a parallel query gathers them
+    from the ranks). With ``places`` the chunks also hold ``send_seq`` and ``recv_seq``,
+    each end's place in the stream."""
 
     def __init__(self, source: Any, start: int | None, stop: int | None, locations: Iterable[int] | None,
-                 window: int, ahead: bool, walked: Iterator[tuple[np.ndarray, EventBatch]] | None = None):
+                 window: int, ahead: bool, walked: Iterator[tuple[np.ndarray, EventBatch]] | None = None,
+                 places: bool = False):
         self.locations = len(source.definitions.locations)
         self.unmatched: list[Unmatched] = []
         self.collectives: list[Collective] = []
@@ -177,7 +179,7 @@ class MessageStream:
         self.events = 0
         chosen = chosen_roots(source, locations)
         self._largest = max(chosen.locations, default=-1)
-        self._names = MESSAGE_COLUMNS + (("send_seq", "recv_seq") if walked is not None else ())
+        self._names = MESSAGE_COLUMNS + (("send_seq", "recv_seq") if places else ())
         if walked is not None:
             windows = walked
         else:

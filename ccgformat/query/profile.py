@@ -33,6 +33,7 @@ the two boundary paths plus one memo lookup per whole sub-tree.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 import numpy as np
@@ -41,7 +42,7 @@ from ..archive.indexes import INDEX_NODES_PER_LOCATION
 from ..graph.graph import chosen_roots
 from .interior import Cut, SummaryIndex
 from .profile_engine import check_policy, engine_for
-from .profile_metrics import double_metrics, metric_changes, sampled_metrics
+from .profile_metrics import double_metrics, double_steps, metric_changes, sampled_metrics
 from .profile_result import Profile, build_profile
 from .profile_totals import Totals
 from .profile_window import NO_START, NO_STOP
@@ -56,15 +57,61 @@ def profile(source: Any, start: int | None = None, stop: int | None = None,
     (`ccgformat.query.interior`), the graph the rest: with ``summary_index=True``
     wherever it applies, with False never, and with None (the default) when the graph
     is large for the query (`index_pays`). The answers are the same."""
+    parts = profile_parts(source, start, stop, locations, cache_modulus=cache_modulus,
+                          cache_references=cache_references, summary_index=summary_index)
+    return parts.result(source.definitions, start, stop)
+
+
+@dataclass
+class ProfileParts:
+    """A profile before its rows: the additive totals over ``chosen``, the metrics sampled
+    (``doubles`` the floating-point ones among them) and those ones' change on each chosen
+    location. Parts of consecutive location ranges, `joined` in location order, give the
+    profile of their union (dissertation 4.7.5: partial summaries reduced)."""
+
+    chosen: list[int]
+    totals: Totals
+    sampled: set[int]
+    doubles: set[int]
+    steps: dict[int, np.ndarray]
+
+    def result(self, definitions: Any, start: int | None, stop: int | None) -> Profile:
+        metrics = metric_changes(definitions, self.sampled, self.doubles, self.totals.metrics, self.steps)
+        return build_profile(definitions, start, stop, self.chosen, self.totals, metrics)
+
+    @staticmethod
+    def joined(parts: list[ProfileParts]) -> ProfileParts:
+        """The parts of the union of the parts' locations (given in location order)."""
+        totals = Totals(max(len(part.totals.calls) for part in parts))
+        for part in parts:
+            t, n = part.totals, len(part.totals.calls)
+            totals.add_regions(slice(0, n), t.calls, t.inclusive, t.exclusive, t.before)
+            totals.extremes(slice(0, n), t.low, t.high)
+            totals.pairs.extend(t.pairs)
+            for operation, (count, sent, received) in t.collectives.items():
+                totals.add_collective(operation, count, sent, received)
+            for metric, change in t.metrics.items():
+                totals.add_metric(metric, change)
+        steps = {metric: np.concatenate([part.steps[metric] for part in parts if metric in part.steps])
+                 for metric in set().union(*(part.steps for part in parts))}
+        return ProfileParts([location for part in parts for location in part.chosen], totals,
+                            set().union(*(part.sampled for part in parts)),
+                            set().union(*(part.doubles for part in parts)), steps)
+
+
+def profile_parts(source: Any, start: int | None = None, stop: int | None = None,
+                  locations: Iterable[int] | None = None, *, cache_modulus: int = 10,
+                  cache_references: int = 5, summary_index: bool | None = None) -> ProfileParts:
+    """`profile`'s answer before its rows (`ProfileParts`), arguments as there."""
     check_policy(cache_modulus, cache_references)
     lo = NO_START if start is None else int(start)
     hi = NO_STOP if stop is None else int(stop)
     if lo > hi:
         raise ValueError(f"the window starts at {start}, after its stop {stop}")
     chosen = chosen_roots(source, locations).locations
-    definitions = source.definitions
     if not (lo < hi and chosen):
-        return build_profile(definitions, start, stop, chosen, Totals(0), {})
+        return ProfileParts(chosen, Totals(0), set(), set(), {})
+    definitions = source.definitions
     wanted = index_pays(source, len(chosen)) if summary_index is None else summary_index
     index = SummaryIndex.of(source) if wanted else None
     if index is not None and hi - lo <= index.shortest_segment():
@@ -81,8 +128,8 @@ def profile(source: Any, start: int | None = None, stop: int | None = None,
     inner = [cut for cut in cuts.values() if cut is not None] if index else []
     if inner:
         index.add_interiors(totals, inner, lo, hi, doubles)
-    metrics = metric_changes(definitions, sampled, doubles, totals.metrics, index, engine, cuts, lo, hi)
-    return build_profile(definitions, start, stop, chosen, totals, metrics)
+    steps = double_steps(index, engine, cuts, lo, hi, sorted(doubles)) if doubles else {}
+    return ProfileParts(chosen, totals, sampled, doubles, steps)
 
 
 def index_pays(source: Any, locations: int) -> bool:

@@ -13,12 +13,12 @@ from .profile_engine import ProfileEngine, engine_for
 from .profile_window import NO_START
 
 
-def _double_changes(index: SummaryIndex | None, engine: ProfileEngine | None, cuts: dict[int, Cut | None],
-                    lo: int, hi: int, doubles: list[int]) -> dict[int, float]:
-    """Per floating-point metric, the change of its value over the window summed over the
-    locations (a difference of floats, so it needs the values at both ends, not the sum
-    of differences inside): at an end that is a checkpoint from the snapshot, else from
-    the graph (`ProfileEngine.metric_bits`, all such ends in one call)."""
+def double_steps(index: SummaryIndex | None, engine: ProfileEngine | None, cuts: dict[int, Cut | None],
+                 lo: int, hi: int, doubles: list[int]) -> dict[int, np.ndarray]:
+    """Per floating-point metric, the change of its value over the window on each location
+    (a difference of floats, so it needs the values at both ends, not the sum of
+    differences inside): at an end that is a checkpoint from the snapshot, else from the
+    graph (`ProfileEngine.metric_bits`, all such ends in one call)."""
     locations = np.fromiter(cuts, np.int64, len(cuts))
     bits = np.zeros((2, len(locations), len(doubles)), np.int64)  # (before, after) x location -> raw bits
     from_graph = np.ones((2, len(locations)), bool)
@@ -36,9 +36,7 @@ def _double_changes(index: SummaryIndex | None, engine: ProfileEngine | None, cu
                                    [lo] * len(before) + [hi] * len(after))[:, doubles]
         bits[0, before], bits[1, after] = asked[:len(before)], asked[len(before):]
     floats = bits.view(np.float64)
-    # summed location after location from 0.0, as a Python sum would (not numpy's pairwise sum)
-    steps = np.concatenate((np.zeros((1, len(doubles))), floats[1] - floats[0]))
-    return dict(zip(doubles, np.cumsum(steps, axis=0)[-1].tolist()))
+    return dict(zip(doubles, (floats[1] - floats[0]).T))
 
 
 def sampled_metrics(source: Any, index: SummaryIndex | None, engine: ProfileEngine | None) -> set[int]:
@@ -66,14 +64,14 @@ def double_metrics(definitions: Any, sampled: set[int]) -> set[int]:
 
 
 def metric_changes(definitions: Any, sampled: set[int], doubles: set[int], sums: dict[int, int],
-                   index: SummaryIndex | None, engine: ProfileEngine | None, cuts: dict[int, Cut | None],
-                   lo: int, hi: int) -> dict[int, int | float]:
-    """Per sampled metric its change over the window ``[lo, hi)``: for integer ones from
-    the ``sums`` of sample differences, for floating-point ones (``doubles``) from the
-    values at both ends (`_double_changes`)."""
+                   steps: dict[int, np.ndarray]) -> dict[int, int | float]:
+    """Per sampled metric its change over the window: for integer ones from the ``sums``
+    of sample differences, for floating-point ones (``doubles``) from their ``steps`` on
+    each location (`double_steps`), summed location after location from 0.0, as a Python
+    sum would (not numpy's pairwise sum)."""
     metrics: dict[int, int | float] = {m: _change(_value_type(definitions, m), 0, sums.get(m, 0))
                                        for m in sampled - doubles}
-    if doubles:
-        metrics.update(_double_changes(index, engine, cuts, lo, hi, sorted(doubles)))
+    for metric in sorted(doubles):
+        changes = steps.get(metric, np.zeros(0))
+        metrics[metric] = float(np.cumsum(np.concatenate(([0.0], changes)))[-1])
     return metrics
-

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
@@ -38,12 +38,19 @@ from .native import PROTOTYPES, LocationBatches, NativeEvents, otf2_reader_addre
 
 __all__ = ["LOCATIONS_PER_READER", "read"]
 
+#: Chosen locations: their indexes, or a function of the number of locations giving them.
+Chosen = Union[Sequence[int], Callable[[int], Sequence[int]]]
+
 #: Locations selected in one OTF2 reader.
 LOCATIONS_PER_READER = 1024
 
 
-def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBatch]]]]:
-    """The definitions and the per-location event batches of an OTF2 archive."""
+def read(path: Path, locations: Chosen | None = None
+         ) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBatch]]]]:
+    """The definitions and the per-location event batches of an OTF2 archive: of every
+    location, or of ``locations`` (indexes into the definitions' locations, or a function
+    of their number giving them; read in increasing order, the others' event files never
+    opened: `ccgformat.parallel` splits a conversion this way)."""
     anchor = find_anchor(Path(path))
     binding = load(str(anchor))
     _otf2 = binding._otf2
@@ -74,9 +81,18 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
             raise FormatError(f"cannot read the OTF2 archive: {error}", path=str(anchor)) from None
         raise
 
+    count = len(tables.locations)
+    if callable(locations):
+        locations = locations(count)
+    chosen = range(count) if locations is None else sorted(set(locations))
+    if chosen and not 0 <= chosen[0] <= chosen[-1] < len(tables.locations):
+        _otf2.Reader_Close(handle)
+        raise ValueError(f"locations outside 0..{count - 1}")
+    refs = [tables.locations[index] for index in chosen]
+
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
         sparse_readers: list[EventReader] = []
-        batch = _Batch(binding, handle, tables.locations[:LOCATIONS_PER_READER])
+        batch = _Batch(binding, handle, refs[:LOCATIONS_PER_READER])
 
         def sparse(ref: int, event_file: str, records: int | None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
             """The reference's events of the records the native reader skips."""
@@ -95,14 +111,13 @@ def read(path: Path) -> tuple[Definitions, Iterator[tuple[int, Iterator[EventBat
         try:
             if backends.native():
                 native = NativeEvents.create(binding, otf2_reader_address(batch.handle), tables, sparse)
-            for index, ref in enumerate(tables.locations):
+            for order, (index, ref) in enumerate(zip(chosen, refs)):
                 if pending is not None:
                     pending.detach()
                     pending = None
-                if index and index % LOCATIONS_PER_READER == 0:
+                if order and order % LOCATIONS_PER_READER == 0:
                     batch.close()
-                    batch = _Batch(binding, _open(binding, anchor),
-                                   tables.locations[index:index + LOCATIONS_PER_READER])
+                    batch = _Batch(binding, _open(binding, anchor), refs[order:order + LOCATIONS_PER_READER])
                     if native is not None:
                         native.attach(otf2_reader_address(batch.handle))
                 if batch.local_definitions:

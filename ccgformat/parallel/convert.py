@@ -1,0 +1,147 @@
+"""`ccg convert --mpi`: a conversion split across MPI ranks by locations, its parts
+merged into one archive (dissertation 4.7: a distributed cCCG, one part per process,
+united by 4.4's merge so that sub-trees repeated on several ranks are stored once).
+
+The locations are cut into as many consecutive ranges as there are ranks, each about an
+equal share of them (`world.split`). Range k is converted by rank ``(k + 1) % P`` into
+a part archive beside the target (``.DST.part<k>-<id>``): every defined location is in
+each part, those of other ranges without events. With a format that reads a subset of
+its locations (OTF2: one event file per location, `formats.read`'s ``locations``),
+every rank reads its own range; with any other, rank 0 reads the whole input and sends
+the other ranges' events to their ranks (`distribute`), then converts the last range
+itself - which is why rank 0 holds the last range. Rank 0 then merges the parts, in
+location order, into the target (`ccgformat.merge`, written atomically) and every rank
+removes its part.
+
+Why parts merged by rank 0, rather than MPI-IO at offsets from a prefix sum: a node
+shared by two ranks' parts must be stored once, so what a rank writes depends on the
+other ranks' nodes - a merge that sees all parts. The merge reads the parts' node blocks
+and definitions, never their events; docs/parallel.md has the costs. Consecutive ranges
+in location order make the merged definitions (the strings that GENERIC events intern
+as they stream, in order of first use) equal to the serial conversion's.
+
+Memory per rank: a rank builds only its locations (the builder's pool of its part);
+rank 0 also runs the merge, and with a format read by rank 0 holds the events in flight
+to other ranks (`distribute.IN_FLIGHT` bytes per rank at most).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..archive import merge as merge_archives, open_archive
+from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
+from ..errors import ParallelError, ParameterError
+from ..formats import ConvertReport, convert as convert_serial, detect, get, read, write_archive
+from ..params import Params
+from .distribute import receive_trace, send_trace
+from .world import World, split
+
+__all__ = ["convert", "owner_of_range", "part_ranges"]
+
+
+#: how the parts are written: they are read once, by the merge, which builds the
+#: aggregation tables and the indexes of the whole anew and compresses at the asked
+#: level (`archive.save_graph`): so no tables, and the fastest zstd level
+PART_OPTIONS = {"aggregation": False, "level": 1}
+
+
+def owner_of_range(k: int, size: int) -> int:
+    """The rank converting range ``k`` of ``size`` ranges (rank 0 the last one)."""
+    return (k + 1) % size
+
+
+def part_ranges(count: int, size: int) -> list[tuple[int, int]]:
+    """The ``size`` consecutive location ranges of ``count`` locations, in location order."""
+    return split(np.ones(count), size)
+
+
+def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], params: Params | None = None, *,
+            fmt: str | None = None, world: World | None = None, **options: Any) -> ConvertReport:
+    """Convert ``source`` to ``target`` on every rank of the MPI world together (called
+    by every rank with the same arguments; ``options`` as for `ccgformat.convert`).
+    Every rank returns the same report; when any rank fails, every rank raises (its own
+    error or `ParallelError`) and no file is left under the target's name or the parts'."""
+    world = world or World()
+    params = params or Params()
+    source, target = Path(source), Path(target)
+    if world.size > 1:
+        _check_merge_writes(options)
+    name = world.agree(lambda: detect(source) if fmt is None else get(fmt).name)
+    if world.size == 1:
+        return convert_serial(source, target, params, fmt=name, **options)
+    token = world.broadcast(f"{os.getpid()}")
+    folder = target.parent if str(target.parent) else Path(".")
+
+    def part_of(k: int) -> Path:
+        return folder / f".{target.name}.part{k}-{token}"
+
+    mine = (world.rank - 1) % world.size  # the range this rank converts
+    part = part_of(mine)
+    try:
+        if get(name).read_locations is not None:
+            def chosen(count: int) -> range:
+                return range(*part_ranges(count, world.size)[mine])
+            report = world.agree(lambda: convert_serial(source, part, params, fmt=name, locations=chosen,
+                                                        **{**options, **PART_OPTIONS}))
+        else:
+            report = world.agree(lambda: _converted_from_rank0(world, source, part, name, params,
+                                                               {**options, **PART_OPTIONS}))
+        reports = world.gather(report)
+        world.agree(lambda: merge_archives([part_of(k) for k in range(world.size)], target)
+                    if world.rank == 0 else None)
+        result = None
+        if world.rank == 0:
+            parts = [reports[owner_of_range(k, world.size)] for k in range(world.size)]
+            with open_archive(target) as archive:
+                stats = archive.stats
+            result = ConvertReport(str(source), str(target), name, parts[0].locations, stats.events, stats.N,
+                                   stats.n, os.path.getsize(target), tuple(r for p in parts for r in p.repairs))
+        return world.broadcast(result)
+    finally:
+        if part.exists():
+            part.unlink()
+
+
+def _converted_from_rank0(world: World, source: Path, part: Path, name: str, params: Params,
+                          options: dict[str, Any]) -> ConvertReport:
+    """This rank's part, its events read by rank 0 (`distribute`)."""
+    if world.rank == 0:
+        try:
+            trace = read(source, name)
+        except Exception as error:
+            world.broadcast((None, str(error) or type(error).__name__))  # the others wait for the definitions
+            raise
+        definitions = world.broadcast((trace[0], None))[0]
+        ranges = part_ranges(len(definitions.locations), world.size)
+        owners = [owner_of_range(k, world.size) for k in range(world.size)]
+        trace = (definitions, send_trace(world, trace[1], definitions, ranges, owners))
+    else:
+        definitions, failure = world.broadcast(None)
+        if definitions is None:
+            raise ParallelError(0, failure)
+        trace = (definitions, receive_trace(world, definitions))
+    progress = options.pop("progress", None)
+    graph = write_archive(part, source, name, trace, params, progress=progress, **options)
+    return ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
+                         graph.metrics.n, os.path.getsize(part), graph.repairs)
+
+
+#: the writer's options and their defaults, which the merge writes with
+_MERGE_WRITES = {"level": None, "checkpoint_interval": DEFAULT_CHECKPOINT_INTERVAL,
+                 "nodes_per_block": DEFAULT_NODES_PER_BLOCK, "gaps": "auto", "aggregation": True}
+
+
+def _check_merge_writes(options: dict[str, Any]) -> None:
+    """The merge writes the archive with the writer's defaults: other values are refused
+    rather than ignored."""
+    changed = [name for name, default in _MERGE_WRITES.items() if options.get(name, default) != default]
+    if changed:
+        raise ParameterError(f"a conversion on several MPI ranks writes with the default {', '.join(changed)} "
+                             f"(ccgformat.merge takes no writer options yet)")
+
+

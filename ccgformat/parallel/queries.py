@@ -1,0 +1,141 @@
+"""Queries on MPI ranks (``ccg profile|aggregate|messages|verify --mpi``): each rank
+answers for a consecutive share of the locations (about equal in events, `shares`), and
+rank 0 reduces the partial answers into the serial one (dissertation 4.7.5: partial
+summaries reduced). Every function is called by every rank with the same arguments and
+returns the answer on rank 0, None on the others.
+
+- profile: each rank's additive totals (`ProfileParts`), summed; the floating-point
+  metrics' changes per location concatenated and summed in location order, as serially.
+- aggregate: each rank's rows of the model (location x slice x state), stacked.
+- messages: each rank walks its locations' message events (the expensive part: the
+  graph expanded where it holds messages); rank 0 merges them into global time order
+  (ties by location, then event order, as the serial walk) and matches them, so that
+  messages between locations of different ranks match exactly as serially. Rank 0 holds
+  every message event (the serial matching holds only the pending ones).
+- verify: rank 0 checks the blocks; the checkpoints each rank's locations' rebuilt
+  events give (the per-location part) are rebuilt on that rank and compared by rank 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from ..aggregate_model import AggregateModel
+from ..archive import Archive, open_archive
+from ..archive.verify import Problem, rebuilt_json, verify as verify_serial
+from ..graph.graph import chosen_roots
+from ..model import EventBatch
+from ..query.aggregate import model_locations
+from ..query.messages import MessageStream, stream_kinds
+from ..query.messages_events import WINDOW, message_windows
+from ..query.profile import ProfileParts, profile_parts
+from ..query.profile_result import Profile
+from .world import World, split
+
+__all__ = ["aggregate", "messages", "profile", "shares", "verify"]
+
+
+def shares(world: World, archive: Archive, locations: Iterable[int] | None = None) -> list[list[int]]:
+    """The chosen locations (default all), ascending, cut into one consecutive share per
+    rank holding about equal numbers of events."""
+    chosen = sorted(set(locations)) if locations is not None else list(archive.locations)
+    roots = archive.roots
+    weights = np.array([roots[location].events if location in roots else 0 for location in chosen], np.float64)
+    return [chosen[a:b] for a, b in split(weights, world.size)]
+
+
+def profile(world: World, archive: Archive, start: int | None = None, stop: int | None = None,
+            locations: Iterable[int] | None = None) -> Profile | None:
+    """`Archive.profile` of the window over ``locations`` (default all)."""
+    mine = shares(world, archive, locations)[world.rank]
+    parts = world.gather(world.agree(lambda: profile_parts(archive, start, stop, mine)))
+    if parts is None:
+        return None
+    return ProfileParts.joined(parts).result(archive.definitions, start, stop)
+
+
+def aggregate(world: World, archive: Archive, slices: int, start: int | None = None, stop: int | None = None,
+              states: str = "region", locations: Iterable[int] | None = None) -> AggregateModel | None:
+    """`Archive.aggregate` (region or group states) over ``locations`` (default all)."""
+    mine = shares(world, archive, locations)[world.rank]
+    models = world.gather(world.agree(lambda: archive.aggregate(slices, start, stop, states, mine)))
+    if models is None:
+        return None
+    chosen, hierarchy = model_locations(archive, None if locations is None else sorted(set(locations)))
+    first = models[0]
+    return AggregateModel(first.bounds, first.states, np.array(chosen, np.int64),
+                          np.concatenate([model.values for model in models]), hierarchy, first.resolution)
+
+
+def messages(world: World, archive: Archive, start: int | None = None, stop: int | None = None,
+             locations: Iterable[int] | None = None, window: int = WINDOW) -> MessageStream | None:
+    """`Archive.iter_messages` over ``locations`` (default all): on rank 0 a stream whose
+    matching runs over every rank's message events."""
+    mine = shares(world, archive, locations)[world.rank]
+    gathered = world.gather(world.agree(lambda: _message_events(archive, mine, window)))
+    if gathered is None:
+        return None
+    return MessageStream(archive, start, stop, locations, window, False, _in_time_order(gathered, window))
+
+
+def _message_events(archive: Archive, locations: list[int], window: int) -> tuple[np.ndarray, EventBatch]:
+    """The message events of ``locations`` in global order, and their locations."""
+    if not locations:
+        return np.zeros(0, np.int64), EventBatch.empty()
+    parts = list(message_windows(archive, chosen_roots(archive, locations), stream_kinds(archive), window))
+    if not parts:
+        return np.zeros(0, np.int64), EventBatch.empty()
+    return np.concatenate([owner for owner, _ in parts]), EventBatch.concat([batch for _, batch in parts])
+
+
+def _in_time_order(parts: list[tuple[np.ndarray, EventBatch]], window: int) -> Iterator[tuple[np.ndarray, EventBatch]]:
+    """The ranks' events merged into global time order, ties by location and then event
+    order (each location's events come from one rank, in order: a stable sort keeps it),
+    ``window`` at a time."""
+    owner = np.concatenate([owner for owner, _ in parts])
+    batch = EventBatch.concat([batch for _, batch in parts])
+    order = np.lexsort((owner, batch.time))
+    owner = owner[order]
+    batch = EventBatch(**{field.name: getattr(batch, field.name)[order] for field in dataclasses.fields(batch)})
+    for first in range(0, len(owner), window):
+        yield owner[first:first + window], batch[first:first + window]
+
+
+def verify(world: World, path: str) -> list[Problem] | None:
+    """`ccgformat.archive.verify.verify` of the archive at ``path``. While rank 0 checks
+    the blocks, the other ranks rebuild their shares' checkpoints (at the interval the
+    archive states) and send them when rank 0 first asks for one (a gather; rank 0
+    rebuilds what another rank could not, so a damaged archive gets the serial answer)."""
+    if world.rank != 0:
+        world.gather(_rebuilt_share(world, path))
+        return None
+    received: dict[int, tuple[int, list[dict[str, Any]]]] | None = None
+
+    def rebuilt_elsewhere(location: int, interval: int) -> list[dict[str, Any]] | None:
+        nonlocal received
+        if received is None:
+            received = {location: found for part in world.gather({}) or [] for location, found in part.items()}
+        found = received.get(location)
+        return found[1] if found is not None and found[0] == interval else None
+
+    problems = verify_serial(path, rebuilt=rebuilt_elsewhere if world.size > 1 else None)
+    if received is None and world.size > 1:
+        world.gather({})  # the other ranks' work, never needed
+    return problems
+
+
+def _rebuilt_share(world: World, path: str) -> dict[int, tuple[int, list[dict[str, Any]]]]:
+    """location -> (interval, its rebuilt checkpoints) of this rank's share; empty when the
+    archive cannot be read so (rank 0 then rebuilds, and reports what is wrong)."""
+    try:
+        with open_archive(path) as archive:
+            interval = archive.parameters.get("checkpoint_interval")
+            if not isinstance(interval, int) or interval < 1:
+                return {}
+            return {location: (interval, rebuilt_json(archive, location, interval))
+                    for location in shares(world, archive)[world.rank]}
+    except Exception:  # noqa: BLE001 - whatever it is, rank 0's own check finds and reports it
+        return {}

@@ -1,0 +1,76 @@
+"""The MPI world of a parallel run (mpi4py, imported here and only here): ranks, the
+split of locations, and errors agreed on by every rank.
+
+Every step that may fail on some ranks ends in `World.agree`: an allgather of each
+rank's outcome, after which every rank raises when any failed (its own error, or
+`ParallelError` naming the first failed rank). No rank waits for a failed one, so a
+failure ends the whole run with a non-zero status and no hang, without `MPI_Abort`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+from ..errors import ParallelError
+from ..extras import require
+
+__all__ = ["World", "split"]
+
+T = TypeVar("T")
+
+
+class World:
+    """MPI_COMM_WORLD: this rank, the number of ranks, and the collective steps."""
+
+    def __init__(self) -> None:
+        mpi = _mpi()
+        self.comm = mpi.COMM_WORLD
+        self.rank: int = self.comm.Get_rank()
+        self.size: int = self.comm.Get_size()
+
+    def agree(self, step: Callable[[], T]) -> T:
+        """Run ``step`` on every rank; when it failed on any, raise on every rank."""
+        try:
+            result, failure = step(), None
+        except Exception as error:  # any failure, so that no rank waits for this one
+            result, failure = None, error
+        outcomes = self.comm.allgather(None if failure is None else _describe(failure))
+        if failure is not None:
+            raise failure
+        for rank, outcome in enumerate(outcomes):
+            if outcome is not None:
+                raise ParallelError(rank, outcome)
+        return result  # type: ignore[return-value]
+
+    def gather(self, value: Any) -> list[Any] | None:
+        """Every rank's ``value`` on rank 0 (in rank order), None elsewhere."""
+        return self.comm.gather(value, root=0)
+
+    def broadcast(self, value: T) -> T:
+        """Rank 0's ``value`` on every rank."""
+        return self.comm.bcast(value, root=0)
+
+
+def _mpi() -> Any:
+    """mpi4py's MPI module (importing it initialises MPI); `MissingExtraError` without mpi4py."""
+    require("mpi4py", "--mpi")
+    return importlib.import_module("mpi4py.MPI")
+
+
+def _describe(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def split(weights: np.ndarray, parts: int) -> list[tuple[int, int]]:
+    """``parts`` consecutive ranges of the items whose costs are ``weights``, each holding
+    about an equal share of the total (by the prefix sum; a range may be empty)."""
+    count = len(weights)
+    if count == 0:
+        return [(0, 0)] * parts
+    ends = np.cumsum(np.maximum(np.asarray(weights, np.float64), 0) + 1e-9)
+    cuts = np.searchsorted(ends, ends[-1] * np.arange(1, parts) / parts, side="left") + 1
+    bounds = [0, *np.minimum(cuts, count).tolist(), count]
+    return [(bounds[k], bounds[k + 1]) for k in range(parts)]

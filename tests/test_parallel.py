@@ -1,0 +1,158 @@
+"""The pieces of ``--mpi`` that need no MPI: the split of locations into shares, a
+conversion of a subset of an OTF2 trace's locations, and the reductions of the parallel
+queries (partial profiles joined, model rows stacked, message events merged into time
+order), each against the serial answer over every location. tests/test_parallel_mpi.py
+runs them on ranks."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import ccgformat as ccg
+from ccgformat.archive import write_trace
+from ccgformat.parallel.convert import owner_of_range, part_ranges
+from ccgformat.parallel.queries import _in_time_order, _message_events
+from ccgformat.parallel.world import split
+from ccgformat.query.messages import MessageStream
+from ccgformat.query.profile import ProfileParts, profile_parts
+
+from .corpus import corpus_path
+from .parallel_support import location_rows
+from .test_formats_otf2 import CORPUS_TRACES
+from .traces import batches, definitions, traces
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@given(st.lists(st.integers(0, 1000), max_size=40), st.integers(1, 9))
+def test_split_gives_consecutive_ranges_of_about_equal_weight(weights, parts):
+    ranges = split(np.array(weights), parts)
+    assert len(ranges) == parts
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(weights)
+    assert all(a <= b for a, b in ranges) and all(b == c for (_, b), (c, _) in zip(ranges[:-1], ranges[1:]))
+    if weights:  # no range exceeds an equal share by more than its heaviest item
+        total, heaviest = sum(weights), max(weights)
+        for a, b in ranges:
+            assert sum(weights[a:b]) <= total / parts + heaviest + 1e-6
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_every_range_has_one_owner_and_rank_0_the_last(size):
+    assert sorted(owner_of_range(k, size) for k in range(size)) == list(range(size))
+    assert owner_of_range(size - 1, size) == 0
+    assert sum(b - a for a, b in part_ranges(7, size)) == 7
+
+
+@pytest.mark.parametrize("parts", CORPUS_TRACES, ids=lambda parts: parts[-1])
+def test_a_subset_of_otf2_locations_converts_to_their_events_alone(tmp_path, parts):
+    """`convert(locations=...)`: the chosen locations' events as in the whole conversion,
+    the other defined locations present without events."""
+    source = corpus_path(*parts)
+    ccg.convert(source, tmp_path / "all.ccg")
+    with ccg.open(tmp_path / "all.ccg") as whole:
+        count = len(whole.locations)
+        chosen = set(range(count)[1::2])
+        ccg.convert(source, tmp_path / "part.ccg", locations=lambda n: sorted(chosen))
+        with ccg.open(tmp_path / "part.ccg") as part:
+            assert part.locations == whole.locations
+            for location in whole.locations:
+                if location in chosen:
+                    assert location_rows(part, location) == location_rows(whole, location)
+                else:
+                    assert part.roots[location].events == 0
+
+
+def _archive(tmp_path: Path, trace: dict) -> ccg.Archive:
+    path = tmp_path / "trace.ccg"
+    write_trace(path, definitions(), [(location, batches(events)) for location, events in trace.items()])
+    return ccg.open(path)
+
+
+def _shares(locations: list[int], cuts: list[int]) -> list[list[int]]:
+    bounds = [0, *sorted(min(c, len(locations)) for c in cuts), len(locations)]
+    return [locations[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+@given(traces(), st.lists(st.integers(0, 3), max_size=3), st.sampled_from([(None, None), (0, None), (5, 10**12)]))
+def test_profiles_of_shares_joined_equal_the_profile(tmp_path_factory, trace, cuts, window):
+    start, stop = window
+    with _archive(tmp_path_factory.mktemp("p"), trace) as archive:
+        parts = [profile_parts(archive, start, stop, share) for share in _shares(archive.locations, cuts)]
+        joined = ProfileParts.joined(parts).result(archive.definitions, start, stop)
+        assert joined.to_json() == archive.profile(start, stop).to_json()
+
+
+@given(traces(), st.lists(st.integers(0, 3), max_size=3), st.sampled_from(["region", "group"]))
+def test_models_of_shares_stacked_equal_the_model(tmp_path_factory, trace, cuts, states):
+    with _archive(tmp_path_factory.mktemp("a"), trace) as archive:
+        whole = archive.aggregate(5, states=states)
+        stacked = np.concatenate([archive.aggregate(5, states=states, locations=share).values
+                                  for share in _shares(archive.locations, cuts)])
+        assert np.array_equal(stacked, whole.values)
+
+
+@given(traces(), st.lists(st.integers(0, 3), max_size=3), st.integers(1, 7))
+def test_message_events_of_shares_merged_match_as_the_serial_stream(tmp_path_factory, trace, cuts, window):
+    """The ranks' message events merged into time order and matched on rank 0: the same
+    messages, unmatched events and collectives as matching over every location."""
+    with _archive(tmp_path_factory.mktemp("m"), trace) as archive:
+        parts = [_message_events(archive, share, window) for share in _shares(archive.locations, cuts)]
+        merged = MessageStream(archive, None, None, None, window, False, _in_time_order(parts, window)).collect()
+        serial = archive.messages()
+        assert merged.to_json() == serial.to_json()
+
+
+def test_corpus_messages_of_two_shares_match_as_the_serial_stream(tmp_path):
+    source = corpus_path(*CORPUS_TRACES[-1])
+    ccg.convert(source, tmp_path / "t.ccg")
+    with ccg.open(tmp_path / "t.ccg") as archive:
+        half = len(archive.locations) // 2
+        parts = [_message_events(archive, share, 64) for share in (archive.locations[:half], archive.locations[half:])]
+        merged = MessageStream(archive, None, None, None, 64, False, _in_time_order(parts, 64)).collect()
+        assert merged.to_json() == archive.messages().to_json()
+        assert len(merged) > 100
+
+
+def test_without_mpi_nothing_imports_mpi4py(tmp_path):
+    """A conversion and every query that has --mpi, run without it, import no mpi4py."""
+    npz = tmp_path / "t.npz"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "synth.py"), str(npz), "--locations", "2",
+                    "--events-per-location", "200"], check=True, capture_output=True)
+    code = f"""
+import sys
+from ccgformat.cli import main
+archive = {str(tmp_path / 't.ccg')!r}
+assert main(["convert", "-q", {str(npz)!r}, archive]) == 0
+for argv in (["profile"], ["messages"], ["aggregate", "--slices", "3"], ["verify"]):
+    assert main([argv[0], archive, *argv[1:]]) in (0, 1)
+assert "mpi4py" not in sys.modules, "mpi4py imported"
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+
+
+def test_parts_keep_the_definitions_growing_while_they_stream(tmp_path):
+    """A part's definitions are the trace's, with the strings its own events interned."""
+    source = corpus_path(*CORPUS_TRACES[-1])
+    ccg.convert(source, tmp_path / "all.ccg")
+    ccg.convert(source, tmp_path / "part.ccg", locations=[0])
+    with ccg.open(tmp_path / "all.ccg") as whole, ccg.open(tmp_path / "part.ccg") as part:
+        mine, every = part.definitions, whole.definitions
+        assert every.strings[:len(mine.strings)] == mine.strings
+        assert dataclasses.replace(mine, strings=every.strings) == every
+
+
+def test_mpi_without_mpi4py_names_the_extra(tmp_path, monkeypatch, capsys):
+    from ccgformat.cli import main
+
+    monkeypatch.setitem(sys.modules, "mpi4py", None)  # an import of it raises ImportError
+    archive = ROOT / "spec" / "vectors" / "metric_integrals.ccg"
+    assert main(["profile", str(archive), "--mpi"]) == 1
+    assert "pip install 'ccgformat[mpi]'" in capsys.readouterr().err

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import backends
 from ..model import EventBatch, EventKind
+from ..ordering import stable_order
 
 
 class Walker(Protocol):
@@ -183,7 +184,7 @@ class SegmentIndex:
         enter = batch.kind[call] == EventKind.ENTER
         after = len(self.frames) + np.cumsum(np.where(enter, 1, -1))
         level = np.where(enter, after - 1, after)
-        order = np.lexsort((call, level))
+        order = stable_order(level)  # by level, then in event order (call increases)
         level, enter, position = level[order], enter[order], call[order]
         first = np.concatenate(([True], level[1:] != level[:-1]))
         last = np.concatenate((level[1:] != level[:-1], [True]))

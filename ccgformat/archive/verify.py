@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..ahead import read_ahead
 from ..errors import ArchiveError, CcgError
 from ..graph.graph import LocationRoot
 from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
 from .codec import NodeBlock
-from .indexes import ROW_WIDTHS, checkpoints as rebuilt_checkpoints
+from .indexes import ROW_WIDTHS
 from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, FILE_HEADER, MAJOR_VERSION, NODE_KINDS,
                      RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION, TRAILER, SectionKind)
 from .native import decode_block
@@ -37,6 +38,8 @@ __all__ = ["Problem", "verify"]
 
 #: the SUMMARY members format 1.2 added (spec 4.5)
 _SUMMARY_1_2 = ("peers", "operations", "durations", "open")
+#: node blocks decoded ahead of their check (about 1.5 MB each, decoded)
+AHEAD_BLOCKS = 4
 #: the checkpoint row lists whose first column is a region
 _REGION_ROWS = ("stack", "regions", "durations", "open")
 
@@ -80,36 +83,20 @@ def kind_name(kind: int | None) -> str:
 VerifyProgress = Callable[[int, int], None]
 
 
-#: location, checkpoint interval -> the checkpoints its rebuilt events give (as JSON), or
-#: None where this process rebuilds them itself
-Rebuilt = Callable[[int, int], "list[dict[str, Any]] | None"]
-
-
-def verify(path: str | os.PathLike[str], progress: VerifyProgress | None = None,
-           rebuilt: Rebuilt | None = None) -> list[Problem]:
+def verify(path: str | os.PathLike[str], progress: VerifyProgress | None = None) -> list[Problem]:
     """Check every structural invariant of the archive at ``path``.
 
     Returns the problems found, in file-offset order (empty for a sound archive). A file
     that cannot be opened at all (bad header, trailer or footer) gives one problem.
     Raises OSError only when the file cannot be read. ``progress`` hears of each node
     block checked (the node blocks are nearly all of a large archive's bytes).
-    ``rebuilt`` gives the checkpoints of locations whose events another process rebuilt
-    (`ccgformat.parallel`, `rebuilt_json`); the others are rebuilt here.
     """
     try:
         archive = Archive(path)
     except CcgError as error:
         return [_problem_of(error, None, 0)]
     with archive:
-        return _Verifier(archive, progress, rebuilt).run()
-
-
-def rebuilt_json(archive: Archive, location: int, interval: int) -> list[dict[str, Any]]:
-    """What the events of ``location`` that ``archive`` rebuilds give as checkpoints every
-    ``interval`` events, as the indexes' JSON members (what `verify` compares the stored
-    checkpoints with)."""
-    return [{**point.snapshot_json(), **point.summary_json()}
-            for point in rebuilt_checkpoints(archive.location(location), interval)]
+        return _Verifier(archive, progress).run()
 
 
 def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
@@ -119,10 +106,9 @@ def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
 
 
 class _Verifier:
-    def __init__(self, archive: Archive, progress: VerifyProgress | None = None, rebuilt: Rebuilt | None = None):
+    def __init__(self, archive: Archive, progress: VerifyProgress | None = None):
         self.archive = archive
         self.progress = progress
-        self.rebuilt = rebuilt
         self.path = archive.path
         self.problems: list[Problem] = []
         #: the sections (a BUNDLE block's members at its offset, in their order)
@@ -168,8 +154,8 @@ class _Verifier:
         self.check_roots_section(roots)
         node_entries = sorted((e for kind in NODE_KINDS for e in by_kind.get(kind, [])), key=lambda e: e.first)
         total, done = sum(e.length for e in node_entries), 0
-        for entry in node_entries:
-            self.check_nodes(entry)
+        for entry, decoded in read_ahead(self.decoded(node_entries), depth=AHEAD_BLOCKS):
+            self.check_nodes(entry, decoded)
             done += entry.length
             if self.progress is not None:
                 self.progress(done, total)
@@ -190,11 +176,13 @@ class _Verifier:
                 readable = self.check_index(entry, seen) and readable
         if readable and any(listed.values()):
             self.check_indexes_agree(listed, by_kind)
-            self.check_index_contents()
-        if by_kind.get(SectionKind.AGGREGATE_LEVEL):
-            self.check_aggregation(by_kind[SectionKind.AGGREGATE_LEVEL][0])
-        if by_kind.get(SectionKind.METRIC_LEVEL):
-            self.check_metric_tables(by_kind[SectionKind.METRIC_LEVEL][0])
+        walked = self.walk(readable and any(listed.values()), by_kind)
+        aggregation = self.read_tables(by_kind, SectionKind.AGGREGATE_LEVEL, "aggregation_tables")
+        if aggregation is not None:
+            self.check_aggregation(*aggregation, walked.aggregation if walked else None)
+        metric = self.read_tables(by_kind, SectionKind.METRIC_LEVEL, "metric_tables")
+        if metric is not None:
+            self.check_metric_tables(*metric, walked.metrics if walked else None)
         handled = {int(kind) for kind in SectionKind}
         for entry in self.entries:
             if entry.kind not in handled or entry.kind == SectionKind.FOOTER:
@@ -204,17 +192,73 @@ class _Verifier:
 
     # ------------------------------------------------------------------ aggregation tables
 
-    def check_aggregation(self, entry: DirectoryEntry) -> None:
-        """The pyramid (spec 4.10) is sound, equals the times the graph gives at every level,
-        and its level 0 equals the exclusive times of the summary index's final checkpoints."""
+    def read_tables(self, by_kind: dict[int, list[DirectoryEntry]], kind: SectionKind,
+                    name: str) -> tuple[DirectoryEntry, Any] | None:
+        """The first block of ``kind`` and the archive's tables ``name`` it starts, when the
+        file has them and they read (a problem reported, None, when not)."""
+        if not by_kind.get(kind):
+            return None
+        entry = by_kind[kind][0]
         try:
-            tables = self.archive.aggregation_tables
+            return entry, getattr(self.archive, name)
         except CcgError as error:
             self.problems.append(_problem_of(error, entry.kind, entry.offset))
-            return
+            return None
+
+    def quiet_tables(self, by_kind: dict[int, list[DirectoryEntry]], kind: SectionKind, name: str) -> Any:
+        """The tables `read_tables` gives, without reporting a problem (None then)."""
+        try:
+            return getattr(self.archive, name) if by_kind.get(kind) else None
+        except CcgError:
+            return None
+
+    def walk(self, indexed: bool, by_kind: dict[int, list[DirectoryEntry]]) -> Any:
+        """Walk every location's events once (the query ``verify_walk``): compare the
+        rebuilt checkpoints as they come (`check_index_contents`), and keep the
+        aggregation and metric levels the tables are compared with where they come from
+        the events (None where they do not; the tables' checks then ask their queries).
+        None when the events cannot be rebuilt (the node blocks' problems say why)."""
+        if any(problem.kind in NODE_KINDS for problem in self.problems):
+            return None
+        intervals: dict[int, set[int]] = {}
+        if indexed:
+            for _, by_location in sorted(self.contents.items()):
+                for location, (_, interval, _) in by_location.items():
+                    intervals.setdefault(location, set()).add(interval)
+        # the tables are compared only while no problem is known (`check_aggregation`)
+        tables = [None if self.problems else self.quiet_tables(by_kind, kind, name) for kind, name in (
+            (SectionKind.AGGREGATE_LEVEL, "aggregation_tables"), (SectionKind.METRIC_LEVEL, "metric_tables"))]
+        try:
+            return run_query("verify_walk", self.archive, intervals, self.check_index_contents,
+                             None if tables[0] is None else len(tables[0].levels),
+                             None if tables[1] is None else tables[1].levels[0].finest)
+        except (CcgError, KeyError):
+            return None  # reported by the checks of the roots and nodes
+
+    def check_index_contents(self, location: int, interval: int, rebuilt: list[Any]) -> None:
+        """Spec 4.4, 4.5: what each checkpoint holds (time, stack, metrics, sums, `open`,
+        ...) is what the events the reader rebuilds give, by the writer's own count
+        (`indexes.checkpoints`, ``rebuilt`` every ``interval`` events of ``location``);
+        the first member of a location that differs is reported."""
+        points = [{**point.snapshot_json(), **point.summary_json()} for point in rebuilt]
+        for _, by_location in sorted(self.contents.items()):
+            entry, stored_interval, stored = by_location.get(location, (None, None, None))
+            if entry is None or stored_interval != interval:
+                continue
+            reason = _first_difference(stored, points)
+            if reason:
+                self.add(entry, f"location {location}: {reason} (spec 4.4, 4.5: a checkpoint describes the "
+                                f"events a reader rebuilds)")
+
+    # ------------------------------------------------------------------ aggregation tables
+
+    def check_aggregation(self, entry: DirectoryEntry, tables: Any, walked: list[Any] | None) -> None:
+        """The pyramid (spec 4.10) is sound, equals the times the graph gives at every level
+        (``walked`` when the walk made them), and its level 0 equals the exclusive times of
+        the summary index's final checkpoints."""
         if tables is None or self.problems:  # the graph or the indexes are damaged: compared with nothing sound
             return
-        expected = run_query("aggregation_levels", self.archive, len(tables.levels))
+        expected = walked if walked is not None else run_query("aggregation_levels", self.archive, len(tables.levels))
         for level, (k, _, _, values) in zip(tables.levels, expected):
             if level.states != values.shape[2] or not np.array_equal(level.dense(), values):
                 self.add(entry, f"aggregation level {k} differs from the times of the graph")
@@ -235,17 +279,13 @@ class _Verifier:
                 self.add(entry, f"aggregation level 0 differs from the summary index at location {location}")
                 return
 
-    def check_metric_tables(self, entry: DirectoryEntry) -> None:
+    def check_metric_tables(self, entry: DirectoryEntry, tables: Any, walked: list[Any] | None) -> None:
         """The metric pyramid (spec 4.11) is sound and equals, bit for bit, the integrals the
-        graph gives at its finest level and their pairwise sums."""
-        try:
-            tables = self.archive.metric_tables
-        except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
-            return
+        graph gives at its finest level (``walked`` when the walk made them) and their
+        pairwise sums."""
         if tables is None or self.problems:
             return
-        expected = run_query("metric_levels", self.archive, tables.levels[0].finest)
+        expected = walked if walked is not None else run_query("metric_levels", self.archive, tables.levels[0].finest)
         for level, computed in zip(tables.levels, expected):
             if not np.array_equal(level.dense(), computed.dense(), equal_nan=True):
                 self.add(entry, f"metric level {level.level} differs from the integrals of the graph")
@@ -379,14 +419,19 @@ class _Verifier:
         _, first, count = self.import_mismatches.get(entry.offset, (entry, lowest, 0))
         self.import_mismatches[entry.offset] = (entry, min(first, lowest), count + len(mismatches))
 
-    def check_nodes(self, entry: DirectoryEntry) -> None:
-        raw = self.payload(entry)
-        if raw is None:
-            return
-        try:
-            block = decode_block(raw, self.path, entry.offset, **block_coding(entry.kind))
-        except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+    def decoded(self, entries: list[DirectoryEntry]) -> Iterator[tuple[DirectoryEntry, NodeBlock | CcgError]]:
+        """Each node block decoded, or why its bytes or its encoding do not read (run
+        ahead of `check_nodes` in a thread of its own)."""
+        for entry in entries:
+            try:
+                yield entry, decode_block(self.archive.payload(entry), self.path, entry.offset,
+                                          **block_coding(entry.kind))
+            except CcgError as error:
+                yield entry, error
+
+    def check_nodes(self, entry: DirectoryEntry, block: NodeBlock | CcgError) -> None:
+        if isinstance(block, CcgError):
+            self.problems.append(_problem_of(block, entry.kind, entry.offset))
             return
         if block.first != entry.first or len(block) != entry.count:
             self.add(entry, f"the block holds nodes {block.first}..{block.first + len(block) - 1}, the footer "
@@ -492,31 +537,6 @@ class _Verifier:
             if location in snapshots and snapshots[location][1] != indexes:
                 self.add(entry, f"location {location}: the SUMMARY checkpoints are at other events than the "
                                 f"SNAPSHOTS checkpoints")
-
-    def check_index_contents(self) -> None:
-        """Spec 4.4, 4.5: what each checkpoint holds (time, stack, metrics, sums, `open`,
-        ...) is what the events the reader rebuilds give, by the writer's own count
-        (`indexes.checkpoints`); the first member of a location that differs is reported."""
-        if any(problem.kind in NODE_KINDS for problem in self.problems):
-            return  # the events cannot be rebuilt; the node blocks' problems say why
-        locations = sorted(set().union(*(by_location.keys() for by_location in self.contents.values())))
-        for location in locations:  # one location's checkpoints at a time, rebuilt once per interval
-            rebuilt: dict[int, list[dict[str, Any]]] = {}
-            for _, by_location in sorted(self.contents.items()):
-                if location not in by_location:
-                    continue
-                entry, interval, points = by_location[location]
-                try:
-                    if interval not in rebuilt:
-                        elsewhere = self.rebuilt(location, interval) if self.rebuilt is not None else None
-                        rebuilt[interval] = (elsewhere if elsewhere is not None
-                                             else rebuilt_json(self.archive, location, interval))
-                except (CcgError, KeyError):
-                    return  # reported by the checks of the roots and nodes
-                reason = _first_difference(points, rebuilt[interval])
-                if reason:
-                    self.add(entry, f"location {location}: {reason} (spec 4.4, 4.5: a checkpoint describes the "
-                                    f"events a reader rebuilds)")
 
     def check_checkpoints(self, location: int, checkpoints: list[Any], interval: int | None,
                           kind: int) -> str | None:

@@ -19,13 +19,13 @@ returns the answer on rank 0, None on the others.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 
 from ..aggregate_model import AggregateModel
-from ..archive import Archive, open_archive
-from ..archive.verify import Problem, rebuilt_json, verify as verify_serial
+from ..archive import Archive
+from ..archive.verify import Problem, verify as verify_serial
 from ..graph.graph import chosen_roots
 from ..model import EventBatch
 from ..query.aggregate import model_locations
@@ -105,37 +105,10 @@ def _in_time_order(parts: list[tuple[np.ndarray, EventBatch]], window: int) -> I
 
 
 def verify(world: World, path: str) -> list[Problem] | None:
-    """`ccgformat.archive.verify.verify` of the archive at ``path``. While rank 0 checks
-    the blocks, the other ranks rebuild their shares' checkpoints (at the interval the
-    archive states) and send them when rank 0 first asks for one (a gather; rank 0
-    rebuilds what another rank could not, so a damaged archive gets the serial answer)."""
-    if world.rank != 0:
-        world.gather(_rebuilt_share(world, path))
-        return None
-    received: dict[int, tuple[int, list[dict[str, Any]]]] | None = None
-
-    def rebuilt_elsewhere(location: int, interval: int) -> list[dict[str, Any]] | None:
-        nonlocal received
-        if received is None:
-            received = {location: found for part in world.gather({}) or [] for location, found in part.items()}
-        found = received.get(location)
-        return found[1] if found is not None and found[0] == interval else None
-
-    problems = verify_serial(path, rebuilt=rebuilt_elsewhere if world.size > 1 else None)
-    if received is None and world.size > 1:
-        world.gather({})  # the other ranks' work, never needed
+    """`ccgformat.archive.verify.verify` of the archive at ``path``, on rank 0. Its one walk
+    of every location (`query.verify_walk`) makes the checkpoints and the aggregation and
+    metric levels together, and the levels need every location's events on one rank, so
+    a split of the checkpoints alone saved nothing (docs/parallel.md); the other ranks wait."""
+    problems = verify_serial(path) if world.rank == 0 else None
+    world.gather(None)
     return problems
-
-
-def _rebuilt_share(world: World, path: str) -> dict[int, tuple[int, list[dict[str, Any]]]]:
-    """location -> (interval, its rebuilt checkpoints) of this rank's share; empty when the
-    archive cannot be read so (rank 0 then rebuilds, and reports what is wrong)."""
-    try:
-        with open_archive(path) as archive:
-            interval = archive.parameters.get("checkpoint_interval")
-            if not isinstance(interval, int) or interval < 1:
-                return {}
-            return {location: (interval, rebuilt_json(archive, location, interval))
-                    for location in shares(world, archive)[world.rank]}
-    except Exception:  # noqa: BLE001 - whatever it is, rank 0's own check finds and reports it
-        return {}

@@ -21,6 +21,7 @@ from .messages import Messages, MessageStream, iter_messages, messages
 from .overview import Overview, overview
 from .profile import Profile, profile
 from .timeline import Timeline, timeline
+from .verify_walk import verify_walk
 
 __all__ = ["CallTree", "Logical", "MessageStream", "Messages", "Overview", "Profile", "Timeline", "aggregate",
            "calltree", "iter_messages", "logical", "messages", "overview", "profile", "timeline"]
@@ -36,3 +37,4 @@ register_query("logical", logical)
 register_query("aggregation_levels", aggregation_levels)
 register_query("metric_integrals", metric_integrals)
 register_query("metric_levels", metric_levels)
+register_query("verify_walk", verify_walk)

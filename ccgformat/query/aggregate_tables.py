@@ -11,6 +11,7 @@ cells then are all the memory the levels take, not columns over every node.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import numpy as np
@@ -24,8 +25,8 @@ from .tables import tables_for
 from .timeline import column_bounds
 from .timeline_walk import exclusive_times, group_exclusive
 
-__all__ = ["LEVELS", "MAX_CELLS", "levels", "location_times", "node_sums", "source_hierarchy", "state_count",
-           "trace_window"]
+__all__ = ["LEVELS", "MAX_CELLS", "StreamPlan", "levels", "location_times", "node_sums", "source_hierarchy",
+           "state_count", "stream_plan", "trace_window", "walked_levels"]
 
 #: The finest level computed: 2^10 = 1,024 slices, a screen's width (dissertation 4.5.4:
 #: displays of 10^3 to 10^4 pixels); finer slices are answered from the graph.
@@ -129,21 +130,52 @@ def _finest(nodes: int, states: int, count: int | None) -> int:
     return finest
 
 
-def _streamed(source: Any, hierarchy: Hierarchy, start: int, stop: int, finest: int, count: int | None
-              ) -> Iterator[tuple[int, int, int, np.ndarray]]:
-    """`levels` from one walk of every location's events at the finest level (the levels
-    nest: level k's bound j is the finest's bound j * 2^(finest - k)), the states those
-    of `state_count`."""
+@dataclass(frozen=True)
+class StreamPlan:
+    """How `levels` walks a large graph's events: the locations (the hierarchy's leaves,
+    one row of cells each), the finest level's slice bounds and the defined regions."""
+
+    hierarchy: Hierarchy
+    start: int
+    stop: int
+    finest: int
+    count: int | None
+
+    @property
+    def locations(self) -> list[int]:
+        return self.hierarchy.leaf_locations.tolist()
+
+    @property
+    def bounds(self) -> np.ndarray:
+        return column_bounds(self.start, self.stop, 1 << self.finest)
+
+
+def stream_plan(source: Any, count: int | None = None) -> StreamPlan | None:
+    """The plan of `levels` (same ``count``) when it walks the events (`walked_levels`
+    then gives its levels from the walked cells), else None."""
+    if not streams(source):
+        return None
+    hierarchy = source_hierarchy(source)
+    finest = _finest(len(hierarchy), len(source.definitions.regions), count)  # states may only grow
+    if len(hierarchy.leaf_locations) * (1 << finest) * max(len(source.definitions.regions), 1) > STREAM_CELLS:
+        return None
+    return StreamPlan(hierarchy, *trace_window(source), finest, count)
+
+
+def walked_levels(source: Any, plan: StreamPlan, cells: np.ndarray) -> Iterator[tuple[int, int, int, np.ndarray]]:
+    """`levels` from ``cells``, the finest level's region times of ``plan.locations``
+    (`slice_stream.walked_times`; the levels nest: level k's bound j is the finest's
+    bound j * 2^(finest - k)), the states those of `state_count`."""
     defined = len(source.definitions.regions)
-    cells = walked_times(source, hierarchy.leaf_locations.tolist(), column_bounds(start, stop, 1 << finest), defined)
     states = cells.shape[2]
     if states > defined:  # as state_count: up to the largest region holding time
         held = np.flatnonzero(cells.sum(axis=(0, 1)))
         states = max(defined, int(held[-1]) + 1 if len(held) else 0)
         cells = cells[:, :, :states]
-    for k in range(min(finest, _finest(len(hierarchy), states, count)) + 1):
+    finest, hierarchy = plan.finest, plan.hierarchy
+    for k in range(min(finest, _finest(len(hierarchy), states, plan.count)) + 1):
         level = cells.reshape(len(cells), 1 << k, 1 << (finest - k), states).sum(axis=2)
-        yield k, start, stop, node_sums(hierarchy, level)
+        yield k, plan.start, plan.stop, node_sums(hierarchy, level)
 
 
 def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, int, np.ndarray]]:
@@ -154,14 +186,14 @@ def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, in
     finer ones: the walk of 2^k slices costs about twice that of 2^(k-1), so all the levels
     cost about two finest ones, while a finest level made first would cost its dense
     nodes x 2^k x regions cells (107 MB at 20,000 ranks) for a file that keeps three."""
+    plan = stream_plan(source, count)
+    if plan is not None:
+        cells = walked_times(source, plan.locations, plan.bounds, len(source.definitions.regions))
+        yield from walked_levels(source, plan, cells)
+        return
     hierarchy = source_hierarchy(source)
     start, stop = trace_window(source)
     leaves = hierarchy.leaf_locations
-    if streams(source):
-        finest = _finest(len(hierarchy), len(source.definitions.regions), count)  # states may only grow
-        if len(leaves) * (1 << finest) * max(len(source.definitions.regions), 1) <= STREAM_CELLS:
-            yield from _streamed(source, hierarchy, start, stop, finest, count)
-            return
     states = state_count(source)
     finest = _finest(len(hierarchy), states, count)
     for k in range(finest + 1):

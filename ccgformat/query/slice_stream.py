@@ -23,6 +23,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..model import EventBatch, EventKind
+from ..ordering import stable_order
 from . import streaming
 from .timeline_walk import _cell_sums
 
@@ -93,7 +94,7 @@ class SliceTimes:
         """Per event, the innermost open region after it (-1: none): the region of the
         latest ENTER that reached the same depth, else of the frame open before the batch."""
         n = len(depth)
-        order = np.argsort(depth, kind="stable")  # by depth, then in event order
+        order = stable_order(depth)  # by depth, then in event order
         by_depth = depth[order]
         group_start = np.flatnonzero(np.r_[True, by_depth[1:] != by_depth[:-1]])
         first_of = np.repeat(group_start, np.diff(np.r_[group_start, n]))

@@ -5,23 +5,21 @@ shared sub-trees (dissertation 4.5.3), at a few hundred bytes per node: a large 
 tables take gigabytes. Such a graph's aggregation levels, microscopic model and timeline
 by location walk its events instead (`slice_stream`), and so does its call tree
 (`calltree_stream`), in memory set by their answer; so does message matching
-(`messages_events`), its walk running ahead in a thread of its own (`read_ahead`).
+(`messages_events`), its walk running ahead in a thread of its own (`ahead.read_ahead`,
+re-exported here).
 """
 
 from __future__ import annotations
 
-import threading
-from queue import Empty, Full, Queue
-from typing import Any, Iterator, TypeVar
+from typing import Any, Iterator
 
 import numpy as np
 
+from ..ahead import read_ahead
 from ..model import EventBatch
 
 __all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "kept_events", "read_ahead", "streams",
            "window_events"]
-
-T = TypeVar("T")
 
 #: A graph is large from this many nodes (the tables: about 300 MB per 10^6 nodes) ...
 STREAM_NODES = 1 << 18
@@ -59,54 +57,3 @@ def window_events(walker: Any, start: int | None, stop: int | None) -> tuple[lis
     last = len(walker) if stop is None else walker.find(stop)
     stack = [] if start is None else walker.call_stack(start - 1)
     return stack, walker.events(first, last, batch_size=WALK_BATCH)
-
-
-def read_ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
-    """``items``, made in a thread of their own up to ``depth`` ahead of their consumer: a
-    walk's C code (block decoding, which lets go of the GIL) runs on one core while the
-    consumer works on the other. What the producer raises is raised here; closing this
-    iterator stops the producer after the item it is making."""
-    queue: Queue[tuple[bool, Any]] = Queue(depth)
-    stop = threading.Event()
-
-    def put(entry: tuple[bool, Any]) -> bool:
-        while not stop.is_set():
-            try:
-                queue.put(entry, timeout=0.05)
-                return True
-            except Full:
-                pass
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put((True, item)):
-                    break
-            else:
-                put((False, None))
-        except BaseException as error:  # handed to the consumer, who raises it
-            put((False, error))
-        finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
-
-    thread = threading.Thread(target=produce, name="ccg-read-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            try:
-                more, item = queue.get(timeout=0.05)
-            except Empty:
-                if not thread.is_alive() and queue.empty():
-                    raise RuntimeError("the read-ahead thread ended without a word") from None
-                continue
-            if not more:
-                if item is not None:
-                    raise item
-                return
-            yield item
-    finally:
-        stop.set()
-        thread.join()

@@ -1,0 +1,96 @@
+"""`ccg verify`'s one walk of every location (`query.verify_walk`): its checkpoints, its
+aggregation levels and its metric levels equal what `indexes.checkpoints` and the
+queries' walks over the node tables (the references) give; and verify decodes each node
+block twice (its own check and the walk; the root blocks once more, when the location is
+opened) when the block cache holds one block, where three walks decoded it four times
+(native backend)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import ccgformat
+from ccgformat.archive import indexes
+from ccgformat.archive.verify import verify
+from ccgformat.query.metric_integrals import metric_levels
+from ccgformat.query.verify_walk import verify_walk
+
+from .query_support import ring_archive, with_tables
+
+tables_module = importlib.import_module("ccgformat.query.aggregate_tables")
+streaming = importlib.import_module("ccgformat.query.streaming")
+reader_module = importlib.import_module("ccgformat.archive.reader")
+native_module = importlib.import_module("ccgformat.archive.native")
+
+
+def walked(archive, monkeypatch, intervals):
+    """``verify_walk`` of a graph that streams: the rebuilt checkpoints and the levels."""
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+    rebuilt = {}
+    levels = verify_walk(archive, intervals, lambda *key_points: rebuilt.setdefault(key_points[:2], key_points[2]),
+                         len(archive.aggregation_tables.levels),
+                         archive.metric_tables.levels[0].finest if archive.metric_tables else None)
+    monkeypatch.setattr(streaming, "STREAM_NODES", 1 << 62)  # the references: the node tables
+    return rebuilt, levels
+
+
+def assert_same_walk(archive, monkeypatch):
+    intervals = {location: {1, 5} for location in archive.roots}
+    rebuilt, levels = walked(archive, monkeypatch, intervals)
+    assert set(rebuilt) == {(location, interval) for location in archive.roots for interval in (1, 5)}
+    for (location, interval), points in rebuilt.items():
+        assert points == indexes.checkpoints(archive.location(location), interval)
+    reference = list(tables_module.levels(archive, len(archive.aggregation_tables.levels)))
+    assert levels.aggregation is not None and len(levels.aggregation) == len(reference)
+    for (k, a, b, values), (k2, a2, b2, expected) in zip(levels.aggregation, reference):
+        assert (k, a, b) == (k2, a2, b2) and np.array_equal(values, expected)
+    if archive.metric_tables is None:
+        assert levels.metrics is None
+        return
+    finest = archive.metric_tables.levels[0].finest
+    expected_metrics = list(metric_levels(archive, finest))
+    assert levels.metrics is not None and len(levels.metrics) == len(expected_metrics)
+    for level, expected in zip(levels.metrics, expected_metrics):
+        assert np.array_equal(level.dense(), expected.dense(), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["otf2-pingpong-papi", "otf2-stencil", "paje-native", "otf-out"])
+def test_corpus_walk_equals_the_references(tmp_path_factory, monkeypatch, name):
+    assert_same_walk(with_tables(tmp_path_factory, name), monkeypatch)
+
+
+def test_ring_walk_equals_the_references(tmp_path, monkeypatch):
+    with ccgformat.open(ring_archive(tmp_path, 3, 3000, aggregation=1000.0)) as archive:
+        assert len(archive.pool.block_first) > 10
+        assert_same_walk(archive, monkeypatch)
+
+
+def test_a_small_graph_gets_no_levels_from_the_walk(tmp_path_factory):
+    """Below `STREAM_NODES` the queries read node tables: verify asks them instead."""
+    archive = with_tables(tmp_path_factory, "otf2-pingpong-papi")
+    assert not streaming.streams(archive)
+    levels = verify_walk(archive, {}, lambda *_: None, len(archive.aggregation_tables.levels),
+                         archive.metric_tables.levels[0].finest)
+    assert levels.aggregation is None and levels.metrics is None
+
+
+@pytest.mark.skipif(ccgformat.backend == "python", reason="the native walk holds the blocks of its call; the "
+                    "Python walk reads them through the cache as it goes up and down the tree")
+def test_verify_decodes_each_block_twice(tmp_path, monkeypatch):
+    path = ring_archive(tmp_path, 3, 3000, aggregation=1000.0)
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+    monkeypatch.setattr(reader_module, "BLOCK_CACHE_BYTES", 0)  # the cache holds one block
+    decoded: dict[int, int] = {}
+    original = native_module.decode_block
+
+    def counted(raw, path, offset, **coding):
+        decoded[offset] = decoded.get(offset, 0) + 1
+        return original(raw, path, offset, **coding)
+
+    for module in ("ccgformat.archive.reader", "ccgformat.archive.verify"):
+        monkeypatch.setattr(importlib.import_module(module), "decode_block", counted)
+    assert verify(path) == []
+    assert len(decoded) > 10 and sum(decoded.values()) <= 2 * len(decoded) + 3  # 3 locations, 3 roots

@@ -26,7 +26,7 @@ from ..model import EventBatch, EventKind
 from ..query.messages_links import PAJE_HINT
 from ..query.metric_ends import MetricEnds, run_ends
 from ..query.metric_integrals import batch_samples, sample_integrals, walked_batches
-from ..query.streaming import streams
+from ..query.streaming import read_ahead, streams
 
 __all__ = ["LinkEnds", "WalkedTopology", "walk_topology"]
 
@@ -152,7 +152,7 @@ def walk_topology(archive: Any, start: int, stop: int) -> WalkedTopology | None:
     names = _LinkNames(archive.definitions.strings, path)
     parts: list[dict[str, np.ndarray]] | None = []
     bounds = np.array([start, stop], np.int64)
-    for run, offsets, batch, run_stops in walked_batches(archive, locations):
+    for run, offsets, batch, run_stops in read_ahead(walked_batches(archive, locations), 1):
         rows = np.searchsorted(locations, run)
         if metrics:
             samples = batch_samples(offsets, batch, run_stops)

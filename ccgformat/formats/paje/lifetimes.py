@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from ...archive.jsontable import extension_members
 from ...errors import FormatError
 from ...model import Definitions
 
@@ -36,7 +35,7 @@ def container_lifetimes(definitions: Definitions) -> tuple[np.ndarray, int | Non
     Raises `FormatError` when the kept layout is malformed."""
     if definitions.provenance.get("source_format", "paje") != "paje":
         return None  # known not to be Paje: its extensions, which may be large, are not decoded
-    layout = extension_members(definitions, ("paje",), ("lifecycle", "locations"))  # decoding only those
+    layout = definitions.extension_members(("paje",), ("lifecycle", "locations"))  # (an archive decodes just those)
     if layout is None:
         return None
     lifecycle, containers = layout.get("lifecycle"), layout.get("locations")

@@ -17,11 +17,11 @@ from ccgformat.analysis.topology_edges import merged_edges, paired_edges
 from ccgformat.analysis.topology_walk import walk_topology
 from ccgformat.errors import CorruptArchiveError
 from ccgformat.formats.paje.lifetimes import container_lifetimes
-from ccgformat.model import Definitions, Event, EventKind, Location, Metric, Region
+from ccgformat.model import EventKind
 from ccgformat.query.metric_ends import metric_ends
 
 from .corpus import corpus_path
-from .topology_support import PAJENG, paje_archive, saved
+from .topology_support import PAJENG, message_traces, paje_archive, saved
 
 PAJE = ["links.trace", "variables.trace", "native_sample.trace", "states.trace", "containers.trace",
         "events.trace", "platform"]
@@ -48,6 +48,8 @@ def assert_walk_matches(archive, start, stop):
     ends = metric_ends(archive, locations)
     assert np.array_equal(walked.metric_ends.sampled, ends.sampled)
     assert np.array_equal(walked.metric_ends.last[ends.sampled], ends.last[ends.sampled])
+    if walked.ends is None:
+        return walked
     node_of_location = np.arange(max(archive.roots, default=-1) + 1) % 5  # joins some locations, as a cut does
     node_of_location[::7] = -1
     walked_edges, matched = paired_edges(walked.ends, node_of_location, start, stop), \
@@ -74,51 +76,18 @@ def test_lifetimes_from_the_layouts_members_equal_the_whole_layouts(tmp_path_fac
     assert np.array_equal(found[0], expected[0]) and found[1] == expected[1]
 
 
-@st.composite
-def traces(draw):
-    """Locations sending, receiving (blocking, or with requests when drawn) and sampling
-    two metrics, one accumulated, at random times."""
-    count = draw(st.integers(1, 4))
-    requests = draw(st.booleans())
-    trace = {}
-    for location in range(count):
-        time = draw(st.integers(0, 50))
-        events = [Event(time, EventKind.ENTER, 0)]
-        for _ in range(draw(st.integers(0, 12))):
-            time += draw(st.sampled_from([0, 1, 5]))
-            kind = draw(st.sampled_from([EventKind.SEND, EventKind.RECV, EventKind.METRIC, EventKind.METRIC]
-                                        + ([EventKind.ISEND, EventKind.IRECV] if requests else [])))
-            if kind == EventKind.METRIC:
-                events.append(Event(time, kind, draw(st.integers(0, 1)), value=draw(st.integers(-5, 100))))
-            else:
-                events.append(Event(time, kind, draw(st.integers(0, count - 1)), comm=0, tag=draw(st.integers(0, 1)),
-                                    size=draw(st.sampled_from([0, 8, 1000])),
-                                    request=draw(st.integers(0, 2)) if kind in (EventKind.ISEND, EventKind.IRECV)
-                                    else 0))
-        events.append(Event(time + draw(st.integers(1, 9)), EventKind.LEAVE, 0))
-        trace[location] = events
-    definitions = Definitions(regions=[Region("main")], locations=[Location(f"rank {i}", "thread", None)
-                                                                     for i in range(count)],
-                              metrics=[Metric("load", "1", "absolute"), Metric("ops", "1", "accumulated")],
-                              communicators=[ccgformat.model.Communicator("world", tuple(range(count)))])
-    return definitions, trace
-
-
 @settings(max_examples=40, deadline=None)
-@given(system=traces(), data=st.data())
+@given(system=message_traces(samples=True, requests=True), data=st.data())
 def test_the_walk_equals_the_queries_on_generated_traces(tmp_path_factory, system, data):
     definitions, trace = system
     times = [event.time for events in trace.values() for event in events]
     start = data.draw(st.integers(min(times) - 3, max(times) + 3))
     stop = data.draw(st.integers(start + 1, max(times) + 5))
     with ccgformat.open(saved(tmp_path_factory, definitions, trace)) as archive:
-        walked = walk_topology(archive, start, stop)
+        walked = assert_walk_matches(archive, start, stop)
         requests = any(event.kind in (EventKind.ISEND, EventKind.IRECV) for events in trace.values()
                        for event in events)
-        if requests:  # their pairing is the matching's: the walk leaves the edges to it
-            assert walked.ends is None
-        else:
-            assert_walk_matches(archive, start, stop)
+        assert (walked.ends is None) == requests  # their pairing is the matching's: the walk leaves the edges
 
 
 def test_a_link_ends_hint_without_a_key_is_corrupt(tmp_path_factory):

@@ -78,13 +78,15 @@ class _LinkNames:
     def links(self, location: np.ndarray, time: np.ndarray, texts: np.ndarray) -> np.ndarray:
         """The link ids of the ends whose hint texts are ``texts`` (-1: no hint); a hint
         before an end must be a JSON object whose object ``f`` has a ``Key``."""
-        fresh = sorted(set(np.unique(texts[texts >= 0]).tolist()) - self.of_text.keys())
-        for text, fields in zip(fresh, self._fields(fresh)):
-            self.of_text[text] = -2 if fields is None else -1 if "Key" not in fields else \
-                self.ids.setdefault((str(fields.get("Value")), str(fields["Key"])), len(self.ids))
-        link = np.full(len(texts), -1, np.int64)
         hinted = np.flatnonzero(texts >= 0)
-        link[hinted] = [self.of_text[text] for text in texts[hinted].tolist()]
+        distinct, which = np.unique(texts[hinted], return_inverse=True)
+        for text in distinct.tolist():
+            if text not in self.of_text:
+                fields = self._fields(text)
+                self.of_text[text] = -2 if fields is None else -1 if "Key" not in fields else \
+                    self.ids.setdefault((str(fields.get("Value")), str(fields["Key"])), len(self.ids))
+        link = np.full(len(texts), -1, np.int64)
+        link[hinted] = np.array([self.of_text[text] for text in distinct.tolist()], np.int64)[which.ravel()]
         wrong = np.flatnonzero((link == -2) | ((link == -1) & (texts >= 0)))
         if len(wrong):
             e = int(wrong[0])
@@ -93,31 +95,17 @@ class _LinkNames:
                                       f"(string {int(texts[e])}) {what} before a link end", path=self.path)
         return link
 
-    def _fields(self, texts: list[int]) -> list[dict[str, Any] | None]:
-        """The ``f`` object of each hint text ({} without one; None: not a hint), the
-        texts parsed together as one JSON array when they all parse."""
-        if any(not 0 <= text < len(self.strings) for text in texts):
-            return [self._one(text) for text in texts]
-        try:
-            documents = json.loads("[" + ",".join(self.strings[text] for text in texts) + "]")
-        except ValueError:
-            return [self._one(text) for text in texts]
-        if len(documents) != len(texts):  # a text holding several values ("1,2") parses apart
-            return [self._one(text) for text in texts]
-        return [_object_f(document) for document in documents]
-
-    def _one(self, text: int) -> dict[str, Any] | None:
+    def _fields(self, text: int) -> dict[str, Any] | None:
+        """The ``f`` object of the hint text ``strings[text]`` ({} without one; None:
+        not a hint)."""
         if not 0 <= text < len(self.strings):
             return None
         try:
-            return _object_f(json.loads(self.strings[text]))
+            document = json.loads(self.strings[text])
         except ValueError:
             return None
-
-
-def _object_f(document: Any) -> dict[str, Any] | None:
-    fields = document.get("f", {}) if isinstance(document, dict) else None
-    return fields if isinstance(fields, dict) else None
+        fields = document.get("f", {}) if isinstance(document, dict) else None
+        return fields if isinstance(fields, dict) else None
 
 
 def _run_ends(names: _LinkNames, run: np.ndarray, offsets: np.ndarray, batch: EventBatch) -> dict[str, np.ndarray]:

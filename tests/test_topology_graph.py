@@ -204,3 +204,12 @@ def test_a_missing_or_failing_graphviz_is_a_clear_error(tmp_path, monkeypatch):
     with pytest.raises(MissingToolError, match="apt-get install graphviz"):
         graphviz.render("graph {}", tmp_path / "x.svg", "neato")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_trace_of_containers_without_events_is_an_empty_graph(tmp_path_factory):
+    """pajeng's containers.trace creates containers but no event: its hierarchy is a bare
+    root without leaves (it made leaf_nodes index past its leaves)."""
+    _, archive = paje_archive(tmp_path_factory, "containers.trace")
+    assert archive.hierarchy.leaves == 0 and len(archive.hierarchy.leaf_nodes()) == 0
+    for depth in (None, 0, 2):
+        assert archive.topology(depth=depth).to_json()["nodes"] == []

@@ -107,6 +107,8 @@ def _step_pieces(bounds: np.ndarray, begin: np.ndarray, end: np.ndarray,
     begin, end = np.maximum(begin, bounds[0]), np.minimum(end, bounds[-1])
     keep = np.flatnonzero(end > begin)
     begin, end, value = begin[keep], end[keep], value[keep]
+    if len(bounds) == 2:  # one column: each segment is its piece
+        return keep, np.zeros(len(keep), np.int64), value * (end - begin).astype(np.float64)
     c0 = np.searchsorted(bounds, begin, "right") - 1
     c1 = np.searchsorted(bounds, end - 1, "right") - 1
     counts = c1 - c0 + 1

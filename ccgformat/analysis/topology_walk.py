@@ -33,6 +33,7 @@ __all__ = ["LinkEnds", "WalkedTopology", "walk_topology"]
 _BLOCKING = (int(EventKind.SEND), int(EventKind.RECV))
 _REQUESTS = (int(EventKind.ISEND), int(EventKind.IRECV), int(EventKind.IRECV_REQUEST),
              int(EventKind.REQUEST_COMPLETE))
+_DECODER = json.JSONDecoder()
 _END_COLUMNS = ("location", "peer", "comm", "tag", "link", "time", "size", "sending")
 
 
@@ -100,10 +101,16 @@ class _LinkNames:
         not a hint)."""
         if not 0 <= text < len(self.strings):
             return None
-        try:
-            document = json.loads(self.strings[text])
+        string = self.strings[text]
+        try:  # json.loads without its wrapping, for the compact texts the importer writes
+            document, end = _DECODER.raw_decode(string)
         except ValueError:
-            return None
+            end = -1
+        if end != len(string):  # (spaces around it, or not JSON)
+            try:
+                document = json.loads(string)
+            except ValueError:
+                return None
         fields = document.get("f", {}) if isinstance(document, dict) else None
         return fields if isinstance(fields, dict) else None
 

@@ -15,6 +15,7 @@ paired at the end (`messages_match.pair_fifo`). A trace with non-blocking messag
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,16 +148,17 @@ def walk_topology(archive: Any, start: int, stop: int) -> WalkedTopology | None:
     names = _LinkNames(archive.definitions.strings, path)
     parts: list[dict[str, np.ndarray]] | None = []
     bounds = np.array([start, stop], np.int64)
-    for run, offsets, batch, run_stops in read_ahead(walked_batches(archive, locations), 1):
-        rows = np.searchsorted(locations, run)
-        if metrics:
-            samples = batch_samples(offsets, batch, run_stops)
-            integrals[rows] = sample_integrals(archive, samples, bounds)[:, 0, :]
-            sampled[rows], last[rows] = run_ends(run, samples, metrics, path)
-        if parts is not None and np.isin(batch.kind, _REQUESTS).any():
-            parts = None  # requests to pair: the matching's work
-        elif parts is not None:
-            parts.append(_run_ends(names, run, offsets, batch))
+    with closing(read_ahead(walked_batches(archive, locations), 1)) as passes:  # (stopped on an error too)
+        for run, offsets, batch, run_stops in passes:
+            rows = np.searchsorted(locations, run)
+            if metrics:
+                samples = batch_samples(offsets, batch, run_stops)
+                integrals[rows] = sample_integrals(archive, samples, bounds)[:, 0, :]
+                sampled[rows], last[rows] = run_ends(run, samples, metrics, path)
+            if parts is not None and np.isin(batch.kind, _REQUESTS).any():
+                parts = None  # requests to pair: the matching's work
+            elif parts is not None:
+                parts.append(_run_ends(names, run, offsets, batch))
     ends = None if parts is None else LinkEnds(*(np.concatenate([part[name] for part in parts])
                                                  if parts else np.zeros(0, np.int64) for name in _END_COLUMNS))
     return WalkedTopology(locations, integrals, MetricEnds(locations, sampled, last), ends)

@@ -64,6 +64,7 @@ class Hierarchy:
         """The node of each leaf position (the nodes without children)."""
         offsets, _ = self._child_index
         childless = np.flatnonzero(offsets[1:] == offsets[:-1])
+        childless = childless[np.asarray(self.first_leaf)[childless] < self.leaves]  # (a bare root holds none)
         nodes = np.empty(self.leaves, np.int64)
         nodes[np.asarray(self.first_leaf)[childless]] = childless
         return nodes

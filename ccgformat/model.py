@@ -290,6 +290,14 @@ def entity_columns(items: Sequence[Any]) -> tuple[np.ndarray, list[str], list[st
 _TABLES = ("regions", "system_tree", "locations", "communicators", "metrics")
 
 
+def members_at(document: Any, keys: tuple[str, ...], wanted: tuple[str, ...]) -> dict[str, Any] | None:
+    """The members ``wanted`` (those present) of the object at the object ``keys`` of a
+    JSON ``document``; None when there is no such object."""
+    for key in keys:
+        document = document.get(key) if isinstance(document, dict) else None
+    return {name: document[name] for name in wanted if name in document} if isinstance(document, dict) else None
+
+
 @dataclass
 class Definitions:
     """Everything events refer to by number, plus the timer and where the trace came from.
@@ -313,6 +321,14 @@ class Definitions:
     clock_offset: int = 0
     provenance: dict[str, str] = field(default_factory=dict)
     extensions: dict[str, Any] = field(default_factory=dict)
+
+    def extension_members(self, keys: tuple[str, ...], wanted: tuple[str, ...]) -> dict[str, Any] | None:
+        """The members ``wanted`` (those present) of the object at the object ``keys``
+        of `extensions`; None when there is no such object. An archive's definitions
+        decode just those while the extensions are still stored (`archive.jsontable`),
+        an integer table (an array of integers, or of arrays of n integers) then coming
+        as an int64 numpy array."""
+        return members_at(self.extensions, keys, wanted)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain lists, dicts, strings and integers: ready for JSON. ``extensions`` is

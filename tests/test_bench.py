@@ -180,10 +180,11 @@ def test_merge_benchmark_compares_the_merge_with_the_conversion_at_once(tmp_path
 def test_topology_benchmark_times_each_step_against_info(tmp_path):
     entries = _run_quick("topology", tmp_path)["benchmarks"]["topology"]
     assert [e["step"] for e in entries] == ["info", "metric_integrals middle", "messages", "topology middle d2",
-                                            "topology whole d2", "topology whole leaves"]
+                                            "topology short d2", "topology whole d2", "topology whole leaves"]
     info = entries[0]
     for e in entries:
         assert e["status"] == "ok" and e["hosts"] == 200 and e["peak_rss_mb"] > 0
+        assert e["cpu"] > 0  # the processor seconds of the call, reported beside the wall time
         assert e["vs_info"] == pytest.approx(e["seconds"]["median"] / info["seconds"]["median"])
     for e in entries[3:]:
         assert e["meets_target"] == (e["seconds"]["median"] <= 1.0 and e["peak_rss_mb"] <= 500)

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import ccgformat
 from ccgformat.archive.blocks import compress
-from ccgformat.archive.jsontable import decode_json_table, encode_json_table
+from ccgformat.archive.jsontable import decode_json_members, decode_json_table, encode_json_table
 from ccgformat.archive.layout import SectionKind
 from ccgformat.archive.verify import verify
 from ccgformat.archive.writer import write_trace
@@ -50,6 +50,40 @@ def test_damage_raises_corrupt_archive_error_or_reads(document, data):
     except CorruptArchiveError as error:
         assert error.offset == 7
         assert "extension table" in str(error)
+
+
+_int64 = st.integers(-(1 << 63), (1 << 63) - 1)
+#: members as the Paje layout holds them: tables of integer records, integer lists, others
+_member = _json | st.integers(1, 4).flatmap(
+    lambda n: st.lists(st.lists(_int64 | st.integers(-3, 3), min_size=n, max_size=n), max_size=40)) \
+    | st.lists(_int64, max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=_json, members=st.dictionaries(st.sampled_from("abcdef"), _member, max_size=5),
+       after=_json, wanted=st.sets(st.sampled_from("abcdefg")), data=st.data())
+def test_members_decode_as_the_whole_table(before, members, after, wanted, data):
+    """The members of an object decoded alone are those of the whole decode (integer
+    tables as arrays), wherever the object sits."""
+    nested = data.draw(st.booleans())
+    document = {"x": before, "layout": {"inner": members, "y": after}} if nested else {"x": before, "inner": members}
+    keys = ("layout", "inner") if nested else ("inner",)
+    raw = encode_json_table(document)
+    found = decode_json_members(raw, "t.ccg", 0, keys, tuple(sorted(wanted)))
+    assert {name: value.tolist() if hasattr(value, "tolist") else value for name, value in found.items()} \
+        == {name: value for name, value in members.items() if name in wanted}
+    assert decode_json_members(raw, "t.ccg", 0, ("absent",), ("a",)) is None
+    assert decode_json_members(encode_json_table([members]), "t.ccg", 0, (), ("a",)) is None
+
+
+def test_integer_tables_come_as_arrays():
+    rows = [[i, i % 2, 3 * i - 40] for i in range(100)]
+    found = decode_json_members(encode_json_table({"p": {"rows": rows, "flat": list(range(50, 0, -1)),
+                                                         "mixed": [[1, 2], [3]]}}), "t.ccg", 0, ("p",),
+                                ("rows", "flat", "mixed"))
+    assert found["rows"].shape == (100, 3) and found["rows"].tolist() == rows
+    assert found["flat"].tolist() == list(range(50, 0, -1))
+    assert found["mixed"] == [[1, 2], [3]]  # rows of different lengths: values as the whole decode gives them
 
 
 def _records(locations: int) -> list:

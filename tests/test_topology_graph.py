@@ -18,11 +18,11 @@ import ccgformat
 from ccgformat.analysis import graphviz
 from ccgformat.cli import main
 from ccgformat.errors import CcgError, MissingToolError, ParameterError
-from ccgformat.model import Definitions, Event, EventKind, Location, Region, SystemTreeNode
 
 from . import query_oracle as oracle
 from .corpus import require_tool
-from .topology_support import container_paths, covering, drawn_window, paje_archive, pj_dump, saved, ticks
+from .topology_support import (container_paths, covering, drawn_window, message_traces, paje_archive, pj_dump,
+                               saved, ticks)
 
 
 def edge_counter(topology):
@@ -64,31 +64,8 @@ def test_edges_are_the_paje_links(tmp_path_factory, name):
             assert edge_counter(topology) == expected_edges(list(topology.paths), ends), (start, stop, depth)
 
 
-@st.composite
-def mpi_traces(draw):
-    """Locations under a random system tree exchanging messages (sends and receives in
-    random order and number, some left unmatched) inside one call."""
-    tree = [SystemTreeNode(f"node{i}", "node", draw(st.sampled_from([None, *range(i)])))
-            for i in range(draw(st.integers(1, 4)))]
-    count = draw(st.integers(2, 5))
-    locations = [Location(f"rank {i}", "thread", draw(st.sampled_from([None, *range(len(tree))]))) for i in range(count)]
-    trace = {}
-    for location in range(count):
-        time = draw(st.integers(0, 100))
-        events = [Event(time, EventKind.ENTER, 0)]
-        for _ in range(draw(st.integers(0, 10))):
-            time += draw(st.sampled_from([0, 1, 7]))
-            kind = draw(st.sampled_from([EventKind.SEND, EventKind.RECV]))
-            events.append(Event(time, kind, draw(st.integers(0, count - 1)), comm=0, tag=draw(st.integers(0, 1)),
-                                size=draw(st.sampled_from([0, 8, 1000]))))
-        events.append(Event(time + 1, EventKind.LEAVE, 0))
-        trace[location] = events
-    return Definitions(regions=[Region("main")], system_tree=tree, locations=locations,
-                       communicators=[ccgformat.model.Communicator("world", tuple(range(count)))]), trace
-
-
 @settings(max_examples=40, deadline=None)
-@given(system=mpi_traces(), data=st.data())
+@given(system=message_traces(), data=st.data())
 def test_edges_are_the_matched_messages(tmp_path_factory, system, data):
     definitions, trace = system
     start, stop, depth = drawn_window(data, trace)
@@ -227,3 +204,12 @@ def test_a_missing_or_failing_graphviz_is_a_clear_error(tmp_path, monkeypatch):
     with pytest.raises(MissingToolError, match="apt-get install graphviz"):
         graphviz.render("graph {}", tmp_path / "x.svg", "neato")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_trace_of_containers_without_events_is_an_empty_graph(tmp_path_factory):
+    """pajeng's containers.trace creates containers but no event: its hierarchy is a bare
+    root without leaves (it made leaf_nodes index past its leaves)."""
+    _, archive = paje_archive(tmp_path_factory, "containers.trace")
+    assert archive.hierarchy.leaves == 0 and len(archive.hierarchy.leaf_nodes()) == 0
+    for depth in (None, 0, 2):
+        assert archive.topology(depth=depth).to_json()["nodes"] == []

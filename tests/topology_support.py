@@ -11,6 +11,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 import ccgformat
+from ccgformat.model import Communicator, Definitions, Event, EventKind, Location, Metric, Region, SystemTreeNode
 
 from . import query_oracle as oracle
 from .corpus import corpus_path, require_tool
@@ -92,3 +93,35 @@ def drawn_window(data, trace) -> tuple[int, int, int | None]:
     times = [e.time for events in trace.values() for e in events]
     start, stop = sorted([data.draw(bounds(times)) or min(times), data.draw(bounds(times)) or max(times) + 1])
     return start, stop + (start == stop), data.draw(st.one_of(st.none(), st.integers(0, 4)))
+
+
+@st.composite
+def message_traces(draw, samples: bool = False, requests: bool = False):
+    """Locations under a random system tree exchanging messages (sends and receives in
+    random order and number, some left unmatched; with ``requests`` non-blocking ones
+    too, drawn or not) inside one call; with ``samples`` also sampling two metrics, one
+    absolute and one accumulated, among them."""
+    tree = [SystemTreeNode(f"node{i}", "node", draw(st.sampled_from([None, *range(i)])))
+            for i in range(draw(st.integers(1, 4)))]
+    count = draw(st.integers(2, 5))
+    locations = [Location(f"rank {i}", "thread", draw(st.sampled_from([None, *range(len(tree))]))) for i in range(count)]
+    kinds = [EventKind.SEND, EventKind.RECV] + [EventKind.METRIC] * 2 * samples \
+        + [EventKind.ISEND, EventKind.IRECV] * (requests and draw(st.booleans()))
+    trace = {}
+    for location in range(count):
+        time = draw(st.integers(0, 100))
+        events = [Event(time, EventKind.ENTER, 0)]
+        for _ in range(draw(st.integers(0, 10))):
+            time += draw(st.sampled_from([0, 1, 7]))
+            kind = draw(st.sampled_from(kinds))
+            if kind == EventKind.METRIC:
+                events.append(Event(time, kind, draw(st.integers(0, 1)), value=draw(st.integers(-5, 100))))
+                continue
+            events.append(Event(time, kind, draw(st.integers(0, count - 1)), comm=0, tag=draw(st.integers(0, 1)),
+                                size=draw(st.sampled_from([0, 8, 1000])),
+                                request=draw(st.integers(0, 2)) if kind in (EventKind.ISEND, EventKind.IRECV) else 0))
+        events.append(Event(time + 1, EventKind.LEAVE, 0))
+        trace[location] = events
+    return Definitions(regions=[Region("main")], system_tree=tree, locations=locations,
+                       metrics=[Metric("load", "1", "absolute"), Metric("ops", "1", "accumulated")] if samples else [],
+                       communicators=[Communicator("world", tuple(range(count)))]), trace

@@ -25,6 +25,7 @@ from ..graph.graph import root_rows, roots_at
 from ..query.aggregate_tables import trace_window
 from ..query.metric_ends import MetricEnds, metric_ends
 from ..query.metric_integrals import sample_values
+from .topology_walk import WalkedTopology
 
 __all__ = ["LocationMeans", "location_means", "whole_window"]
 
@@ -86,12 +87,21 @@ def _paje_remainder(archive: Any, locations: np.ndarray, ends: MetricEnds, start
     return np.where(ends.sampled, values * overlap[:, None], 0.0)
 
 
-def location_means(archive: Any, start: int, stop: int) -> LocationMeans:
+def location_means(archive: Any, start: int, stop: int, walked: WalkedTopology | None = None) -> LocationMeans:
     """The `LocationMeans` of every location of ``archive`` over ``[start, stop)`` (not
-    empty; `whole_window` gives the default)."""
+    empty; `whole_window` gives the default), from ``walked`` when the window's walk
+    (`topology_walk.walk_topology`) is at hand, else from the archive's metric integrals."""
     locations = np.array(sorted(archive.roots), np.int64)
-    integrals = archive.metric_integrals(1, start, stop, locations=locations.tolist()).values[:, 0, :]
-    ends = metric_ends(archive, locations)
+    if walked is None:
+        integrals = archive.metric_integrals(1, start, stop, locations=locations.tolist()).values[:, 0, :]
+        ends = metric_ends(archive, locations)
+    else:
+        integrals = np.zeros((len(locations), len(archive.definitions.metrics)))
+        sampled, last = np.zeros(integrals.shape, bool), np.zeros(integrals.shape, np.int64)
+        rows = np.searchsorted(locations, walked.locations)
+        integrals[rows], sampled[rows], last[rows] = walked.integrals, walked.metric_ends.sampled, \
+            walked.metric_ends.last
+        ends = MetricEnds(locations, sampled, last)
     remainder = _paje_remainder(archive, locations, ends, start, stop)
     if remainder is not None:
         integrals = integrals + remainder

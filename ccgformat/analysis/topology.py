@@ -20,9 +20,10 @@ import numpy as np
 from ..errors import ParameterError
 from .graphviz import layout_program, render
 from .metric_means import location_means, whole_window
-from .topology_edges import Edges, merged_edges
+from .topology_edges import Edges, merged_edges, paired_edges
 from .topology_dot import to_dot
 from .topology_tree import AGGREGATES, aggregate_runs, cut_hierarchy
+from .topology_walk import walk_topology
 
 __all__ = ["Topology", "topology"]
 
@@ -121,7 +122,8 @@ def topology(archive: Any, start: int | None = None, stop: int | None = None, de
     hierarchy = archive.hierarchy
     paths = hierarchy.paths()
     cut = cut_hierarchy(hierarchy, depth, _within(paths, within))
-    means = location_means(archive, start, stop)
+    walked = walk_topology(archive, start, stop)
+    means = location_means(archive, start, stop, walked)
     values = aggregate_runs(*means.by_leaf(hierarchy), cut, aggregate)
     covered = np.asarray(hierarchy.leaf_locations)[cut.first_leaf[:1].sum():cut.stop_leaf[-1:].sum()]
     node_of_location = np.full(int(hierarchy.leaf_locations.max(initial=-1)) + 1, -1, np.int64)
@@ -131,4 +133,5 @@ def topology(archive: Any, start: int | None = None, stop: int | None = None, de
                     tuple(hierarchy.names[n] for n in nodes),
                     _unique_paths([paths[n] for n in nodes], cut.nodes),
                     tuple(hierarchy.kinds[n] for n in nodes), cut.depths, means.names, values,
-                    merged_edges(archive, node_of_location, start, stop))
+                    merged_edges(archive, node_of_location, start, stop) if walked is None or walked.ends is None
+                    else paired_edges(walked.ends, node_of_location, start, stop))

@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Edges", "merged_edges"]
+from ..query.messages_match import pair_fifo
+from .topology_walk import LinkEnds
+
+__all__ = ["Edges", "merged_edges", "paired_edges"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,22 +48,49 @@ def _added(edges: tuple[np.ndarray, np.ndarray, np.ndarray], key: np.ndarray, in
     return keys, messages, volume
 
 
+def _with_pairs(edges: tuple[np.ndarray, np.ndarray, np.ndarray], node_of_location: np.ndarray, nodes: int,
+                sender: np.ndarray, receiver: np.ndarray, send_time: np.ndarray, recv_time: np.ndarray,
+                size: np.ndarray, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``edges`` with the messages (``sender``, ``receiver``, ...) added between the nodes
+    of their ends (`merged_edges`)."""
+    lookup = np.full(max(len(node_of_location), int(max(sender.max(initial=-1), receiver.max(initial=-1))) + 1),
+                     -1, np.int64)
+    lookup[:len(node_of_location)] = node_of_location
+    u, v = lookup[sender], lookup[receiver]
+    keep = (u >= 0) & (v >= 0) & (u != v)
+    inside = (((send_time >= start) & (send_time < stop)) | ((recv_time >= start) & (recv_time < stop)))[keep]
+    key = np.minimum(u[keep], v[keep]) * nodes + np.maximum(u[keep], v[keep])
+    return _added(edges, key, inside, size[keep])
+
+
+def _edges(edges: tuple[np.ndarray, np.ndarray, np.ndarray], nodes: int) -> Edges:
+    keys, messages, volume = edges
+    return Edges(keys // nodes, keys % nodes, messages, volume)
+
+
+_NONE = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
 def merged_edges(archive: Any, node_of_location: np.ndarray, start: int, stop: int) -> Edges:
     """The edges between the nodes ``node_of_location`` gives each location index (-1:
     none) for the window ``[start, stop)``, from the matched messages as they complete
     (`Archive.iter_messages`): memory set by the pairs, not by the messages."""
     nodes = max(int(node_of_location.max(initial=-1)) + 1, 1)
-    edges = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    edges = _NONE
     for chunk in archive.iter_messages():
-        sender, receiver = chunk.sender, chunk.receiver
-        lookup = np.full(max(len(node_of_location), int(max(sender.max(initial=-1), receiver.max(initial=-1))) + 1),
-                         -1, np.int64)
-        lookup[:len(node_of_location)] = node_of_location
-        u, v = lookup[sender], lookup[receiver]
-        keep = (u >= 0) & (v >= 0) & (u != v)
-        inside = (((chunk.send_time >= start) & (chunk.send_time < stop))
-                  | ((chunk.recv_time >= start) & (chunk.recv_time < stop)))[keep]
-        key = np.minimum(u[keep], v[keep]) * nodes + np.maximum(u[keep], v[keep])
-        edges = _added(edges, key, inside, chunk.size[keep])
-    keys, messages, volume = edges
-    return Edges(keys // nodes, keys % nodes, messages, volume)
+        edges = _with_pairs(edges, node_of_location, nodes, chunk.sender, chunk.receiver, chunk.send_time,
+                            chunk.recv_time, chunk.size, start, stop)
+    return _edges(edges, nodes)
+
+
+def paired_edges(ends: LinkEnds, node_of_location: np.ndarray, start: int, stop: int) -> Edges:
+    """`merged_edges` from the blocking message ends of a walk (`topology_walk`), paired
+    as the matching pairs them: the k-th send with the k-th receive of one (sender,
+    receiver, communicator, tag, link) (`messages_match.pair_fifo`)."""
+    nodes = max(int(node_of_location.max(initial=-1)) + 1, 1)
+    sends, receives = np.flatnonzero(ends.sending == 1), np.flatnonzero(ends.sending == 0)
+    a, b = pair_fifo([column[sends] for column in (ends.location, ends.peer, ends.comm, ends.tag, ends.link)],
+                     [column[receives] for column in (ends.peer, ends.location, ends.comm, ends.tag, ends.link)])
+    send, receive = sends[a], receives[b]
+    return _edges(_with_pairs(_NONE, node_of_location, nodes, ends.location[send], ends.location[receive],
+                              ends.time[send], ends.time[receive], ends.size[send], start, stop), nodes)

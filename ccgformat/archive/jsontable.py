@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import CorruptArchiveError
-from ..model import Definitions
+from ..model import Definitions, members_at
 from . import jsonflat
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
 from .names import NUMBERED, intern_all, split_names
@@ -242,8 +242,9 @@ def encode_json_table(document: Any, *, flat: bool = True) -> bytes:
     return _TEXTS_LENGTH.pack(len(texts)) + texts + b"".join(streams)
 
 
-def _streams(raw: bytes, fail: Callable[[str], CorruptArchiveError]) -> tuple[list[str], dict[str, list[int]]]:
-    """The text list and the eight streams, each checked against the payload."""
+def _streams(raw: bytes, fail: Callable[[str], CorruptArchiveError]) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The text list and the eight streams (int64 where zigzag-coded, else uint64), each
+    checked against the payload."""
     if len(raw) < _TEXTS_LENGTH.size:
         raise fail("too short for its text list")
     (length,) = _TEXTS_LENGTH.unpack_from(raw)
@@ -262,19 +263,19 @@ def _streams(raw: bytes, fail: Callable[[str], CorruptArchiveError]) -> tuple[li
             values, position = decode_stream(raw, position)
         except ValueError as error:
             raise fail(f"{name}: {error}") from None
-        streams[name] = (unzigzag(values) if name in ("integer", "number") else values).tolist()
+        streams[name] = unzigzag(values) if name in ("integer", "number") else values
     if position != len(raw):
         raise fail(f"{len(raw) - position} bytes follow the last stream")
     return texts, streams
 
 
-def decode_json_table(raw: bytes, path: str, offset: int) -> Any:
-    """The value of an EXTENSION_TABLE payload; every stream must be used up exactly."""
-    def fail(reason: str) -> CorruptArchiveError:
-        return CorruptArchiveError(f"extension table: {reason}", path=path, offset=offset)
-
-    texts, streams = _streams(raw, fail)
-    shapes, lengths, keys, integers, prefixes, suffixes, flags, numbers = (iter(streams[n]) for n in _STREAMS)
+def _value_decoder(texts: list[str], streams: dict[str, np.ndarray], starts: dict[str, int],
+                   fail: Callable[[str], CorruptArchiveError]) -> tuple[Callable[[int, int], Any], tuple[Any, ...]]:
+    """The function decoding one value (at path id ``at``, nesting ``depth``) from the
+    streams read from ``starts`` on (its paths' steps starting afresh), and the streams'
+    iterators in `_STREAMS` order."""
+    iterators = tuple(iter(streams[n][starts.get(n, 0):].tolist()) for n in _STREAMS)
+    shapes, lengths, keys, integers, prefixes, suffixes, flags, numbers = iterators
     values = len(streams["shape"])
     paths = _Paths()
     last_integer, last_number = [0], [-1]
@@ -345,16 +346,151 @@ def decode_json_table(raw: bytes, path: str, offset: int) -> Any:
             members[key] = value(child(at, key), depth + 1)
         return members
 
+    return value, iterators
+
+
+def _failing(path: str, offset: int) -> Callable[[str], CorruptArchiveError]:
+    def fail(reason: str) -> CorruptArchiveError:
+        return CorruptArchiveError(f"extension table: {reason}", path=path, offset=offset)
+    return fail
+
+
+def decode_json_table(raw: bytes, path: str, offset: int) -> Any:
+    """The value of an EXTENSION_TABLE payload; every stream must be used up exactly."""
+    fail = _failing(path, offset)
+    texts, streams = _streams(raw, fail)
+    value, rests = _value_decoder(texts, streams, {}, fail)
     try:
         document = value(0, 0)
     except StopIteration:
         raise fail("a stream ends before the values that need it") from None
     except IndexError:
         raise fail("a text id is not in the text list") from None
-    for name, rest in zip(_STREAMS, (shapes, lengths, keys, integers, prefixes, suffixes, flags, numbers)):
+    for name, rest in zip(_STREAMS, rests):
         if next(rest, None) is not None:
             raise fail(f"values of the {name} stream are left over")
     return document
+
+
+def _member_starts(streams: dict[str, np.ndarray], keys: tuple[str, ...], texts: list[str],
+                   wanted: tuple[str, ...]) -> dict[str, dict[str, int]] | None:
+    """Per member of ``wanted`` found in the object at the object ``keys`` from the root,
+    where each stream stands at its first value (the values before it counted from the
+    shapes, with numpy); None when the streams do not make such an object."""
+    shape = streams["shape"].astype(np.int64)
+    nested = (shape == ARRAY) | (shape == OBJECT)
+    if int(nested.sum()) != len(streams["length"]) or (streams["length"] > len(shape)).any():
+        return None  # (left to the full decode to say what is wrong)
+    children = np.zeros(len(shape), np.int64)
+    children[nested] = streams["length"]
+    open_after = np.cumsum(children - 1)  # values still to come of the nested ones opened, minus one
+    owned = np.concatenate(([0], np.cumsum(np.where(shape == OBJECT, children, 0))))  # keys of the objects before
+    before = {"length": np.cumsum(nested) - nested,
+              "integer": np.cumsum((shape == INTEGER) | (shape == HIGH_INTEGER)),
+              "string": np.cumsum((shape == STRING) | (shape == NUMBER))}
+    before["integer"] = before["integer"] - ((shape == INTEGER) | (shape == HIGH_INTEGER))
+    before["string"] = before["string"] - ((shape == STRING) | (shape == NUMBER))
+    numbered = np.concatenate(([0], np.cumsum(streams["numbered"] == 1)))
+
+    def end(i: int) -> int:  # one past the last value of the one at ``i``
+        level = (int(open_after[i - 1]) if i else 0) - 1
+        done = np.flatnonzero(open_after[i:] <= level)
+        return i + int(done[0]) + 1 if len(done) else len(shape)
+
+    def members(i: int, read: int) -> dict[str, tuple[int, int]] | None:
+        """key -> (its value's position, the keys read before it) of the object at ``i``,
+        ``read`` keys read before it: a member's key is read right before its value, the
+        keys of the objects inside a member (`owned`) before the next member's."""
+        if i >= len(shape) or shape[i] != OBJECT:
+            return None
+        found, at = {}, i + 1
+        for _ in range(int(children[i])):
+            if not 0 <= read < len(streams["key"]) or at >= len(shape):
+                return None
+            key = int(streams["key"][read])
+            if not 0 <= key < len(texts):
+                return None
+            found[texts[key]] = (at, read + 1)
+            after = end(at)
+            read, at = read + 1 + int(owned[after] - owned[at]), after
+        return found
+
+    at, read = 0, 0
+    for key in keys:
+        found = members(at, read)
+        if found is None or key not in found:
+            return None
+        at, read = found[key]
+    found = members(at, read)
+    if found is None:
+        return None
+    starts = {}
+    for name, (i, read) in found.items():
+        if name in wanted:
+            strings = int(before["string"][i])
+            if strings > len(streams["numbered"]):
+                return None
+            starts[name] = {"shape": i, "length": int(before["length"][i]), "key": read,
+                            "integer": int(before["integer"][i]), "prefix": strings, "suffix": strings,
+                            "numbered": strings, "number": int(numbered[strings])}
+    return starts
+
+
+def _integer_rows(streams: dict[str, np.ndarray], start: dict[str, int]) -> np.ndarray | None:
+    """The value whose streams begin at ``start`` as int64 rows when it is an array of
+    integers (one column), or of arrays of n integers each (n columns; a table of
+    records): the elements at positions below `POSITIONS` have paths of their own, the
+    others share one, so their steps add up column by column. None for any other value."""
+    i, shape, lengths = start["shape"], streams["shape"], streams["length"]
+    at = start["length"]
+    if i + 1 >= len(shape) or shape[i] != ARRAY or at >= len(lengths) or not lengths[at]:
+        return None
+    rows = int(lengths[at])
+    width = int(lengths[at + 1]) if shape[i + 1] == ARRAY and at + 1 < len(lengths) else 0
+    if (shape[i + 1] != INTEGER and not width) or width > POSITIONS:  # (wider records share paths inside)
+        return None
+    expected = np.full((rows, width + 1), INTEGER, np.uint64)
+    if width:
+        expected[:, 0] = ARRAY
+    expected = expected.ravel()[:rows * (width + 1) if width else rows]
+    got = shape[i + 1:i + 1 + len(expected)]
+    if len(got) != len(expected) or (got != expected).any() or (width and (lengths[at + 1:at + 1 + rows] != width).any()):
+        return None
+    steps = streams["integer"][start["integer"]:start["integer"] + rows * max(width, 1)]
+    if len(steps) != rows * max(width, 1):
+        return None
+    table = steps.reshape(rows, max(width, 1)).copy()
+    table[POSITIONS:] = np.cumsum(table[POSITIONS:], axis=0)  # int64 wraps as the decoder's values do
+    return table if width else table[:, 0]
+
+
+def decode_json_members(raw: bytes, path: str, offset: int, keys: tuple[str, ...],
+                        wanted: tuple[str, ...]) -> dict[str, Any] | None:
+    """The members ``wanted`` (those present) of the object at the object ``keys`` from
+    the root of an EXTENSION_TABLE payload, decoding just them (the values before them are
+    counted, not decoded); None when there is no such object. A member that is an array of
+    integers, or of arrays of n <= `POSITIONS` integers, comes as an int64 array (one
+    dimension, or rows x n). Damage in the values left undecoded goes unnoticed;
+    `decode_json_table` checks everything."""
+    fail = _failing(path, offset)
+    texts, streams = _streams(raw, fail)
+    starts = _member_starts(streams, keys, texts, wanted)
+    if starts is None:
+        document = decode_json_table(raw, path, offset)  # raises what is wrong, or finds no such object
+        return members_at(document, keys, wanted)
+    found = {}
+    for name, start in starts.items():
+        rows = _integer_rows(streams, start)
+        if rows is not None:
+            found[name] = rows
+            continue
+        try:
+            found[name] = _value_decoder(texts, streams, start, fail)[0](0, len(keys) + 1)  # its paths afresh
+        except StopIteration:
+            raise fail("a stream ends before the values that need it") from None
+        except IndexError:
+            raise fail("a text id is not in the text list") from None
+    return found
 
 
 class StoredDefinitions(Definitions):
@@ -363,6 +499,8 @@ class StoredDefinitions(Definitions):
     so that opening the definitions of 10^6 locations does not walk their records."""
 
     load: Callable[[], dict[str, Any]] | None = None
+    #: ``(keys, wanted)`` -> `decode_json_members` of the stored table
+    load_members: Callable[[tuple[str, ...], tuple[str, ...]], dict[str, Any] | None] | None = None
 
     @property  # type: ignore[override]
     def extensions(self) -> dict[str, Any]:
@@ -374,3 +512,16 @@ class StoredDefinitions(Definitions):
     @extensions.setter
     def extensions(self, value: dict[str, Any]) -> None:
         self._extensions = value
+
+    def extension_members(self, keys: tuple[str, ...], wanted: tuple[str, ...]) -> dict[str, Any] | None:
+        """`Definitions.extension_members`, decoding only those members while the
+        extensions are stored (`decode_json_members`: the Paje layout's lifecycle and
+        locations of 20,000 containers in 0.1 s, all of the layout in 0.35-0.6 s)."""
+        if self.load is None or self.load_members is None:
+            return super().extension_members(keys, wanted)
+        decoded = self.__dict__.setdefault("_members", {})  # each asked for once decoded once
+        if (keys, wanted) not in decoded:
+            decoded[(keys, wanted)] = self.load_members(keys, wanted)
+        found = decoded[(keys, wanted)]
+        return None if found is None else dict(found)
+

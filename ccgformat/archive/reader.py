@@ -46,7 +46,7 @@ from .queries import run_query
 from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, END_MAGIC, FILE_HEADER, MAGIC,
                      MAJOR_VERSION, NODE_KINDS, TRAILER, BlockFlags, SectionKind, readable_raw_length)
 from .sections import DirectoryEntry, decode_directory, decode_json, decode_roots
-from .jsontable import StoredDefinitions, decode_json_table
+from .jsontable import StoredDefinitions, decode_json_members, decode_json_table
 from .tables import decode_checkpoint_table, decode_root_table, join_definitions
 
 if TYPE_CHECKING:  # the optional extras of the table methods (ccgformat.interop)
@@ -529,6 +529,9 @@ class Archive:
             # the stored bytes are copied now (they are small), so the extensions decode also after close
             stored = bytes(self._storage.stored(extensions))
             definitions.load = lambda: self._extensions(extensions, stored)
+            definitions.load_members = lambda keys, wanted: decode_json_members(
+                unpack_payload(extensions.flags, stored, extensions.raw_length, self.path, extensions.offset),
+                self.path, extensions.offset, keys, wanted)
         table = self._optional_section(SectionKind.LOCATION_TABLE)
         if table is None:
             return definitions

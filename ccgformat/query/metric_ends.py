@@ -23,7 +23,7 @@ from .interior import SummaryIndex
 from .metric_integrals import walked_samples
 from .streaming import streams
 
-__all__ = ["MetricEnds", "metric_ends"]
+__all__ = ["MetricEnds", "metric_ends", "run_ends"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,18 +51,30 @@ def _from_index(index: SummaryIndex, locations: np.ndarray, metrics: int,
     return sampled, last
 
 
-def _from_walk(source: Any, locations: np.ndarray, metrics: int) -> tuple[np.ndarray, np.ndarray]:
-    sampled = np.zeros(len(locations) * metrics, bool)
-    last = np.zeros(len(locations) * metrics, np.int64)
-    for run, (row, _, ref, raw, _) in walked_samples(source, locations):
-        if len(ref) and (ref.min() < 0 or ref.max() >= metrics):
-            raise CorruptArchiveError(f"a sample of metric {int(ref.max())} on the locations {int(run[0])}.."
-                                      f"{int(run[-1])}, which define {metrics}", path=getattr(source, "path", None))
-        cell = np.searchsorted(locations, run)[row] * metrics + ref
-        latest = len(cell) - 1 - np.unique(cell[::-1], return_index=True)[1]  # a location's samples in time order
-        sampled[cell[latest]] = True
-        last[cell[latest]] = raw[latest]
+def run_ends(run: np.ndarray, samples: tuple[np.ndarray, ...], metrics: int,
+             path: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``sampled`` and ``last`` (``[len(run), metrics]``) of the locations ``run`` from one
+    run of `walked_samples` (``samples``: row, time, ref, raw, stop)."""
+    row, _, ref, raw, _ = samples
+    if len(ref) and (ref.min() < 0 or ref.max() >= metrics):
+        raise CorruptArchiveError(f"a sample of metric {int(ref.max())} on the locations {int(run[0])}.."
+                                  f"{int(run[-1])}, which define {metrics}", path=path)
+    sampled = np.zeros(len(run) * metrics, bool)
+    last = np.zeros(len(run) * metrics, np.int64)
+    cell = row * metrics + ref
+    latest = len(cell) - 1 - np.unique(cell[::-1], return_index=True)[1]  # a location's samples in time order
+    sampled[cell[latest]] = True
+    last[cell[latest]] = raw[latest]
     return sampled.reshape(-1, metrics), last.reshape(-1, metrics)
+
+
+def _from_walk(source: Any, locations: np.ndarray, metrics: int) -> tuple[np.ndarray, np.ndarray]:
+    sampled = np.zeros((len(locations), metrics), bool)
+    last = np.zeros((len(locations), metrics), np.int64)
+    for run, samples in walked_samples(source, locations):
+        rows = np.searchsorted(locations, run)
+        sampled[rows], last[rows] = run_ends(run, samples, metrics, getattr(source, "path", None))
+    return sampled, last
 
 
 def metric_ends(source: Any, locations: Iterable[int]) -> MetricEnds:

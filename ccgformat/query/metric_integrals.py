@@ -33,13 +33,14 @@ from ..archive.metric_tables import MetricLevel
 from ..archive.native import walk_locations
 from ..archive.queries import run_query
 from ..graph.graph import roots_at, source_root_columns
-from ..model import EventKind
+from ..model import EventBatch, EventKind
 from .aggregate_tables import LEVELS, MAX_CELLS, sliced_window, trace_window
 from .streaming import kept_events, streams
 from .tables import tables_for
 from .timeline import column_bounds
 
-__all__ = ["MetricIntegrals", "metric_integrals", "metric_levels", "sample_values", "walked_samples"]
+__all__ = ["MetricIntegrals", "batch_samples", "metric_integrals", "metric_levels", "sample_integrals", "sample_values",
+           "walked_batches", "walked_samples"]
 
 #: How a metric's samples make a slice's number: a step-function integral, the increases
 #: of a counter, or the sum of the samples.
@@ -106,6 +107,8 @@ def _step_pieces(bounds: np.ndarray, begin: np.ndarray, end: np.ndarray,
     begin, end = np.maximum(begin, bounds[0]), np.minimum(end, bounds[-1])
     keep = np.flatnonzero(end > begin)
     begin, end, value = begin[keep], end[keep], value[keep]
+    if len(bounds) == 2:  # one column: each segment is its piece
+        return keep, np.zeros(len(keep), np.int64), value * (end - begin).astype(np.float64)
     c0 = np.searchsorted(bounds, begin, "right") - 1
     c1 = np.searchsorted(bounds, end - 1, "right") - 1
     counts = c1 - c0 + 1
@@ -178,12 +181,24 @@ def _metric_setup(source: Any, metrics: Iterable[int] | None) -> tuple[list[int]
             [defined[m].value_type for m in chosen])
 
 
+def walked_batches(source: Any, locations: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, EventBatch, np.ndarray]]:
+    """``(locations, offsets, batch, ends)`` per run of ``locations`` (increasing, with
+    events; not of a streamed graph, `streaming.streams`) walked together, about
+    `event_passes` events at a time: every event of location ``locations[i]`` as rows
+    ``offsets[i]:offsets[i + 1]`` of ``batch``, ``ends[i]`` its last event time."""
+    nodes, starts, ends, counts = roots_at(source, locations)
+    for run in event_passes(counts):
+        offsets = np.concatenate(([0], np.cumsum(counts[run])))
+        yield locations[run], offsets, walk_locations(source.pool, locations[run], nodes[run], starts[run], offsets,
+                                                      getattr(source, "path", None)), ends[run]
+
+
 def walked_samples(source: Any, locations: np.ndarray) -> Iterator[tuple[np.ndarray, tuple[np.ndarray, ...]]]:
     """``(locations, (row, time, ref, raw, stop))`` per run of ``locations`` (increasing,
-    with events) walked together, about `event_passes` events at a time: the metric
-    samples of the run, ``row`` indexing into the run, and each location's last event time."""
-    nodes, starts, ends, counts = roots_at(source, locations)
+    with events) walked together (`walked_batches`): the metric samples of the run,
+    ``row`` indexing into the run, and each location's last event time."""
     if streams(source):  # a location at a time, its samples kept of its batches
+        ends = roots_at(source, locations)[2]
         for i, location in enumerate(locations.tolist()):
             parts = [(batch.time[keep], batch.ref[keep], batch.value[keep])
                      for batch, keep in kept_events(source, location, (int(EventKind.METRIC),))]
@@ -191,13 +206,22 @@ def walked_samples(source: Any, locations: np.ndarray) -> Iterator[tuple[np.ndar
                 else [np.zeros(0, np.int64)] * 3
             yield locations[i:i + 1], (np.zeros(len(time), np.int64), time, ref, raw, ends[i:i + 1])
         return
-    for run in event_passes(counts):
-        offsets = np.concatenate(([0], np.cumsum(counts[run])))
-        batch = walk_locations(source.pool, locations[run], nodes[run], starts[run], offsets,
-                               getattr(source, "path", None))
-        samples = np.flatnonzero(batch.kind == EventKind.METRIC)
-        yield locations[run], (np.searchsorted(offsets, samples, "right") - 1, batch.time[samples],
-                               batch.ref[samples], batch.value[samples], ends[run])
+    for run, offsets, batch, ends in walked_batches(source, locations):
+        yield run, batch_samples(offsets, batch, ends)
+
+
+def batch_samples(offsets: np.ndarray, batch: EventBatch, ends: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``(row, time, ref, raw, stop)`` of `walked_samples` from a run of `walked_batches`."""
+    samples = np.flatnonzero(batch.kind == EventKind.METRIC)
+    return (np.searchsorted(offsets, samples, "right") - 1, batch.time[samples], batch.ref[samples],
+            batch.value[samples], ends)
+
+
+def sample_integrals(source: Any, samples: tuple[np.ndarray, ...], bounds: np.ndarray) -> np.ndarray:
+    """``[rows, columns, metrics]``: the integrals (all metrics) of one run of
+    `walked_samples` over the columns ``bounds``, its rows the run's locations."""
+    metrics, rules, types = _metric_setup(source, None)
+    return _integrals(len(samples[4]), *samples, bounds, metrics, rules, types)
 
 
 def _graph_integrals(source: Any, chosen: list[int], bounds: np.ndarray, metrics: list[int]) -> np.ndarray:

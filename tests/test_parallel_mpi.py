@@ -106,9 +106,6 @@ def test_a_lossy_conversion_on_ranks_keeps_the_bounds(tmp_path):
             assert got == want
 
 
-@pytest.mark.xfail(strict=True, reason="ccgformat.merge keeps the definitions' extensions only when the parts' "
-                   "whole definitions agree, and parts of one OTF2 trace differ in the strings their own GENERIC "
-                   "events intern (the merge unifies those): the OTF2 extension is dropped")
 def test_the_otf2_extension_is_kept(tmp_path):
     source = corpus_path(*CORPUS_TRACES[-1])
     done = mpirun(2, "-m", "ccgformat.cli", "convert", str(source), str(tmp_path / "p.ccg"), "--mpi", "-q")
@@ -116,6 +113,14 @@ def test_the_otf2_extension_is_kept(tmp_path):
     ccg.convert(source, tmp_path / "s.ccg")
     with ccg.open(tmp_path / "s.ccg") as expected, ccg.open(tmp_path / "p.ccg") as actual:
         assert actual.definitions.extensions == expected.definitions.extensions
+    # and the extension still describes the merged definitions: the exports read alike
+    printed = []
+    for name in ("s", "p"):
+        with ccg.open(tmp_path / f"{name}.ccg") as archive:
+            archive.export(tmp_path / f"{name}.otf2", to="otf2")
+        printed.append(subprocess.run([require_tool("otf2-print"), str(tmp_path / f"{name}.otf2" / "traces.otf2")],
+                                      check=True, capture_output=True, text=True).stdout)
+    assert printed[1] == printed[0]
 
 
 def _otf2_cut_short(folder: Path) -> Path:

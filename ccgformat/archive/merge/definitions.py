@@ -41,6 +41,12 @@ class Maps:
         """Whether every id keeps its number."""
         return all(np.array_equal(ids, np.arange(len(ids))) for ids in vars(self).values())
 
+    @property
+    def numbers_kept(self) -> bool:
+        """Whether every id but the strings' keeps its number: what an extension names
+        (the importers intern strings for events only, never for their extension)."""
+        return all(np.array_equal(ids, np.arange(len(ids))) for name, ids in vars(self).items() if name != "strings")
+
 
 @dataclass
 class _Table:
@@ -132,6 +138,7 @@ class Unifier:
         self.first_stored: bytes | None = None
         self.first_maps: Maps | None = None
         self.same = True  # every archive's definitions equal the first's
+        self.extensions_agree = True  # every archive's extensions equal the first's, and what they name keeps its number
         self.provenance: list[dict[str, str]] = []
 
     def add(self, definitions: Definitions, path: str, stored: bytes | None = None) -> Maps:
@@ -157,6 +164,9 @@ class Unifier:
                                                                                             path))
         if self.first is definitions:
             self.first_maps = maps
+        else:
+            self.extensions_agree = (self.extensions_agree and definitions.extensions == self.first.extensions
+                                     and maps.numbers_kept)
         return maps
 
     def _check_timer(self, definitions: Definitions, path: str) -> None:
@@ -203,7 +213,18 @@ class Unifier:
             timer_resolution=first.timer_resolution, clock_offset=first.clock_offset,
             provenance=merged_provenance(self.provenance),
             # their numbers follow the first archive's definitions: kept only where all agree
-            extensions=dict(first.extensions) if self.same else {})
+            # and keep their numbers in the merge (the strings interned by events may differ)
+            extensions=dict(first.extensions) if self.same or self.extensions_agree_in_full else {})
+
+    @property
+    def extensions_agree_in_full(self) -> bool:
+        """Whether the extensions agree and the merged tables but the strings are the first's."""
+        assert self.first is not None
+        first = self.first
+        return self.extensions_agree and all(
+            len(table.records) == len(getattr(first, name)) for name, table in
+            (("regions", self.regions), ("metrics", self.metrics), ("system_tree", self.system_tree),
+             ("locations", self.locations), ("communicators", self.communicators)))
 
 
 def _check_members(definitions: Definitions, path: str) -> None:

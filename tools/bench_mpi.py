@@ -26,7 +26,7 @@ from typing import Any
 from bench_long import _source as long_source
 from bench_query import CACHE
 from bench_scale import Shape, _otf2_source as scale_source
-from benchkit import Column, benchmark, fmt_float, repeated_process
+from benchkit import Column, benchmark, fmt_float, fmt_stat, repeated_process
 
 #: trace name -> where its OTF2 archive comes from
 TRACES = ("1m", "20000x50", "100m")
@@ -136,9 +136,7 @@ def _summarise(entries: list[dict[str, Any]]) -> None:
 
 def _seconds(e: dict[str, Any]) -> str:
     s = e.get("seconds")
-    if not s:
-        return "-"
-    return f"{s['median']:.2f}" + (f" ({s['min']:.2f}-{s['max']:.2f})" if s["min"] != s["max"] else "")
+    return fmt_stat(s, lambda x: f"{x:.2f}") if s else "-"
 
 
 @benchmark("mpi", "mpirun -n P ccg convert --mpi and the --mpi queries against 1 rank (1 M jittered events, "

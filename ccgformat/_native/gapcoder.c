@@ -57,9 +57,9 @@ static void model_init(model *m) {
 /* Branch-free (``mask``: all ones for a 1 bit, else 0): the bits of a noisy row are
  * unpredictable. */
 static inline void adapt(prob *q, uint32_t mask) {
-    uint32_t p = q->p, updates = q->updates, rate = RATE[updates < RATES ? updates : RATES - 1];
+    uint32_t p = q->p, updates = q->updates, rate = RATE[updates];
     q->p = (uint16_t)(p + (((PROB_ONE - p) >> rate) & ~mask) - ((p >> rate) & mask));
-    q->updates = (uint16_t)(updates + (updates < RATES));
+    q->updates = (uint16_t)(updates + (updates < RATES - 1));
 }
 
 static int bit_length(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
@@ -179,20 +179,33 @@ static void normalize(decoder *d) {
     }
 }
 
-/* Branch-free, as adapt. */
-static inline int decode_bit(decoder *d, prob *q) {
-    uint32_t bound = (d->range >> PROB_BITS) * q->p;
+/* One bit of probability ``p`` (that of ``q``, read by the caller), ``q`` adapted.
+ * Branch-free, as adapt (``mask``: all ones for a 1 bit). */
+static inline uint32_t decode_bit_of(decoder *d, prob *q, uint32_t p) {
+    uint32_t bound = (d->range >> PROB_BITS) * p;
     uint32_t bit = d->code >= bound, mask = 0u - bit;
     d->code -= bound & mask;
     d->range = (bound & ~mask) | ((d->range - bound) & mask);
     adapt(q, mask);
     if (d->range < TOP) normalize(d);
-    return (int)bit;
+    return bit;
 }
 
-static uint64_t decode_tree(decoder *d, prob *probs, int bits) {
+static inline uint32_t decode_bit(decoder *d, prob *q) { return decode_bit_of(d, q, q->p); }
+
+/* A bit tree of ``bits`` >= 1 levels. Above the last level both children's
+ * probabilities are read before the bit chooses one: the next bit need not wait for a
+ * load. */
+static inline uint64_t decode_tree(decoder *d, prob *probs, int bits) {
     size_t node = 1;
-    for (int i = 0; i < bits; i++) node = 2 * node + (size_t)decode_bit(d, &probs[node]);
+    uint32_t p = probs[1].p;
+    for (int i = 1; i < bits; i++) {
+        uint32_t zero = probs[2 * node].p, one = probs[2 * node + 1].p;
+        uint32_t mask = 0u - decode_bit_of(d, &probs[node], p);
+        node = 2 * node + (mask & 1);
+        p = (zero & ~mask) | (one & mask);
+    }
+    node = 2 * node + decode_bit_of(d, &probs[node], p);
     return node - ((size_t)1 << bits);
 }
 

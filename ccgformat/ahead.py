@@ -2,17 +2,20 @@
 
 The C core lets go of the GIL while it decodes a node block or walks events (cffi calls),
 so a walk or a scan of the blocks made in a second thread runs on the second core while
-the consumer works on the first: message matching's and `ccg verify`'s walks
-(`query.streaming`, `query.verify_walk`) and verify's check of the node blocks.
+the consumer works on the first: `ccg verify`'s walks (`query.verify_walk`), verify's
+check of the node blocks, and message matching's walks of every location
+(`read_ahead_each`: the walks in the second thread, their merge by time in the first).
 """
 
 from __future__ import annotations
 
+import heapq
 import threading
+from collections import deque
 from queue import Empty, Full, Queue
-from typing import Any, Iterator, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-__all__ = ["read_ahead"]
+__all__ = ["read_ahead", "read_ahead_each"]
 
 T = TypeVar("T")
 
@@ -66,3 +69,91 @@ def read_ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
     finally:
         stop.set()
         thread.join()
+
+
+def read_ahead_each(sources: Sequence[Iterator[T]], order: Callable[[T], int], depth: int = 2
+                    ) -> tuple[list[Iterator[T]], Callable[[], None]]:
+    """Each of ``sources``, made in one thread of their own up to ``depth`` items ahead of
+    its consumer, and the function that stops that thread (call it when done; exhausting
+    every source stops it too). The thread advances the source, among those not ``depth``
+    ahead, whose last item has the smallest ``order`` (the first ones at first): the one
+    a merge by that order asks for next. What a source raises is raised to the consumer of
+    any of them."""
+    ahead = _AheadEach(sources, order, depth)
+    thread = threading.Thread(target=ahead.produce, name="ccg-read-ahead", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        with ahead.turn:
+            ahead.stopped = True
+            ahead.turn.notify_all()
+        thread.join()
+
+    return [ahead.consume(index) for index in range(len(sources))], stop
+
+
+class _AheadEach:
+    """The shared state of `read_ahead_each`: per source its made items and whether it
+    is exhausted, and a heap of the sources the thread may advance, by (order of their
+    last item, index)."""
+
+    def __init__(self, sources: Sequence[Iterator[T]], order: Callable[[T], int], depth: int):
+        self.sources, self.order, self.depth = sources, order, depth
+        self.made: list[deque[Any]] = [deque() for _ in sources]
+        self.last = [-(1 << 63)] * len(sources)
+        self.exhausted = [False] * len(sources)
+        self.ready = [(self.last[index], index) for index in range(len(sources))]
+        self.error: BaseException | None = None
+        self.stopped = False
+        self.turn = threading.Condition()
+
+    def produce(self) -> None:
+        while True:
+            with self.turn:
+                while not self.ready and not self.stopped:
+                    self.turn.wait()
+                if self.stopped:
+                    return
+                _, index = heapq.heappop(self.ready)
+            try:
+                item = next(self.sources[index])  # outside the lock: the C walk lets go of the GIL
+            except StopIteration:
+                item = _END
+            except BaseException as error:  # handed to the consumers, who raise it
+                with self.turn:
+                    self.error = error
+                    self.turn.notify_all()
+                return
+            with self.turn:
+                self.made[index].append(item)
+                if item is _END:
+                    self.exhausted[index] = True
+                else:
+                    self.last[index] = self.order(item)
+                    if len(self.made[index]) < self.depth:
+                        heapq.heappush(self.ready, (self.last[index], index))
+                self.turn.notify_all()
+                if all(self.exhausted):
+                    return
+
+    def consume(self, index: int) -> Iterator[Any]:
+        made = self.made[index]
+        while True:
+            with self.turn:
+                while not made and self.error is None and not self.stopped:
+                    self.turn.wait()
+                if self.error is not None:
+                    raise self.error
+                if not made:  # stopped
+                    return
+                item = made.popleft()
+                if item is _END:
+                    return
+                if len(made) == self.depth - 1 and not self.exhausted[index]:  # it may be advanced again
+                    heapq.heappush(self.ready, (self.last[index], index))
+                    self.turn.notify_all()
+            yield item
+
+
+#: what `_AheadEach` puts after a source's last item
+_END = object()

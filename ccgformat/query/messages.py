@@ -29,7 +29,6 @@ from ..model import EventBatch, EventKind
 from .messages_collectives import Collective, Collectives
 from .messages_events import WINDOW, message_windows
 from .messages_links import PAJE_HINT, LinkIds
-from .streaming import read_ahead
 from .messages_match import MESSAGE_COLUMNS, PointToPoint, Table, kind_mask, take
 
 if TYPE_CHECKING:
@@ -183,8 +182,7 @@ class MessageStream:
         if walked is not None:
             windows = walked
         else:
-            windows = message_windows(source, chosen, stream_kinds(source), window)
-            windows = read_ahead(windows) if ahead else windows
+            windows = message_windows(source, chosen, stream_kinds(source), window, ahead)
         self._tables = self._matched(source, chosen, start, stop, windows)
 
     def __iter__(self) -> Iterator[Messages]:
@@ -302,7 +300,8 @@ def iter_messages(source: Any, start: int | None = None, stop: int | None = None
     message's peer may lie anywhere); the stream keeps the messages with a send or receive
     in ``[start, stop)`` and the unmatched events and collectives in it. With
     ``locations``, events whose peer is not among them stay unmatched. With ``ahead``, the
-    walk runs in a thread of its own (`streaming.read_ahead`): faster on two cores, but
+    walks run in a thread of their own (`messages_events.message_windows`), their merge by
+    time and the matching in the caller's: faster on two cores, but
     nothing else may read ``source`` until the stream is exhausted or closed."""
     return MessageStream(source, start, stop, locations, window, ahead)
 

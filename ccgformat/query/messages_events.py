@@ -9,7 +9,8 @@ Two ways to get them, the same events either way:
   whole.
 - **walked**: every location's events in batches (`streaming.kept_events`), its message
   events kept, the locations merged by time. Memory: one walk batch per location (at most
-  `WALK_EVENTS` events over all of them) and one window, whatever the trace's length.
+  `WALK_EVENTS` events over all of them; two when the walks run ahead) and one window,
+  whatever the trace's length.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..ahead import read_ahead_each
 from ..archive.time_order import merge_by_time
 from ..graph.graph import ChosenRoots
 from ..model import COLUMNS, EventBatch, EventKind
@@ -39,20 +41,31 @@ MIN_WALK_BATCH = 256
 _NAMES = ("time", "kind") + COLUMNS
 
 
-def message_windows(source: Any, chosen: ChosenRoots, kinds: tuple[int, ...],
-                    window: int = WINDOW) -> Iterator[tuple[np.ndarray, EventBatch]]:
+def message_windows(source: Any, chosen: ChosenRoots, kinds: tuple[int, ...], window: int = WINDOW,
+                    ahead: bool = False) -> Iterator[tuple[np.ndarray, EventBatch]]:
     """The events of ``kinds`` of the ``chosen`` locations in global order, ``window`` at
-    a time, each batch paired with its events' locations."""
+    a time, each batch paired with its events' locations. With ``ahead``, the events are
+    read in a thread of their own (`ahead`): the walks, or the selection; the merge of
+    walks by time stays in the caller's thread."""
     if not streaming.streams(source):
         t = tables_for(source.pool)
         wanted = np.isin(t.kind, kinds).astype(np.int64)
         if int(t.bottom_up(wanted)[chosen.root].sum()) <= SELECT_EVENTS:
-            yield from merge_by_time((), window, [_selected(t, chosen, kinds)])
+            windows = merge_by_time((), window, [_selected(t, chosen, kinds)])
+            yield from streaming.read_ahead(windows) if ahead else windows
             return
     batch = max(MIN_WALK_BATCH, min(streaming.WALK_BATCH, WALK_EVENTS // max(1, len(chosen.locations))))
-    walks = ((location, _walked(source, location, kinds, batch))
-             for location, events in zip(chosen.locations, chosen.events.tolist()) if events)
-    yield from merge_by_time(walks, window)
+    walked = [(location, _walked(source, location, kinds, batch))
+              for location, events in zip(chosen.locations, chosen.events.tolist()) if events]
+    if not ahead:
+        yield from merge_by_time(walked, window)
+        return
+    # the merge asks next for the location whose buffered events end first
+    each, stop = read_ahead_each([walk for _, walk in walked], lambda batch: int(batch.time[-1]))
+    try:
+        yield from merge_by_time(((location, walk) for (location, _), walk in zip(walked, each)), window)
+    finally:
+        stop()
 
 
 def _selected(t: NodeTables, chosen: ChosenRoots, kinds: tuple[int, ...]) -> tuple[np.ndarray, EventBatch]:

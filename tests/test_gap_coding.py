@@ -27,7 +27,7 @@ from .traces import batches, coded_minor, definitions, traces
 try:
     from ccgformat._native import load
     load()
-    from ccgformat._native.codec import code_gaps_native, decode_native
+    from ccgformat._native.codec import code_gaps_native, decode_gaps_native, decode_native
 except ImportError as error:  # pragma: no cover - a machine without a C compiler
     pytest.skip(f"the native extension is not built: {error}", allow_module_level=True)
 
@@ -51,6 +51,50 @@ def test_python_and_c_code_the_same_bytes_and_decode_back(case):
     coded = code_gaps(values, rows)
     assert code_gaps_native(values, np.array(rows, dtype=np.int64)) == coded
     assert decode_gaps(coded, rows, len(values)).tolist() == values.tolist()
+
+
+@st.composite
+def long_rows(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
+    """Rows long enough for every probability to reach its steady rate, of values of one
+    or a few bit lengths (each length from 0 to 62: bit trees of 1 to 4 levels for the
+    top bits, 0 to 57 low bits), with empty rows and rows of one value between them."""
+    rows, values = [], []
+    for _ in range(draw(st.integers(1, 4))):
+        lengths = draw(st.lists(st.integers(0, 62), min_size=1, max_size=3))
+        count = draw(st.sampled_from([0, 1, 40, 700]))
+        seed = draw(st.integers(0, 2**32 - 1))
+        rng = np.random.default_rng(seed)
+        length = rng.choice(lengths, count)
+        top = np.where(length > 0, np.left_shift(np.uint64(1), np.maximum(length, 1).astype(np.uint64) - np.uint64(1)), 0)
+        low = rng.integers(0, 1 << 62, count, dtype=np.uint64) & np.where(top > 0, top.astype(np.uint64) - np.uint64(1), 0)
+        values.extend((top.astype(np.uint64) | low).tolist())
+        rows.append(count)
+    return np.array(values, dtype=np.uint64), rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(rows_of_values(), long_rows()))
+def test_c_decodes_what_the_reference_decodes(case):
+    values, rows = case
+    coded = code_gaps(values, rows)
+    assert decode_gaps_native(coded, np.array(rows, dtype=np.int64), len(values)).tolist() == values.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(rows_of_values(), long_rows()), st.data())
+def test_c_refuses_damaged_gap_streams_as_the_reference_does(case, data):
+    values, rows = case
+    raw = bytearray(code_gaps(values, rows))
+    for _ in range(data.draw(st.integers(1, 3))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        raw = raw[:data.draw(st.integers(0, len(raw)))]
+    try:
+        reference = decode_gaps(bytes(raw), rows, len(values)).tolist()
+    except ValueError:
+        reference = None
+    native = decode_gaps_native(bytes(raw), np.array(rows, dtype=np.int64), len(values))
+    assert (native if native is None else native.tolist()) == reference
 
 
 def test_uniform_values_cost_their_entropy():

@@ -260,3 +260,14 @@ def code_gaps_native(values: np.ndarray, row_lengths: np.ndarray) -> bytes:
         return bytes(ffi.buffer(out[0], length[0]))
     finally:
         lib.ccg_bytes_free(out[0])
+
+
+def decode_gaps_native(coded: bytes, row_lengths: np.ndarray, count: int) -> np.ndarray | None:
+    """`archive.gapcoder.decode_gaps` in C: the ``count`` values, or None where the
+    reference raises (the bytes do not decode to exactly that many values)."""
+    rows = np.ascontiguousarray(row_lengths, dtype=np.int64)
+    values = np.zeros(count, np.uint64)
+    if lib.ccg_decode_gaps(ffi.from_buffer(coded), len(coded), ffi.from_buffer("int64_t[]", rows), len(rows),
+                           ffi.from_buffer("uint64_t[]", values), count) != CCG_OK:
+        return None
+    return values

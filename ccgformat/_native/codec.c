@@ -183,7 +183,7 @@ static int reference_lists_init(reference_lists *t, int64_t references) {
     t->slots = 2;
     while (t->slots < 2 * (size_t)references + 2) t->slots *= 2;
     t->count = 0;
-    t->list = alloc((size_t)references, sizeof *t->list);
+    t->list = malloc((size_t)(references ? references : 1) * sizeof *t->list);  /* each set up on first use */
     t->slot = malloc(t->slots * sizeof *t->slot);
     if (!t->list || !t->slot) return 0;
     memset(t->slot, 0xFF, t->slots * sizeof *t->slot);

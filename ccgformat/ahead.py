@@ -117,8 +117,9 @@ class _AheadEach:
                 _, index = heapq.heappop(self.ready)
             try:
                 item = next(self.sources[index])  # outside the lock: the C walk lets go of the GIL
+                last = self.order(item)
             except StopIteration:
-                item = _END
+                item, last = _END, 0
             except BaseException as error:  # handed to the consumers, who raise it
                 with self.turn:
                     self.error = error
@@ -129,7 +130,7 @@ class _AheadEach:
                 if item is _END:
                     self.exhausted[index] = True
                 else:
-                    self.last[index] = self.order(item)
+                    self.last[index] = last
                     if len(self.made[index]) < self.depth:
                         heapq.heappush(self.ready, (self.last[index], index))
                 self.turn.notify_all()

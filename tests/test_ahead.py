@@ -80,3 +80,12 @@ def test_stop_ends_the_thread_and_the_consumer_gets_what_was_made():
     time.sleep(0.2)
     assert len(made) == count
     assert list(each[0]) == list(range(3, count))
+
+
+def test_an_order_that_raises_reaches_the_consumer():
+    each, stop = read_ahead_each([iter([[]])], lambda batch: batch[-1])
+    try:
+        with pytest.raises(IndexError):
+            list(each[0])
+    finally:
+        stop()

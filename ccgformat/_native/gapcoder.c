@@ -20,7 +20,8 @@ static const uint8_t RATE[] = {1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 5};
 #define LENGTHS (1 << LENGTH_BITS)
 #define LIMIT62 ((uint64_t)1 << 62)
 
-/* An adaptive probability of a 0 bit, in units of 1/PROB_ONE, and how often it moved. */
+/* An adaptive probability of a 0 bit, in units of 1/PROB_ONE, and how often it moved
+ * (counted up to RATES - 1, whose rate it keeps: the rate is a plain table read). */
 typedef struct {
     uint16_t p;
     uint16_t updates;

@@ -5,8 +5,8 @@ shared sub-trees (dissertation 4.5.3), at a few hundred bytes per node: a large 
 tables take gigabytes. Such a graph's aggregation levels, microscopic model and timeline
 by location walk its events instead (`slice_stream`), and so does its call tree
 (`calltree_stream`), in memory set by their answer; so does message matching
-(`messages_events`), its walk running ahead in a thread of its own (`ahead.read_ahead`,
-re-exported here).
+(`messages_events`), its walks running ahead in a thread of their own
+(`ahead.read_ahead_each`). `ahead.read_ahead` is re-exported here for the other walks.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from ccgformat.errors import CorruptArchiveError
 from ccgformat.graph.builder import Builder
 from ccgformat.model import EventBatch, EventKind
 
+from .query_support import CORPUS, converted
 from .test_vectors import vector_names
 from .traces import batches, definitions, traces
 
@@ -112,6 +113,21 @@ def test_every_vector_block_decodes_identically(path):
         raw, coding = archive.payload(entry), block_coding(entry.kind)
         assert_same_block(codec.decode_nodes(raw, str(path), entry.offset, **coding),
                           decode_native(raw, str(path), entry.offset, **coding))
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_every_corpus_block_decodes_identically(tmp_path_factory, name):
+    """The corpus converted at the default level: coded gaps (and soft values) from real
+    traces, in blocks of every fill."""
+    archive = converted(tmp_path_factory, name)
+    nodes = [entry for entry in archive.sections if entry.kind in NODE_KINDS]
+    if not len(archive.pool):
+        pytest.skip("a trace without events has no node block")
+    assert nodes
+    for entry in nodes:
+        raw, coding = archive.payload(entry), block_coding(entry.kind)
+        assert_same_block(codec.decode_nodes(raw, archive.path, entry.offset, **coding),
+                          decode_native(raw, archive.path, entry.offset, **coding))
 
 
 # --------------------------------------------------------------------------- damaged payloads

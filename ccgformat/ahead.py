@@ -102,6 +102,7 @@ class _AheadEach:
         self.made: list[deque[Any]] = [deque() for _ in sources]
         self.last = [-(1 << 63)] * len(sources)
         self.exhausted = [False] * len(sources)
+        self.left = len(sources)  #: the sources not exhausted
         self.ready = [(self.last[index], index) for index in range(len(sources))]
         self.error: BaseException | None = None
         self.stopped = False
@@ -110,9 +111,9 @@ class _AheadEach:
     def produce(self) -> None:
         while True:
             with self.turn:
-                while not self.ready and not self.stopped:
+                while not self.ready and not self.stopped and self.left:
                     self.turn.wait()
-                if self.stopped:
+                if self.stopped or not self.left:
                     return
                 _, index = heapq.heappop(self.ready)
             try:
@@ -129,13 +130,12 @@ class _AheadEach:
                 self.made[index].append(item)
                 if item is _END:
                     self.exhausted[index] = True
+                    self.left -= 1
                 else:
                     self.last[index] = last
                     if len(self.made[index]) < self.depth:
                         heapq.heappush(self.ready, (self.last[index], index))
                 self.turn.notify_all()
-                if all(self.exhausted):
-                    return
 
     def consume(self, index: int) -> Iterator[Any]:
         made = self.made[index]

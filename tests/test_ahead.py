@@ -89,3 +89,9 @@ def test_an_order_that_raises_reaches_the_consumer():
             list(each[0])
     finally:
         stop()
+
+
+def test_no_source_at_all():
+    each, stop = read_ahead_each([], lambda x: x)
+    assert each == []
+    stop()

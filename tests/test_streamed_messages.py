@@ -60,18 +60,22 @@ def collective_traces(draw: st.DrawFn) -> dict[int, list[Event]]:
     return rows
 
 
-def answers(source, start=None, stop=None, locations=None, window=None, walked=False, ahead=False):
+def answers(source, start=None, stop=None, locations=None, window=None, walked=False, ahead=False,
+            small_batches=False):
     """The stream's messages in order (tuples of `oracle.message_stream`) and its rest,
     with any window size (1: one event a window), source, and the walk in this thread or
-    ahead in its own."""
-    saved = events_module.SELECT_EVENTS
+    ahead in its own (with ``small_batches``, the walk batches of many locations: the merge
+    runs ahead with the walks)."""
+    saved = events_module.SELECT_EVENTS, events_module.WALK_EVENTS
     events_module.SELECT_EVENTS = -1 if walked else 1 << 62
+    if small_batches:
+        events_module.WALK_EVENTS = 1
     try:
         stream = iter_messages(source, start, stop, locations, ahead=ahead, **({"window": window} if window else {}))
         rows = [(m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["comm"], m["tag"], m["size"],
                  m["send_done"], m["recv_posted"], m["recv_size"]) for chunk in stream for m in chunk.rows()]
     finally:
-        events_module.SELECT_EVENTS = saved
+        events_module.SELECT_EVENTS, events_module.WALK_EVENTS = saved
     rest = (stream.unmatched, [(c.comm, c.index, c.operation, c.participants, c.complete) for c in stream.collectives],
             stream.peak_pending, stream.events)
     return rows, rest
@@ -91,6 +95,7 @@ def check_stream(source, trace, start=None, stop=None, locations=None):
     assert sorted((u.location, u.time) for u in rest[0]) == left
     for window, walked, ahead in ((1, False, True), (2, True, False), (3, True, True), (None, True, False)):
         assert answers(source, start, stop, locations, window, walked, ahead) == (rows, rest)
+    assert answers(source, start, stop, locations, 2, True, True, small_batches=True) == (rows, rest)
     whole = messages(source, start, stop, locations)
     assert (whole.unmatched, whole.peak_pending, whole.events) == (rest[0], rest[2], rest[3])
     assert [(c.comm, c.index, c.operation, c.participants, c.complete) for c in whole.collectives] == rest[1]

@@ -45,8 +45,8 @@ def message_windows(source: Any, chosen: ChosenRoots, kinds: tuple[int, ...], wi
                     ahead: bool = False) -> Iterator[tuple[np.ndarray, EventBatch]]:
     """The events of ``kinds`` of the ``chosen`` locations in global order, ``window`` at
     a time, each batch paired with its events' locations. With ``ahead``, the events are
-    read in a thread of their own (`ahead`): the walks, or the selection; the merge of
-    walks by time stays in the caller's thread."""
+    read in a thread of their own (`ahead`): the selection, or the walks, whose merge by
+    time stays in the caller's thread when their batches are full (at most 16 locations)."""
     if not streaming.streams(source):
         t = tables_for(source.pool)
         wanted = np.isin(t.kind, kinds).astype(np.int64)
@@ -57,8 +57,11 @@ def message_windows(source: Any, chosen: ChosenRoots, kinds: tuple[int, ...], wi
     batch = max(MIN_WALK_BATCH, min(streaming.WALK_BATCH, WALK_EVENTS // max(1, len(chosen.locations))))
     walked = [(location, _walked(source, location, kinds, batch))
               for location, events in zip(chosen.locations, chosen.events.tolist()) if events]
-    if not ahead:
-        yield from merge_by_time(walked, window)
+    if not ahead or batch < streaming.WALK_BATCH:
+        # with many locations the batches are small: handing each one over between the
+        # threads would cost more than the merge, which then runs ahead with the walks
+        windows = merge_by_time(walked, window)
+        yield from streaming.read_ahead(windows) if ahead else windows
         return
     # the merge asks next for the location whose buffered events end first
     each, stop = read_ahead_each([walk for _, walk in walked], lambda batch: int(batch.time[-1]))

@@ -162,6 +162,9 @@ class ArchivePool:
         #: what decoded blocks' import tables say about the nodes of blocks not decoded
         #: since, by the owner block's index; checked when the owner is decoded
         self._claims: dict[int, list[_Claim]] = {}
+        #: hears every block decoded and found to hold the ids the footer lists, before its
+        #: import claims are checked (`verify` checks each block as the walk decodes it)
+        self.on_decode: Callable[[DirectoryEntry, NodeBlock], None] | None = None
         self.size = entries[-1].first + entries[-1].count if entries else 0
         #: the first node id of every block, then the node count (len = blocks + 1)
         self.block_first = np.array(self._firsts + [self.size], dtype=np.int64)
@@ -213,6 +216,8 @@ class ArchivePool:
         if block.first != entry.first or len(block) != entry.count:
             raise CorruptArchiveError("node block does not hold the ids the footer lists",
                                       path=self._storage.path, offset=entry.offset)
+        if self.on_decode is not None:
+            self.on_decode(entry, block)
         if claims:
             self._check_claims(block, entry)
         return block

@@ -40,6 +40,10 @@ __all__ = ["Problem", "verify"]
 _SUMMARY_1_2 = ("peers", "operations", "durations", "open")
 #: node blocks decoded ahead of their check (about 1.5 MB each, decoded)
 AHEAD_BLOCKS = 4
+#: the node blocks the walk decodes ahead (`BlockAhead`): from 1 before to 3 after each one
+#: it reads, at most 48 waiting (about 1.5 MB each, decoded), and only those it has not
+#: read yet (each block is decoded once)
+WALK_AHEAD = (1, 3, 48, False)
 #: the checkpoint row lists whose first column is a region
 _REGION_ROWS = ("stack", "regions", "durations", "open")
 
@@ -176,6 +180,7 @@ class _Verifier:
                 readable = self.check_index(entry, seen) and readable
         if readable and any(listed.values()):
             self.check_indexes_agree(listed, by_kind)
+        self.archive.pool.decode_ahead(*WALK_AHEAD)
         walked = self.walk(readable and any(listed.values()), by_kind)
         self.archive.pool.on_decode = None
         unchecked = [entry for entry in node_entries if not self.nodes.checked(entry)]

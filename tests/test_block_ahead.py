@@ -43,8 +43,19 @@ def test_every_block_asked_for_is_its_own(asked, before, after, keep, again):
     finally:
         ahead.close()
     assert set(asked) <= set(decode.calls)
-    if not again and keep >= before + after:  # nothing let go before it is asked for
-        assert all(count == 1 for index, count in decode.calls.items() if asked.count(index) == 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 29), min_size=1, max_size=60, unique=True), st.integers(0, 3), st.integers(0, 5))
+def test_without_again_a_block_is_decoded_once(asked, before, after):
+    decode = Decoder()
+    ahead = BlockAhead(decode, 30, before, after, keep=30, again=False)  # nothing let go before it is asked for
+    try:
+        for index in asked:
+            assert ahead.block(index, held=()) == ("block", index)
+    finally:
+        ahead.close()
+    assert all(count == 1 for count in decode.calls.values())
 
 
 def test_blocks_held_elsewhere_are_not_decoded_ahead():

@@ -1,21 +1,9 @@
 /* Region times per time slice from a stream of events. See slice_cells.h. */
 #include "slice_cells.h"
 #include "ccg.h"
+#include "walk_support.h"
 
-/* The slice that holds time t (bounds[s] <= t < bounds[s + 1], bounds[0] <= t < bounds[slices]). */
-static int64_t slice_of(const int64_t *bounds, int64_t slices, int64_t t) {
-    int64_t low = 0, high = slices - 1;
-    while (low < high) {
-        int64_t middle = low + (high - low + 1) / 2;
-        if (bounds[middle] <= t)
-            low = middle;
-        else
-            high = middle - 1;
-    }
-    return low;
-}
-
-/* Adds [start, stop) to the cells of region, split at the bounds (uint64: wrapping sums). */
+/* Adds [start, stop) to the cells of region, split at the bounds (wrapping sums). */
 static void hold(int64_t *cells, int64_t slices, int64_t states, const int64_t *bounds, int64_t start,
                  int64_t stop, int64_t region) {
     if (stop <= bounds[0] || start >= bounds[slices])
@@ -24,14 +12,14 @@ static void hold(int64_t *cells, int64_t slices, int64_t states, const int64_t *
         start = bounds[0];
     if (stop > bounds[slices])
         stop = bounds[slices];
-    int64_t slice = slice_of(bounds, slices, start);
+    int64_t slice = last_at_or_before(bounds, 0, slices - 1, start);  /* the slice holding start */
     while (stop > bounds[slice + 1]) {
         int64_t *cell = &cells[slice * states + region];
-        *cell = (int64_t)((uint64_t)*cell + (uint64_t)(bounds[slice + 1] - start));
+        *cell = add64(*cell, sub64(bounds[slice + 1], start));
         start = bounds[++slice];
     }
     int64_t *cell = &cells[slice * states + region];
-    *cell = (int64_t)((uint64_t)*cell + (uint64_t)(stop - start));
+    *cell = add64(*cell, sub64(stop, start));
 }
 
 int64_t ccg_slice_add(int64_t *cells, int64_t slices, int64_t states, const int64_t *bounds,

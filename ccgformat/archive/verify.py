@@ -275,8 +275,9 @@ class _Verifier:
                 continue
             reason = _first_difference(stored, points)
             if reason:
-                self.walk_problems.append(Problem(entry.offset, entry.kind, f"location {location}: {reason} (spec 4.4, 4.5: a checkpoint describes the "
-                                f"events a reader rebuilds)"))
+                self.walk_problems.append(Problem(
+                    entry.offset, entry.kind, f"location {location}: {reason} (spec 4.4, 4.5: a checkpoint "
+                                              f"describes the events a reader rebuilds)"))
 
     # ------------------------------------------------------------------ aggregation tables
 

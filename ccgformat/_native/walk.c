@@ -144,15 +144,7 @@ static int block_of(ccg_walk *w, int64_t id, int64_t hint, int64_t *index) {
     if (!(k >= 0 && k < count && first[k] <= id && id < first[k + 1])) {
         if (count <= 0 || id < first[0] || id >= first[count])
             return fail(w->error, CCG_ERR_INPUT, "reference to node %lld, outside the graph's nodes", (long long)id);
-        int64_t lo = 0, hi = count - 1;   /* the last block starting at or before id */
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo + 1) / 2;
-            if (first[mid] <= id)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        k = lo;
+        k = last_at_or_before(first, 0, count - 1, id);   /* the last block starting at or before id */
         if (!(first[k] <= id && id < first[k + 1]))
             return fail(w->error, CCG_ERR_INPUT, "node blocks are not in id order near node %lld", (long long)id);
     }

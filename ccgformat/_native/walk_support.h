@@ -26,6 +26,18 @@ static inline int64_t lower_bound(const int64_t *values, int64_t lo, int64_t hi,
     return lo;
 }
 
+/* The last i in [lo, hi] with values[i] <= key (values ascending there), or lo. */
+static inline int64_t last_at_or_before(const int64_t *values, int64_t lo, int64_t hi, int64_t key) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (values[mid] <= key)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 static inline int fail(char *error, int code, const char *format, ...) {
     va_list args;
     va_start(args, format);

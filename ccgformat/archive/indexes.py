@@ -157,9 +157,12 @@ class SegmentIndex:
     and LEAVE events by call level (an ENTER's level is the depth before it, a LEAVE's
     the depth after it; per level they alternate), so calls closed inside the segment
     give their region's shortest and longest duration, LEAVEs without an ENTER of the
-    segment close the calls open at its start, and ENTERs without a LEAVE stay open."""
+    segment close the calls open at its start, and ENTERs without a LEAVE stay open.
+    ``native``: the calls are matched in C (`ccgformat._native.segment_calls`) or by the
+    numpy code here, the reference (default: the active backend's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, native: bool | None = None) -> None:
+        self.native = backends.native() if native is None else native
         self.peers = _Cumulative(4)
         self.operations = _Cumulative(3)
         self.frames: list[tuple[int, int, list[list[int]]]] = []  # region, enter, rows awaiting the leave
@@ -178,6 +181,9 @@ class SegmentIndex:
         self._calls(batch)
 
     def _calls(self, batch: EventBatch) -> None:
+        if self.native:
+            self._native_calls(batch)
+            return
         call = np.flatnonzero(batch.kind <= EventKind.LEAVE)
         if not len(call):
             return
@@ -192,18 +198,38 @@ class SegmentIndex:
         closes = np.flatnonzero(enter[:-1] & ~enter[1:] & ~last[:-1])  # an ENTER and the LEAVE after it
         durations, regions = [time[closes + 1] - time[closes]], [ref[closes]]
         for i in np.flatnonzero(first & ~enter).tolist():  # closes a call open when the batch began
-            region, entered, waiting = self.frames[level[i]]
-            for row in waiting:
-                row[2] = int(time[i])
-            if not waiting:  # no checkpoint while it was open: closed inside the segment
-                durations.append(np.array([time[i] - entered]))
-                regions.append(np.array([region]))
+            closed = self._close(int(level[i]), int(time[i]))
+            if closed is not None:
+                regions.append(np.array([closed[0]]))
+                durations.append(np.array([closed[1]]))
         self._closed(np.concatenate(regions), np.concatenate(durations))
         depth = int(after[-1])
         frames: list[Any] = self.frames[:depth] + [None] * max(0, depth - len(self.frames))
         for i in np.flatnonzero(last & enter).tolist():  # opened here, still open
             frames[level[i]] = (int(ref[i]), int(time[i]), [])
         self.frames = frames
+
+    def _native_calls(self, batch: EventBatch) -> None:
+        from .._native.segment_calls import calls
+        found = calls(batch.time, batch.kind, batch.ref, len(self.frames))
+        # a region's shortest and longest call closed in the batch stand for all of them
+        regions, durations = [found.regions, found.regions], [found.shortest, found.longest]
+        for level, time in found.closed:
+            closed = self._close(level, time)
+            if closed is not None:
+                regions.append(np.array([closed[0]]))
+                durations.append(np.array([closed[1]]))
+        self._closed(np.concatenate(regions), np.concatenate(durations))
+        self.frames = self.frames[:found.kept] + [(region, enter, []) for region, enter in found.opened]
+
+    def _close(self, level: int, time: int) -> tuple[int, int] | None:
+        """Close the call open at ``level`` when the batch began, at ``time``: the open
+        rows that wait for it get its leave time; (region, duration) when no checkpoint
+        came while it was open (it closed inside the segment)."""
+        region, entered, waiting = self.frames[level]
+        for row in waiting:
+            row[2] = time
+        return None if waiting else (region, (time - entered + (1 << 63)) % (1 << 64) - (1 << 63))  # int64 wraps
 
     def _closed(self, region: np.ndarray, duration: np.ndarray) -> None:
         if not len(region):
@@ -232,7 +258,7 @@ class SegmentIndex:
 
 def reference_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
     """The reference: the running state through `_Accumulator`, one Python call per event."""
-    return Recorder(interval, _Accumulator()).record(walker.events()).finish(walker.start)
+    return Recorder(interval, _Accumulator(), native=False).record(walker.events()).finish(walker.start)
 
 
 def native_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
@@ -240,7 +266,7 @@ def native_checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
     walker has one (`ccgformat._native.walk.native_walker`), a C accumulator over its
     batches in any case."""
     from .._native.walk import Checkpointer, native_walker
-    return Recorder(interval, Checkpointer()).record(native_walker(walker).events()).finish(walker.start)
+    return Recorder(interval, Checkpointer(), native=True).record(native_walker(walker).events()).finish(walker.start)
 
 
 def checkpoints(walker: Walker, interval: int) -> list[Checkpoint]:
@@ -260,12 +286,13 @@ def recorder(interval: int) -> Recorder:
 
 
 class Recorder:
-    """The checkpoints of one location, from its events fed in batches of any size."""
+    """The checkpoints of one location, from its events fed in batches of any size
+    (``native``: `SegmentIndex`'s)."""
 
-    def __init__(self, interval: int, accumulator: Any) -> None:
+    def __init__(self, interval: int, accumulator: Any, native: bool | None = None) -> None:
         self.interval = interval
         self.accumulator = accumulator
-        self.segments = SegmentIndex()
+        self.segments = SegmentIndex(native)
         self.result: list[Checkpoint] = []
         self.index = 0
         self.end_time: int | None = None

@@ -10,7 +10,6 @@ blocks already in the file, through the reader's pool and its bounded block cach
 from __future__ import annotations
 
 import mmap
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -19,40 +18,10 @@ from ..graph.graph import Graph
 from .layout import NODE_KINDS
 from .native import walker
 from .reader import ArchivePool, _Storage
-from .codec import NodeBlock
 from .sections import DirectoryEntry
 
 #: blocks decoded ahead of a walk of the graph read back (about 1.5 MB each, decoded)
 AHEAD_BLOCKS = 4
-
-
-class _AheadPool(ArchivePool):
-    """An `ArchivePool` that decodes the next `AHEAD_BLOCKS` blocks in a thread of its own
-    while a walk reads the current one (decoding lets go of the GIL): the walks of the end
-    of a conversion read the blocks nearly in id order, as they were built."""
-
-    def __init__(self, storage: _Storage, entries: list[DirectoryEntry]):
-        super().__init__(storage, entries)
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="ccg-read-back")
-        self._ahead: dict[int, Future[NodeBlock]] = {}
-
-    def _decoded(self, index: int) -> NodeBlock:
-        future = self._ahead.pop(index, None)
-        block = future.result() if future is not None else super()._decoded(index)
-        wanted = range(index + 1, min(index + 1 + AHEAD_BLOCKS, len(self._entries)))
-        for stale in [k for k in self._ahead if k not in wanted]:  # the walk went elsewhere
-            self._ahead.pop(stale).cancel()
-        for k in wanted:
-            if k not in self._ahead and k not in self._cache:
-                self._ahead[k] = self._thread.submit(super()._decoded, k)
-        return block
-
-    def release(self) -> None:
-        for future in self._ahead.values():
-            future.cancel()
-        self._ahead.clear()
-        self._thread.shutdown(wait=True)
-        super().release()
 
 
 class WrittenGraph(Graph):
@@ -73,7 +42,9 @@ def read_back(path: Path, directory: list[DirectoryEntry], graph: Graph) -> tupl
     with open(path, "rb") as file:
         data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
     storage = _Storage(str(path), data)
-    pool = _AheadPool(storage, [entry for entry in directory if entry.kind in NODE_KINDS])
+    pool = ArchivePool(storage, [entry for entry in directory if entry.kind in NODE_KINDS])
+    # the walks of the end of a conversion read the blocks nearly in id order, as they were built
+    pool.decode_ahead(0, AHEAD_BLOCKS, AHEAD_BLOCKS)
     if len(pool) != len(graph.pool):
         pool.release()
         storage.close()

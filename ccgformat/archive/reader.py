@@ -32,6 +32,7 @@ from ..model import Definitions, EventBatch
 from ..params import Params
 from .aggregation import AggregationTables, decode_level, join_levels
 from .metric_tables import MetricTables, decode_metric_level, join_metric_levels
+from .block_ahead import BlockAhead
 from .blocks import declared_length, read_block, read_compact, unpack_payload
 from . import primed_lzma
 from .bundle import BUNDLE_KINDS, DICTIONARY_FILES, bundle_dictionary, decode_bundle, member_count
@@ -162,6 +163,10 @@ class ArchivePool:
         #: what decoded blocks' import tables say about the nodes of blocks not decoded
         #: since, by the owner block's index; checked when the owner is decoded
         self._claims: dict[int, list[_Claim]] = {}
+        #: hears every block decoded and found to hold the ids the footer lists, before its
+        #: import claims are checked (`verify` checks each block as the walk decodes it)
+        self.on_decode: Callable[[DirectoryEntry, NodeBlock], None] | None = None
+        self._ahead: BlockAhead | None = None
         self.size = entries[-1].first + entries[-1].count if entries else 0
         #: the first node id of every block, then the node count (len = blocks + 1)
         self.block_first = np.array(self._firsts + [self.size], dtype=np.int64)
@@ -213,12 +218,24 @@ class ArchivePool:
         if block.first != entry.first or len(block) != entry.count:
             raise CorruptArchiveError("node block does not hold the ids the footer lists",
                                       path=self._storage.path, offset=entry.offset)
+        if self.on_decode is not None:
+            self.on_decode(entry, block)
         if claims:
             self._check_claims(block, entry)
         return block
 
+    def decode_ahead(self, before: int, after: int, keep: int, again: bool = True) -> None:
+        """From now on, decode the blocks near each one decoded in a thread of their own
+        (`BlockAhead`; ``again``: also those decoded before), until `release`."""
+        self._ahead = BlockAhead(self._read, len(self._entries), before, after, keep, again)
+
     def _decoded(self, index: int) -> NodeBlock:
         """Block ``index`` decoded from its payload, not yet checked against the footer."""
+        if self._ahead is not None:
+            return self._ahead.block(index, self._cache)
+        return self._read(index)
+
+    def _read(self, index: int) -> NodeBlock:
         entry = self._entries[index]
         return decode_block(self._storage.payload(entry), self._storage.path, entry.offset,  # type: ignore[no-any-return]
                             **block_coding(entry.kind))
@@ -238,6 +255,9 @@ class ArchivePool:
 
     def release(self) -> None:
         """Let the decoded blocks go (the archive was closed: no block is read again)."""
+        if self._ahead is not None:
+            self._ahead.close()
+            self._ahead = None
         self._cache.clear()
         self._cached_bytes = 0
         self._last = None

@@ -40,6 +40,10 @@ __all__ = ["Problem", "verify"]
 _SUMMARY_1_2 = ("peers", "operations", "durations", "open")
 #: node blocks decoded ahead of their check (about 1.5 MB each, decoded)
 AHEAD_BLOCKS = 4
+#: the node blocks the walk decodes ahead (`BlockAhead`): from 1 before to 3 after each one
+#: it reads, at most 48 waiting (about 1.5 MB each, decoded), and only those it has not
+#: read yet (each block is decoded once)
+WALK_AHEAD = (1, 3, 48, False)
 #: the checkpoint row lists whose first column is a region
 _REGION_ROWS = ("stack", "regions", "durations", "open")
 
@@ -115,8 +119,12 @@ class _Verifier:
         self.entries = sorted(archive.sections, key=lambda e: (e.offset, e.member))
         self.definitions: Definitions | None = None
         self.roots: dict[int, LocationRoot] | None = None
-        #: the sound node blocks, and their columns that later blocks' claims are checked against
-        self.nodes = NodeSummaries(self.decode_again, self.disagreeing_imports, SUMMARY_BYTES, LEDGER_BYTES)
+        #: the node blocks found sound, and their columns that other blocks' claims are checked against
+        self.nodes: NodeSummaries
+        #: bytes of the node blocks checked, and of all
+        self.node_bytes = (0, 0)
+        #: what the walk finds wrong with the checkpoints (problems once the node blocks are sound)
+        self.walk_problems: list[Problem] = []
         #: per node block (by offset) whose import table disagrees: the block, the mismatch
         #: of the lowest child and how many
         self.import_mismatches: dict[int, tuple[DirectoryEntry, tuple[int, str], int]] = {}
@@ -153,18 +161,14 @@ class _Verifier:
         self.check_definitions(by_kind[SectionKind.DEFINITIONS][0])
         self.check_roots_section(roots)
         node_entries = sorted((e for kind in NODE_KINDS for e in by_kind.get(kind, [])), key=lambda e: e.first)
-        total, done = sum(e.length for e in node_entries), 0
-        for entry, decoded in read_ahead(self.decoded(node_entries), depth=AHEAD_BLOCKS):
-            self.check_nodes(entry, decoded)
-            done += entry.length
-            if self.progress is not None:
-                self.progress(done, total)
-        self.nodes.settle()
-        for entry, (_, first), count in self.import_mismatches.values():
-            more = f" (and {count - 1} more)" if count > 1 else ""
-            self.add(entry, f"import table disagrees with an earlier block: {first}{more}")
-        self.check_parameters(parameters)
+        self.nodes = NodeSummaries(node_entries, self.decode_again, self.disagreeing_imports, SUMMARY_BYTES,
+                                   LEDGER_BYTES)
+        self.node_bytes = (0, sum(e.length for e in node_entries))
+        # each node block is checked as the reader decodes it: for the roots, in the walk,
+        # and then (in id order, decoded ahead) those no walk reached
+        self.archive.pool.on_decode = self.check_decoded
         self.check_roots(roots)
+        self.check_parameters(parameters)
         self.check_stats(parameters)
         listed: dict[int, set[int]] = {}
         readable = True
@@ -176,7 +180,17 @@ class _Verifier:
                 readable = self.check_index(entry, seen) and readable
         if readable and any(listed.values()):
             self.check_indexes_agree(listed, by_kind)
+        self.archive.pool.decode_ahead(*WALK_AHEAD)
         walked = self.walk(readable and any(listed.values()), by_kind)
+        self.archive.pool.on_decode = None
+        unchecked = [entry for entry in node_entries if not self.nodes.checked(entry)]
+        for entry, decoded in read_ahead(self.decoded(unchecked), depth=AHEAD_BLOCKS):
+            self.check_nodes(entry, decoded)
+        self.nodes.settle()
+        for entry, (_, first), count in self.import_mismatches.values():
+            more = f" (and {count - 1} more)" if count > 1 else ""
+            self.add(entry, f"import table disagrees with an earlier block: {first}{more}")
+        walked = self.walk_results(walked)
         aggregation = self.read_tables(by_kind, SectionKind.AGGREGATE_LEVEL, "aggregation_tables")
         if aggregation is not None:
             self.check_aggregation(*aggregation, walked.aggregation if walked else None)
@@ -217,9 +231,9 @@ class _Verifier:
         rebuilt checkpoints as they come (`check_index_contents`), and keep the
         aggregation and metric levels the tables are compared with where they come from
         the events (None where they do not; the tables' checks then ask their queries).
-        None when the events cannot be rebuilt (the node blocks' problems say why)."""
-        if any(problem.kind in NODE_KINDS for problem in self.problems):
-            return None
+        The node blocks are checked as the walk decodes them, so what it finds counts
+        only once they are known to be sound (`walk_results`). Returns the levels, or
+        the exception the walk raised."""
         intervals: dict[int, set[int]] = {}
         if indexed:
             for _, by_location in sorted(self.contents.items()):
@@ -232,8 +246,22 @@ class _Verifier:
             return run_query("verify_walk", self.archive, intervals, self.check_index_contents,
                              None if tables[0] is None else len(tables[0].levels),
                              None if tables[1] is None else tables[1].levels[0].finest)
-        except (CcgError, KeyError):
-            return None  # reported by the checks of the roots and nodes
+        except Exception as error:  # a damaged node block's doing, or not: `walk_results` tells
+            return error
+
+    def walk_results(self, walked: Any) -> Any:
+        """What the walk found, once every node block is checked: nothing if one is
+        damaged (the events cannot be rebuilt; the node blocks' problems say why), else
+        the checkpoint problems it found and its levels (None when it raised a `CcgError`
+        or KeyError, which the checks of the roots report)."""
+        if any(problem.kind in NODE_KINDS for problem in self.problems):
+            return None
+        self.problems += self.walk_problems
+        if isinstance(walked, (CcgError, KeyError)):
+            return None
+        if isinstance(walked, BaseException):
+            raise walked
+        return walked
 
     def check_index_contents(self, location: int, interval: int, rebuilt: list[Any]) -> None:
         """Spec 4.4, 4.5: what each checkpoint holds (time, stack, metrics, sums, `open`,
@@ -247,8 +275,9 @@ class _Verifier:
                 continue
             reason = _first_difference(stored, points)
             if reason:
-                self.add(entry, f"location {location}: {reason} (spec 4.4, 4.5: a checkpoint describes the "
-                                f"events a reader rebuilds)")
+                self.walk_problems.append(Problem(
+                    entry.offset, entry.kind, f"location {location}: {reason} (spec 4.4, 4.5: a checkpoint "
+                                              f"describes the events a reader rebuilds)"))
 
     # ------------------------------------------------------------------ aggregation tables
 
@@ -393,6 +422,10 @@ class _Verifier:
             if not 0 <= root.root < nodes:
                 self.add(entry, f"location {location}: root node {root.root} is outside the {nodes} nodes")
                 continue
+            try:
+                self.archive.pool.block_of(root.root)  # decoded (and checked: `check_decoded`) if it was not
+            except CcgError:
+                pass  # reported by the check of its block
             found = self.nodes.node(root.root)
             if found is None:
                 continue  # its block is damaged; already reported there
@@ -429,17 +462,28 @@ class _Verifier:
             except CcgError as error:
                 yield entry, error
 
+    def check_decoded(self, entry: DirectoryEntry, block: NodeBlock) -> None:
+        """A node block the reader decoded (for the roots or the walk, in its thread),
+        checked the first time."""
+        if not self.nodes.checked(entry):
+            self.check_nodes(entry, block)
+
     def check_nodes(self, entry: DirectoryEntry, block: NodeBlock | CcgError) -> None:
         if isinstance(block, CcgError):
             self.problems.append(_problem_of(block, entry.kind, entry.offset))
-            return
-        if block.first != entry.first or len(block) != entry.count:
+            self.nodes.damaged(entry)
+        elif block.first != entry.first or len(block) != entry.count:
             self.add(entry, f"the block holds nodes {block.first}..{block.first + len(block) - 1}, the footer "
                             f"says {entry.first}..{entry.first + entry.count - 1}")
-            return
-        self.check_keys(entry, block)
-        self.nodes.check_imports(entry, block.imports)
-        self.nodes.add(entry, block)
+            self.nodes.damaged(entry)
+        else:
+            self.check_keys(entry, block)
+            self.nodes.check_imports(entry, block.imports)
+            self.nodes.add(entry, block)
+        done, total = self.node_bytes
+        self.node_bytes = done + entry.length, total
+        if self.progress is not None:
+            self.progress(*self.node_bytes)
 
     def check_keys(self, entry: DirectoryEntry, block: NodeBlock) -> None:
         """Regions of call nodes, peers of point-to-point nodes and metrics of metric

@@ -5,9 +5,13 @@ child that lies in an earlier block (spec 5.4), and the roots repeat their root 
 `verify` checks each such claim against the node's own block. Keeping every block's
 columns would cost 16 bytes per node for the whole file (700 MB at 10^8 jittered
 events), so `NodeSummaries` keeps those of the blocks used most recently, within a byte
-budget. A claim on a block it has let go waits in a ledger; the ledger is settled (each
-block it names decoded once more, in file order) when it holds a budget's worth of
-claims, and at the end. Memory is then bounded by the two budgets whatever the length.
+budget. The blocks come in any order (`verify` checks each as its walk decodes it): a
+claim on a block not checked yet waits for that block, and is checked when it comes. A
+claim on a block it has let go waits in a ledger; the ledger is settled (each block it
+names decoded once more, in file order) when it holds a budget's worth of claims, and at
+the end. Memory is then bounded by the two budgets and the claims waiting for blocks to
+come (at most every claim of the file: 40 bytes each, 10 MB at 3 * 10^7 jittered
+events).
 """
 
 from __future__ import annotations
@@ -66,30 +70,60 @@ class _Claims:
 
 @dataclass
 class NodeSummaries:
-    """The sound node blocks in id order, the recent ones' columns, and the waiting claims.
+    """The node blocks the footer lists, which are sound, the recent ones' columns, and the
+    waiting claims. Blocks are checked in any order (`verify` checks them as its walk
+    decodes them): a claim on a block not checked yet waits for it, one on a block let go
+    waits in the ledger, one on a damaged block is dropped (the damage is reported there).
 
-    ``decode(entry)`` decodes a block again (None if it cannot be read now); ``report(entry,
-    mismatches)`` receives (child, message) pairs of the claims in block ``entry``'s import
-    table that disagree, some now and some when the ledger is settled."""
+    ``entries`` are the footer's node blocks in id order. ``decode(entry)`` decodes a
+    block again (None if it cannot be read now); ``report(entry, mismatches)`` receives
+    (child, message) pairs of the claims in block ``entry``'s import table that disagree,
+    some now and some when the ledger is settled."""
 
+    entries: list[DirectoryEntry]
     decode: Callable[[DirectoryEntry], NodeBlock | None]
     report: Callable[[DirectoryEntry, list[tuple[int, str]]], None]
     summary_bytes: int = SUMMARY_BYTES
     ledger_bytes: int = LEDGER_BYTES
-    entries: list[DirectoryEntry] = field(default_factory=list)
-    firsts: list[int] = field(default_factory=list)
-    counts: list[int] = field(default_factory=list)
+    #: per block: None not checked yet, True sound, False damaged
+    sound: list[bool | None] = field(init=False)
+    _firsts: np.ndarray = field(init=False)
+    _counts: np.ndarray = field(init=False)
+    _index: dict[DirectoryEntry, int] = field(init=False)
     _kept: OrderedDict[int, BlockSummary] = field(default_factory=OrderedDict)
     _kept_bytes: int = 0
     _ledger: dict[int, list[_Claims]] = field(default_factory=dict)
     _ledger_claims: int = 0
+    _waiting: dict[int, list[_Claims]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.sound = [None] * len(self.entries)
+        self._firsts = np.array([entry.first for entry in self.entries], dtype=np.int64)
+        self._counts = np.array([entry.count for entry in self.entries], dtype=np.int64)
+        self._index = {entry: index for index, entry in enumerate(self.entries)}
+
+    def checked(self, entry: DirectoryEntry) -> bool:
+        """Whether block ``entry`` was found sound or damaged already."""
+        return self.sound[self._index[entry]] is not None
 
     def add(self, entry: DirectoryEntry, block: NodeBlock) -> None:
-        """Record a sound block, after its own import table was checked."""
-        self.entries.append(entry)
-        self.firsts.append(block.first)
-        self.counts.append(len(block))
-        self._keep(len(self.entries) - 1, BlockSummary.of(block))
+        """Record a sound block, after its own import table was checked: the claims
+        waiting for it are checked now."""
+        index = self._index[entry]
+        self.sound[index] = True
+        summary = BlockSummary.of(block)
+        self._keep(index, summary)
+        found: list[tuple[DirectoryEntry, list[tuple[int, str]]]] = [
+            (claims.entry, _mismatches(summary, claims.imports, claims.rows)) for claims in self._waiting.pop(index, [])]
+        for claiming, mismatches in found:
+            if mismatches:
+                self.report(claiming, mismatches)
+
+    def damaged(self, entry: DirectoryEntry) -> None:
+        """Record a block that does not read (or not as the footer lists it)."""
+        index = self._index[entry]
+        self.sound[index] = False
+        self._waiting.pop(index, None)
 
     def _keep(self, index: int, summary: BlockSummary) -> None:
         self._kept[index] = summary
@@ -112,35 +146,36 @@ class NodeSummaries:
         return summary
 
     def node(self, node: int) -> tuple[int, int] | None:
-        """(events, total) of a node, None if no sound block holds it."""
-        index = self._block_of(np.array([node], dtype=np.int64))[0]
-        summary = self._summary(int(index)) if index >= 0 else None
+        """(events, total) of a node, None if no block found sound holds it."""
+        index = int(self._block_of(np.array([node], dtype=np.int64))[0])
+        summary = self._summary(index) if index >= 0 and self.sound[index] else None
         if summary is None:
             return None
         local = node - summary.first
         return int(summary.events[local]), int(summary.total[local])
 
     def _block_of(self, ids: np.ndarray) -> np.ndarray:
-        """The index of the sound block holding each id, -1 for none."""
-        position = np.searchsorted(np.array(self.firsts, dtype=np.int64), ids, side="right") - 1
-        counts = np.array(self.counts, dtype=np.int64)
+        """The index of the listed block holding each id, -1 for none."""
+        position = np.searchsorted(self._firsts, ids, side="right") - 1
         inside = position >= 0
-        inside[inside] = ids[inside] - np.array(self.firsts, dtype=np.int64)[position[inside]] < counts[position[inside]]
+        inside[inside] = ids[inside] - self._firsts[position[inside]] < self._counts[position[inside]]
         return np.where(inside, position, -1)
 
     def check_imports(self, entry: DirectoryEntry, imports: ImportTable) -> None:
-        """Check the claims of block ``entry``'s import table on the blocks kept now; put
-        those on blocks let go in the ledger."""
+        """Check the claims of block ``entry``'s import table on the blocks kept now; those
+        on blocks let go go in the ledger, those on blocks not checked yet wait for them."""
         if not len(imports.ids):
             return
         position = self._block_of(imports.ids)
         mismatches: list[tuple[int, str]] = []
         for index in np.unique(position).tolist():
-            if index < 0:
+            if index < 0 or self.sound[index] is False:
                 continue  # a damaged block's nodes: already reported there
             rows = np.flatnonzero(position == index)
             summary = self._kept.get(index)
-            if summary is None:
+            if self.sound[index] is None:
+                self._waiting.setdefault(index, []).append(_Claims(entry, imports, rows))
+            elif summary is None:
                 self._ledger.setdefault(index, []).append(_Claims(entry, imports, rows))
                 self._ledger_claims += len(rows)
             else:
@@ -152,7 +187,7 @@ class NodeSummaries:
             self.settle()
 
     def settle(self) -> None:
-        """Check every waiting claim: each block the ledger names is decoded once."""
+        """Check every claim waiting in the ledger: each block it names is decoded once."""
         found: dict[int, list[tuple[int, str]]] = {}
         by_entry: dict[int, DirectoryEntry] = {}
         for index in sorted(self._ledger):

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .. import backends
 from ..model import EventBatch, EventKind
 from ..ordering import stable_order
 from . import streaming
@@ -39,9 +40,12 @@ WINDOWS_APART = 128
 class SliceTimes:
     """The cells ``[locations, slices, states]`` (int64 ticks) of locations whose events
     arrive in batches, in time order per location, with any increasing ``bounds`` (the
-    ``slices + 1`` slice bounds). ``states`` grows when a region beyond it holds time."""
+    ``slices + 1`` slice bounds). ``states`` grows when a region beyond it holds time.
+    ``native``: the events are added in C (`ccgformat._native.slice_cells`) or by the
+    numpy code here, the reference (default: the active backend's)."""
 
-    def __init__(self, locations: int, bounds: np.ndarray, states: int):
+    def __init__(self, locations: int, bounds: np.ndarray, states: int, native: bool | None = None):
+        self.native = backends.native() if native is None else native
         self.bounds = np.asarray(bounds, np.int64)
         self.cells = np.zeros((locations, len(self.bounds) - 1, max(states, 0)), np.int64)
         self._stacks: list[np.ndarray] = [np.zeros(0, np.int64)] * locations
@@ -55,6 +59,12 @@ class SliceTimes:
         """The next events of the location of ``row``."""
         n = len(batch)
         if not n:
+            return
+        if self.native:
+            from .._native import slice_cells
+            self._stacks[row], self._last[row] = slice_cells.add(
+                lambda: self.cells[row], self._grow, self.bounds, batch.time, batch.kind, batch.ref,
+                self._stacks[row], self._last[row])
             return
         kind = np.asarray(batch.kind)
         time = np.asarray(batch.time, np.int64)
@@ -128,6 +138,12 @@ class SliceTimes:
             out[at - 1] = ref[latest[at]]
         return out
 
+    def _grow(self, states: int) -> None:
+        """Widen the cells to ``states`` regions."""
+        grown = np.zeros(self.cells.shape[:2] + (states,), np.int64)
+        grown[:, :, :self.states] = self.cells
+        self.cells = grown
+
     def _intervals(self, row: int, starts: np.ndarray, stops: np.ndarray, region: np.ndarray) -> None:
         """Add ``stops - starts`` to the cells of ``region`` (>= 0), split at the bounds."""
         held = (region >= 0) & (stops > starts)
@@ -140,9 +156,7 @@ class SliceTimes:
         if not len(starts):
             return
         if int(region.max()) >= self.states:
-            grown = np.zeros(self.cells.shape[:2] + (int(region.max()) + 1,), np.int64)
-            grown[:, :, :self.states] = self.cells
-            self.cells = grown
+            self._grow(int(region.max()) + 1)
         width, states = len(b) - 1, self.states
         slot = np.searchsorted(b, starts, "right") - 1  # the slice each interval starts in
         flat = slot * states + region

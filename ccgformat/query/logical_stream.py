@@ -39,10 +39,12 @@ from .logical_walk import COLLECTIVE_KINDS, EVENT_COLUMNS, MATCHING_COLUMNS, POI
 from .messages import WINDOW, MessageStream, stream_kinds
 from .messages_collectives import numbered
 
-__all__ = ["CLOSE_EVENTS", "Closed", "closed_batches"]
+__all__ = ["CLOSE_EVENTS", "STREAM_WINDOW", "Closed", "closed_batches"]
 
 #: the held events are closed once this many (or twice as many as were left open) are held
 CLOSE_EVENTS = 1 << 20
+#: the stream's events handed to message matching at a time
+STREAM_WINDOW = WINDOW
 _P2P = np.zeros(256, bool)
 _P2P[list(POINT_TO_POINT_KINDS)] = True
 
@@ -74,15 +76,15 @@ def closed_batches(source: Any, scheme: str, clusters: int) -> Iterator[Closed]:
     held = _Held(source, np.array(kinds, np.int64), scheme, clusters)
 
     def windows() -> Iterator[tuple[np.ndarray, EventBatch]]:
-        for part in merged_events(source, stream_kinds(source), WINDOW):
-            for first in range(0, len(part["time"]), WINDOW):
-                window = {name: column[first:first + WINDOW] for name, column in part.items()}
+        for part in merged_events(source, stream_kinds(source), STREAM_WINDOW):
+            for first in range(0, len(part["time"]), STREAM_WINDOW):
+                window = {name: column[first:first + STREAM_WINDOW] for name, column in part.items()}
                 held.add(window)
                 yield window["location"], EventBatch(
                     time=window["time"], kind=window["kind"].astype(np.uint8), ref=window["peer"],
                     comm=window["comm"], tag=window["tag"], **{name: window[name] for name in MATCHING_COLUMNS})
 
-    for chunk in MessageStream(source, None, None, None, WINDOW, False, windows(), places=True):
+    for chunk in MessageStream(source, None, None, None, STREAM_WINDOW, False, windows(), places=True):
         held.pair(chunk.columns["send_seq"], chunk.columns["recv_seq"])
         if held.full():
             batch = held.close(last=False)

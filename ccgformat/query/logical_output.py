@@ -70,7 +70,7 @@ def members_of(phase: np.ndarray, location: np.ndarray, cluster: np.ndarray, pha
     """The `Members` of events with these columns, ``phases`` phases."""
     order = np.lexsort((location, cluster, phase))
     p, c, l = phase[order], cluster[order], location[order]
-    distinct = np.r_[True, (p[1:] != p[:-1]) | (c[1:] != c[:-1]) | (l[1:] != l[:-1])]
+    distinct = np.r_[True, (p[1:] != p[:-1]) | (c[1:] != c[:-1]) | (l[1:] != l[:-1])][:len(p)]
     member = np.cumsum(distinct) - 1
     count = np.bincount(p[distinct], minlength=phases)
     first = np.r_[0, np.cumsum(count)][p[distinct]]

@@ -173,6 +173,8 @@ class StreamedLogical(Drawn):
 
     def _read_all(self) -> Iterator[tuple[int, np.ndarray]]:
         """Per location with events its spooled table (7 rows), its blocks joined."""
+        if not len(self._locations):
+            return
         bounds = np.flatnonzero(np.r_[True, self._locations[1:] != self._locations[:-1], True]).tolist()
         handle = self._spool.fileno()
         for first, stop in zip(bounds[:-1], bounds[1:]):

@@ -6,7 +6,7 @@ Locations of at most `WALK_BATCH` events are walked whole first (many at once, a
 `logical_walk` does) and sorted once. Longer ones are walked a batch at a time, always
 the one whose walk is furthest behind in time next, each with a `Calls` of its own. An
 event leaves once every location still walking is past its time: its own held events
-(waiting for their call's LEAVE) and its walk. Times rise along a location (as OTF2
+(waiting for their call's LEAVE) and its walk. The block cache is held to `WALK_CACHE` meanwhile. Times rise along a location (as OTF2
 requires); an archive whose times fall along one is refused (`TraceError`).
 """
 
@@ -26,6 +26,10 @@ from .streaming import WALK_BATCH, read_ahead
 __all__ = ["merged_events"]
 
 Part = dict[str, np.ndarray]
+#: the archive's block cache while the long locations are walked side by side: each block
+#: is decoded about once, and the walk's memory is what the closing needs (at 10 M events
+#: 128 MiB took the time of 512 MiB, 240 MB less)
+WALK_CACHE = 128 << 20
 
 
 def merged_events(source: Any, kinds: tuple[int, ...], window: int) -> Iterator[Part]:
@@ -43,10 +47,18 @@ def merged_events(source: Any, kinds: tuple[int, ...], window: int) -> Iterator[
     rest = {name: getattr(found, name) for name in EVENT_COLUMNS} | found.matching
     rest = {name: column[np.lexsort((rest["index"], rest["location"], rest["time"]))] for name, column in rest.items()}
     merge = _Merge(rest, {location: Calls(wanted) for location in long})
-    for location, batch in read_ahead(_lagging(source, long)):
-        merge.add(location, batch)
-        if merge.waiting >= window:
-            yield from merge.flush()
+    pool = source.pool
+    held = getattr(pool, "cache_limit", None)
+    if hasattr(pool, "cache_limit"):
+        pool.cache_limit = WALK_CACHE
+    try:
+        for location, batch in read_ahead(_lagging(source, long)):
+            merge.add(location, batch)
+            if merge.waiting >= window:
+                yield from merge.flush()
+    finally:
+        if hasattr(pool, "cache_limit"):
+            pool.cache_limit = held
     yield from merge.flush(last=True)
 
 
@@ -75,7 +87,8 @@ class _Merge:
         self.rest = rest
         self.calls = calls
         self.ready: dict[int, list[Part]] = {location: [] for location in calls}
-        self.walked: dict[int, int] = {}  #: per location still walking, the time it has walked to
+        #: per location still walking, the time it has walked to
+        self.walked: dict[int, int] = {location: -(1 << 63) for location in calls}
         self.waiting = 0
 
     def add(self, location: int, batch: EventBatch | None) -> None:
@@ -84,8 +97,7 @@ class _Merge:
             calls.waiting = []  # calls still open at the location's end hold their events to it
             self.walked.pop(location, None)
         else:
-            before = self.walked.get(location)
-            if before is not None and int(batch.time[0]) < before or np.any(batch.time[1:] < batch.time[:-1]):
+            if int(batch.time[0]) < self.walked[location] or np.any(batch.time[1:] < batch.time[:-1]):
                 raise TraceError("the times of this location fall: logical time streams events in time order",
                                  location=location)
             self.walked[location] = int(batch.time[-1])

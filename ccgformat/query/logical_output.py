@@ -92,18 +92,19 @@ def write_json(answer: Answer, out: TextIO) -> None:
     columns = answer.location_columns()
     upcoming = next(columns, None)
     for location, name in enumerate(answer.names):
-        if location:
-            out.write(", ")
-        out.write(f'{{"location": {location}, "name": {json.dumps(name)}')
+        pieces = [", " if location else "", f'{{"location": {location}, "name": {json.dumps(name)}']
         mine = upcoming[1] if upcoming is not None and upcoming[0] == location else None
         for key, column in keys:
-            out.write(f', "{key}": [')
-            if mine is not None:
-                values = mine[column]
-                for first in range(0, len(values), _ITEMS):
-                    out.write((", " if first else "") + ", ".join(map(str, values[first:first + _ITEMS].tolist())))
-            out.write("]")
-        out.write("}")
+            pieces.append(f', "{key}": [')
+            values = mine[column] if mine is not None else np.zeros(0, np.int64)
+            for first in range(0, len(values), _ITEMS):
+                pieces.append((", " if first else "") + ", ".join(map(str, values[first:first + _ITEMS].tolist())))
+                if len(values) > _ITEMS:  # a long list: written a part at a time
+                    out.write("".join(pieces))
+                    pieces = []
+            pieces.append("]")
+        pieces.append("}")
+        out.write("".join(pieces))
         if mine is not None:
             upcoming = next(columns, None)
     out.write('], "phases": [')

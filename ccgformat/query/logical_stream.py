@@ -42,7 +42,7 @@ from .messages_collectives import numbered
 __all__ = ["CLOSE_EVENTS", "STREAM_WINDOW", "Closed", "closed_batches"]
 
 #: the held events are closed once this many (or twice as many as were left open) are held
-CLOSE_EVENTS = 1 << 20
+CLOSE_EVENTS = 1 << 18
 #: the stream's events handed to message matching at a time
 STREAM_WINDOW = WINDOW
 _P2P = np.zeros(256, bool)

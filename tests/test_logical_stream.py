@@ -117,15 +117,17 @@ def streamed_peak(folder, locations: int, events: int) -> tuple[int, int]:
 
 
 def test_streamed_memory_does_not_grow_with_the_trace(tmp_path, monkeypatch):
-    """The same ring at 6,000 and 24,000 events per location: 4x the communication events,
-    while the peak stays under 8 MiB and the longer within 1.3x the shorter plus 768 KiB
-    - what grows is a location's spooled events read back to write its JSON (56 bytes an
-    event, about 0.2 MB at 24,000 events) and the phases' few numbers each (48 bytes)."""
+    """The same ring at 10,000 and 40,000 events per location: 4x the communication
+    events, while the peak stays under 8 MiB and the longer within 1.3x the shorter plus
+    512 KiB - what grows is a location's spooled events read back to write its JSON (56
+    bytes an event: about 0.37 MB at 40,000 events) and the phases' few numbers (48 bytes
+    each). Measured: 1.98 and 2.02 MB (native), 5.21 and 5.32 MB (Python: its decoded
+    blocks and walker memos fill their caches, which 6,000 events did not)."""
     small_walks(monkeypatch)
     small_batches(monkeypatch, 1024, 512, 1024)
     peak = functools.partial(streamed_peak, tmp_path, 2)
-    short_peak, short_events = peak(6_000)
-    long_peak, long_events = peak(24_000)
+    short_peak, short_events = peak(10_000)
+    long_peak, long_events = peak(40_000)
     assert long_events > 3 * short_events
     assert short_peak < 8 << 20 and long_peak < 8 << 20, (short_peak, long_peak)
-    assert long_peak < 1.3 * short_peak + (768 << 10), (short_peak, long_peak)
+    assert long_peak < 1.3 * short_peak + (512 << 10), (short_peak, long_peak)

@@ -98,7 +98,7 @@ def write_json(answer: Answer, out: TextIO) -> None:
             pieces.append(f', "{key}": [')
             values = mine[column] if mine is not None else np.zeros(0, np.int64)
             for first in range(0, len(values), _ITEMS):
-                pieces.append((", " if first else "") + ", ".join(map(str, values[first:first + _ITEMS].tolist())))
+                pieces.append((", " if first else "") + json.dumps(values[first:first + _ITEMS].tolist())[1:-1])
                 if len(values) > _ITEMS:  # a long list: written a part at a time
                     out.write("".join(pieces))
                     pieces = []

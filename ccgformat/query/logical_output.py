@@ -4,8 +4,8 @@ of the streamed one (`logical_spool`) - read a location at a time: the JSON
 and the picture's rows spread (`logical_picture`).
 
 An answer gives ``scheme``, ``timer_resolution``, ``names``, ``phases`` (their number),
-``location_columns()`` (per location with events its `LOCATION_COLUMNS`, trace order)
-and ``phase_records()`` (per phase in order: first step, last step, events, clusters).
+``location_columns()`` (per location with events its `LOCATION_COLUMNS`, trace order),
+``columns_of(location)`` (one location's, None without events) and ``phase_records()`` (per phase in order: first step, last step, events, clusters).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import numpy as np
 __all__ = ["LOCATION_COLUMNS", "Answer", "Members", "members_of", "phase_record", "write_json"]
 
 #: the columns of a location's events an answer gives: event index, step, lateness,
-#: phase, cluster, aggregate lateness, and its place among its phase's locations ordered
-#: by (cluster, location) (``rank``)
-LOCATION_COLUMNS = ("event", "step", "lateness", "phase", "cluster", "aggregate_lateness", "rank")
+#: phase, cluster, aggregate lateness, its place among its phase's locations ordered by
+#: (cluster, location) (``rank``), and the event index of its call's LEAVE (-1: none)
+LOCATION_COLUMNS = ("event", "step", "lateness", "phase", "cluster", "aggregate_lateness", "rank", "leave")
 _JSON_KEYS = (("events", "event"), ("steps", "step"), ("lateness", "lateness"), ("phases", "phase"),
               ("clusters", "cluster"), ("aggregate_lateness", "aggregate_lateness"))
 #: list items written at once
@@ -37,6 +37,8 @@ class Answer(Protocol):
     def phases(self) -> int: ...
 
     def location_columns(self) -> Iterator[tuple[int, dict[str, np.ndarray]]]: ...
+
+    def columns_of(self, location: int) -> dict[str, np.ndarray] | None: ...
 
     def phase_records(self) -> Iterator[dict[str, Any]]: ...
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterator, TextIO
 
 import numpy as np
@@ -86,27 +87,35 @@ class Logical(Drawn):
     def location_columns(self) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
         """Per location with events its `logical_output.LOCATION_COLUMNS`."""
         bounds = np.searchsorted(self.location, np.arange(len(self.names) + 1)).tolist()
-        rank = self.members().rank
+        rank = self.members.rank
         for location in range(len(self.names)):
-            rows = slice(bounds[location], bounds[location + 1])
-            if rows.start < rows.stop:
-                yield location, {"event": self.event[rows], "step": self.step[rows], "lateness": self.lateness[rows],
-                                 "phase": self.phase[rows], "cluster": self.cluster[rows],
-                                 "aggregate_lateness": self.aggregate_lateness[rows], "rank": rank[rows]}
+            if bounds[location] < bounds[location + 1]:
+                yield location, self._columns(slice(bounds[location], bounds[location + 1]), rank)
 
+    def columns_of(self, location: int) -> dict[str, np.ndarray] | None:
+        """``location``'s `logical_output.LOCATION_COLUMNS` (None: it has no event)."""
+        rows = self.rows_of(location)
+        return self._columns(rows, self.members.rank) if rows.start < rows.stop else None
+
+    def _columns(self, rows: slice, rank: np.ndarray) -> dict[str, np.ndarray]:
+        return {"event": self.event[rows], "step": self.step[rows], "lateness": self.lateness[rows],
+                "phase": self.phase[rows], "cluster": self.cluster[rows],
+                "aggregate_lateness": self.aggregate_lateness[rows], "rank": rank[rows], "leave": self.leave[rows]}
+
+    @cached_property
     def members(self) -> Members:
         """Each phase's locations ordered by cluster (`logical_output.Members`)."""
         return members_of(self.phase, self.location, self.cluster, self.phases)
 
     def phase_sizes(self) -> np.ndarray:
         """Per phase its number of locations."""
-        return self.members().count
+        return self.members.count
 
     def phase_records(self) -> Iterator[dict[str, Any]]:
         """Per phase: its number, first and last step, events and clusters' locations."""
         events = np.bincount(self.phase, minlength=self.phases).tolist()
         for p, (first, last, count, members) in enumerate(zip(self.first_step.tolist(), self.last_step.tolist(),
-                                                              events, self.members().clusters())):
+                                                              events, self.members.clusters())):
             yield phase_record(p, first, last, count, members)
 
     def message_lines(self, most: int) -> np.ndarray | None:

@@ -5,8 +5,8 @@ memory holds per phase a few numbers, per location its events while it is writte
 up to `MESSAGE_LINES` message lines.
 
 The spool holds per batch and location its events' index, step, phase (in closing
-order), lateness, aggregate lateness, cluster and place among its phase's locations by
-cluster (7 numbers an event); a second file each phase's (cluster, location) pairs.
+order), lateness, aggregate lateness, cluster, place among its phase's locations by
+cluster and call's LEAVE (8 numbers an event); a second file each phase's (cluster, location) pairs.
 Phases are numbered at the end, by first step and first event, as `Archive.logical`
 numbers them. Under Lamport's scheme the spool holds the exit times: the lateness of
 the one phase (exit minus the least exit at the step) is known at the end, and its
@@ -32,7 +32,7 @@ from .timeline import location_labels
 
 __all__ = ["StreamedLogical", "streamed_logical"]
 
-_COLUMNS = 7          #: numbers spooled per event
+_COLUMNS = 8          #: numbers spooled per event
 _WORD = 8
 #: phases whose clusters are read back at once
 _PHASES_AT_ONCE = 1 << 16
@@ -115,7 +115,8 @@ class StreamedLogical(Drawn):
             self._phase_columns.append([batch.first_step, batch.last_step,
                                         np.bincount(batch.phase - base, minlength=len(batch.first_step)),
                                         batch.first_location, batch.first_index, members.count])
-        table = np.stack([events.index, batch.step, batch.phase, value, batch.aggregate, batch.cluster, rank])
+        table = np.stack([events.index, batch.step, batch.phase, value, batch.aggregate, batch.cluster, rank,
+                          events.leave])
         bounds = np.flatnonzero(np.r_[True, events.location[1:] != events.location[:-1], True])
         offsets = self._spool.tell() + _COLUMNS * _WORD * bounds[:-1]
         for first, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
@@ -172,28 +173,39 @@ class StreamedLogical(Drawn):
         self._members = members
 
     def _read_all(self) -> Iterator[tuple[int, np.ndarray]]:
-        """Per location with events its spooled table (7 rows), its blocks joined."""
+        """Per location with events its spooled table (a row per column), its blocks joined."""
         if not len(self._locations):
             return
         bounds = np.flatnonzero(np.r_[True, self._locations[1:] != self._locations[:-1], True]).tolist()
-        handle = self._spool.fileno()
         for first, stop in zip(bounds[:-1], bounds[1:]):
-            parts = [np.frombuffer(os.pread(handle, _COLUMNS * _WORD * count, offset), np.int64).reshape(_COLUMNS, count)
-                     for offset, count in zip(self._offsets[first:stop].tolist(), self._counts[first:stop].tolist())]
-            yield int(self._locations[first]), parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+            yield int(self._locations[first]), self._read(first, stop)
+
+    def _read(self, first: int, stop: int) -> np.ndarray:
+        """The spooled blocks ``first:stop`` (of one location), joined."""
+        handle = self._spool.fileno()
+        parts = [np.frombuffer(os.pread(handle, _COLUMNS * _WORD * count, offset), np.int64).reshape(_COLUMNS, count)
+                 for offset, count in zip(self._offsets[first:stop].tolist(), self._counts[first:stop].tolist())]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
 
     def location_columns(self) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
         """Per location with events its `logical_output.LOCATION_COLUMNS`."""
         for location, table in self._read_all():
-            event, step, phase, value, aggregate, cluster, rank = table
-            if self.scheme == "lamport":
-                count = len(step)
-                yield location, {"event": event, "step": step, "lateness": value - self._earliest[step],
-                                 "phase": np.zeros(count, np.int64), "cluster": np.full(count, self._cluster[location]),
-                                 "aggregate_lateness": aggregate, "rank": np.full(count, self._rank[location])}
-            else:
-                yield location, {"event": event, "step": step, "lateness": value, "phase": self._number[phase],
-                                 "cluster": cluster, "aggregate_lateness": aggregate, "rank": rank}
+            yield location, self._columns(location, table)
+
+    def columns_of(self, location: int) -> dict[str, np.ndarray] | None:
+        """``location``'s `logical_output.LOCATION_COLUMNS` (None: it has no event)."""
+        first, stop = np.searchsorted(self._locations, [location, location + 1]).tolist()
+        return self._columns(location, self._read(first, stop)) if first < stop else None
+
+    def _columns(self, location: int, table: np.ndarray) -> dict[str, np.ndarray]:
+        event, step, phase, value, aggregate, cluster, rank, leave = table
+        if self.scheme == "lamport":
+            count = len(step)
+            return {"event": event, "step": step, "lateness": value - self._earliest[step],
+                    "phase": np.zeros(count, np.int64), "cluster": np.full(count, self._cluster[location]),
+                    "aggregate_lateness": aggregate, "rank": np.full(count, self._rank[location]), "leave": leave}
+        return {"event": event, "step": step, "lateness": value, "phase": self._number[phase], "cluster": cluster,
+                "aggregate_lateness": aggregate, "rank": rank, "leave": leave}
 
     def phase_records(self) -> Iterator[dict[str, Any]]:
         """Per phase in order: its number, first and last step, events, clusters."""

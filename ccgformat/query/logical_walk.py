@@ -23,7 +23,8 @@ from ..graph.graph import chosen_roots
 from ..model import EventBatch, EventKind
 from .streaming import WALK_BATCH, read_ahead
 
-__all__ = ["COLLECTIVE_KINDS", "MATCHING_COLUMNS", "POINT_TO_POINT_KINDS", "CommunicationEvents", "communication_events"]
+__all__ = ["COLLECTIVE_KINDS", "EVENT_COLUMNS", "MATCHING_COLUMNS", "POINT_TO_POINT_KINDS", "Calls", "CommunicationEvents",
+           "communication_events", "small_chunks"]
 
 POINT_TO_POINT_KINDS = (int(EventKind.SEND), int(EventKind.ISEND), int(EventKind.RECV), int(EventKind.IRECV))
 COLLECTIVE_KINDS = (int(EventKind.COLL_END),)

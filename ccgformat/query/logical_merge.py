@@ -45,7 +45,8 @@ def merged_events(source: Any, kinds: tuple[int, ...], window: int) -> Iterator[
         whole.add(owner, batch)
     found = whole.finish()
     rest = {name: getattr(found, name) for name in EVENT_COLUMNS} | found.matching
-    rest = {name: column[np.lexsort((rest["index"], rest["location"], rest["time"]))] for name, column in rest.items()}
+    order = np.lexsort((rest["index"], rest["location"], rest["time"]))
+    rest = {name: column[order] for name, column in rest.items()}
     merge = _Merge(rest, {location: Calls(wanted) for location in long})
     pool = source.pool
     held = getattr(pool, "cache_limit", None)

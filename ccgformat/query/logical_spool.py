@@ -69,9 +69,13 @@ class StreamedLogical(Drawn):
         self._events = 0
         self._top = -1           #: the greatest step
         self._earliest = np.zeros(0, np.int64)  #: Lamport: per step the least exit time
-        for batch in closed_batches(source, scheme, clusters):
-            self._take(batch)
-        self._finish(clusters)
+        try:
+            for batch in closed_batches(source, scheme, clusters):
+                self._take(batch)
+            self._finish(clusters)
+        except BaseException:
+            self.close()
+            raise
 
     def __len__(self) -> int:
         return self._events

@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 import ccgformat
 from ccgformat.cli.logical import summary_text
 from ccgformat.errors import TraceError
+from ccgformat.model import EventKind as K
 from ccgformat.query.logical import logical
 from ccgformat.query.logical_picture import logical_figure
 from ccgformat.query.logical_spool import streamed_logical
 
-from .logical_support import build, plans
+from .logical_support import build, calls, plans
 from .query_support import CORPUS, converted, ring_archive, small_walks
 
 logical_merge = importlib.import_module("ccgformat.query.logical_merge")
@@ -131,3 +132,14 @@ def test_streamed_memory_does_not_grow_with_the_trace(tmp_path, monkeypatch):
     assert long_events > 3 * short_events
     assert short_peak < 8 << 20 and long_peak < 8 << 20, (short_peak, long_peak)
     assert long_peak < 1.3 * short_peak + (512 << 10), (short_peak, long_peak)
+
+
+@pytest.mark.parametrize("scheme", ["lamport", "ravel"])
+def test_a_cycle_of_messages_is_an_error_when_streamed(scheme):
+    """Both ranks receive before they send: the streamed answer refuses it as the whole one does."""
+    graph = build({0: calls([(K.RECV, 1, 0), (K.SEND, 1, 0)]), 1: calls([(K.RECV, 0, 0), (K.SEND, 0, 0)])})
+    with pytest.raises(TraceError) as whole:
+        logical(graph, scheme)
+    with pytest.raises(TraceError) as streamed, streamed_logical(graph, scheme):
+        pass
+    assert str(streamed.value) == str(whole.value)

@@ -34,7 +34,12 @@ WALK_CACHE = 128 << 20
 
 def merged_events(source: Any, kinds: tuple[int, ...], window: int) -> Iterator[Part]:
     """The events of ``kinds`` of every location with their calls (`logical_walk` columns),
-    in parts of at least ``window`` events (but the last), in stream order."""
+    in parts of ``window`` events (but the last), in stream order."""
+    return _windows(_merged(source, kinds, window), window)
+
+
+def _merged(source: Any, kinds: tuple[int, ...], window: int) -> Iterator[Part]:
+    """`merged_events` in parts of any length."""
     chosen = chosen_roots(source)
     counts = chosen.events.tolist()
     small = [(location, count) for location, count in zip(chosen.locations, counts) if count <= WALK_BATCH]
@@ -61,6 +66,24 @@ def merged_events(source: Any, kinds: tuple[int, ...], window: int) -> Iterator[
         if hasattr(pool, "cache_limit"):
             pool.cache_limit = held
     yield from merge.flush(last=True)
+
+
+def _windows(parts: Iterator[Part], window: int) -> Iterator[Part]:
+    """``parts`` joined and cut into parts of ``window`` events (but the last)."""
+    held: list[Part] = []
+    count = 0
+    for part in parts:
+        held.append(part)
+        count += len(part["time"])
+        if count >= window:
+            joined = _joined(held)
+            cut = count - count % window
+            for first in range(0, cut, window):
+                yield {name: column[first:first + window] for name, column in joined.items()}
+            held = [{name: column[cut:] for name, column in joined.items()}]
+            count -= cut
+    if count:
+        yield _joined(held)
 
 
 def _lagging(source: Any, locations: list[int]) -> Iterator[tuple[int, EventBatch | None]]:

@@ -76,13 +76,11 @@ def closed_batches(source: Any, scheme: str, clusters: int) -> Iterator[Closed]:
     held = _Held(source, np.array(kinds, np.int64), scheme, clusters)
 
     def windows() -> Iterator[tuple[np.ndarray, EventBatch]]:
-        for part in merged_events(source, stream_kinds(source), STREAM_WINDOW):
-            for first in range(0, len(part["time"]), STREAM_WINDOW):
-                window = {name: column[first:first + STREAM_WINDOW] for name, column in part.items()}
-                held.add(window)
-                yield window["location"], EventBatch(
-                    time=window["time"], kind=window["kind"].astype(np.uint8), ref=window["peer"],
-                    comm=window["comm"], tag=window["tag"], **{name: window[name] for name in MATCHING_COLUMNS})
+        for window in merged_events(source, stream_kinds(source), STREAM_WINDOW):
+            held.add(window)
+            yield window["location"], EventBatch(
+                time=window["time"], kind=window["kind"].astype(np.uint8), ref=window["peer"],
+                comm=window["comm"], tag=window["tag"], **{name: window[name] for name in MATCHING_COLUMNS})
 
     for chunk in MessageStream(source, None, None, None, STREAM_WINDOW, False, windows(), places=True):
         held.pair(chunk.columns["send_seq"], chunk.columns["recv_seq"])

@@ -94,19 +94,19 @@ def write_json(answer: Answer, out: TextIO) -> None:
     columns = answer.location_columns()
     upcoming = next(columns, None)
     for location, name in enumerate(answer.names):
-        pieces = [", " if location else "", f'{{"location": {location}, "name": {json.dumps(name)}']
         mine = upcoming[1] if upcoming is not None and upcoming[0] == location else None
-        for key, column in keys:
-            pieces.append(f', "{key}": [')
-            values = mine[column] if mine is not None else np.zeros(0, np.int64)
-            for first in range(0, len(values), _ITEMS):
-                pieces.append((", " if first else "") + json.dumps(values[first:first + _ITEMS].tolist())[1:-1])
-                if len(values) > _ITEMS:  # a long list: written a part at a time
-                    out.write("".join(pieces))
-                    pieces = []
-            pieces.append("]")
-        pieces.append("}")
-        out.write("".join(pieces))
+        out.write(", " if location else "")
+        if mine is None or len(mine["event"]) <= _ITEMS:  # at once
+            lists = {key: mine[column].tolist() if mine is not None else [] for key, column in keys}
+            out.write(json.dumps({"location": location, "name": name} | lists))
+        else:  # a part at a time
+            out.write(f'{{"location": {location}, "name": {json.dumps(name)}')
+            for key, column in keys:
+                out.write(f', "{key}": [')
+                for first in range(0, len(mine[column]), _ITEMS):
+                    out.write((", " if first else "") + json.dumps(mine[column][first:first + _ITEMS].tolist())[1:-1])
+                out.write("]")
+            out.write("}")
         if mine is not None:
             upcoming = next(columns, None)
     out.write('], "phases": [')

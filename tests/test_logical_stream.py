@@ -121,9 +121,10 @@ def test_streamed_memory_does_not_grow_with_the_trace(tmp_path, monkeypatch):
     """The same ring at 10,000 and 40,000 events per location: 4x the communication
     events, while the peak stays under 8 MiB and the longer within 1.3x the shorter plus
     512 KiB - what grows is a location's spooled events read back to write its JSON (64
-    bytes an event: about 0.43 MB at 40,000 events) and the phases' few numbers (48 bytes
-    each). Measured: 1.98 and 2.02 MB (native), 5.21 and 5.32 MB (Python: its decoded
-    blocks and walker memos fill their caches, which 6,000 events did not)."""
+    bytes an event: about 0.43 MB at 40,000 events) with a list of its JSON at a time,
+    and the phases' few numbers (48 bytes each). Measured: 2.13 and 2.29 MB (native),
+    5.13 and 5.89 MB (Python: its decoded blocks and walker memos fill their caches,
+    which 6,000 events did not)."""
     small_walks(monkeypatch)
     small_batches(monkeypatch, 1024, 512, 1024)
     peak = functools.partial(streamed_peak, tmp_path, 2)

@@ -26,6 +26,9 @@ _JSON_KEYS = (("events", "event"), ("steps", "step"), ("lateness", "lateness"), 
               ("clusters", "cluster"), ("aggregate_lateness", "aggregate_lateness"))
 #: list items written at once
 _ITEMS = 1 << 16
+#: a location of at most this many events is written in one piece (as Python lists: 36
+#: bytes a number), a longer one a list and a part of it at a time
+_AT_ONCE = 1 << 12
 
 
 class Answer(Protocol):
@@ -96,10 +99,10 @@ def write_json(answer: Answer, out: TextIO) -> None:
     for location, name in enumerate(answer.names):
         mine = upcoming[1] if upcoming is not None and upcoming[0] == location else None
         out.write(", " if location else "")
-        if mine is None or len(mine["event"]) <= _ITEMS:  # at once
+        if mine is None or len(mine["event"]) <= _AT_ONCE:
             lists = {key: mine[column].tolist() if mine is not None else [] for key, column in keys}
             out.write(json.dumps({"location": location, "name": name} | lists))
-        else:  # a part at a time
+        else:
             out.write(f'{{"location": {location}, "name": {json.dumps(name)}')
             for key, column in keys:
                 out.write(f', "{key}": [')

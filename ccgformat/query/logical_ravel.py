@@ -56,11 +56,12 @@ class RavelSteps:
 
 
 def ravel_steps(events: CommunicationEvents, message: np.ndarray, collective: np.ndarray,
-                start: np.ndarray | None = None) -> RavelSteps:
+                start: np.ndarray | None = None, found: Phases | None = None) -> RavelSteps:
     """The Ravel steps of ``events`` with their message partners and collective numbers.
-    ``start`` (streamed, `logical_stream`): per location the least offset of the phase of
-    its first event here, the phases before it placed already."""
-    found = phases(events, message, collective)
+    Streamed (`logical_stream`): ``start``, per location the least offset of the phase of
+    its first event here, the phases before it placed already; ``found``, the phases of
+    the events, known already."""
+    found = phases(events, message, collective) if found is None else found
     local = _batched_local_steps(events, message, collective, found.of_event)
     span = np.zeros(found.count, np.int64)
     np.maximum.at(span, found.of_event, local)

@@ -33,7 +33,7 @@ from .logical_graph import longest_paths
 from .logical_lamport import lamport_steps
 from .logical_lateness import lateness
 from .logical_merge import merged_events
-from .logical_phases import phases
+from .logical_phases import Phases, phases
 from .logical_ravel import ravel_steps
 from .logical_walk import COLLECTIVE_KINDS, EVENT_COLUMNS, MATCHING_COLUMNS, POINT_TO_POINT_KINDS, CommunicationEvents
 from .messages import WINDOW, MessageStream, stream_kinds
@@ -160,7 +160,14 @@ class _Held:
         at = np.minimum(np.searchsorted(held["seq"], partner_seq), len(order) - 1)
         message = np.where(partner_seq >= 0, row[at], -1)
         collective = held["collective"][order]
-        closed = np.ones(len(order), bool) if last else self._closed(events, message, collective)
+        placed: Phases | None = None  # the closed phases (Lamport's steps need none)
+        if last and self.scheme == "lamport":
+            closed = np.ones(len(order), bool)
+        else:
+            found = phases(events, message, collective)
+            closed_phase = np.ones(found.count, bool) if last else self._closed(events, message, collective, found)
+            closed = closed_phase[found.of_event]
+            placed = found.kept(closed_phase, closed)
         if not closed.any():
             self.threshold = 2 * self.count
             return None
@@ -172,11 +179,11 @@ class _Held:
         new_row = np.cumsum(closed) - 1
         message = message[closed]
         message = np.where(message >= 0, new_row[np.maximum(message, 0)], -1)
-        return self._steps(events.take(closed), message, collective[closed])
+        return self._steps(events.take(closed), message, collective[closed], placed)
 
-    def _closed(self, events: CommunicationEvents, message: np.ndarray, collective: np.ndarray) -> np.ndarray:
-        """Per event whether its phase is closed: no open group precedes it."""
-        found = phases(events, message, collective)
+    def _closed(self, events: CommunicationEvents, message: np.ndarray, collective: np.ndarray,
+                found: Phases) -> np.ndarray:
+        """Per phase of the held events whether it is closed: no open group precedes it."""
         is_open = _P2P[events.kind] & (message < 0)
         ends = np.flatnonzero(collective >= 0)
         if len(ends):
@@ -187,9 +194,10 @@ class _Held:
         base = np.full(found.count, -1, np.int64)
         base[found.of_event[is_open]] = 0
         reached = longest_paths(found.count, found.src, found.dst, np.zeros(len(found.src), np.int64), base)
-        return reached[found.of_event] < 0
+        return reached < 0
 
-    def _steps(self, events: CommunicationEvents, message: np.ndarray, collective: np.ndarray) -> Closed:
+    def _steps(self, events: CommunicationEvents, message: np.ndarray, collective: np.ndarray,
+               found: Phases | None) -> Closed:
         """A closed batch's steps, lateness and clusters; the locations' starts carried on."""
         count = len(events)
         last = np.flatnonzero(np.r_[events.location[1:] != events.location[:-1], True])
@@ -199,7 +207,7 @@ class _Held:
             self.start[events.location[last]] = step[last] + 1
             return Closed(events, message, step, zero, zero, zero, zero, np.zeros(0, np.int64),
                           np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
-        placed = ravel_steps(events, message, collective, self.start)
+        placed = ravel_steps(events, message, collective, self.start, found)
         step, phase = placed.step, placed.phase
         self.start[events.location[last]] = (placed.last_step[phase[last]] - 1) // 2 + 1
         late = lateness(phase, step, events.exit)

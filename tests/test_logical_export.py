@@ -1,7 +1,8 @@
 """Logical time in the OTF2 export, read back by otf2-print: the attributes Ravel saves
 (``phase``, ``step``, ``Lateness``, ``Lateness_agg``, UINT64) on the Leave of the call
-holding a communication event, or on the event's own record when no call holds it alone;
-only the OTF2 export takes them."""
+holding a communication event, or on the event's own record when no call holds it alone,
+the same from a scheme's name (streamed) as from an `Archive.logical` answer; only the
+OTF2 export takes them."""
 
 from __future__ import annotations
 
@@ -52,11 +53,13 @@ def test_the_otf2_export_carries_logical_time(tmp_path, scheme):
                                                  for location, events in trace().items()])
     with ccgformat.open(path) as archive:
         result = archive.logical(scheme)
-        archive.export(tmp_path / "out.otf2", logical=scheme)
+        archive.export(tmp_path / "out.otf2", logical=scheme)  # streamed, as ccg logical streams it
+        archive.export(tmp_path / "whole.otf2", logical=result)
     names = ["phase", "step", "Lateness"] + (["Lateness_agg"] if scheme == "ravel" else [])
     carried = {0: {}, 1: {}}
     for location in (0, 1):
         got = records(tool, tmp_path / "out.otf2", location)
+        assert got == records(tool, tmp_path / "whole.otf2", location)
         assert len(got) == len(trace()[location])
         carried[location] = {index: attributes for index, (_, attributes) in enumerate(got) if attributes}
         assert all(list(attributes) == names for attributes in carried[location].values())

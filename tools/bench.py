@@ -158,6 +158,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--logical-lengths", nargs="*", default=[], choices=[k for k in bench_long.LENGTHS if k != "1m"],
                         metavar="LENGTH", help="logical: also the jittered archives of bench.py long of these lengths "
                                                "(bench-out/long/, one run each; default none)")
+    parser.add_argument("--logical-baseline", metavar="CHECKOUT",
+                        help="logical-cli: a checkout (e.g. a worktree of main) whose ccg logical runs in turn with "
+                             "this one's, for the ratio (default none)")
     parser.add_argument("--mpi-traces", nargs="+", default=list(bench_mpi.TRACES), choices=list(bench_mpi.TRACES),
                         help="mpi: the traces (default all; 100m converts 16 x 6.25 M events once, on 2 ranks)")
     parser.add_argument("--import-locations", type=int, default=bench_importers.DEFAULT_LOCATIONS, metavar="N",

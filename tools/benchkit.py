@@ -139,6 +139,7 @@ class Measured:
     wall_seconds: float
     peak_rss_mb: float | None
     status: str  #: "ok", "timeout after N s", "killed above N MB RSS" or "failed (exit status N): last stderr line"
+    cpu_seconds: float | None = None  #: user + system time (`run_process`)
 
 
 def run_measured(task: str, spec: dict[str, Any], timeout: float, backend: str | None = None,
@@ -171,7 +172,7 @@ def run_process(command: list[str], timeout: float, memory_limit_mb: float | Non
                 env: dict[str, str] | None = None, stdout: Any = subprocess.DEVNULL,
                 stderr: Any = subprocess.DEVNULL, cwd: str | Path | None = None) -> Measured:
     """Run ``command`` (in ``cwd``; its output to ``stdout``, ``stderr``; default:
-    discarded) and measure its wall time (start-up included) and peak RSS, killing it as
+    discarded) and measure its wall time (start-up included), CPU time and peak RSS, killing it as
     `run_measured` does; ``result`` is None, ``status`` "ok" or why not."""
     import signal
     import time
@@ -199,11 +200,12 @@ def run_process(command: list[str], timeout: float, memory_limit_mb: float | Non
     wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(wait_status)
     peak = usage.ru_maxrss / 2**20 if sys.platform == "darwin" else usage.ru_maxrss / 2**10
+    cpu = usage.ru_utime + usage.ru_stime
     if killed:
-        return Measured(None, wall, peak, killed)
+        return Measured(None, wall, peak, killed, cpu)
     if child.returncode != 0:
-        return Measured(None, wall, peak, f"failed (exit status {child.returncode})")
-    return Measured(None, wall, peak, "ok")
+        return Measured(None, wall, peak, f"failed (exit status {child.returncode})", cpu)
+    return Measured(None, wall, peak, "ok", cpu)
 
 
 def repeated_process(command: list[str], repeat: int, timeout: float,

@@ -159,6 +159,8 @@ class ArchivePool:
         self._firsts = [entry.first for entry in entries]
         self._cache: OrderedDict[int, NodeBlock] = OrderedDict()
         self._cached_bytes = 0
+        #: the decoded bytes the cache holds at most, below `BLOCK_CACHE_BYTES` (None: that)
+        self.cache_limit: int | None = None
         self._last: NodeBlock | None = None
         #: what decoded blocks' import tables say about the nodes of blocks not decoded
         #: since, by the owner block's index; checked when the owner is decoded
@@ -245,7 +247,8 @@ class ArchivePool:
         if block is None:
             block = self._cache[index] = self._decode(index)
             self._cached_bytes += _decoded_bytes(self._entries[index])
-            while self._cached_bytes > BLOCK_CACHE_BYTES and len(self._cache) > 1:
+            limit = BLOCK_CACHE_BYTES if self.cache_limit is None else min(self.cache_limit, BLOCK_CACHE_BYTES)
+            while self._cached_bytes > limit and len(self._cache) > 1:
                 evicted, _ = self._cache.popitem(last=False)
                 self._cached_bytes -= _decoded_bytes(self._entries[evicted])
         else:

@@ -10,7 +10,8 @@ import numpy as np
 from ..archive import open_archive
 from ..query.logical import SCHEMES
 from ..query.logical_clusters import CLUSTERS
-from ..query.logical_result import Logical
+from ..query.logical_picture import Picturable
+from ..query.logical_spool import streamed_logical
 from .common import bounded_int
 from .queries import text_table
 
@@ -40,34 +41,35 @@ def add_logical(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def cmd_logical(args: argparse.Namespace) -> int:
-    with open_archive(args.archive) as archive:
-        result = archive.logical(args.scheme, clusters=args.clusters)
-    for path in (args.svg, args.png):
-        if path:
-            result.save(path, args.width, args.rows)
-    if args.json:
-        result.write_json(sys.stdout)
-    elif not (args.png or args.svg):
-        print(summary_text(result))
+    with open_archive(args.archive) as archive, streamed_logical(archive, args.scheme, args.clusters) as result:
+        for path in (args.svg, args.png):
+            if path:
+                result.save(path, args.width, args.rows)
+        if args.json:
+            result.write_json(sys.stdout)
+        elif not (args.png or args.svg):
+            print(summary_text(result))
     return 0
 
 
-def summary_text(result: Logical) -> str:
+def summary_text(result: Picturable) -> str:
     """Per location its events, steps and lateness in seconds; then the totals."""
     seconds = 1.0 / result.timer_resolution
     rows = []
-    for location, name in enumerate(result.names):
-        part = result.rows_of(location)
-        if part.start == part.stop:
-            continue
-        late = result.lateness[part]
-        rows.append([name, f"{part.stop - part.start:,}", f"{int(result.step[part][0])}-{int(result.step[part][-1])}",
+    events = 0
+    latest: tuple[int, int, int, int] | None = None  # lateness, location, event, step
+    for location, mine in result.location_columns():
+        late, step = mine["lateness"], mine["step"]
+        events += len(late)
+        rows.append([result.names[location], f"{len(late):,}", f"{int(step[0])}-{int(step[-1])}",
                      f"{late.mean() * seconds:.6f}", f"{late.max() * seconds:.6f}"])
+        at = int(np.argmax(late))
+        if latest is None or late[at] > latest[0]:
+            latest = (int(late[at]), location, int(mine["event"][at]), int(step[at]))
     out = text_table(["location", "events", "steps", "mean lateness s", "max lateness s"], rows, left=1)
-    latest = int(np.argmax(result.lateness)) if len(result) else None
-    out.append(f"{len(result):,} communication events in {result.steps:,} steps, {result.phases:,} phases "
+    out.append(f"{events:,} communication events in {result.steps:,} steps, {result.phases:,} phases "
                f"({result.scheme} scheme)")
     if latest is not None:
-        out.append(f"latest: {result.names[int(result.location[latest])]}, event {int(result.event[latest])}, "
-                   f"step {int(result.step[latest])}, {result.lateness[latest] * seconds:.6f} s late")
+        late, location, event, step = latest
+        out.append(f"latest: {result.names[location]}, event {event}, step {step}, {late * seconds:.6f} s late")
     return "\n".join(out)

@@ -16,6 +16,7 @@ from .calltree import calltree
 from .calltree_result import CallTree
 from .logical import logical
 from .logical_result import Logical
+from .logical_spool import streamed_logical
 from .metric_integrals import metric_integrals, metric_levels
 from .messages import Messages, MessageStream, iter_messages, messages
 from .overview import Overview, overview
@@ -34,6 +35,7 @@ register_query("iter_messages", iter_messages)
 register_query("aggregate", aggregate)
 register_query("overview", overview)
 register_query("logical", logical)
+register_query("streamed_logical", streamed_logical)
 register_query("aggregation_levels", aggregation_levels)
 register_query("metric_integrals", metric_integrals)
 register_query("metric_levels", metric_levels)

@@ -26,7 +26,7 @@ from .logical_walk import COLLECTIVE_KINDS, POINT_TO_POINT_KINDS, communication_
 from .messages import stream_kinds
 from .timeline import location_labels
 
-__all__ = ["SCHEMES", "logical"]
+__all__ = ["SCHEMES", "checked_options", "logical", "title_of"]
 
 SCHEMES = ("ravel", "lamport")
 
@@ -35,11 +35,7 @@ def logical(source: Any, scheme: str = "ravel", clusters: int | None = None) -> 
     """The logical steps of a `Graph`'s or `Archive`'s communication events by ``scheme``
     (``"ravel"`` or ``"lamport"``), their phases, lateness, and at most ``clusters``
     clusters of locations per phase (default `CLUSTERS`)."""
-    if scheme not in SCHEMES:
-        raise ParameterError(f"the logical scheme is one of {', '.join(SCHEMES)}, not {scheme!r}")
-    clusters = CLUSTERS if clusters is None else clusters
-    if clusters < 1:
-        raise ParameterError(f"a phase has at least 1 cluster, not {clusters}")
+    scheme, clusters = checked_options(scheme, clusters)
     kinds = POINT_TO_POINT_KINDS + (COLLECTIVE_KINDS if scheme == "ravel" else ())
     found = partners(source, communication_events(source, stream_kinds(source)), kinds)
     events = found.events
@@ -55,10 +51,24 @@ def logical(source: Any, scheme: str = "ravel", clusters: int | None = None) -> 
         aggregate = lateness(phase, step, events.enter)
     late = lateness(phase, step, events.exit)
     definitions = source.definitions
-    path = getattr(source, "path", None)
     everyone = list(range(len(definitions.locations)))
     return Logical(scheme, events.location, events.index, events.kind, step, phase, late, aggregate,
                    cluster_locations(phase, events.location, step, late, clusters), found.message, events.leave,
                    first, last, [location.name for location in definitions.locations],
-                   location_labels(source, everyone), int(definitions.timer_resolution or 1),
-                   f"logical timeline ({scheme})" + (f" of {Path(path).name}" if path else ""))
+                   location_labels(source, everyone), int(definitions.timer_resolution or 1), title_of(source, scheme))
+
+
+def checked_options(scheme: str, clusters: int | None) -> tuple[str, int]:
+    """``scheme`` and ``clusters`` (default `CLUSTERS`), checked."""
+    if scheme not in SCHEMES:
+        raise ParameterError(f"the logical scheme is one of {', '.join(SCHEMES)}, not {scheme!r}")
+    clusters = CLUSTERS if clusters is None else clusters
+    if clusters < 1:
+        raise ParameterError(f"a phase has at least 1 cluster, not {clusters}")
+    return scheme, clusters
+
+
+def title_of(source: Any, scheme: str) -> str:
+    """The picture's title."""
+    path = getattr(source, "path", None)
+    return f"logical timeline ({scheme})" + (f" of {Path(path).name}" if path else "")

@@ -22,12 +22,18 @@ def location_chain(location: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return earlier, earlier + 1
 
 
-def lamport_steps(events: CommunicationEvents, partner: np.ndarray) -> np.ndarray:
-    """The Lamport step of every event; ``partner`` is the other end of its message (-1 none)."""
+def lamport_steps(events: CommunicationEvents, partner: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+    """The Lamport step of every event; ``partner`` is the other end of its message (-1
+    none). ``start`` (streamed, `logical_stream`): per location the least step of its
+    first event here."""
     earlier, later = location_chain(events.location)
     received = np.flatnonzero(np.isin(events.kind, _RECEIVES) & (partner >= 0))
     src = np.concatenate([earlier, partner[received]])
     dst = np.concatenate([later, received])
-    steps = longest_paths(len(events), src, dst, np.ones(len(src), np.int64), np.zeros(len(events), np.int64))
+    base = np.zeros(len(events), np.int64)
+    if start is not None and len(events):
+        first = np.flatnonzero(np.r_[True, events.location[1:] != events.location[:-1]])
+        base[first] = start[events.location[first]]
+    steps = longest_paths(len(events), src, dst, np.ones(len(src), np.int64), base)
     require_acyclic(steps, events.location, events.index, events.time)
     return steps

@@ -34,6 +34,14 @@ class Phases:
     src: np.ndarray
     dst: np.ndarray
 
+    def kept(self, phase: np.ndarray, event: np.ndarray) -> Phases:
+        """The phases where ``phase`` is true (every phase before one of them among them),
+        numbered on in order, of the events where ``event`` is true."""
+        number = np.cumsum(phase) - 1
+        inside = phase[self.src] & phase[self.dst]
+        return Phases(number[self.of_event[event]], int(phase.sum()), number[self.src[inside]],
+                      number[self.dst[inside]])
+
 
 def phases(events: CommunicationEvents, message: np.ndarray, collective: np.ndarray) -> Phases:
     """The phases of ``events`` whose message partners and collective operation numbers

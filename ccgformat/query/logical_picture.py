@@ -1,4 +1,5 @@
-"""What the logical timeline shows (`ccgformat.figures.logical`), from a `Logical` answer.
+"""What the logical timeline shows (`ccgformat.figures.logical`), from an answer: the
+columns of `Logical` or the spool of the streamed one, read a location at a time.
 
 Columns: the steps, several to a column when there are more than the width (the split
 of the timeline's columns, dissertation 4.27). Rows: a location each while they fit;
@@ -13,50 +14,68 @@ there are at most `MESSAGE_LINES` of them.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
 import numpy as np
 
 from ..figures.logical import LogicalFigure
 from ..figures.scale import ramp
-from ..model import EventKind
-from .logical_result import Logical
+from .logical_output import Answer
 
-__all__ = ["MESSAGE_LINES", "logical_figure"]
+if TYPE_CHECKING:
+    from ..figures import Drawing
+
+__all__ = ["MESSAGE_LINES", "Drawn", "Picturable", "logical_figure"]
 
 #: the most message lines drawn
 MESSAGE_LINES = 2000
 _WHITE = 255
-_SENDS = (int(EventKind.SEND), int(EventKind.ISEND))
 
 
-def logical_figure(result: Logical, width: int, height: int) -> LogicalFigure:
-    """The figure of ``result`` in at most ``width`` columns and ``height`` rows of cells."""
+class Picturable(Answer, Protocol):
+    """What the picture reads of an answer besides its `logical_output.Answer`."""
+
+    labels: list[str]
+    title: str
+
+    @property
+    def steps(self) -> int: ...
+
+    def phase_sizes(self) -> np.ndarray: ...
+
+    def message_lines(self, most: int) -> np.ndarray | None: ...
+
+
+
+
+def logical_figure(result: Picturable, width: int, height: int) -> LogicalFigure:
+    """The figure of ``result`` in at most ``width`` columns and ``height`` rows of cells,
+    drawn a location at a time: memory holds the cells, not the events."""
     if width < 1 or height < 1:
         raise ValueError(f"a logical timeline needs at least one column and row, not {width} x {height}")
     span = max(result.steps, 1)
     columns = min(width, span)
     by_location = len(result.names) <= height
     rows = max(len(result.names), 1) if by_location else height
-    row = result.location if by_location else _cluster_rows(result, height)
-    column = ((result.step + 1) * columns - 1) // span
-    value = result.lateness
-    if result.scheme == "ravel":  # the aggregate event before each event, a step below it
-        row, column = np.r_[row, row], np.r_[column, (result.step * columns - 1) // span]
-        value = np.r_[value, result.aggregate_lateness]
+    members = None if by_location else result.phase_sizes()
     cell = np.full(rows * columns, -1, np.int64)
-    np.maximum.at(cell, row * columns + column, value)
+    for location, mine in result.location_columns():
+        step = mine["step"]
+        row = np.full(len(step), location) if by_location else mine["rank"] * height // members[mine["phase"]]
+        np.maximum.at(cell, row * columns + ((step + 1) * columns - 1) // span, mine["lateness"])
+        if result.scheme == "ravel":  # the aggregate event before each event, a step below it
+            np.maximum.at(cell, row * columns + (step * columns - 1) // span, mine["aggregate_lateness"])
     high = max(int(cell.max(initial=0)), 1)
     pixels = np.where((cell >= 0)[:, None], ramp(cell / high), _WHITE).astype(np.uint8).reshape(rows, columns, 3)
-    sends = np.flatnonzero(np.isin(result.kind, _SENDS) & (result.partner >= 0))
-    lines = np.zeros((0, 4), np.int64)
-    if by_location and columns == span and 0 < len(sends) <= MESSAGE_LINES:
-        receives = result.partner[sends]
-        lines = np.stack([result.step[sends], result.location[sends], result.step[receives],
-                          result.location[receives]], axis=1)
+    lines = result.message_lines(MESSAGE_LINES) if by_location and columns == span else None
     names = list(result.labels) if by_location else [f"{100 * r / rows:.0f} %" for r in range(rows)]
     scale, unit = _unit(high / result.timer_resolution)
-    return LogicalFigure(result.title, 0, span, names or [""], pixels, lines, high / result.timer_resolution * scale,
-                         f"lateness ({unit})", "logical step" if by_location else
-                         "logical step (rows: each phase's locations by cluster)")
+    return LogicalFigure(result.title, 0, span, names or [""], pixels,
+                         lines if lines is not None else np.zeros((0, 4), np.int64),
+                         high / result.timer_resolution * scale, f"lateness ({unit})",
+                         "logical step" if by_location else "logical step (rows: each phase's locations by cluster)")
 
 
 def _unit(seconds: float) -> tuple[float, str]:
@@ -67,17 +86,15 @@ def _unit(seconds: float) -> tuple[float, str]:
     return 1e9, "ns"
 
 
-def _cluster_rows(result: Logical, height: int) -> np.ndarray:
-    """Per event its row: its location's place among its phase's locations ordered by
-    (cluster, location), spread over ``height`` rows."""
-    order = np.lexsort((result.location, result.cluster, result.phase))
-    phase, location = result.phase[order], result.location[order]
-    member = np.r_[True, (phase[1:] != phase[:-1]) | (location[1:] != location[:-1])]
-    new_phase = np.r_[True, phase[1:] != phase[:-1]]
-    rank = np.cumsum(member) - 1  # member number overall
-    rank -= rank[np.maximum.accumulate(np.where(new_phase, np.arange(len(order)), 0))]
-    members = np.zeros(result.phases, np.int64)
-    np.maximum.at(members, phase, rank + 1)
-    row = np.empty(len(order), np.int64)
-    row[order] = rank * height // members[phase]
-    return row
+class Drawn:
+    """The picture of an answer (a `Picturable`): ``drawing`` and ``save``."""
+
+    def drawing(self: Picturable, width: int = 1000, height: int = 800) -> Drawing:
+        """The logical timeline picture (`ccgformat.figures.logical`) at most ``width`` x
+        ``height`` pixels of cells."""
+        from ..figures.logical import draw_logical
+        return draw_logical(logical_figure(self, width, height))
+
+    def save(self, path: str | os.PathLike[str], width: int = 1000, height: int = 800) -> Path:
+        """Write the picture as SVG or PNG, by the suffix of ``path``."""
+        return self.drawing(width, height).save(path)

@@ -55,13 +55,21 @@ class RavelSteps:
     last_step: np.ndarray
 
 
-def ravel_steps(events: CommunicationEvents, message: np.ndarray, collective: np.ndarray) -> RavelSteps:
-    """The Ravel steps of ``events`` with their message partners and collective numbers."""
-    found = phases(events, message, collective)
+def ravel_steps(events: CommunicationEvents, message: np.ndarray, collective: np.ndarray,
+                start: np.ndarray | None = None, found: Phases | None = None) -> RavelSteps:
+    """The Ravel steps of ``events`` with their message partners and collective numbers.
+    Streamed (`logical_stream`): ``start``, per location the least offset of the phase of
+    its first event here, the phases before it placed already; ``found``, the phases of
+    the events, known already."""
+    found = phases(events, message, collective) if found is None else found
     local = _batched_local_steps(events, message, collective, found.of_event)
     span = np.zeros(found.count, np.int64)
     np.maximum.at(span, found.of_event, local)
-    offset = longest_paths(found.count, found.src, found.dst, span[found.src] + 1, np.zeros(found.count, np.int64))
+    base = np.zeros(found.count, np.int64)
+    if start is not None and len(events):
+        first = np.flatnonzero(np.r_[True, events.location[1:] != events.location[:-1]])
+        np.maximum.at(base, found.of_event[first], start[events.location[first]])
+    offset = longest_paths(found.count, found.src, found.dst, span[found.src] + 1, base)
     order = _phase_order(found, offset)
     number = np.empty(found.count, np.int64)
     number[order] = np.arange(found.count, dtype=np.int64)

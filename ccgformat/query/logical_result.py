@@ -3,30 +3,34 @@ phase's steps, and its JSON form, its picture and its pandas table."""
 
 from __future__ import annotations
 
+import io
 import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterator, TextIO
 
 import numpy as np
 
 from ..archive.queries import run_query
+from ..model import EventKind
+from .logical_output import Members, members_of, phase_record, write_json
+from .logical_picture import Drawn
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..figures import Drawing
 
-__all__ = ["COLUMNS", "Logical"]
+__all__ = ["COLUMNS", "SENDS", "Logical"]
 
 #: the per-event columns, in order
 COLUMNS = ("location", "event", "kind", "step", "phase", "lateness", "aggregate_lateness", "cluster", "partner",
            "leave")
+#: the kinds of a message's sending end
+SENDS = (int(EventKind.SEND), int(EventKind.ISEND))
 
 
 @dataclass(frozen=True, eq=False)
-class Logical:
+class Logical(Drawn):
     """Logical steps, phases, lateness and clusters of a trace's communication events.
 
     Rows are in (location, event) order. ``event``: the event's index in its location;
@@ -80,61 +84,61 @@ class Logical:
         first, stop = np.searchsorted(self.location, [location, location + 1])
         return slice(int(first), int(stop))
 
-    def _locations(self) -> Iterator[dict[str, Any]]:
+    def location_columns(self) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+        """Per location with events its `logical_output.LOCATION_COLUMNS`."""
         bounds = np.searchsorted(self.location, np.arange(len(self.names) + 1)).tolist()
-        extra = ("phases", "clusters") + (("aggregate_lateness",) if self.scheme == "ravel" else ())
-        keys = {"events": "event", "steps": "step", "lateness": "lateness", "phases": "phase", "clusters": "cluster",
-                "aggregate_lateness": "aggregate_lateness"}
-        for location, name in enumerate(self.names):
-            rows = slice(bounds[location], bounds[location + 1])
-            entry: dict[str, Any] = {"location": location, "name": name}
-            for key in ("events", "steps", "lateness") + extra:
-                entry[key] = getattr(self, keys[key])[rows].tolist()
-            yield entry
+        rank = self.members.rank
+        for location in range(len(self.names)):
+            if bounds[location] < bounds[location + 1]:
+                yield location, self._columns(slice(bounds[location], bounds[location + 1]), rank)
 
-    def _phases(self) -> list[dict[str, Any]]:
-        order = np.lexsort((self.location, self.cluster, self.phase))
-        phase, cluster, location = self.phase[order], self.cluster[order], self.location[order]
-        distinct = np.r_[True, (phase[1:] != phase[:-1]) | (cluster[1:] != cluster[:-1])
-                         | (location[1:] != location[:-1])]
-        phase, cluster, location = phase[distinct], cluster[distinct], location[distinct]
-        groups: list[list[list[int]]] = [[] for _ in range(self.phases)]
-        for p, c, l in zip(phase.tolist(), cluster.tolist(), location.tolist()):
-            members = groups[p]
-            if len(members) <= c:
-                members.append([])
-            members[c].append(l)
+    def columns_of(self, location: int) -> dict[str, np.ndarray] | None:
+        """``location``'s `logical_output.LOCATION_COLUMNS` (None: it has no event)."""
+        rows = self.rows_of(location)
+        return self._columns(rows, self.members.rank) if rows.start < rows.stop else None
+
+    def _columns(self, rows: slice, rank: np.ndarray) -> dict[str, np.ndarray]:
+        return {"event": self.event[rows], "step": self.step[rows], "lateness": self.lateness[rows],
+                "phase": self.phase[rows], "cluster": self.cluster[rows],
+                "aggregate_lateness": self.aggregate_lateness[rows], "rank": rank[rows], "leave": self.leave[rows]}
+
+    @cached_property
+    def members(self) -> Members:
+        """Each phase's locations ordered by cluster (`logical_output.Members`)."""
+        return members_of(self.phase, self.location, self.cluster, self.phases)
+
+    def phase_sizes(self) -> np.ndarray:
+        """Per phase its number of locations."""
+        return self.members.count
+
+    def phase_records(self) -> Iterator[dict[str, Any]]:
+        """Per phase: its number, first and last step, events and clusters' locations."""
         events = np.bincount(self.phase, minlength=self.phases).tolist()
-        return [{"phase": p, "first_step": first, "last_step": last, "events": count, "clusters": members}
-                for p, (first, last, count, members) in enumerate(zip(self.first_step.tolist(),
-                                                                     self.last_step.tolist(), events, groups))]
+        for p, (first, last, count, members) in enumerate(zip(self.first_step.tolist(), self.last_step.tolist(),
+                                                              events, self.members.clusters())):
+            yield phase_record(p, first, last, count, members)
+
+    def message_lines(self, most: int) -> np.ndarray | None:
+        """(send step, send location, receive step, receive location) of every matched
+        message, by sender and step; None when there are more than ``most``."""
+        sends = np.flatnonzero(np.isin(self.kind, SENDS) & (self.partner >= 0))
+        if len(sends) > most:
+            return None
+        receives = self.partner[sends]
+        return np.stack([self.step[sends], self.location[sends], self.step[receives], self.location[receives]], axis=1)
 
     def to_json(self) -> dict[str, Any]:
         """``{"scheme", "timer_resolution", "locations": [{"location", "name", "events",
         "steps", "lateness", "phases", "clusters"[, "aggregate_lateness"]}], "phases":
         [{"phase", "first_step", "last_step", "events", "clusters": [[location, ...]]}]}``;
         each location's lists in trace order, lateness in ticks."""
-        return {"scheme": self.scheme, "timer_resolution": self.timer_resolution,
-                "locations": list(self._locations()), "phases": self._phases()}
+        out = io.StringIO()
+        write_json(self, out)
+        return json.loads(out.getvalue())
 
     def write_json(self, out: TextIO) -> None:
-        """Write ``json.dumps(self.to_json())``, a location at a time."""
-        out.write(f'{{"scheme": {json.dumps(self.scheme)}, "timer_resolution": {self.timer_resolution}, '
-                  '"locations": [')
-        for k, entry in enumerate(self._locations()):
-            out.write((", " if k else "") + json.dumps(entry))
-        out.write(f'], "phases": {json.dumps(self._phases())}}}\n')
-
-    def drawing(self, width: int = 1000, height: int = 800) -> Drawing:
-        """The logical timeline picture (`ccgformat.figures.logical`) at most ``width`` x
-        ``height`` pixels of cells."""
-        from .logical_picture import logical_figure
-        from ..figures.logical import draw_logical
-        return draw_logical(logical_figure(self, width, height))
-
-    def save(self, path: str | os.PathLike[str], width: int = 1000, height: int = 800) -> Path:
-        """Write the picture as SVG or PNG, by the suffix of ``path``."""
-        return self.drawing(width, height).save(path)
+        """Write the JSON of `to_json`, a location at a time."""
+        write_json(self, out)
 
     def to_pandas(self) -> pd.DataFrame:
         """A row per event (`ccgformat.interop.logical`; extra ``pandas``)."""

@@ -7,7 +7,7 @@ call that holds it - the ENTER and LEAVE of the innermost region open at the eve
 Locations of at most `WALK_BATCH` events are walked many at once (`small_events`),
 longer ones by a walker each in batches of `WALK_BATCH`, in a thread of their own
 (`streaming.read_ahead`); a call that spans two batches is followed from one to the next
-(`_Calls`), so memory holds a few batches and the communication events found, never a
+(`Calls`), so memory holds a few batches and the communication events found, never a
 whole location.
 """
 
@@ -23,7 +23,8 @@ from ..graph.graph import chosen_roots
 from ..model import EventBatch, EventKind
 from .streaming import WALK_BATCH, read_ahead
 
-__all__ = ["COLLECTIVE_KINDS", "MATCHING_COLUMNS", "POINT_TO_POINT_KINDS", "CommunicationEvents", "communication_events"]
+__all__ = ["COLLECTIVE_KINDS", "EVENT_COLUMNS", "MATCHING_COLUMNS", "POINT_TO_POINT_KINDS", "Calls", "CommunicationEvents",
+           "communication_events", "small_chunks"]
 
 POINT_TO_POINT_KINDS = (int(EventKind.SEND), int(EventKind.ISEND), int(EventKind.RECV), int(EventKind.IRECV))
 COLLECTIVE_KINDS = (int(EventKind.COLL_END),)
@@ -59,7 +60,7 @@ class CommunicationEvents:
 
     def take(self, rows: np.ndarray) -> CommunicationEvents:
         """The events ``rows`` (positions or a mask)."""
-        return CommunicationEvents(*(getattr(self, name)[rows] for name in _COLUMNS),
+        return CommunicationEvents(*(getattr(self, name)[rows] for name in EVENT_COLUMNS),
                                    {name: column[rows] for name, column in self.matching.items()})
 
     def batch(self, rows: np.ndarray) -> EventBatch:
@@ -69,12 +70,12 @@ class CommunicationEvents:
                           **{name: self.matching[name][rows] for name in MATCHING_COLUMNS})
 
 
-_COLUMNS = tuple(f.name for f in fields(CommunicationEvents))[:-1]  # all but ``matching``
+EVENT_COLUMNS = tuple(f.name for f in fields(CommunicationEvents))[:-1]  # all but ``matching``
 
 
 def communication_events(source: Any, kinds: tuple[int, ...]) -> CommunicationEvents:
     """The events of ``kinds`` of every location of a `Graph` or `Archive`."""
-    calls = _Calls(np.array(kinds, np.uint8))
+    calls = Calls(np.array(kinds, np.uint8))
     for owner, batch in read_ahead(_chunks(source)):  # the blocks decoded on one core, the calls found on the other
         calls.add(owner, batch)
     return calls.finish()
@@ -84,32 +85,34 @@ def _chunks(source: Any) -> Iterator[tuple[np.ndarray, EventBatch]]:
     """(owner, batch) of every location in increasing order, each location's events in
     order and in consecutive chunks."""
     chosen = chosen_roots(source)
-    group: list[int] = []
-    held = 0
-
-    def flush() -> Iterator[tuple[np.ndarray, EventBatch]]:
-        if group:
-            _, parts = small_events(source.pool, source.roots, group, None, None, WALK_BATCH,
-                                    getattr(source, "path", None))
-            yield from parts
-            group.clear()
-
+    small: list[tuple[int, int]] = []
     for location, count in zip(chosen.locations, chosen.events.tolist()):
         if count <= WALK_BATCH:
-            if held + count > EVENTS_PER_GROUP:
-                yield from flush()
-                held = 0
-            group.append(location)
-            held += count
+            small.append((location, count))
             continue
-        yield from flush()
-        held = 0
+        yield from small_chunks(source, small)
+        small = []
         for batch in source.location(location).events(batch_size=WALK_BATCH):
             yield np.full(len(batch), location, np.int64), batch
-    yield from flush()
+    yield from small_chunks(source, small)
 
 
-class _Calls:
+def small_chunks(source: Any, locations: list[tuple[int, int]]) -> Iterator[tuple[np.ndarray, EventBatch]]:
+    """(owner, batch) of these (location, event count) of at most `WALK_BATCH` events
+    each, walked many at once, up to `EVENTS_PER_GROUP` events at a time."""
+    group: list[int] = []
+    held = 0
+    for location, count in locations + [(-1, EVENTS_PER_GROUP + 1)]:
+        if held + count > EVENTS_PER_GROUP and group:
+            yield from small_events(source.pool, source.roots, group, None, None, WALK_BATCH,
+                                    getattr(source, "path", None))[1]
+            group, held = [], 0
+        if location >= 0:
+            group.append(location)
+            held += count
+
+
+class Calls:
     """Finds the wanted events of chunks and the calls that hold them, carrying what the
     location a chunk ends in has open: its depth, the ENTER time of each open level, and
     the events still waiting for their call's LEAVE."""
@@ -121,8 +124,10 @@ class _Calls:
         self.seen = 0           #: its events so far
         self.depth = 0          #: its open calls
         self.opened: list[int] = []  #: their ENTER times, outermost first
-        #: its events whose call is still open: (their exit and leave, views into a part; the depth)
-        self.waiting: list[tuple[np.ndarray, np.ndarray, int]] = []
+        #: its events whose call is still open: (their exit and leave, views into a part; the depth;
+        #: the part's number)
+        self.waiting: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        self.released = 0       #: parts handed out by `ready`
 
     def add(self, owner: np.ndarray, batch: EventBatch) -> None:
         if not len(batch):
@@ -131,7 +136,7 @@ class _Calls:
             self.waiting = []  # the location ended: calls still open hold their events to its end
         frame = _Frame(owner, batch, self.depth, self.seen, owner[0] == self.location)
         time, index = frame.time, frame.index
-        for exits, leaves, level in self.waiting:  # the first LEAVE at a waiting depth closes its call
+        for exits, leaves, level, _ in self.waiting:  # the first LEAVE at a waiting depth closes its call
             found = frame.leave_after(np.zeros(1, np.int64), np.array([level]), np.array([-1]))[0]
             if found >= 0:
                 exits[:], leaves[:] = time[found], index[found]
@@ -170,8 +175,21 @@ class _Calls:
         opened[levels] = frame.time[mine[latest]]
         self.opened = opened.tolist()
         for k in np.flatnonzero(open_ & (frame.segment[rows] == last)).tolist():
-            self.waiting.append((part["exit"][k:k + 1], part["leave"][k:k + 1], int(frame.depth[rows[k]])))
+            self.waiting.append((part["exit"][k:k + 1], part["leave"][k:k + 1], int(frame.depth[rows[k]]),
+                                 self.released + len(self.parts) - 1))
         # the events of earlier segments whose call never closed keep their own time
+
+    def ready(self) -> list[dict[str, np.ndarray]]:
+        """Hand out the parts found so far whose events all know their call's LEAVE (all
+        of them but those from the first part an event still waits in)."""
+        held = min((waiting[3] for waiting in self.waiting), default=self.released + len(self.parts)) - self.released
+        out, self.parts = self.parts[:held], self.parts[held:]
+        self.released += len(out)
+        return out
+
+    def held_from(self) -> int | None:
+        """The time of the first event found and not handed out yet (None: none)."""
+        return next((int(part["time"][0]) for part in self.parts if len(part["time"])), None)
 
     def finish(self) -> CommunicationEvents:
         """The events found, their parts joined a column at a time, each column of the
@@ -182,7 +200,7 @@ class _Calls:
         def joined(name: str) -> np.ndarray:
             return np.concatenate([part.pop(name) for part in parts]) if parts else np.zeros(0, np.int64)
 
-        return CommunicationEvents(*(joined(name) for name in _COLUMNS),
+        return CommunicationEvents(*(joined(name) for name in EVENT_COLUMNS),
                                    {name: joined(name) for name in MATCHING_COLUMNS})
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..model import EventKind
 from .messages_match import Table, kind_mask, runs, take
 
-__all__ = ["Collective", "Collectives"]
+__all__ = ["Collective", "Collectives", "numbered"]
 
 _IS_COLLECTIVE = kind_mask((int(EventKind.COLL_BEGIN), int(EventKind.COLL_END)))
 _PART = ("comm", "index", "row", "location", "begin", "end", "operation", "root", "size", "recv_size", "seq")
@@ -71,23 +71,10 @@ class Collectives:
         self.has_open[row[last]] = still_open
         self.open[row[last]] = np.where(still_open, c["time"][np.maximum(last_begin[last], 0)], -1)
         e = take(c, ends)
-        index = self._numbered(e)
+        index = numbered(e["row"], e["comm"], self.ends)
         self.parts.append({"comm": e["comm"], "index": index, "row": e["row"], "location": e["location"],
                            "begin": begin, "end": e["time"], "operation": e["ref"], "root": e["tag"],
                            "size": e["size"], "recv_size": e["recv_size"], "seq": e["seq"]})
-
-    def _numbered(self, ends: Table) -> np.ndarray:
-        """Each end's number among its location's ends on its communicator."""
-        sort, starts = runs([ends["row"], ends["comm"]])
-        count = np.diff(np.append(starts, len(sort)))
-        first = sort[starts]
-        keys = list(zip(ends["row"][first].tolist(), ends["comm"][first].tolist()))
-        base = np.array([self.ends.get(key, 0) for key in keys], np.int64)
-        for key, before, more in zip(keys, base.tolist(), count.tolist()):
-            self.ends[key] = before + more
-        number = np.empty(len(sort), np.int64)
-        number[sort] = np.repeat(base, count) + np.arange(len(sort)) - np.repeat(starts, count)
-        return number
 
     def finish(self, communicators: list[Any], inside: Callable[[np.ndarray], np.ndarray]) -> list[Collective]:
         """The operations with a participant's begin or end in the window asked for, in the
@@ -115,3 +102,19 @@ class Collectives:
                         and (not members or present == members))
             out.append(Collective(comm, k, parts[0][3], [(q[0], q[1], q[2], q[5], q[6]) for q in parts], complete))
         return out
+
+
+def numbered(row: np.ndarray, comm: np.ndarray, counts: dict[tuple[int, int], int]) -> np.ndarray:
+    """Each COLL_END's number among its location's (``row``'s) ends on its communicator,
+    numbered on from ``counts`` (the ends met before, per (row, communicator)), which it
+    updates; the ends of a location in order."""
+    sort, starts = runs([row, comm])
+    count = np.diff(np.append(starts, len(sort)))
+    first = sort[starts]
+    keys = list(zip(row[first].tolist(), comm[first].tolist()))
+    base = np.array([counts.get(key, 0) for key in keys], np.int64)
+    for key, before, more in zip(keys, base.tolist(), count.tolist()):
+        counts[key] = before + more
+    number = np.empty(len(sort), np.int64)
+    number[sort] = np.repeat(base, count) + np.arange(len(sort)) - np.repeat(starts, count)
+    return number

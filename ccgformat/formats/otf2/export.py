@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ...archive import Archive, ExportProgress
+from ...archive.queries import run_query
 from ...atomic import atomic_output
 from ...errors import CcgError, FormatError
 from ...model import Definitions, EventBatch, EventKind
@@ -238,11 +239,14 @@ class _LocationWriter:
 def write(archive: Archive, target: Path, progress: ExportProgress | None = None, logical: Any = None) -> None:
     """Write ``archive`` as an OTF2 archive in the folder ``target`` (replaced atomically);
     ``progress`` hears of each batch of events as it is handed to the OTF2 writer. With
-    ``logical`` - a scheme's name or an answer of `Archive.logical` - the events carry
-    its steps, phases and lateness as attributes."""
+    ``logical`` - a scheme's name (its answer streamed, as `ccg logical` streams it) or
+    an answer of `Archive.logical` - the events carry its steps, phases and lateness as
+    attributes."""
     present = set(archive.locations)
     if isinstance(logical, str):
-        logical = archive.logical(logical)
+        with run_query("streamed_logical", archive, logical) as answer:
+            write(archive, target, progress, answer)
+        return
 
     def events(location: int) -> Iterator[EventBatch]:
         if location in present:

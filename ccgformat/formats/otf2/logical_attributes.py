@@ -27,8 +27,9 @@ _UNITS = {1: "s", 1000: "ms", 1_000_000: "us", 1_000_000_000: "ns"}
 
 
 class LogicalAttributes:
-    """The attribute definitions of a `Logical` answer added to a plan, and per location
-    the events that carry attribute lists."""
+    """The attribute definitions of a logical-time answer (`Logical`, or the streamed one
+    of `ccg logical`: its ``columns_of``) added to a plan, and per location the events
+    that carry attribute lists."""
 
     def __init__(self, binding: Binding, plan: Plan, logical: Any):
         self.binding = binding
@@ -38,23 +39,24 @@ class LogicalAttributes:
         names = ATTRIBUTES if ravel else ATTRIBUTES[:3]
         self.refs = [plan.attribute(name, unit if name.startswith("Lateness") else "", self.uint64) for name in names]
         self.logical = logical
-        self.values = [logical.phase, logical.step, logical.lateness] + ([logical.aggregate_lateness] if ravel else [])
-        leave = logical.leave
-        # a call's Leave carries its event's values when it holds that event alone
-        holders = logical.location * (int(leave.max(initial=0)) + 2) + leave
-        _, first, counts = np.unique(holders, return_index=True, return_counts=True)
-        alone = np.zeros(len(leave), bool)
-        alone[first[counts == 1]] = True
-        self.carrier = np.where(alone & (leave >= 0), leave, logical.event)
+        self.ravel = ravel
 
     def of(self, location: int) -> Marks:
         """The marked events of ``location``, in event order."""
-        rows = self.logical.rows_of(location)
-        order = np.argsort(self.carrier[rows], kind="stable")
-        at = self.carrier[rows][order]
+        columns = self.logical.columns_of(location)
+        if columns is None:
+            return Marks(self.binding, np.zeros(0, np.int64), [])
+        leave = columns["leave"]
+        # a call's Leave carries its event's values when it holds that event alone
+        _, first, counts = np.unique(leave, return_index=True, return_counts=True)
+        alone = np.zeros(len(leave), bool)
+        alone[first[counts == 1]] = True
+        carrier = np.where(alone & (leave >= 0), leave, columns["event"])
+        order = np.argsort(carrier, kind="stable")
+        names = ("phase", "step", "lateness") + (("aggregate_lateness",) if self.ravel else ())
         entries = [[[ref, self.uint64, int(value) & 0xFFFFFFFFFFFFFFFF] for ref, value in zip(self.refs, row)]
-                   for row in zip(*(column[rows][order].tolist() for column in self.values))]
-        return Marks(self.binding, at, entries)
+                   for row in zip(*(columns[name][order].tolist() for name in names))]
+        return Marks(self.binding, carrier[order], entries)
 
 
 class Marks:

@@ -1,0 +1,118 @@
+"""What `ccg logical` writes, from either answer - the columns of `Logical` or the spool
+of the streamed one (`logical_spool`) - read a location at a time: the JSON
+(docs/logical.md), and each phase's members ordered by cluster, which the JSON lists
+and the picture's rows spread (`logical_picture`).
+
+An answer gives ``scheme``, ``timer_resolution``, ``names``, ``phases`` (their number),
+``location_columns()`` (per location with events its `LOCATION_COLUMNS`, trace order),
+``columns_of(location)`` (one location's, None without events) and ``phase_records()`` (per phase in order: first step, last step, events, clusters).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterator, Protocol, TextIO
+
+import numpy as np
+
+__all__ = ["LOCATION_COLUMNS", "Answer", "Members", "members_of", "phase_record", "write_json"]
+
+#: the columns of a location's events an answer gives: event index, step, lateness,
+#: phase, cluster, aggregate lateness, its place among its phase's locations ordered by
+#: (cluster, location) (``rank``), and the event index of its call's LEAVE (-1: none)
+LOCATION_COLUMNS = ("event", "step", "lateness", "phase", "cluster", "aggregate_lateness", "rank", "leave")
+_JSON_KEYS = (("events", "event"), ("steps", "step"), ("lateness", "lateness"), ("phases", "phase"),
+              ("clusters", "cluster"), ("aggregate_lateness", "aggregate_lateness"))
+#: list items written at once
+_ITEMS = 1 << 16
+#: a location of at most this many events is written in one piece (as Python lists: 36
+#: bytes a number), a longer one a list and a part of it at a time
+_AT_ONCE = 1 << 12
+
+
+class Answer(Protocol):
+    scheme: str
+    timer_resolution: int
+    names: list[str]
+
+    @property
+    def phases(self) -> int: ...
+
+    def location_columns(self) -> Iterator[tuple[int, dict[str, np.ndarray]]]: ...
+
+    def columns_of(self, location: int) -> dict[str, np.ndarray] | None: ...
+
+    def phase_records(self) -> Iterator[dict[str, Any]]: ...
+
+
+@dataclass
+class Members:
+    """The (phase, location) pairs of events ordered by (phase, cluster, location):
+    ``phase``, ``cluster``, ``location`` per pair; ``count`` per phase; ``rank`` per
+    event its pair's place in its phase."""
+
+    phase: np.ndarray
+    cluster: np.ndarray
+    location: np.ndarray
+    count: np.ndarray
+    rank: np.ndarray
+
+    def clusters(self) -> Iterator[list[list[int]]]:
+        """Per phase its clusters' locations."""
+        starts = np.r_[0, np.cumsum(self.count)].tolist()
+        clusters, locations = self.cluster.tolist(), self.location.tolist()
+        for p in range(len(self.count)):
+            groups: list[list[int]] = []
+            for k in range(starts[p], starts[p + 1]):
+                if len(groups) <= clusters[k]:
+                    groups.append([])
+                groups[clusters[k]].append(locations[k])
+            yield groups
+
+
+def members_of(phase: np.ndarray, location: np.ndarray, cluster: np.ndarray, phases: int) -> Members:
+    """The `Members` of events with these columns, ``phases`` phases."""
+    order = np.lexsort((location, cluster, phase))
+    p, c, l = phase[order], cluster[order], location[order]
+    distinct = np.r_[True, (p[1:] != p[:-1]) | (c[1:] != c[:-1]) | (l[1:] != l[:-1])][:len(p)]
+    member = np.cumsum(distinct) - 1
+    count = np.bincount(p[distinct], minlength=phases)
+    first = np.r_[0, np.cumsum(count)][p[distinct]]
+    rank = np.empty(len(order), np.int64)
+    rank[order] = (np.arange(len(first), dtype=np.int64) - first)[member]
+    return Members(p[distinct], c[distinct], l[distinct], count, rank)
+
+
+def phase_record(phase: int, first: int, last: int, events: int, clusters: list[list[int]]) -> dict[str, Any]:
+    return {"phase": phase, "first_step": first, "last_step": last, "events": events, "clusters": clusters}
+
+
+def write_json(answer: Answer, out: TextIO) -> None:
+    """``{"scheme", "timer_resolution", "locations": [...], "phases": [...]}`` (as
+    `json.dumps` writes it), a location and a phase at a time."""
+    out.write(f'{{"scheme": {json.dumps(answer.scheme)}, "timer_resolution": {answer.timer_resolution}, '
+              '"locations": [')
+    keys = _JSON_KEYS if answer.scheme == "ravel" else _JSON_KEYS[:-1]
+    columns = answer.location_columns()
+    upcoming = next(columns, None)
+    for location, name in enumerate(answer.names):
+        mine = upcoming[1] if upcoming is not None and upcoming[0] == location else None
+        out.write(", " if location else "")
+        if mine is None or len(mine["event"]) <= _AT_ONCE:
+            lists = {key: mine[column].tolist() if mine is not None else [] for key, column in keys}
+            out.write(json.dumps({"location": location, "name": name} | lists))
+        else:
+            out.write(f'{{"location": {location}, "name": {json.dumps(name)}')
+            for key, column in keys:
+                out.write(f', "{key}": [')
+                for first in range(0, len(mine[column]), _ITEMS):
+                    out.write((", " if first else "") + json.dumps(mine[column][first:first + _ITEMS].tolist())[1:-1])
+                out.write("]")
+            out.write("}")
+        if mine is not None:
+            upcoming = next(columns, None)
+    out.write('], "phases": [')
+    for k, record in enumerate(answer.phase_records()):
+        out.write((", " if k else "") + json.dumps(record))
+    out.write("]}\n")

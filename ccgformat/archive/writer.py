@@ -19,7 +19,9 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .._version import __version__
+from ..ahead import read_ahead
 from ..atomic import AtomicOutput
+from ..backends import native as native_backend
 from ..bulkstep import bulk_step
 from ..graph.graph import Graph, LocationRoot
 from ..graph.pool import NodePool
@@ -697,7 +699,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-                index: str = "auto", recorded: Params | None = None) -> Graph:
+                index: str = "auto", recorded: Params | None = None, overlap: bool | None = None) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -709,7 +711,10 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``: as for
     `Writer`. ``recorded``: the parameters PARAMETERS states, when they are not those the
     graph was built with (a merge rebuilds lossy archives losslessly, and records their
-    bounds). Returns the built graph, with those parameters.
+    bounds). ``overlap``: read the input on one core while the builder works on the
+    other (threads, `_build_locations`; the same file); None: with the native builder,
+    whose C code lets go of the GIL (with the Python one, the threads would only take
+    turns). Returns the built graph, with those parameters.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
     the input batches as they pass instead of from a walk of the built location.
@@ -730,42 +735,15 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                              compact=compact, metrics=len(definitions.metrics), index=index) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
-        small = SmallLocations(builder, writer, from_input, samples) if tables and not repair else None
+        ahead = native_backend() if overlap is None else overlap
+        small = SmallLocations(builder, writer, from_input, samples, ahead=ahead) if tables and not repair else None
         indexed: set[int] = set()
         late: list[int] = []  # locations whose checkpoints a walk of the written nodes makes
-        for location, batches in locations:
-            indexed.add(location)
-            stream, head, events = iter(batches), [], 0
-            if small is not None:  # read up to one checkpoint interval of events ahead
-                for batch in stream:
-                    head.append(batch)
-                    events += len(batch)
-                    if events > writer.checkpoint_interval:
-                        break
-                else:
-                    small.add(location, head)
-                    continue
-                small.build()  # the locations before this large one are built before it
-            record = recorder(writer.checkpoint_interval) if from_input else None
-            first_node, events, epochs = len(builder.pool), 0, builder.epochs
-            for batch in itertools.chain(head, stream):
-                builder.add(location, batch)
-                events += len(batch)
-                if record is not None:
-                    record.add(batch)
-                if samples is not None:
-                    samples.add([location], batch, [0, len(batch)])
-                writer.add_nodes(builder.pool)
-                writer.release_written(builder)
-            root = writer.end_location(builder, location, first_node, events)
-            if record is not None:
-                writer.add_checkpoints(location, record.finish(root.start))
-            elif builder.epochs != epochs:  # built over epochs whose nodes may be gone: walked at the end
-                late.append(location)
-            else:
-                writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
-        if small is not None:
-            small.build()
+        try:
+            _build_locations(builder, writer, locations, small, samples, from_input, indexed, late)
+        finally:
+            if small is not None:
+                small.close()
         graph = builder.finish()
         if recorded is not None:
             graph = replace(graph, params=recorded)
@@ -776,6 +754,56 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
             writer.add_location(location, walked.location(location))
         writer.finish(graph, samples)
     return graph
+
+
+def _build_locations(builder: Any, writer: Writer, locations: Iterable[tuple[int, Iterable[EventBatch]]],
+                     small: SmallLocations | None, samples: MetricSamples | None, from_input: bool,
+                     indexed: set[int], late: list[int]) -> None:
+    """`write_trace`'s pass over the input: every location built, its nodes written and
+    its checkpoints made (``indexed`` gets the locations seen, ``late`` those whose
+    checkpoints need a walk of the nodes read back). With the native builder
+    (``small.ahead``), the input is read on one core while the builder works on the
+    other: a large location's batches in a thread of their own (`ahead.read_ahead`), the
+    small ones' groups built in a thread while the next group is read (`SmallLocations`)."""
+    for location, batches in locations:
+        indexed.add(location)
+        stream, head, events = iter(batches), [], 0
+        if small is not None:  # read up to one checkpoint interval of events ahead
+            for batch in stream:
+                head.append(batch)
+                events += len(batch)
+                if events > writer.checkpoint_interval:
+                    break
+            else:
+                small.add(location, head)
+                continue
+            small.flush()  # the locations before this large one are built before it
+        record = recorder(writer.checkpoint_interval) if from_input else None
+        first_node, events, epochs = len(builder.pool), 0, builder.epochs
+        # a large location's next batches are read in a thread while the last is built
+        ahead = read_ahead(stream) if small is not None and small.ahead else None
+        try:
+            for batch in itertools.chain(head, stream if ahead is None else ahead):
+                builder.add(location, batch)
+                events += len(batch)
+                if record is not None:
+                    record.add(batch)
+                if samples is not None:
+                    samples.add([location], batch, [0, len(batch)])
+                writer.add_nodes(builder.pool)
+                writer.release_written(builder)
+        finally:
+            if ahead is not None:
+                ahead.close()
+        root = writer.end_location(builder, location, first_node, events)
+        if record is not None:
+            writer.add_checkpoints(location, record.finish(root.start))
+        elif builder.epochs != epochs:  # built over epochs whose nodes may be gone: walked at the end
+            late.append(location)
+        else:
+            writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
+    if small is not None:
+        small.flush()
 
 
 

@@ -112,3 +112,28 @@ def test_an_error_inside_a_large_location_read_ahead_is_raised(tmp_path):
     with pytest.raises(FormatError, match="changed while it was read"):
         write_trace(target, definitions(), iter([(0, large())]), checkpoint_interval=2, overlap=True)
     assert not target.exists()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 5), max_size=6), max_size=12), st.lists(st.integers(0, 7), min_size=12,
+                                                                                  max_size=12),
+       st.sampled_from([1, 2, 1 << 16]), st.sampled_from([1, 3, 4096]))
+def test_locations_ahead_hands_on_every_location_and_the_batches_taken(sizes, taken, per_run, entries_per_run):
+    """`ahead.locations_ahead` yields the input's locations in order; each location's
+    batches are those of the input, also when the consumer takes only a prefix of them."""
+    import ccgformat.ahead as ahead
+
+    def streams():
+        for location, lengths in enumerate(sizes):
+            yield location, iter([list(range(length)) for length in lengths])
+
+    previous = ahead.EVENTS_PER_RUN, ahead.ENTRIES_PER_RUN
+    ahead.EVENTS_PER_RUN, ahead.ENTRIES_PER_RUN = per_run, entries_per_run
+    try:
+        seen = []
+        for location, batches in ahead.locations_ahead(streams()):
+            seen.append((location, [batch for batch, _ in zip(batches, range(taken[location]))]))
+    finally:
+        ahead.EVENTS_PER_RUN, ahead.ENTRIES_PER_RUN = previous
+    assert seen == [(location, [list(range(length)) for length in lengths][:taken[location]])
+                    for location, lengths in enumerate(sizes)]

@@ -14,12 +14,12 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Generator, Iterable, Iterator
 
 import numpy as np
 
 from .._version import __version__
-from ..ahead import read_ahead
+from ..ahead import locations_ahead
 from ..atomic import AtomicOutput
 from ..backends import native as native_backend
 from ..bulkstep import bulk_step
@@ -739,11 +739,15 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
         small = SmallLocations(builder, writer, from_input, samples, ahead=ahead) if tables and not repair else None
         indexed: set[int] = set()
         late: list[int] = []  # locations whose checkpoints a walk of the written nodes makes
+        source = _Locations(locations)
         try:
-            _build_locations(builder, writer, locations, small, samples, from_input, indexed, late)
+            _build_locations(builder, writer, source, small, samples, from_input, indexed, late)
         finally:
-            if small is not None:
-                small.close()
+            try:
+                source.close()
+            finally:
+                if small is not None:
+                    small.close()
         graph = builder.finish()
         if recorded is not None:
             graph = replace(graph, params=recorded)
@@ -756,16 +760,17 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     return graph
 
 
-def _build_locations(builder: Any, writer: Writer, locations: Iterable[tuple[int, Iterable[EventBatch]]],
+def _build_locations(builder: Any, writer: Writer, source: _Locations,
                      small: SmallLocations | None, samples: MetricSamples | None, from_input: bool,
                      indexed: set[int], late: list[int]) -> None:
     """`write_trace`'s pass over the input: every location built, its nodes written and
     its checkpoints made (``indexed`` gets the locations seen, ``late`` those whose
     checkpoints need a walk of the nodes read back). With the native builder
     (``small.ahead``), the input is read on one core while the builder works on the
-    other: a large location's batches in a thread of their own (`ahead.read_ahead`), the
-    small ones' groups built in a thread while the next group is read (`SmallLocations`)."""
-    for location, batches in locations:
+    other: the small locations' groups built in a thread while the next group is read
+    (`SmallLocations`); from the first large location on, the input read in a thread
+    (`_Locations.ahead`)."""
+    for location, batches in source:
         indexed.add(location)
         stream, head, events = iter(batches), [], 0
         if small is not None:  # read up to one checkpoint interval of events ahead
@@ -780,21 +785,17 @@ def _build_locations(builder: Any, writer: Writer, locations: Iterable[tuple[int
             small.flush()  # the locations before this large one are built before it
         record = recorder(writer.checkpoint_interval) if from_input else None
         first_node, events, epochs = len(builder.pool), 0, builder.epochs
-        # a large location's next batches are read in a thread while the last is built
-        ahead = read_ahead(stream) if small is not None and small.ahead else None
-        try:
-            for batch in itertools.chain(head, stream if ahead is None else ahead):
-                builder.add(location, batch)
-                events += len(batch)
-                if record is not None:
-                    record.add(batch)
-                if samples is not None:
-                    samples.add([location], batch, [0, len(batch)])
-                writer.add_nodes(builder.pool)
-                writer.release_written(builder)
-        finally:
-            if ahead is not None:
-                ahead.close()
+        if small is not None and small.ahead:  # from here on, the input is read in a thread
+            stream = source.ahead(location, stream)
+        for batch in itertools.chain(head, stream):
+            builder.add(location, batch)
+            events += len(batch)
+            if record is not None:
+                record.add(batch)
+            if samples is not None:
+                samples.add([location], batch, [0, len(batch)])
+            writer.add_nodes(builder.pool)
+            writer.release_written(builder)
         root = writer.end_location(builder, location, first_node, events)
         if record is not None:
             writer.add_checkpoints(location, record.finish(root.start))
@@ -805,6 +806,34 @@ def _build_locations(builder: Any, writer: Writer, locations: Iterable[tuple[int
     if small is not None:
         small.flush()
 
+
+
+class _Locations:
+    """The input's ``(location, batches)`` pairs; `ahead` has the rest read in a thread."""
+
+    def __init__(self, locations: Iterable[tuple[int, Iterable[EventBatch]]]) -> None:
+        self._items: Iterator[tuple[int, Iterable[EventBatch]]] = iter(locations)
+        self._ahead: Generator[tuple[int, Iterator[EventBatch]], None, None] | None = None
+
+    def __iter__(self) -> _Locations:
+        return self
+
+    def __next__(self) -> tuple[int, Iterable[EventBatch]]:
+        return next(self._items)
+
+    def ahead(self, location: int, batches: Iterator[EventBatch]) -> Iterator[EventBatch]:
+        """``batches`` (the rest of ``location``'s), and from now on every location after
+        it, read in a thread (`ahead.locations_ahead`): the next batches and the next
+        location's first pass run on one core while the builder works on the other."""
+        if self._ahead is None:
+            self._ahead = self._items = locations_ahead(itertools.chain([(location, batches)], self._items))
+            batches = next(self._ahead)[1]
+        return batches
+
+    def close(self) -> None:
+        """Stop the reader thread, if one was started."""
+        if self._ahead is not None:
+            self._ahead.close()
 
 
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,

@@ -27,7 +27,8 @@ from .samples import MetricSamples
 
 #: events of the small locations a stream's group holds before they are built (an importer's
 #: batches may keep larger buffers alive: 20,000 x 50 from OTF2 peaks at 594 MB with 2^18,
-#: 863 MB with 2^20, at the same time)
+#: 863 MB with 2^20, at the same time); half as many when a group is built in a thread
+#: while the next is read (`SmallLocations` ``ahead``), so that the two hold as much
 EVENTS_PER_GROUP = 1 << 18
 
 
@@ -92,7 +93,7 @@ class SmallLocations:
         self.batches.extend(batches)
         self.counts.append(sum(len(b) for b in batches))
         self.events += self.counts[-1]
-        if self.events >= EVENTS_PER_GROUP:
+        if self.events >= (EVENTS_PER_GROUP // 2 if self.ahead else EVENTS_PER_GROUP):
             self._build_held()
 
     def flush(self) -> None:

@@ -807,7 +807,6 @@ def _build_locations(builder: Any, writer: Writer, source: _Locations,
         small.flush()
 
 
-
 class _Locations:
     """The input's ``(location, batches)`` pairs; `ahead` has the rest read in a thread."""
 

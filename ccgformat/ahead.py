@@ -5,17 +5,20 @@ so a walk or a scan of the blocks made in a second thread runs on the second cor
 the consumer works on the first: `ccg verify`'s walks (`query.verify_walk`), verify's
 check of the node blocks, and message matching's walks of every location
 (`read_ahead_each`: the walks in the second thread, their merge by time in the first).
+The native OTF2 reader and the native builder let go of it too: a conversion of large
+locations reads the input ahead of the builder (`locations_ahead`).
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import threading
 from collections import deque
 from queue import Empty, Full, Queue
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Generator, Iterable, Iterator, Sequence, Sized, TypeVar
 
-__all__ = ["read_ahead", "read_ahead_each"]
+__all__ = ["locations_ahead", "read_ahead", "read_ahead_each"]
 
 T = TypeVar("T")
 
@@ -158,3 +161,78 @@ class _AheadEach:
 
 #: what `_AheadEach` puts after a source's last item
 _END = object()
+
+
+#: `locations_ahead` hands over runs of at least this many events (an importer's batch) ...
+EVENTS_PER_RUN = 1 << 16
+#: ... or of this many entries (batches and location ends)
+ENTRIES_PER_RUN = 4096
+
+
+def locations_ahead(streams: Iterator[tuple[int, Iterable[Sized]]], depth: int = 2
+                    ) -> Generator[tuple[int, Iterator[Sized]], None, None]:
+    """An importer's ``(location, batches)`` pairs, read in a thread (`read_ahead`) up to
+    ``depth`` runs of batches ahead: the next location's first pass (the native OTF2
+    reader checks a location before it hands on its batches) runs while the last one is
+    built. The same batches come out in the same order; the consumer may move on to the
+    next location before it took every batch of one (the rest are skipped). Closing the
+    result stops the thread, which closes ``streams``."""
+    runs = read_ahead(_runs(streams), depth)
+    entries = itertools.chain.from_iterable(runs)
+    try:
+        for location, batch in entries:
+            batches = _Batches(entries, batch)
+            yield location, batches
+            for _ in batches:  # what the consumer left of this location
+                pass
+    finally:
+        runs.close()
+
+
+def _runs(streams: Iterator[tuple[int, Iterable[Sized]]]) -> Iterator[list[tuple[int, Sized | None]]]:
+    """The entries of ``streams`` in runs: (location, batch) and (location, None) at a
+    location's end (made in the reader thread)."""
+    try:
+        run: list[tuple[int, Sized | None]] = []
+        events = 0
+        for location, batches in streams:
+            for batch in batches:
+                run.append((location, batch))
+                events += len(batch)
+                if events >= EVENTS_PER_RUN or len(run) >= ENTRIES_PER_RUN:
+                    yield run
+                    run, events = [], 0
+            run.append((location, None))
+            if len(run) >= ENTRIES_PER_RUN:
+                yield run
+                run, events = [], 0
+        if run:
+            yield run
+    finally:
+        close = getattr(streams, "close", None)
+        if close is not None:
+            close()
+
+
+class _Batches:
+    """One location's batches, taken from the shared entries as they are asked for."""
+
+    def __init__(self, entries: Iterator[tuple[int, Sized | None]], first: Sized | None) -> None:
+        self._entries = entries
+        self._first = first
+        self._ended = first is None
+
+    def __iter__(self) -> _Batches:
+        return self
+
+    def __next__(self) -> Sized:
+        if self._first is not None:
+            batch, self._first = self._first, None
+            return batch
+        if self._ended:
+            raise StopIteration
+        batch = next(self._entries)[1]
+        if batch is None:
+            self._ended = True
+            raise StopIteration
+        return batch

@@ -112,9 +112,12 @@ class EventBatch:
 
     def __post_init__(self) -> None:
         n = len(self.time)
-        for name in ("time", "kind") + COLUMNS:
-            if len(getattr(self, name)) != n:
-                raise ValueError(f"column {name!r} has {len(getattr(self, name))} entries, expected {n}")
+        # one comparison chain: a batch is made per location and per slice (20,000 x 50 events)
+        if not n == len(self.kind) == len(self.ref) == len(self.comm) == len(self.tag) == len(self.request) \
+                == len(self.size) == len(self.recv_size) == len(self.value):
+            for name in ("kind",) + COLUMNS:
+                if len(getattr(self, name)) != n:
+                    raise ValueError(f"column {name!r} has {len(getattr(self, name))} entries, expected {n}")
 
     @classmethod
     def from_columns(cls, time: Sequence[int] | np.ndarray, kind: Sequence[int] | np.ndarray,

@@ -5,10 +5,15 @@ the small locations of a stream to the builder in one call each (`SmallLocations
 A location of at most one checkpoint interval has one checkpoint, at its end; when its
 calls balance, `checkpoint_columns.end_checkpoints` computes it with numpy together with
 the others of its group. The rest take the per-location path of `indexes.checkpoints`.
+
+With the native builder, a full group is built in a thread of its own while the next one
+is read (issue 35 item 4): building, encoding and the checkpoints' numpy work are C
+calls that let go of the GIL, so they run on the second core beside the importer.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -22,7 +27,8 @@ from .samples import MetricSamples
 
 #: events of the small locations a stream's group holds before they are built (an importer's
 #: batches may keep larger buffers alive: 20,000 x 50 from OTF2 peaks at 594 MB with 2^18,
-#: 863 MB with 2^20, at the same time)
+#: 863 MB with 2^20, at the same time); half as many when a group is built in a thread
+#: while the next is read (`SmallLocations` ``ahead``), so that the two hold as much
 EVENTS_PER_GROUP = 1 << 18
 
 
@@ -61,19 +67,25 @@ def location_checkpoints(pool: Any, locations: np.ndarray, roots: np.ndarray, st
 
 class SmallLocations:
     """The small locations of a stream (at most one checkpoint interval of events each),
-    held until `build` feeds them to the builder in one call per CHECKPOINT_TABLE block
-    and gives the writer their checkpoints as columns. The file is the one the
+    held until a group is full, then fed to the builder in one call per CHECKPOINT_TABLE
+    block, the writer given their checkpoints as columns. The file is the one the
     per-location path writes: the builder sees the locations in the same order, and each
     run ends where `Writer.add_checkpoints` would flush the block, after the node blocks
     that path writes before it. ``from_input``: the graph is lossless and the
-    checkpoints are made from the input; ``samples`` keeps their metric samples."""
+    checkpoints are made from the input; ``samples`` keeps their metric samples.
+    ``ahead``: a full group is built in a thread of its own while the next is
+    collected (one group at a time, in order); `flush` builds the rest and waits."""
 
-    def __init__(self, builder: Any, writer: Any, from_input: bool, samples: MetricSamples | None = None) -> None:
+    def __init__(self, builder: Any, writer: Any, from_input: bool, samples: MetricSamples | None = None, *,
+                 ahead: bool = False) -> None:
         self.builder, self.writer, self.from_input, self.samples = builder, writer, from_input, samples
         self.locations: list[int] = []
         self.batches: list[EventBatch] = []
         self.counts: list[int] = []
         self.events = 0
+        self.ahead = ahead
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="ccg-build") if ahead else None
+        self._building: Future[None] | None = None
 
     def add(self, location: int, batches: list[EventBatch]) -> None:
         """Hold a small location's events (building the group first when it is full)."""
@@ -81,20 +93,46 @@ class SmallLocations:
         self.batches.extend(batches)
         self.counts.append(sum(len(b) for b in batches))
         self.events += self.counts[-1]
-        if self.events >= EVENTS_PER_GROUP:
-            self.build()
+        if self.events >= (EVENTS_PER_GROUP // 2 if self.ahead else EVENTS_PER_GROUP):
+            self._build_held()
 
-    def build(self) -> None:
-        """Build and index the locations held, in runs that end at the writer's flushes."""
+    def flush(self) -> None:
+        """Build the locations held and wait until every group is built."""
+        self._build_held()
+        self._wait()
+
+    def close(self) -> None:
+        """Wait for the group being built (its error, of locations before the caller's, is
+        raised) and end the thread; the locations held are dropped."""
+        try:
+            self._wait()
+        finally:
+            if self._thread is not None:
+                self._thread.shutdown()
+                self._thread = None
+
+    def _wait(self) -> None:
+        building, self._building = self._building, None
+        if building is not None:
+            building.result()
+
+    def _build_held(self) -> None:
         if not self.locations:
             return
-        locations = np.array(self.locations, np.int64)
-        counts = np.array(self.counts, np.int64)
+        held = (np.array(self.locations, np.int64), np.array(self.counts, np.int64), self.batches)
+        self.locations, self.batches, self.counts, self.events = [], [], [], 0
+        self._wait()
+        if self._thread is None:
+            self._build(*held)
+        else:
+            self._building = self._thread.submit(self._build, *held)
+
+    def _build(self, locations: np.ndarray, counts: np.ndarray, batches: list[EventBatch]) -> None:
+        """Build and index ``locations``, in runs that end at the writer's flushes."""
         offsets = np.concatenate(([0], np.cumsum(counts)))
-        batch = EventBatch.concat(self.batches) if len(self.batches) != 1 else self.batches[0]
+        batch = EventBatch.concat(batches) if len(batches) != 1 else batches[0]
         if self.samples is not None:
             self.samples.add(locations, batch, offsets)
-        self.locations, self.batches, self.counts, self.events = [], [], [], 0
         start = 0
         while start < len(locations):
             stop = min(len(locations), start + self.writer.checkpoints_before_flush())

@@ -14,12 +14,14 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Generator, Iterable, Iterator
 
 import numpy as np
 
 from .._version import __version__
+from ..ahead import locations_ahead
 from ..atomic import AtomicOutput
+from ..backends import native as native_backend
 from ..bulkstep import bulk_step
 from ..graph.graph import Graph, LocationRoot
 from ..graph.pool import NodePool
@@ -697,7 +699,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-                index: str = "auto", recorded: Params | None = None) -> Graph:
+                index: str = "auto", recorded: Params | None = None, overlap: bool | None = None) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -709,7 +711,10 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``: as for
     `Writer`. ``recorded``: the parameters PARAMETERS states, when they are not those the
     graph was built with (a merge rebuilds lossy archives losslessly, and records their
-    bounds). Returns the built graph, with those parameters.
+    bounds). ``overlap``: read the input on one core while the builder works on the
+    other (threads, `_build_locations`; the same file); None: with the native builder,
+    whose C code lets go of the GIL (with the Python one, the threads would only take
+    turns). Returns the built graph, with those parameters.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
     the input batches as they pass instead of from a walk of the built location.
@@ -730,42 +735,19 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                              compact=compact, metrics=len(definitions.metrics), index=index) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
-        small = SmallLocations(builder, writer, from_input, samples) if tables and not repair else None
+        ahead = native_backend() if overlap is None else overlap
+        small = SmallLocations(builder, writer, from_input, samples, ahead=ahead) if tables and not repair else None
         indexed: set[int] = set()
         late: list[int] = []  # locations whose checkpoints a walk of the written nodes makes
-        for location, batches in locations:
-            indexed.add(location)
-            stream, head, events = iter(batches), [], 0
-            if small is not None:  # read up to one checkpoint interval of events ahead
-                for batch in stream:
-                    head.append(batch)
-                    events += len(batch)
-                    if events > writer.checkpoint_interval:
-                        break
-                else:
-                    small.add(location, head)
-                    continue
-                small.build()  # the locations before this large one are built before it
-            record = recorder(writer.checkpoint_interval) if from_input else None
-            first_node, events, epochs = len(builder.pool), 0, builder.epochs
-            for batch in itertools.chain(head, stream):
-                builder.add(location, batch)
-                events += len(batch)
-                if record is not None:
-                    record.add(batch)
-                if samples is not None:
-                    samples.add([location], batch, [0, len(batch)])
-                writer.add_nodes(builder.pool)
-                writer.release_written(builder)
-            root = writer.end_location(builder, location, first_node, events)
-            if record is not None:
-                writer.add_checkpoints(location, record.finish(root.start))
-            elif builder.epochs != epochs:  # built over epochs whose nodes may be gone: walked at the end
-                late.append(location)
-            else:
-                writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
-        if small is not None:
-            small.build()
+        source = _Locations(locations)
+        try:
+            _build_locations(builder, writer, source, small, samples, from_input, indexed, late)
+        finally:
+            try:
+                source.close()
+            finally:
+                if small is not None:
+                    small.close()
         graph = builder.finish()
         if recorded is not None:
             graph = replace(graph, params=recorded)
@@ -777,6 +759,80 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
         writer.finish(graph, samples)
     return graph
 
+
+def _build_locations(builder: Any, writer: Writer, source: _Locations,
+                     small: SmallLocations | None, samples: MetricSamples | None, from_input: bool,
+                     indexed: set[int], late: list[int]) -> None:
+    """`write_trace`'s pass over the input: every location built, its nodes written and
+    its checkpoints made (``indexed`` gets the locations seen, ``late`` those whose
+    checkpoints need a walk of the nodes read back). With the native builder
+    (``small.ahead``), the input is read on one core while the builder works on the
+    other: the small locations' groups built in a thread while the next group is read
+    (`SmallLocations`); from the first large location on, the input read in a thread
+    (`_Locations.ahead`)."""
+    for location, batches in source:
+        indexed.add(location)
+        stream, head, events = iter(batches), [], 0
+        if small is not None:  # read up to one checkpoint interval of events ahead
+            for batch in stream:
+                head.append(batch)
+                events += len(batch)
+                if events > writer.checkpoint_interval:
+                    break
+            else:
+                small.add(location, head)
+                continue
+            small.flush()  # the locations before this large one are built before it
+        record = recorder(writer.checkpoint_interval) if from_input else None
+        first_node, events, epochs = len(builder.pool), 0, builder.epochs
+        if small is not None and small.ahead:  # from here on, the input is read in a thread
+            stream = source.ahead(location, stream)
+        for batch in itertools.chain(head, stream):
+            builder.add(location, batch)
+            events += len(batch)
+            if record is not None:
+                record.add(batch)
+            if samples is not None:
+                samples.add([location], batch, [0, len(batch)])
+            writer.add_nodes(builder.pool)
+            writer.release_written(builder)
+        root = writer.end_location(builder, location, first_node, events)
+        if record is not None:
+            writer.add_checkpoints(location, record.finish(root.start))
+        elif builder.epochs != epochs:  # built over epochs whose nodes may be gone: walked at the end
+            late.append(location)
+        else:
+            writer.add_location(location, location_walker(builder.pool, root.root, root.start, location))
+    if small is not None:
+        small.flush()
+
+
+class _Locations:
+    """The input's ``(location, batches)`` pairs; `ahead` has the rest read in a thread."""
+
+    def __init__(self, locations: Iterable[tuple[int, Iterable[EventBatch]]]) -> None:
+        self._items: Iterator[tuple[int, Iterable[EventBatch]]] = iter(locations)
+        self._ahead: Generator[tuple[int, Iterator[EventBatch]], None, None] | None = None
+
+    def __iter__(self) -> _Locations:
+        return self
+
+    def __next__(self) -> tuple[int, Iterable[EventBatch]]:
+        return next(self._items)
+
+    def ahead(self, location: int, batches: Iterator[EventBatch]) -> Iterator[EventBatch]:
+        """``batches`` (the rest of ``location``'s), and from now on every location after
+        it, read in a thread (`ahead.locations_ahead`): the next batches and the next
+        location's first pass run on one core while the builder works on the other."""
+        if self._ahead is None:
+            self._ahead = self._items = locations_ahead(itertools.chain([(location, batches)], self._items))
+            batches = next(self._ahead)[1]
+        return batches
+
+    def close(self) -> None:
+        """Stop the reader thread, if one was started."""
+        if self._ahead is not None:
+            self._ahead.close()
 
 
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Mapping, Sequence
-from xml.sax.saxutils import escape
+from html import escape  # not xml.sax.saxutils: it imports urllib.request (15 ms of a ``ccg`` start)
 
 import numpy as np
 
@@ -48,7 +48,7 @@ def _element(shape: Shape) -> str:
         bold = ' font-weight="bold"' if shape.bold else ""
         return (f'<text x="{shape.x:.2f}" y="{shape.y:.2f}" font-size="{shape.size:g}" text-anchor="{shape.anchor}" '
                 f'dominant-baseline="central" fill="{_hex(shape.colour)}"{bold}>'
-                f'{escape(_NOT_XML.sub(chr(0xFFFD), shape.text))}</text>')
+                f'{escape(_NOT_XML.sub(chr(0xFFFD), shape.text), quote=False)}</text>')
     return _image(shape)
 
 

@@ -258,9 +258,9 @@ def write_archive(target: Path, source: Path, name: str, trace: TraceSource, par
     definitions, streams = trace
     if "source_format" not in definitions.provenance:
         definitions = dataclasses.replace(definitions, provenance={**definitions.provenance, "source_format": name})
-    counter = _Counter(streams, progress, len(definitions.locations))
+    counted = streams if progress is None else _Counter(streams, progress, len(definitions.locations))
     try:
-        return write_trace(target, definitions, counter, params, repair=repair, level=level,
+        return write_trace(target, definitions, counted, params, repair=repair, level=level,
                            checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                            aggregation=AGGREGATION_BUDGET if aggregation else None, gaps=gaps)
     except TraceError as error:
@@ -273,7 +273,8 @@ def write_archive(target: Path, source: Path, name: str, trace: TraceSource, par
 
 
 class _Counter:
-    """Passes the location streams through, counting events for the progress callback."""
+    """Passes the location streams through, counting events for the progress callback
+    (without one, the streams go to the writer as they are)."""
 
     def __init__(self, streams: LocationStreams, progress: Progress | None, locations: int):
         self.streams = streams

@@ -64,16 +64,26 @@ class Binding:
     """The loaded library: record table, callback prototypes and the cffi call table."""
 
     def __init__(self, otf2: ModuleType, _otf2: ModuleType) -> None:
-        import cffi
-
         self.otf2 = otf2
         self._otf2 = _otf2
-        path = _otf2.Config.lib_path()
-        self.cdll = ctypes.CDLL(path)      # our own function objects: _otf2 resets its own per call
+        self.path = _otf2.Config.lib_path()
+        self.cdll = ctypes.CDLL(self.path)      # our own function objects: _otf2 resets its own per call
         self.records = self._records()
-        self.ffi = cffi.FFI()
-        self.ffi.cdef(self._cdef())
-        self.lib = self.ffi.dlopen(path)
+
+    @functools.cached_property
+    def ffi(self) -> Any:
+        """The cffi declarations (`_cdef`), made at first use: parsing them costs 0.05-0.1 s,
+        which a conversion by the native reader without attribute lists never needs."""
+        import cffi
+
+        ffi = cffi.FFI()
+        ffi.cdef(self._cdef())
+        return ffi
+
+    @functools.cached_property
+    def lib(self) -> Any:
+        """The library through cffi (`ffi`)."""
+        return self.ffi.dlopen(self.path)
 
     def _records(self) -> dict[str, Record]:
         """Every event record the library knows, from the `_otf2` callback prototypes."""

@@ -269,10 +269,9 @@ class _Stream:
             raise MemoryError("out of memory while reading OTF2 events") if code == 1 else \
                 RuntimeError(f"native OTF2 reader error {code}")
         n, g = c.count, c.gap_count
-        block = buffer[:self.gaps_from].view(np.int64).reshape(len(_ROWS), capacity)
+        time, *columns = buffer[:self.gaps_from].view(np.int64).reshape(len(_ROWS), capacity)[:, :n]
         gaps = buffer[self.gaps_from:self.kinds_from].view(np.int64).reshape(2, gap_capacity)
-        batch = EventBatch(kind=buffer[self.kinds_from:self.kinds_from + n],
-                           **{name: block[row, :n] for row, name in enumerate(_ROWS)})
+        batch = EventBatch(time, buffer[self.kinds_from:self.kinds_from + n], *columns)   # the order of _ROWS
         return _Chunk(batch, gaps[0, :g], gaps[1, :g], buffer), state[0]
 
     def chunks(self) -> Iterator[_Chunk]:

@@ -72,7 +72,6 @@ def read(path: Path, locations: Chosen | None = None
         chunk_size = _otf2.Reader_GetChunkSize(handle)[0]
         prefix = str(anchor.with_suffix("")) + os.sep
         strings = StringTable(definitions.strings)
-        reader = EventReader(binding, tables, strings)
     except BaseException as error:
         _otf2.Reader_Close(handle)
         if isinstance(error, (CcgError, KeyboardInterrupt)):
@@ -91,14 +90,19 @@ def read(path: Path, locations: Chosen | None = None
     refs = [tables.locations[index] for index in chosen]
 
     def streams() -> Iterator[tuple[int, Iterator[EventBatch]]]:
-        sparse_readers: list[EventReader] = []
+        # the reference's event readers, made when first needed (their callbacks cost 10-20 ms):
+        # [0] reads whole locations, [1] the records the native reader skips
+        readers: list[EventReader | None] = [None, None]
+
+        def reference(which: int) -> EventReader:
+            if readers[which] is None:
+                readers[which] = EventReader(binding, tables, strings, skip=PROTOTYPES if which else ())
+            return readers[which]
         batch = _Batch(binding, handle, refs[:LOCATIONS_PER_READER])
 
         def sparse(ref: int, event_file: str, records: int | None) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
             """The reference's events of the records the native reader skips."""
-            if not sparse_readers:
-                sparse_readers.append(EventReader(binding, tables, strings, skip=PROTOTYPES))
-            events = sparse_readers[0]
+            events = reference(1)
             try:
                 events.read(batch.handle, ref, event_file, records)
                 columns = to_columns(events, event_file)
@@ -128,6 +132,7 @@ def read(path: Path, locations: Chosen | None = None
                 if pending is not None:
                     yield index, pending
                     continue
+                reader = reference(0)
                 reader.read(batch.handle, ref, event_file, records)
                 yield index, batches(to_columns(reader, event_file))
             if pending is not None:
@@ -135,8 +140,9 @@ def read(path: Path, locations: Chosen | None = None
         finally:
             if native is not None:
                 native.close()
-            for events in [reader, *sparse_readers]:
-                events.close()
+            for events in readers:
+                if events is not None:
+                    events.close()
             batch.close()
 
     return definitions, streams()

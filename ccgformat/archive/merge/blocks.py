@@ -28,6 +28,7 @@ from ..reader import Archive
 from ..writer import Writer
 from .nodes import block_columns, concatenated, node_pool
 from .plan import Plan
+from .tables import TableRows
 
 #: a merged graph of at least this many nodes is copied block by block when the archives
 #: define the same (a smaller one is hash consed, `nodes`); from this size the writer's
@@ -90,9 +91,10 @@ class JoinedGraph(Graph):
         return archive.location(own)
 
 
-def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None]) -> Graph:
+def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None) -> Graph:
     """Write the merged archive of ``plan`` to ``target`` from the archives' blocks;
-    ``progress`` gets each archive's events once its blocks are written."""
+    ``progress`` gets each archive's events once its blocks are written; ``rows``: the
+    merged table rows, when known (`tables`)."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
     with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
         for source, (archive, base) in enumerate(zip(plan.archives, bases)):
@@ -119,7 +121,7 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None]) -> G
         graph = JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params,
                             plan.definitions, BuildMetrics(*(sum(int(m[key]) for m in metrics) for key in "NnMm")),
                             owners=owners)
-        writer.finish(graph)
+        writer.finish(graph, rows=rows)
     return graph
 
 

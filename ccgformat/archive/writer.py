@@ -169,6 +169,7 @@ class Writer:
         self.index = index
         self.nodes_per_block = nodes_per_block
         self.metrics = metrics
+        self._kept_definitions: list[tuple[SectionKind, bytes]] | None = None
         self.tables = tables
         self.bundle = bundle and tables  # the layout for older readers has no bundles
         self.compact = compact and self.bundle
@@ -306,6 +307,13 @@ class Writer:
         for kind, raw in best:
             self._block(kind, raw, must_understand=True, compressed=packed[id(raw)])
             self._extension_table |= kind == SectionKind.EXTENSION_TABLE
+
+    def keep_definitions(self, blocks: list[tuple[SectionKind, bytes]]) -> None:
+        """Store the graph's definitions as ``blocks`` (kinds and raw payloads as another
+        file of this layout stores the same definitions) instead of encoding them anew."""
+        if not self.tables:
+            raise ValueError("kept definitions blocks are of the tables' layout")
+        self._kept_definitions = blocks
 
     def _layout_bytes(self, layouts: list[list[tuple[SectionKind, bytes]]], compressed: Callable[[bytes], bytes]
                       ) -> tuple[dict[int, bytes], list[int]]:
@@ -538,7 +546,11 @@ class Writer:
         self._flush_indexes()
         if self.aggregation is not None:
             self._aggregation_levels(graph, self.aggregation, samples, rows)
-        self._definitions(graph.definitions)
+        if self._kept_definitions is None:
+            self._definitions(graph.definitions)
+        for kind, raw in self._kept_definitions or ():
+            self._block(kind, raw, must_understand=True)
+            self._extension_table |= kind == SectionKind.EXTENSION_TABLE
         self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
                     (encode_root_table if self.tables else encode_roots)(graph.roots), must_understand=True,
@@ -785,16 +797,19 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-               index: str = "auto", streamed: bool = False, rows: Any = None) -> Path:
+               index: str = "auto", streamed: bool = False, rows: Any = None,
+               stored_definitions: list[tuple[SectionKind, bytes]] | None = None) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
     ``aggregation``, ``bundle``, ``compact``, ``index``: as for `Writer`). ``streamed``:
     the last node block goes with `Writer.finish`, as `write_trace` writes it (into the
     bundle of the sections written last where that is smaller: a small graph's file is
     then in the compact layout), rather than before the checkpoints. ``rows``: as for
-    `Writer.finish`."""
+    `Writer.finish`; ``stored_definitions``: as for `Writer.keep_definitions`."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
                 metrics=len(graph.definitions.metrics), index=index) as writer:
+        if stored_definitions is not None:
+            writer.keep_definitions(stored_definitions)
         writer.add_nodes(graph.pool, final=not streamed)
         if index_kept(index, graph):
             for location, root in graph.roots.items():

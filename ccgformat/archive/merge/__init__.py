@@ -94,11 +94,9 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
         else:
             graph = merged_graph(joined, advance)
             with bulk_step():
-                save_graph(graph, target, streamed=True, rows=known)
+                save_graph(graph, target, streamed=True, rows=known, stored_definitions=joined.stored_definitions)
         return MergeReport(tuple(joined.paths), str(target), len(joined.definitions.locations), graph.event_count,
-                           graph.metrics.n, target.stat().st_size, joined.segmented,
-                           bool(joined.definitions.extensions) or not any(a.definitions.extensions
-                                                                          for a in joined.archives), chosen)
+                           graph.metrics.n, target.stat().st_size, joined.segmented, joined.extensions_kept, chosen)
     finally:
         joined.close()
 

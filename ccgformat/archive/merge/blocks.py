@@ -97,6 +97,8 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
     merged table rows, when known (`tables`)."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
     with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
+        if plan.stored_definitions is not None:
+            writer.keep_definitions(plan.stored_definitions)
         for source, (archive, base) in enumerate(zip(plan.archives, bases)):
             for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
                 raw = archive.payload(entry)

@@ -40,6 +40,10 @@ def test_merge_of_location_groups_equals_the_union(tmp_path_factory, events, dat
     report = ccgformat.merge(parts, folder / "merged.ccg")
     support.assert_same_trace(folder / "merged.ccg", whole)
     assert report.events == sum(map(len, trace.values())) and not report.segmented
+    with ccgformat.open(folder / "merged.ccg") as merged, ccgformat.open(whole) as expected:
+        # each part held a root for every location without events there: counted once (4.2.5)
+        assert (merged.stats.N, merged.parameters["metrics"]["M"]) == \
+            (expected.stats.N, expected.parameters["metrics"]["M"])
 
 
 @SETTINGS

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...bulkstep import bulk_step
-from ...graph.graph import BuildMetrics, Graph, LocationRoot
+from ...graph.graph import Graph, LocationRoot
 from ..codec import moved_block
 from ..indexes import Checkpoint, checkpoints
 from ..layout import NODE_KINDS, SectionKind
@@ -120,9 +120,12 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
             archive, own = owners[location]
             writer.add_checkpoints(location, _checkpoints(archive, own, writer.checkpoint_interval))
         metrics = [archive.parameters["metrics"] for archive in plan.archives]
+        reached = {root.root for root in roots.values()}
+        unreached = len({bases[source] + root.root for source, archive in enumerate(plan.archives)
+                         for root in archive.roots.values() if not root.events} - reached)
         graph = JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params,
-                            plan.definitions, BuildMetrics(*(sum(int(m[key]) for m in metrics) for key in "NnMm")),
-                            owners=owners)
+                            plan.definitions, plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"),
+                                                                 unreached), owners=owners)
         writer.finish(graph, rows=rows)
     return graph
 

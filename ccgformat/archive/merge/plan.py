@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import NamedTuple, Sequence
 
 from ...errors import MergeConflictError, ParameterError
-from ...graph.graph import root_columns
+from ...graph.graph import BuildMetrics, root_columns
+from ...graph.pool import NodeKind, node_bytes
 from ...model import Definitions, Location
 from ...params import Params
 from ..layout import TABLES_MINOR_VERSION, SectionKind
@@ -25,6 +26,8 @@ from ..reader import Archive, open_archive
 from .definitions import Maps, Unifier, identity_maps
 
 
+#: the bytes of an empty location's root (an ARTIFICIAL node without children, 4.2.5)
+EMPTY_ROOT_BYTES = node_bytes(NodeKind.ARTIFICIAL, 0, (0,))
 #: the sections a file stores its definitions in (spec 4.1, 4.7, 4.9)
 _DEFINING = (SectionKind.DEFINITIONS, SectionKind.LOCATION_TABLE, SectionKind.EXTENSION_TABLE)
 
@@ -67,6 +70,24 @@ class Plan:
     def segmented(self) -> bool:
         """Whether a location has pieces in several archives (time segments)."""
         return any(len(pieces) > 1 for pieces in self.pieces.values())
+
+    @property
+    def repeated_empty_roots(self) -> int:
+        """The roots of locations without events that the archives hold beyond one per
+        merged location without events: each archive's N and M (dissertation 4.2.5)
+        counted its own, a conversion of the whole counts one (the parts of an MPI
+        conversion each hold every other part's locations without events)."""
+        held = sum(int((root_columns(archive.roots)[4] == 0).sum()) for archive in self.archives)
+        return held - (len(self.definitions.locations) - len(self.pieces))
+
+    def build_metrics(self, n: int, m: int, unreached: int = 0) -> BuildMetrics:
+        """N and M of the merged graph (the archives' sums, each empty root counted once)
+        with its ``n`` nodes and ``m`` bytes kept; ``unreached``: empty roots stored
+        although no merged location has them (copied with their blocks), counted too."""
+        repeated = self.repeated_empty_roots - unreached
+        return BuildMetrics(sum(archive.stats.N for archive in self.archives) - repeated, n,
+                            sum(int(archive.parameters["metrics"]["M"]) for archive in self.archives)
+                            - repeated * EMPTY_ROOT_BYTES, m)
 
     def close(self) -> None:
         self.stack.close()

@@ -9,9 +9,13 @@ each part, those of other ranges without events. With a format that reads a subs
 its locations (OTF2: one event file per location, `formats.read`'s ``locations``),
 every rank reads its own range; with any other, rank 0 reads the whole input and sends
 the other ranges' events to their ranks (`distribute`), then converts the last range
-itself - which is why rank 0 holds the last range. Rank 0 then merges the parts, in
-location order, into the target (`ccgformat.merge`, written atomically) and every rank
-removes its part.
+itself - which is why rank 0 holds the last range. The ranks then agree on the trace's
+window (spec 4.10's ``[t0, t1)``: an allgather of their parts' first and last event
+times) and each computes its locations' rows of the finest aggregation and metric
+levels over it from the graph it built (`query.table_rows`). Rank 0 merges the parts, in
+location order, into the target with those rows (`ccgformat.merge`, written atomically:
+the tables are the rows side by side, no event walked again) and every rank removes its
+part.
 
 Why parts merged by rank 0, rather than MPI-IO at offsets from a prefix sum: a node
 shared by two ranks' parts must be stored once, so what a rank writes depends on the

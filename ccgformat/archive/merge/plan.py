@@ -21,7 +21,7 @@ from ...graph.graph import BuildMetrics, root_columns
 from ...graph.pool import NodeKind, node_bytes
 from ...model import Definitions, Location
 from ...params import Params
-from ..layout import TABLES_MINOR_VERSION, SectionKind
+from ..layout import MAJOR_VERSION, TABLES_MINOR_VERSION, SectionKind
 from ..reader import Archive, open_archive
 from .definitions import Maps, Unifier, identity_maps
 
@@ -109,7 +109,7 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
         defined = [_defining_roots(archive) for archive in archives]
         params = loosest([archive.params for archive in archives])
         if defined[0][1] is not None and all(stored == defined[0][1] for _, stored in defined) and \
-                archives[0].version[1] >= TABLES_MINOR_VERSION:  # stored as this writer stores them
+                archives[0].version >= (MAJOR_VERSION, TABLES_MINOR_VERSION):  # as this writer stores them
             # the same bytes (the parts of one conversion): the first's definitions and
             # numbers, taken without decoding their records (20,000 locations: 5 s)
             definitions = archives[0].definitions

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 import ccgformat
 from ccgformat import backends
+from ccgformat.archive.layout import SectionKind
 from ccgformat.archive.merge import blocks
+from ccgformat.archive.merge.plan import plan as make_plan
 from ccgformat.archive.verify import verify
 from ccgformat.model import EventBatch, Metric, Region
 
@@ -40,6 +42,10 @@ def test_merge_of_location_groups_equals_the_union(tmp_path_factory, events, dat
     report = ccgformat.merge(parts, folder / "merged.ccg")
     support.assert_same_trace(folder / "merged.ccg", whole)
     assert report.events == sum(map(len, trace.values())) and not report.segmented
+    with ccgformat.open(folder / "merged.ccg") as merged, ccgformat.open(whole) as expected:
+        # each part held a root for every location without events there: counted once (4.2.5)
+        assert (merged.stats.N, merged.parameters["metrics"]["M"]) == \
+            (expected.stats.N, expected.parameters["metrics"]["M"])
 
 
 @SETTINGS
@@ -270,3 +276,29 @@ def test_copied_blocks_larger_than_the_default_are_bounded_in_the_parameters(tmp
         largest = max(entry.count for entry in merged.sections if entry.kind in NODE_KINDS)
         assert largest > 8192 and merged.parameters["nodes_per_block"] >= largest
     assert verify(tmp_path / "merged.ccg") == []
+
+
+def test_parts_of_the_same_definitions_bytes_keep_their_blocks(tmp_path):
+    """The parts of one conversion store the same definitions bytes: the merge takes them
+    without unifying their records, and the merged file stores the first part's blocks."""
+    definitions, stream = synth.synthesize(40, 30, jitter=0.2, seed=4, pattern="ring")
+    trace = {location: EventBatch.concat(list(stream(location))) for location in range(40)}
+    parts = support.by_locations(tmp_path, definitions, trace, [list(range(0, 25)), list(range(25, 40))])
+    whole = support.write(tmp_path / "whole.ccg", definitions, trace)
+    report = ccgformat.merge(parts, tmp_path / "merged.ccg")
+    support.assert_same_trace(tmp_path / "merged.ccg", whole)
+    assert report.extensions_kept
+    kinds = (SectionKind.DEFINITIONS, SectionKind.LOCATION_TABLE, SectionKind.EXTENSION_TABLE)
+    stored = []
+    for path in (parts[0], tmp_path / "merged.ccg"):
+        with ccgformat.open(path) as archive:
+            stored.append([(entry.kind, archive.payload(entry)) for entry in archive.sections if entry.kind in kinds])
+    assert stored[1] == stored[0] and len(stored[0]) >= 1
+    for changed, kept in ((None, True), (dataclasses.replace(definitions, provenance={"run": "2"}), False)):
+        if changed is not None:  # other bytes: unified record by record
+            parts[1] = support.write(tmp_path / "other.ccg", changed, {39: trace[39]})
+        joined = make_plan(parts, tmp_path / "again.ccg")
+        try:
+            assert (joined.stored_definitions is not None) == kept
+        finally:
+            joined.close()

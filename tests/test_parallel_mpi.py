@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 import ccgformat as ccg
+from ccgformat.archive.layout import SectionKind
+from ccgformat.archive.verify import verify
 from ccgformat.cli import main
 
 from .corpus import corpus_path, require_module, require_tool
@@ -64,6 +66,12 @@ def _assert_same_archive(serial: Path, parallel: Path) -> None:
             for kind in (4, 5):  # SNAPSHOTS, SUMMARY (spec 4.4, 4.5)
                 assert actual.checkpoints(kind, location) == expected.checkpoints(kind, location)
         assert actual.profile().to_json() == expected.profile().to_json()
+        levels = [{(entry.kind, entry.first): archive.payload(entry) for entry in archive.sections
+                   if entry.kind in (SectionKind.AGGREGATE_LEVEL, SectionKind.METRIC_LEVEL)}
+                  for archive in (expected, actual)]
+        # the ranks' table rows put side by side: every level both files keep is the serial one's
+        assert all(levels[1][key] == payload for key, payload in levels[0].items() if key in levels[1])
+    assert verify(parallel) == []  # which recomputes every level from the events
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3])

@@ -171,6 +171,7 @@ class Writer:
         self.index = index
         self.nodes_per_block = nodes_per_block
         self.metrics = metrics
+        self._kept_definitions: list[tuple[SectionKind, bytes]] | None = None
         self.tables = tables
         self.bundle = bundle and tables  # the layout for older readers has no bundles
         self.compact = compact and self.bundle
@@ -308,6 +309,13 @@ class Writer:
         for kind, raw in best:
             self._block(kind, raw, must_understand=True, compressed=packed[id(raw)])
             self._extension_table |= kind == SectionKind.EXTENSION_TABLE
+
+    def keep_definitions(self, blocks: list[tuple[SectionKind, bytes]]) -> None:
+        """Store the graph's definitions as ``blocks`` (kinds and raw payloads as another
+        file of this layout stores the same definitions) instead of encoding them anew."""
+        if not self.tables:
+            raise ValueError("kept definitions blocks are of the tables' layout")
+        self._kept_definitions = blocks
 
     def _layout_bytes(self, layouts: list[list[tuple[SectionKind, bytes]]], compressed: Callable[[bytes], bytes]
                       ) -> tuple[dict[int, bytes], list[int]]:
@@ -519,10 +527,12 @@ class Writer:
         self._indexes.clear()
         self._pending_checkpoints = 0
 
-    def finish(self, graph: Graph, samples: MetricSamples | None = None) -> Path:
+    def finish(self, graph: Graph, samples: MetricSamples | None = None, rows: Any = None) -> Path:
         """Write the rest of the graph, the footer and the trailer; publish the file.
         ``samples``: every metric sample of the graph's events, when they are known
-        without a walk (the metric tables then read them).
+        without a walk (the metric tables then read them); ``rows``: the finest table
+        levels' leaf rows, when known (a merge's `merge.tables.TableRows`: the tables are
+        their sums, no event is walked).
 
         Every location the definitions define must have a root (spec 4.3)."""
         missing = sorted(set(range(len(graph.definitions.locations))) - set(graph.roots))
@@ -537,8 +547,12 @@ class Writer:
             self._drop_indexes()
         self._flush_indexes()
         if self.aggregation is not None:
-            self._aggregation_levels(graph, self.aggregation, samples)
-        self._definitions(graph.definitions)
+            self._aggregation_levels(graph, self.aggregation, samples, rows)
+        if self._kept_definitions is None:
+            self._definitions(graph.definitions)
+        for kind, raw in self._kept_definitions or ():
+            self._block(kind, raw, must_understand=True)
+            self._extension_table |= kind == SectionKind.EXTENSION_TABLE
         self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
                     (encode_root_table if self.tables else encode_roots)(graph.roots), must_understand=True,
@@ -603,7 +617,7 @@ class Writer:
             self._file.write(FILE_HEADER.pack(MAGIC, MAJOR_VERSION, minor, 0))
             self._file.seek(self._offset)
 
-    def _aggregation_levels(self, graph: Graph, share: float, samples: MetricSamples | None) -> None:
+    def _aggregation_levels(self, graph: Graph, share: float, samples: MetricSamples | None, rows: Any) -> None:
         """AGGREGATE_LEVEL blocks for k = 0, 1, ..., then METRIC_LEVEL blocks likewise, while
         all of them together stay within ``share`` of the bytes written so far, and while
         the budget left holds the last level's bytes again (the next level has at least as
@@ -615,9 +629,9 @@ class Writer:
             return
         used = 0
         # the metric tables (spec 4.11) share the budget, after the aggregation tables
-        aggregation = ((level[0], encode_level(*level)) for level in run_query("aggregation_levels", graph))
+        aggregation = ((level[0], encode_level(*level)) for level in run_query("aggregation_levels", graph, rows=rows))
         metric = ((level.level, encode_metric_level(level))
-                  for level in run_query("metric_levels", graph, None, samples and samples.columns()))
+                  for level in run_query("metric_levels", graph, None, samples and samples.columns(), rows=rows))
         for kind, levels in ((SectionKind.AGGREGATE_LEVEL, aggregation), (SectionKind.METRIC_LEVEL, metric)):
             for k, raw in levels:
                 packed = self._tables_level.compress(raw)
@@ -839,17 +853,21 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-               index: str = "auto", streamed: bool = False) -> Path:
+               index: str = "auto", streamed: bool = False, rows: Any = None,
+               stored_definitions: list[tuple[SectionKind, bytes]] | None = None) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
     ``aggregation``, ``bundle``, ``compact``, ``index``: as for `Writer`). ``streamed``:
     the last node block goes with `Writer.finish`, as `write_trace` writes it (into the
     bundle of the sections written last where that is smaller: a small graph's file is
-    then in the compact layout), rather than before the checkpoints."""
+    then in the compact layout), rather than before the checkpoints. ``rows``: as for
+    `Writer.finish`; ``stored_definitions``: as for `Writer.keep_definitions`."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
                 metrics=len(graph.definitions.metrics), index=index) as writer:
+        if stored_definitions is not None:
+            writer.keep_definitions(stored_definitions)
         writer.add_nodes(graph.pool, final=not streamed)
         if index_kept(index, graph):
             for location, root in graph.roots.items():
                 writer.add_location(location, location_walker(graph.pool, root.root, root.start, location))
-        return writer.finish(graph)
+        return writer.finish(graph, rows=rows)

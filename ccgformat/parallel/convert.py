@@ -9,9 +9,13 @@ each part, those of other ranges without events. With a format that reads a subs
 its locations (OTF2: one event file per location, `formats.read`'s ``locations``),
 every rank reads its own range; with any other, rank 0 reads the whole input and sends
 the other ranges' events to their ranks (`distribute`), then converts the last range
-itself - which is why rank 0 holds the last range. Rank 0 then merges the parts, in
-location order, into the target (`ccgformat.merge`, written atomically) and every rank
-removes its part.
+itself - which is why rank 0 holds the last range. The ranks then agree on the trace's
+window (spec 4.10's ``[t0, t1)``: an allgather of their parts' first and last event
+times) and each computes its locations' rows of the finest aggregation and metric
+levels over it from the graph it built (`query.table_rows`). Rank 0 merges the parts, in
+location order, into the target with those rows (`ccgformat.merge`, written atomically:
+the tables are the rows side by side, no event walked again) and every rank removes its
+part.
 
 Why parts merged by rank 0, rather than MPI-IO at offsets from a prefix sum: a node
 shared by two ranks' parts must be stored once, so what a rank writes depends on the
@@ -35,9 +39,13 @@ import numpy as np
 
 from ..archive import merge as merge_archives, open_archive
 from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
+from ..archive.merge import TableRows
 from ..errors import ParallelError, ParameterError
 from ..formats import ConvertReport, convert as convert_serial, detect, get, read, write_archive
+from ..graph import Graph
+from ..graph.graph import root_columns
 from ..params import Params
+from ..query.table_rows import table_rows
 from .distribute import receive_trace, send_trace
 from .world import World, split
 
@@ -83,16 +91,15 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     mine = (world.rank - 1) % world.size  # the range this rank converts
     part = part_of(mine)
     try:
-        if get(name).read_locations is not None:
-            def chosen(count: int) -> range:
-                return range(*part_ranges(count, world.size)[mine])
-            report = world.agree(lambda: convert_serial(source, part, params, fmt=name, locations=chosen,
-                                                        **{**options, **PART_OPTIONS}))
-        else:
-            report = world.agree(lambda: _converted_from_rank0(world, source, part, name, params,
-                                                               {**options, **PART_OPTIONS}))
-        reports = world.gather(report)
-        world.agree(lambda: merge_archives([part_of(k) for k in range(world.size)], target)
+        graph = world.agree(lambda: _part(world, source, part, name, params, mine, {**options, **PART_OPTIONS}))
+        report = ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
+                               graph.metrics.n, os.path.getsize(part), graph.repairs)
+        window = _window(world, graph)
+        rows = world.agree(lambda: _rows(graph, part, window))
+        del graph  # the builder's nodes, before rank 0 merges
+        reports, gathered = world.gather(report), world.gather(rows)
+        world.agree(lambda: merge_archives([part_of(k) for k in range(world.size)], target,
+                                           rows=[gathered[owner_of_range(k, world.size)] for k in range(world.size)])
                     if world.rank == 0 else None)
         result = None
         if world.rank == 0:
@@ -107,9 +114,43 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
             part.unlink()
 
 
-def _converted_from_rank0(world: World, source: Path, part: Path, name: str, params: Params,
-                          options: dict[str, Any]) -> ConvertReport:
-    """This rank's part, its events read by rank 0 (`distribute`)."""
+def _part(world: World, source: Path, part: Path, name: str, params: Params, mine: int,
+          options: dict[str, Any]) -> Graph:
+    """Convert range ``mine`` of the locations into the archive ``part``: read by this
+    rank when the format reads a subset of its locations, else by rank 0
+    (`_read_by_rank0`). Returns the built graph."""
+    progress = options.pop("progress", None)
+    if get(name).read_locations is not None:
+        def chosen(count: int) -> range:
+            return range(*part_ranges(count, world.size)[mine])
+        trace = read(source, name, chosen)
+    else:
+        trace = _read_by_rank0(world, source, name)
+    return write_archive(part, source, name, trace, params, progress=progress, **options)
+
+
+def _window(world: World, graph: Graph) -> tuple[int, int]:
+    """The window ``[t0, t1)`` of the whole trace (spec 4.10): the first event time and
+    the last + 1 of every rank's part, (0, 1) without events."""
+    _, _, starts, ends, events = root_columns(graph.roots)
+    filled = events > 0
+    spans = world.allgather((int(starts[filled].min()), int(ends[filled].max()) + 1) if filled.any() else None)
+    known = [span for span in spans if span is not None]
+    return (min(s for s, _ in known), max(e for _, e in known)) if known else (0, 1)
+
+
+def _rows(graph: Graph, part: Path, window: tuple[int, int]) -> TableRows:
+    """The part's table rows over ``window`` (`query.table_rows`): from the built graph
+    while it holds its nodes, else (a graph whose builder let written nodes go, docs/scale.md)
+    from the part's file."""
+    if not graph.epochs:
+        return table_rows(graph, *window)
+    with open_archive(part) as archive:
+        return table_rows(archive, *window)
+
+
+def _read_by_rank0(world: World, source: Path, name: str) -> Any:
+    """This rank's locations' trace, read by rank 0 (`distribute`)."""
     if world.rank == 0:
         try:
             trace = read(source, name)
@@ -125,10 +166,7 @@ def _converted_from_rank0(world: World, source: Path, part: Path, name: str, par
         if definitions is None:
             raise ParallelError(0, failure)
         trace = (definitions, receive_trace(world, definitions))
-    progress = options.pop("progress", None)
-    graph = write_archive(part, source, name, trace, params, progress=progress, **options)
-    return ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
-                         graph.metrics.n, os.path.getsize(part), graph.repairs)
+    return trace
 
 
 #: the writer's options and their defaults, which the merge writes with

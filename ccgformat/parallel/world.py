@@ -49,6 +49,10 @@ class World:
         """Every rank's ``value`` on rank 0 (in rank order), None elsewhere."""
         return self.comm.gather(value, root=0)
 
+    def allgather(self, value: Any) -> list[Any]:
+        """Every rank's ``value`` on every rank (in rank order)."""
+        return self.comm.allgather(value)
+
     def broadcast(self, value: T) -> T:
         """Rank 0's ``value`` on every rank."""
         return self.comm.bcast(value, root=0)

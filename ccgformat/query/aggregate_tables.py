@@ -25,8 +25,8 @@ from .tables import tables_for
 from .timeline import column_bounds
 from .timeline_walk import exclusive_times, group_exclusive
 
-__all__ = ["LEVELS", "MAX_CELLS", "StreamPlan", "levels", "location_times", "node_sums", "source_hierarchy",
-           "state_count", "stream_plan", "trace_window", "walked_levels"]
+__all__ = ["LEVELS", "MAX_CELLS", "StreamPlan", "leaf_rows", "levels", "location_times", "node_sums", "rows_finest",
+           "source_hierarchy", "state_count", "stream_plan", "trace_window", "walked_levels"]
 
 #: The finest level computed: 2^10 = 1,024 slices, a screen's width (dissertation 4.5.4:
 #: displays of 10^3 to 10^4 pixels); finer slices are answered from the graph.
@@ -178,14 +178,45 @@ def walked_levels(source: Any, plan: StreamPlan, cells: np.ndarray) -> Iterator[
         yield k, plan.start, plan.stop, node_sums(hierarchy, level)
 
 
-def levels(source: Any, count: int | None = None) -> Iterator[tuple[int, int, int, np.ndarray]]:
+def rows_finest(source: Any) -> int:
+    """The finest level of the leaf rows a part of a merge hands it (`leaf_rows`): that of
+    `levels`, but at most the finest whose cells of every location stay within
+    `STREAM_CELLS` (the levels a file keeps are far coarser when there are many locations)."""
+    hierarchy = source_hierarchy(source)
+    regions = max(len(source.definitions.regions), 1)
+    finest = _finest(len(hierarchy), regions, None)
+    while finest and len(hierarchy.leaf_locations) * (1 << finest) * regions > STREAM_CELLS:
+        finest -= 1
+    return finest
+
+
+def leaf_rows(source: Any, locations: np.ndarray, start: int, stop: int, finest: int) -> np.ndarray:
+    """``[len(locations), 2^finest, >= regions]``: the region times of ``locations`` in the
+    slices of level ``finest`` over ``[start, stop)``, walked (a large graph) or from the
+    node tables, as `levels` computes them."""
+    bounds = column_bounds(start, stop, 1 << finest)
+    if streams(source):
+        return walked_times(source, locations, bounds, len(source.definitions.regions))
+    regions = max(len(source.definitions.regions), tables_for(source.pool).regions)
+    return location_times(source, locations, bounds, regions)
+
+
+def levels(source: Any, count: int | None = None, rows: Any = None) -> Iterator[tuple[int, int, int, np.ndarray]]:
     """``(k, start, stop, values[nodes, 2^k, regions])`` for k = 0, 1, ... up to `LEVELS`
     while a level stays within `MAX_CELLS` (level 0 always), or for k < ``count``. Each
     level is walked when it is asked for (level 0 from the roots' memoized times, 4.26),
     so a consumer that stops early, as the writer's size budget does, never makes the
     finer ones: the walk of 2^k slices costs about twice that of 2^(k-1), so all the levels
     cost about two finest ones, while a finest level made first would cost its dense
-    nodes x 2^k x regions cells (107 MB at 20,000 ranks) for a file that keeps three."""
+    nodes x 2^k x regions cells (107 MB at 20,000 ranks) for a file that keeps three.
+    ``rows``: the finest level's leaf rows over the trace's window, known already (a
+    merge's `archive.merge.tables.TableRows`, in leaf order): the levels are their sums."""
+    if rows is not None:
+        if (rows.start, rows.stop) != trace_window(source):
+            raise ValueError(f"table rows over [{rows.start}, {rows.stop}), not the trace's window")
+        yield from walked_levels(source, StreamPlan(source_hierarchy(source), rows.start, rows.stop, rows.finest,
+                                                    count), rows.cells)
+        return
     plan = stream_plan(source, count)
     if plan is not None:
         cells = walked_times(source, plan.locations, plan.bounds, len(source.definitions.regions))

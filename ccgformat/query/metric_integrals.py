@@ -353,19 +353,12 @@ def _given_samples(source: Any, samples: tuple[np.ndarray, ...]) -> Iterator[tup
     yield run, (np.searchsorted(run, location), time, ref, raw, roots_at(source, run)[2])
 
 
-def metric_levels(source: Any, finest: int | None = None,
-                  samples: tuple[np.ndarray, ...] | None = None) -> Iterator[MetricLevel]:
-    """Levels 0..finest of the metric tables (spec 4.11; ``finest`` default `finest_level`),
-    sparse: the level ``finest`` from the graph's samples (``samples``, the ``(location,
-    time, metric, raw value)`` columns of all of them when known, else walked; a pool
-    without METRIC nodes holds none and needs no walk), each coarser one the sums of the
-    next one's pairs of slices; nothing for a trace without metrics."""
+def finest_cells(source: Any, start: int, stop: int, finest: int,
+                 samples: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The metric level ``finest`` over ``[start, stop)`` of every location with events:
+    the keys ``((location << finest) + slice) x metrics + metric``, increasing, of its
+    cells and their values (0.0 included), from ``samples`` or walked (`metric_levels`)."""
     defined = len(source.definitions.metrics)
-    rows = max(len(source.definitions.locations), max(source.roots, default=-1) + 1)
-    if not defined or not rows:
-        return
-    finest = finest_level(rows, defined) if finest is None else finest
-    start, stop = trace_window(source)
     bounds = column_bounds(start, stop, 1 << finest)
     metrics, rules, types = _metric_setup(source, None)
     keys, pieces = [], []
@@ -383,10 +376,34 @@ def metric_levels(source: Any, finest: int | None = None,
             pieces.append(piece)
     key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     order = np.argsort(key, kind="stable")  # each cell's contributions stay in time order
-    levels = [_sum_runs(key[order], np.concatenate(pieces)[order] if pieces else np.zeros(0))]
+    return _sum_runs(key[order], np.concatenate(pieces)[order] if pieces else np.zeros(0))
+
+
+def metric_levels(source: Any, finest: int | None = None, samples: tuple[np.ndarray, ...] | None = None,
+                  rows: Any = None) -> Iterator[MetricLevel]:
+    """Levels 0..finest of the metric tables (spec 4.11; ``finest`` default `finest_level`),
+    sparse: the level ``finest`` from the graph's samples (``samples``, the ``(location,
+    time, metric, raw value)`` columns of all of them when known, else walked; a pool
+    without METRIC nodes holds none and needs no walk), or ``rows`` (a merge's
+    `archive.merge.tables.TableRows` over the trace's window: its finest metric level),
+    each coarser one the sums of the next one's pairs of slices; nothing for a trace
+    without metrics."""
+    defined = len(source.definitions.metrics)
+    locations = max(len(source.definitions.locations), max(source.roots, default=-1) + 1)
+    if not defined or not locations:
+        return
+    start, stop = trace_window(source)
+    if rows is not None:
+        if (rows.start, rows.stop) != (start, stop):
+            raise ValueError(f"table rows over [{rows.start}, {rows.stop}), not the trace's window")
+        finest = rows.metric_finest
+        levels = [(((rows.metric_location << finest) + rows.metric_slice) * defined + rows.metric, rows.metric_value)]
+    else:
+        finest = finest_level(locations, defined) if finest is None else finest
+        levels = [finest_cells(source, start, stop, finest, samples)]
     for _ in range(finest):
         levels.append(_pair_sums(*levels[-1], defined) if len(levels[-1][0]) else levels[-1])
     for k, (key, value) in enumerate(reversed(levels)):
         stored = value != 0.0  # NaN is stored
-        yield MetricLevel(k, finest, start, stop, defined, rows, key[stored] // defined, key[stored] % defined,
+        yield MetricLevel(k, finest, start, stop, defined, locations, key[stored] // defined, key[stored] % defined,
                           value[stored])

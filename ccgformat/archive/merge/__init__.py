@@ -16,14 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
+
 from ...bulkstep import bulk_step
+from ...hierarchy import hierarchy_of
 from ..writer import save_graph
 from .blocks import way, write_blocks
 from .nodes import merged_graph
-from .plan import plan as make_plan
+from .plan import Plan, plan as make_plan
 from .rebuild import rebuild
+from .tables import TableRows, joined_rows
 
-__all__ = ["MergeProgress", "MergeReport", "merge"]
+__all__ = ["MergeProgress", "MergeReport", "TableRows", "merge"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,8 @@ class MergeProgress:
 
 
 def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str], *,
-          progress: Callable[[MergeProgress], None] | None = None) -> MergeReport:
+          progress: Callable[[MergeProgress], None] | None = None,
+          rows: Sequence[TableRows] | None = None) -> MergeReport:
     """Merge the archives ``sources`` into one archive ``target`` (written atomically:
     nothing appears under its name on an error; the sources are never modified).
 
@@ -60,6 +65,11 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
     a conflict raises `MergeConflictError` naming both files and the definition. The
     result's events are the sources' events (never less exact); its PARAMETERS record
     the loosest bounds of the sources.
+
+    ``rows``: per source, its locations' rows of the finest table levels over the merged
+    window (`TableRows`, e.g. computed by the ranks of an MPI conversion): the merged
+    aggregation and metric tables are then put together from them (`tables`) instead of
+    walked from the events. Used for sources of disjoint locations; ignored otherwise.
     """
     target = Path(target)
     if target.is_dir():
@@ -76,17 +86,24 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
                 progress(MergeProgress(done[0], total))
 
         chosen = way(joined)
+        known = _joined(joined, rows) if rows is not None and chosen != "events" else None
         if chosen == "events":
             graph = rebuild(joined, target, advance)
         elif chosen == "blocks":
-            graph = write_blocks(joined, target, advance)
+            graph = write_blocks(joined, target, advance, known)
         else:
             graph = merged_graph(joined, advance)
             with bulk_step():
-                save_graph(graph, target, streamed=True)
+                save_graph(graph, target, streamed=True, rows=known, stored_definitions=joined.stored_definitions)
         return MergeReport(tuple(joined.paths), str(target), len(joined.definitions.locations), graph.event_count,
-                           graph.metrics.n, target.stat().st_size, joined.segmented,
-                           bool(joined.definitions.extensions) or not any(a.definitions.extensions
-                                                                          for a in joined.archives), chosen)
+                           graph.metrics.n, target.stat().st_size, joined.segmented, joined.extensions_kept, chosen)
     finally:
         joined.close()
+
+
+def _joined(plan: Plan, rows: Sequence[TableRows]) -> TableRows:
+    """The merged table rows of ``plan``'s sources from each source's ``rows``."""
+    if len(rows) != len(plan.archives):
+        raise ValueError(f"{len(rows)} table rows for {len(plan.archives)} archives")
+    leaves = hierarchy_of(plan.definitions, np.arange(len(plan.definitions.locations))).leaf_locations
+    return joined_rows(list(rows), [maps.locations for maps in plan.maps], leaves)

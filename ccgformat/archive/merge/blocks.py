@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...bulkstep import bulk_step
-from ...graph.graph import BuildMetrics, Graph, LocationRoot
+from ...graph.graph import Graph, LocationRoot
 from ..codec import moved_block
 from ..indexes import Checkpoint, checkpoints
 from ..layout import NODE_KINDS, SectionKind
@@ -28,6 +28,7 @@ from ..reader import Archive
 from ..writer import Writer
 from .nodes import block_columns, concatenated, node_pool
 from .plan import Plan
+from .tables import TableRows
 
 #: a merged graph of at least this many nodes is copied block by block when the archives
 #: define the same (a smaller one is hash consed, `nodes`); from this size the writer's
@@ -90,11 +91,14 @@ class JoinedGraph(Graph):
         return archive.location(own)
 
 
-def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None]) -> Graph:
+def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None) -> Graph:
     """Write the merged archive of ``plan`` to ``target`` from the archives' blocks;
-    ``progress`` gets each archive's events once its blocks are written."""
+    ``progress`` gets each archive's events once its blocks are written; ``rows``: the
+    merged table rows, when known (`tables`)."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
     with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
+        if plan.stored_definitions is not None:
+            writer.keep_definitions(plan.stored_definitions)
         for source, (archive, base) in enumerate(zip(plan.archives, bases)):
             for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
                 raw = archive.payload(entry)
@@ -116,10 +120,13 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None]) -> G
             archive, own = owners[location]
             writer.add_checkpoints(location, _checkpoints(archive, own, writer.checkpoint_interval))
         metrics = [archive.parameters["metrics"] for archive in plan.archives]
+        reached = {root.root for root in roots.values()}
+        unreached = len({bases[source] + root.root for source, archive in enumerate(plan.archives)
+                         for root in archive.roots.values() if not root.events} - reached)
         graph = JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params,
-                            plan.definitions, BuildMetrics(*(sum(int(m[key]) for m in metrics) for key in "NnMm")),
-                            owners=owners)
-        writer.finish(graph)
+                            plan.definitions, plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"),
+                                                                 unreached), owners=owners)
+        writer.finish(graph, rows=rows)
     return graph
 
 

@@ -48,6 +48,12 @@ class Maps:
         return all(np.array_equal(ids, np.arange(len(ids))) for name, ids in vars(self).items() if name != "strings")
 
 
+def identity_maps(definitions: Definitions) -> Maps:
+    """The maps of an archive whose every id keeps its number."""
+    return Maps(*(np.arange(len(getattr(definitions, name)), dtype=np.int64) for name in
+                  ("regions", "system_tree", "locations", "communicators", "metrics", "strings")))
+
+
 @dataclass
 class _Table:
     """One definitions list being unified: the merged records, where each equal record

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ...backends import native
-from ...graph.graph import BuildMetrics, Graph, LocationRoot
+from ...graph.graph import Graph, LocationRoot
 from ...graph.pool import NodeKind, NodePool
 from .events import remap_keys
 from .plan import Plan
@@ -218,9 +218,7 @@ def merged_graph(plan: Plan, progress: Callable[[int], None]) -> Graph:
     roots.update((location, LocationRoot(base, 0, 0, 0)) for location in missing)
     table, ids = kept_table(columns, canon, np.array([root.root for root in roots.values()], np.int64))
     roots = {location: root._replace(root=int(ids[root.root])) for location, root in roots.items()}
-    N = sum(archive.stats.N for archive in plan.archives)
-    M = sum(int(archive.parameters["metrics"]["M"]) for archive in plan.archives)
-    metrics = BuildMetrics(N, len(table["kind"]), M, stored_bytes(table))
+    metrics = plan.build_metrics(len(table["kind"]), stored_bytes(table))
     if native():  # walked in C
         from ..._native.builder import NativeGraph
         return NativeGraph(node_pool(table), dict(sorted(roots.items())), plan.params, plan.definitions, metrics)

@@ -1,0 +1,69 @@
+"""The aggregation and metric tables of a merge joined from the sources' rows
+(docs/merge.md, "Tables"; spec 4.10, 4.11).
+
+A table cell of a location depends only on that location's events and on the window
+``[t0, t1)`` the slices cut: when every source's rows were computed over the merged
+window - the ranks of an MPI conversion agree on it before they compute them - the
+merged finest level is the sources' rows put side by side in the merged locations'
+order. The coarser levels and the resource hierarchy's inner nodes are sums of these
+(`query.aggregate_tables.levels` and `query.metric_integrals.metric_levels` make them
+from the rows), so no event is walked again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["TableRows", "joined_rows"]
+
+
+@dataclass(frozen=True)
+class TableRows:
+    """The finest levels' leaf rows of some locations over the window ``[start, stop)``:
+    per location of ``locations`` (its row of ``cells``) the region times of the
+    ``2^finest`` slices (`cells[row, slice, region]`, spec 4.10), and the finest metric
+    level (spec 4.11, ``2^metric_finest`` slices) as columns: the cells of the locations'
+    samples, ``(metric_location, metric_slice, metric)`` increasing, and their values."""
+
+    start: int
+    stop: int
+    finest: int
+    locations: np.ndarray
+    cells: np.ndarray
+    metric_finest: int
+    metric_location: np.ndarray
+    metric_slice: np.ndarray
+    metric: np.ndarray
+    metric_value: np.ndarray
+
+    @property
+    def window(self) -> tuple[int, int, int, int]:
+        return self.start, self.stop, self.finest, self.metric_finest
+
+
+def joined_rows(parts: list[TableRows], moved: list[np.ndarray], leaves: np.ndarray) -> TableRows:
+    """The rows of a merge of sources with disjoint locations: source ``i``'s rows
+    ``parts[i]``, its locations renumbered by ``moved[i]`` (source location -> merged),
+    side by side in the order ``leaves`` (the merged resource hierarchy's leaf locations;
+    a leaf no part has a row of holds no time). Every part must have the same window and
+    levels (ValueError otherwise)."""
+    if len({part.window for part in parts}) != 1:
+        raise ValueError(f"table rows of different windows or levels: {sorted({p.window for p in parts})}")
+    first = parts[0]
+    position = np.full(int(max(leaves.max(initial=-1), *(m.max(initial=-1) for m in moved))) + 1, -1, np.int64)
+    position[leaves] = np.arange(len(leaves))
+    states = max(part.cells.shape[2] for part in parts)
+    cells = np.zeros((len(leaves), 1 << first.finest, states), np.int64)
+    columns: list[tuple[np.ndarray, ...]] = []
+    for part, mapping in zip(parts, moved):
+        rows = position[mapping[part.locations]]
+        if len(rows) and int(rows.min()) < 0:
+            raise ValueError("a location of the table rows is not a leaf of the merged hierarchy")
+        cells[rows, :, :part.cells.shape[2]] = part.cells
+        columns.append((mapping[part.metric_location], part.metric_slice, part.metric, part.metric_value))
+    location, column, metric, value = (np.concatenate(c) for c in zip(*columns))
+    order = np.lexsort((metric, column, location))
+    return TableRows(first.start, first.stop, first.finest, np.asarray(leaves, np.int64), cells, first.metric_finest,
+                     location[order], column[order], metric[order], value[order])

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -34,15 +34,16 @@ from . import primed_lzma
 from .bundle import ZSTD_DICTIONARIES, compress_with_dictionary, encode_bundle
 from .defaults import PARAMETERS as PARAMETER_DEFAULTS, strip_definitions, strip_parameters
 from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, CODED_SOFT_MINOR_VERSION,
+                     COMPACT_SLICES_MINOR_VERSION,
                      DICTIONARY_BUNDLE_MINOR_VERSION,
                      DIRECTORY_ENTRY,
                      END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      PRIMED_LZMA_MINOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION,
-                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
+                     SLICES_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
                      largest_raw_length)
 from .codec import METRIC_CELL_LIMIT, STREAM_HEADER, stream_bytes
-from .aggregation import encode_level
+from .aggregation import SLICES, encode_level
 from .metric_tables import encode_metric_level
 from .queries import run_query
 from .read_back import read_back
@@ -195,6 +196,7 @@ class Writer:
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
         self._bundle = False  # whether a DICTIONARY_BUNDLE block (1.5) was written
+        self._sliced = False  # whether an AGGREGATE_SLICES block (1.8) was written
         #: its raw payload and frame, for the body of a file in the compact layout
         self._bundle_raw, self._bundle_frame = b"", b""
         #: while `finish` runs with the tables: the blocks it makes, kept to be tried as a bundle
@@ -548,7 +550,8 @@ class Writer:
         if self._compact_body():
             self._file.seek(0)
             number, body = self._compact_frame()
-            minor = PRIMED_LZMA_MINOR_VERSION if number == primed_lzma.DICTIONARY else 0
+            minor = COMPACT_SLICES_MINOR_VERSION if self._sliced \
+                else PRIMED_LZMA_MINOR_VERSION if number == primed_lzma.DICTIONARY else 0
             self._file.write(frame_compact(number, body, minor))
             self._file.truncate()
         else:
@@ -588,7 +591,8 @@ class Writer:
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
         kinds = self._node_kinds
-        minor = CODED_SOFT_MINOR_VERSION if SectionKind.CODED_SOFT_NODES in kinds \
+        minor = SLICES_MINOR_VERSION if self._sliced \
+            else CODED_SOFT_MINOR_VERSION if SectionKind.CODED_SOFT_NODES in kinds \
             else CODED_GAPS_MINOR_VERSION if SectionKind.CODED_NODES in kinds \
             else DICTIONARY_BUNDLE_MINOR_VERSION if self._bundle \
             else AGGREGATION_MINOR_VERSION if self._aggregated \
@@ -606,27 +610,45 @@ class Writer:
         all of them together stay within ``share`` of the bytes written so far, and while
         the budget left holds the last level's bytes again (the next level has at least as
         many non-zero cells); nothing is computed when not even an empty block would fit (a
-        small trace, whose graph answers the model at once)."""
+        small trace, whose graph answers the model at once). Last, the AGGREGATE_SLICES
+        level of `SLICES` slices (spec 4.10.3) where it fits too; it is computed only after
+        the pyramid's finest level was written with the budget left to hold it again."""
         self._write_ready(wait=True)  # the budget counts every block before, whatever the threads
         budget = int(self._offset * share)
         if budget < BLOCK_OVERHEAD + DIRECTORY_ENTRY.size:
             return
         used = 0
+        sliced: list[bytes] = []
+
+        def pyramid() -> Iterator[tuple[int, bytes]]:
+            for k, start, stop, values in run_query("aggregation_levels", graph, None, SLICES):
+                if k < 0:  # the level of SLICES slices comes after the pyramid's finest
+                    sliced.append(encode_level(values.shape[1], start, stop, values))
+                    return
+                yield k, encode_level(k, start, stop, values)
+
+        def cost(raw: bytes, packed: bytes) -> int:
+            return len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
+
         # the metric tables (spec 4.11) share the budget, after the aggregation tables
-        aggregation = ((level[0], encode_level(*level)) for level in run_query("aggregation_levels", graph))
         metric = ((level.level, encode_metric_level(level))
                   for level in run_query("metric_levels", graph, None, samples and samples.columns()))
-        for kind, levels in ((SectionKind.AGGREGATE_LEVEL, aggregation), (SectionKind.METRIC_LEVEL, metric)):
+        for kind, levels in ((SectionKind.AGGREGATE_LEVEL, pyramid()), (SectionKind.METRIC_LEVEL, metric)):
             for k, raw in levels:
                 packed = self._tables_level.compress(raw)
-                cost = len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
-                if used + cost > budget:  # this pyramid stops here; the next one may still fit
+                if used + cost(raw, packed) > budget:  # this pyramid stops here; the next one may still fit
                     break
-                used += cost
+                used += cost(raw, packed)
                 self._block(kind, raw, must_understand=False, first=k, count=1 << k, compressed=packed)
                 self._aggregated = True
-                if used + cost > budget:  # the next level holds at least as many cells: not computed
+                if used + cost(raw, packed) > budget:  # the next level holds at least as many cells: not computed
                     break
+        for raw in sliced:
+            packed = self._tables_level.compress(raw)
+            if used + cost(raw, packed) <= budget:
+                self._block(SectionKind.AGGREGATE_SLICES, raw, must_understand=False, count=SLICES,
+                            compressed=packed)
+                self._sliced = True
 
     def abort(self) -> None:
         """Drop the temporary file; nothing appears under the target name."""

@@ -9,9 +9,10 @@ regions (``states="region"``, ids ``0..R-1``) or the timeline's region groups
 (``states="group"``). The default window is the whole trace, first event time to last
 event time + 1.
 
-An archive with aggregation tables (spec 4.10) answers from them: of the pyramid level
-whose cells cover the asked slices best (the coarsest that covers them exactly, else the
-finest), the cells inside a slice are summed, and only the pieces of a slice between its
+An archive with aggregation tables (spec 4.10) answers from them: of the pyramid's levels
+and the level of any slice count (4.10.3: 3,000 slices, whose bounds every divisor of
+3,000 shares), the one whose cells cover the asked slices best (the coarsest that covers
+them exactly, else the finest), the cells inside a slice are summed, and only the pieces of a slice between its
 bounds and the nearest cell bounds inside it come from the graph, computed with the same
 walk. Pieces outside the trace hold no time and are not computed.
 
@@ -64,9 +65,9 @@ def _leaf_nodes(hierarchy: Hierarchy) -> dict[int, int]:
 
 
 def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray, out: np.ndarray) -> list[tuple[int, int]]:
-    """Add to ``out`` the pyramid cells that lie inside a slice; return the pieces
+    """Add to ``out`` the table cells that lie inside a slice; return the pieces
     ``(from, to)`` of the slices left for the graph, inside the trace."""
-    for level in tables.levels:  # the coarsest level whose cells cover the slices exactly, else the finest
+    for level in tables.every_level:  # the coarsest level whose cells cover the slices exactly, else the finest
         fine = column_bounds(tables.start, tables.stop, level.slices)
         first = np.searchsorted(fine, bounds[:-1], "left")      # first cell bound at or after a slice's start
         last = np.searchsorted(fine, bounds[1:], "right") - 1   # last cell bound at or before its stop
@@ -82,8 +83,8 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
     row_of_node = np.full(level.nodes, -1, np.int64)
     leaf_of = _leaf_nodes(source_hierarchy(source))
     row_of_node[[leaf_of[location] for location in chosen]] = np.arange(len(chosen))
-    row = row_of_node[level.cell >> level.level]
-    where = slice_of_cell[level.cell & (level.slices - 1)]
+    row = row_of_node[level.cell // level.slices]
+    where = slice_of_cell[level.cell % level.slices]
     keep = (row >= 0) & (where >= 0)
     flat = (row[keep] * out.shape[1] + where[keep]) * out.shape[2] + level.state[keep]
     cells, inverse = np.unique(flat, return_inverse=True)  # sums of the cells held only, not of every one

@@ -131,7 +131,9 @@ class Writer:
     ``references``: one of `REFERENCE_CODINGS`; ``gaps``: one of `GAP_CODINGS`. With ``tables``, the file also holds the
     aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
     ... while they take at most that share of the bytes written before them (default
-    `AGGREGATION_BUDGET`; none when level 0 does not fit). ``bundle`` (with the
+    `AGGREGATION_BUDGET`; none when level 0 does not fit), and after them, within that
+    budget, the level of ``slices`` slices (format 1.8, spec 4.10.3; None: none).
+    ``bundle`` (with the
     tables): the blocks `finish` makes go in one DICTIONARY_BUNDLE block when that is smaller
     (format 1.5); with ``compact`` too (the default), a file that bundle holds whole is
     written in the compact layout, format 2.0 (spec 2.7), which 1.x readers refuse.
@@ -147,7 +149,7 @@ class Writer:
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                  threads: int | None = None, references: str = "auto", gaps: str = "auto",
                  aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-                 metrics: int = 0, index: str = "auto"):
+                 metrics: int = 0, index: str = "auto", slices: int | None = SLICES):
         if index not in INDEX_CHOICES:
             raise ValueError(f"index must be one of {', '.join(INDEX_CHOICES)}, got {index!r}")
         if level is not None and not 1 <= level <= 22:
@@ -179,6 +181,7 @@ class Writer:
         self._node_kinds: set[SectionKind] = set()  # the kinds of the node blocks written
         self.gaps = gaps
         self.aggregation = aggregation if tables else None
+        self.slices = slices
         self._aggregated = False
         self._output = AtomicOutput(self.path)
         try:
@@ -611,7 +614,7 @@ class Writer:
         the budget left holds the last level's bytes again (the next level has at least as
         many non-zero cells); nothing is computed when not even an empty block would fit (a
         small trace, whose graph answers the model at once). Last, the AGGREGATE_SLICES
-        level of `SLICES` slices (spec 4.10.3) where it fits too; it is computed only after
+        level of ``slices`` slices (spec 4.10.3) where it fits too; it is computed only after
         the pyramid's finest level was written with the budget left to hold it again."""
         self._write_ready(wait=True)  # the budget counts every block before, whatever the threads
         budget = int(self._offset * share)
@@ -621,7 +624,7 @@ class Writer:
         sliced: list[bytes] = []
 
         def pyramid() -> Iterator[tuple[int, bytes]]:
-            for k, start, stop, values in run_query("aggregation_levels", graph, None, SLICES):
+            for k, start, stop, values in run_query("aggregation_levels", graph, None, self.slices):
                 if k < 0:  # the level of SLICES slices comes after the pyramid's finest
                     sliced.append(encode_level(values.shape[1], start, stop, values))
                     return
@@ -646,7 +649,7 @@ class Writer:
         for raw in sliced:
             packed = self._tables_level.compress(raw)
             if used + cost(raw, packed) <= budget:
-                self._block(SectionKind.AGGREGATE_SLICES, raw, must_understand=False, count=SLICES,
+                self._block(SectionKind.AGGREGATE_SLICES, raw, must_understand=False, count=self.slices,
                             compressed=packed)
                 self._sliced = True
 
@@ -719,7 +722,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-                index: str = "auto", recorded: Params | None = None) -> Graph:
+                index: str = "auto", recorded: Params | None = None, slices: int | None = SLICES) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -728,8 +731,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     so only the node pool stays in memory; a long location's last nodes get a block of
     their own (`Writer.end_location`). Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``: as for
-    `Writer`. ``recorded``: the parameters PARAMETERS states, when they are not those the
+    ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``,
+    ``slices``: as for `Writer`. ``recorded``: the parameters PARAMETERS states, when they are not those the
     graph was built with (a merge rebuilds lossy archives losslessly, and records their
     bounds). Returns the built graph, with those parameters.
 
@@ -749,7 +752,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     with bulk_step(), Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                              nodes_per_block=nodes_per_block, tables=tables, threads=threads,
                              references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
-                             compact=compact, metrics=len(definitions.metrics), index=index) as writer:
+                             compact=compact, metrics=len(definitions.metrics), index=index,
+                             slices=slices) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
         small = SmallLocations(builder, writer, from_input, samples) if tables and not repair else None
@@ -805,15 +809,15 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-               index: str = "auto", streamed: bool = False) -> Path:
+               index: str = "auto", streamed: bool = False, slices: int | None = SLICES) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
-    ``aggregation``, ``bundle``, ``compact``, ``index``: as for `Writer`). ``streamed``:
+    ``aggregation``, ``bundle``, ``compact``, ``index``, ``slices``: as for `Writer`). ``streamed``:
     the last node block goes with `Writer.finish`, as `write_trace` writes it (into the
     bundle of the sections written last where that is smaller: a small graph's file is
     then in the compact layout), rather than before the checkpoints."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
-                metrics=len(graph.definitions.metrics), index=index) as writer:
+                metrics=len(graph.definitions.metrics), index=index, slices=slices) as writer:
         writer.add_nodes(graph.pool, final=not streamed)
         if index_kept(index, graph):
             for location, root in graph.roots.items():

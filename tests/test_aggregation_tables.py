@@ -82,10 +82,11 @@ def test_every_level_matches_brute_force(tmp_path_factory, trace, params):
 
 
 def pyramid_windows(data, archive, trace):
-    """A window and T whose bounds fall on pyramid bounds as often as not."""
+    """A window and T whose bounds fall on the bounds of a table level (the pyramid's or
+    the 3,000 slices') or on event times as often as not."""
     tables = archive.aggregation_tables
-    k = data.draw(st.integers(0, len(tables.levels) - 1))
-    fine = tables.start + np.arange((1 << k) + 1) * (tables.stop - tables.start) // (1 << k)
+    cells = data.draw(st.sampled_from([level.slices for level in tables.every_level]))
+    fine = tables.start + np.arange(cells + 1) * (tables.stop - tables.start) // cells
     times = [e.time for events in trace.values() for e in events]
     bound = st.one_of(st.sampled_from(fine.tolist()), bounds(times))
     start, stop = data.draw(bound), data.draw(bound)

@@ -261,6 +261,19 @@ def test_tables_that_disagree_with_the_graph_fail_verify(tmp_path, monkeypatch):
         assert any("differs from the times of the graph" in p.reason for p in verify(archive.path))
 
 
+def test_a_sliced_level_that_disagrees_with_the_graph_fails_verify(tmp_path, monkeypatch):
+    """Two regions' times swapped in the level of 3,000 slices alone: it reads (its sums
+    hold), but `ccg verify` finds it differs from the graph."""
+    def swap(k, a, b, values):
+        if k == SLICES:
+            values[:, :, [0, 1]] = values[:, :, [1, 0]]
+        return a, b
+    with damaged(tmp_path, monkeypatch, swap) as archive:
+        archive.aggregate(30)  # readable
+        reasons = [p.reason for p in verify(archive.path)]
+        assert reasons == [f"aggregation level of {SLICES} slices differs from the times of the graph"]
+
+
 def test_damaged_level_payloads(tmp_path):
     with written(tmp_path / "t.ccg", {0: [Event(0, EventKind.ENTER, 0), Event(9, EventKind.LEAVE, 0)]},
                  Params()) as archive:

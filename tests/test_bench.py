@@ -506,7 +506,7 @@ def test_slices_benchmark_compares_each_table_step_with_its_baseline(tmp_path):
                           env=dict(os.environ, CCG_BENCH_OUT=str(tmp_path)))
     assert done.returncode == 0, done.stderr
     entries = json.loads(out.read_text())["benchmarks"]["slices"]
-    steps = ("timeline", "aggregate 30", "aggregate 100", "aggregate 1000", "aggregate 37", "overview 30")
+    steps = ("info", "timeline", "aggregate 30", "aggregate 100", "aggregate 1000", "aggregate 37", "overview 30")
     assert [(e["step"], e["which"]) for e in entries[:-1]] == [(s, w) for s in steps for w in ("new", "old")]
     for e in entries[:-1]:
         assert e["status"] == "ok" and e["seconds"]["median"] > 0 and e["peak_rss_mb"] > 0

@@ -112,6 +112,40 @@ def test_aggregate_from_tables_matches_brute_force(tmp_path_factory, trace, para
                   locations)
 
 
+@settings(max_examples=20, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.data())
+def test_tables_with_pieces_over_the_node_tables_match_brute_force(tmp_path_factory, trace, params, data):
+    """The tables and the pieces between their cells and the slice bounds, the pieces walked
+    over the node tables, as a large graph of many windows takes them."""
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(importlib.import_module("ccgformat.query.streaming"), "STREAM_NODES", 0)
+    monkeypatch.setattr(aggregate_module, "WINDOW_WALKS", 0)
+    try:
+        with written(tmp_path_factory.mktemp("pieces") / "t.ccg", trace, params) as archive:
+            for _ in range(3):
+                check(archive, *pyramid_windows(data, archive, trace), "region", archive.locations)
+    finally:
+        monkeypatch.undo()
+
+
+def test_tables_read_only_where_they_save_a_walk(tmp_path, monkeypatch):
+    """A small graph's walk over the node tables visits every node whatever the bounds:
+    the tables are read only when a level answers every slice (here 30 and 4, not 7)."""
+    trace = {0: [Event(0, EventKind.ENTER, 0), Event(10000, EventKind.ENTER, 1), Event(35000, EventKind.LEAVE, 1),
+                 Event(64000, EventKind.LEAVE, 0)],
+             1: [Event(3000, EventKind.ENTER, 2), Event(40000, EventKind.LEAVE, 2)]}
+    written(tmp_path / "t.ccg", trace, Params()).close()
+    read = []
+    from_tables = aggregate_module._from_tables
+    monkeypatch.setattr(aggregate_module, "_from_tables", lambda *args: read.append(len(args[3]) - 1)
+                        or from_tables(*args))
+    with ccgformat.open(tmp_path / "t.ccg") as archive:
+        for slices in (7, 30, 4):
+            archive.aggregate(slices)
+        assert archive.aggregate(2, 12800, 25600).values.sum() > 0  # bounds of the 3,000 slices' level
+    assert read == [30, 4, 2]
+
+
 def test_aligned_slices_read_no_node(tmp_path, monkeypatch):
     """Slices on table bounds (the whole trace in 2^k slices or in a divisor of `SLICES`,
     or whole cells) come from the tables alone: the graph is never walked, so no node

@@ -30,7 +30,8 @@ import numpy as np
 
 from ..aggregate_model import AggregateModel, Hierarchy
 from ..hierarchy import hierarchy_of
-from .aggregate_tables import location_times, sliced_window, source_hierarchy, state_count
+from ..archive.layout import SectionKind
+from .aggregate_tables import location_times, sliced_window, source_hierarchy, state_count, trace_window
 from .slice_stream import windowed_times
 from .streaming import streams
 from .groups import region_groups
@@ -40,6 +41,8 @@ from .timeline_walk import _cell_sums
 __all__ = ["aggregate", "model_locations"]
 
 STATES = ("region", "group")
+#: the blocks of the aggregation tables, each a level of ``count`` slices (spec 4.10, 4.10.3)
+TABLE_KINDS = (SectionKind.AGGREGATE_LEVEL, SectionKind.AGGREGATE_SLICES)
 #: the locations `_add_pieces` walks together
 LOCATIONS_PER_WALK = 65536
 #: a large graph's pieces are walked as windows when locations x pieces stay within this
@@ -97,6 +100,19 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
     return pieces
 
 
+def _tables_save_a_walk(source: Any, bounds: np.ndarray) -> bool:
+    """Whether reading the tables saves walking: always for a large graph, whose pieces are
+    walked as windows; for another, whose walk over the node tables visits every node
+    whatever the bounds, only where a level's bounds include every asked bound inside the
+    trace (no piece at all), as the directory's slice counts say without reading a level."""
+    if streams(source):
+        return True
+    first, last = trace_window(source)
+    inside = bounds[(bounds > first) & (bounds < last)]
+    return any(np.isin(inside, column_bounds(first, last, int(entry.count))).all()
+               for entry in getattr(source, "directory", ()) if entry.kind in TABLE_KINDS)
+
+
 def _windowed(source: Any, chosen: list[int], windows: int) -> bool:
     """Whether ``windows`` windows of the ``chosen`` locations are walked as windows
     (`windowed_times`) rather than with the node tables."""
@@ -140,9 +156,9 @@ def aggregate(source: Any, slices: int, start: int | None = None, stop: int | No
     if states not in STATES:
         raise ValueError(f"states must be 'region' or 'group', not {states!r}")
     bounds = sliced_window(source, slices, start, stop)
-    tables = getattr(source, "aggregation_tables", None)
-    regions = tables.states if tables is not None else state_count(source)
     chosen, hierarchy = model_locations(source, locations)
+    tables = getattr(source, "aggregation_tables", None) if _tables_save_a_walk(source, bounds) else None
+    regions = tables.states if tables is not None else state_count(source)
     values = np.zeros((len(chosen), int(slices), regions), np.int64)
     if tables is None:
         for rows, times in _walked(source, chosen, bounds, regions):

@@ -22,8 +22,8 @@ from ..errors import CorruptArchiveError
 from .codec import encode_stream
 from .tables import _Reader
 
-__all__ = ["AggregationLevel", "AggregationTables", "LEVEL_HEADER", "MAX_LEVEL", "SLICES", "decode_level", "decode_slices",
-           "encode_level", "join_levels"]
+__all__ = ["AggregationLevel", "AggregationTables", "LEVEL_HEADER", "MAX_LEVEL", "SLICES", "decode_level",
+           "decode_slices", "encode_level", "join_levels"]
 
 #: start i64, stop i64, level u32, states u32, nodes u32, reserved u32
 LEVEL_HEADER = struct.Struct("<qqIIII")

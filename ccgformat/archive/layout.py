@@ -105,6 +105,9 @@ class SectionKind(IntEnum):
 #: The section kinds that hold node blocks.
 NODE_KINDS = frozenset({SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES,
                         SectionKind.CODED_SOFT_NODES})
+#: The blocks of the aggregation tables, each a level of its directory `count` slices: the
+#: pyramid's and the level of any slice count (spec 4.10, 4.10.3).
+AGGREGATION_KINDS = (SectionKind.AGGREGATE_LEVEL, SectionKind.AGGREGATE_SLICES)
 #: The node block kinds whose child references are predicted (spec 5.7).
 PREDICTED_KINDS = frozenset({SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES, SectionKind.CODED_SOFT_NODES})
 

@@ -27,8 +27,9 @@ from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
 from .codec import NodeBlock
 from .indexes import ROW_WIDTHS
-from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, FILE_HEADER, MAJOR_VERSION, NODE_KINDS,
-                     RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION, TRAILER, SectionKind)
+from .layout import (AGGREGATION_KINDS, BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, FILE_HEADER,
+                     MAJOR_VERSION, NODE_KINDS, RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION, TRAILER,
+                     SectionKind)
 from .native import decode_block
 from .queries import run_query
 from .reader import Archive
@@ -44,9 +45,6 @@ _SUMMARY_1_2 = ("peers", "operations", "durations", "open")
 AHEAD_BLOCKS = 4
 #: the checkpoint row lists whose first column is a region
 _REGION_ROWS = ("stack", "regions", "durations", "open")
-
-#: the blocks of the aggregation tables: the pyramid and the level of any slice count (spec 4.10)
-AGGREGATION_KINDS = (SectionKind.AGGREGATE_LEVEL, SectionKind.AGGREGATE_SLICES)
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,8 @@ from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR
                      END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      PRIMED_LZMA_MINOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION,
-                     SLICES_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
+                     SLICES_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags,
+                     SectionKind,
                      largest_raw_length)
 from .codec import METRIC_CELL_LIMIT, STREAM_HEADER, stream_bytes
 from .aggregation import SLICES, encode_level

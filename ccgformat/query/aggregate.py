@@ -30,7 +30,7 @@ import numpy as np
 
 from ..aggregate_model import AggregateModel, Hierarchy
 from ..hierarchy import hierarchy_of
-from ..archive.layout import SectionKind
+from ..archive.layout import AGGREGATION_KINDS
 from .aggregate_tables import location_times, sliced_window, source_hierarchy, state_count, trace_window
 from .slice_stream import windowed_times
 from .streaming import streams
@@ -41,8 +41,6 @@ from .timeline_walk import _cell_sums
 __all__ = ["aggregate", "model_locations"]
 
 STATES = ("region", "group")
-#: the blocks of the aggregation tables, each a level of ``count`` slices (spec 4.10, 4.10.3)
-TABLE_KINDS = (SectionKind.AGGREGATE_LEVEL, SectionKind.AGGREGATE_SLICES)
 #: the locations `_add_pieces` walks together
 LOCATIONS_PER_WALK = 65536
 #: a large graph's pieces are walked as windows when locations x pieces stay within this
@@ -110,7 +108,7 @@ def _tables_save_a_walk(source: Any, bounds: np.ndarray) -> bool:
     first, last = trace_window(source)
     inside = bounds[(bounds > first) & (bounds < last)]
     return any(np.isin(inside, column_bounds(first, last, int(entry.count))).all()
-               for entry in getattr(source, "directory", ()) if entry.kind in TABLE_KINDS)
+               for entry in getattr(source, "directory", ()) if entry.kind in AGGREGATION_KINDS)
 
 
 def _windowed(source: Any, chosen: list[int], windows: int) -> bool:

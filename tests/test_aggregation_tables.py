@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import ccgformat
 from ccgformat import Params
 from ccgformat.archive import writer as writer_module
-from ccgformat.archive.aggregation import decode_level, encode_level
+from ccgformat.archive.aggregation import SLICES, decode_level, decode_slices, encode_level
 from ccgformat.archive.layout import BLOCK_OVERHEAD, DIRECTORY_ENTRY, SectionKind
 from ccgformat.archive.verify import verify
 from ccgformat.errors import ChecksumError, CorruptArchiveError
@@ -51,13 +51,14 @@ def written(path, trace, params, budget=1000.0, **options):
     return ccgformat.open(path)
 
 
-def brute_level(archive, k):
-    """Level k from the rebuilt events: the whole trace in 2^k slices, bound j at
-    t0 + floor(j * (t1 - t0) / 2^k), every node the sum over the locations below it."""
+def brute_level(archive, k, slices=None):
+    """Level k from the rebuilt events: the whole trace in 2^k slices (or ``slices``), bound
+    j at t0 + floor(j * (t1 - t0) / 2^k), every node the sum over the locations below it."""
     events = {location: oracle.events_of(archive, location) for location in archive.locations}
     times = [e.time for evs in events.values() for e in evs]
     t0, t1 = (min(times), max(times) + 1) if times else (0, 1)
-    boundaries = [t0 + j * (t1 - t0) // (1 << k) for j in range((1 << k) + 1)]
+    slices = 1 << k if slices is None else slices
+    boundaries = [t0 + j * (t1 - t0) // slices for j in range(slices + 1)]
     regions = archive.aggregation_tables.states
     leaves = oracle.timeline(events, boundaries, np.arange(regions), regions)  # rows in location order
     h = archive.hierarchy
@@ -74,14 +75,18 @@ def test_every_level_matches_brute_force(tmp_path_factory, trace, params):
         assert len(tables.levels) == LEVELS + 1  # three locations: every level fits MAX_CELLS
         for level in tables.levels:
             assert np.array_equal(level.dense(), brute_level(archive, level.level))
+        assert tables.sliced.slices == SLICES and tables.sliced.level == -1
+        assert np.array_equal(tables.sliced.dense(), brute_level(archive, 0, SLICES))
+        assert archive.version == (1, 8)
         assert verify(archive.path) == []
 
 
 def pyramid_windows(data, archive, trace):
-    """A window and T whose bounds fall on pyramid bounds as often as not."""
+    """A window and T whose bounds fall on the bounds of a table level (the pyramid's or
+    the 3,000 slices') or on event times as often as not."""
     tables = archive.aggregation_tables
-    k = data.draw(st.integers(0, len(tables.levels) - 1))
-    fine = tables.start + np.arange((1 << k) + 1) * (tables.stop - tables.start) // (1 << k)
+    cells = data.draw(st.sampled_from([level.slices for level in tables.every_level]))
+    fine = tables.start + np.arange(cells + 1) * (tables.stop - tables.start) // cells
     times = [e.time for events in trace.values() for e in events]
     bound = st.one_of(st.sampled_from(fine.tolist()), bounds(times))
     start, stop = data.draw(bound), data.draw(bound)
@@ -91,7 +96,9 @@ def pyramid_windows(data, archive, trace):
         stop = start + 1
     if stop is not None and start is None and stop <= tables.start:
         start = stop - 1
-    slices = data.draw(st.one_of(st.integers(1, 40), st.sampled_from([1 << j for j in range(LEVELS + 1)])))
+    divisors = [d for d in range(1, SLICES + 1) if SLICES % d == 0]
+    slices = data.draw(st.one_of(st.integers(1, 40), st.sampled_from([1 << j for j in range(LEVELS + 1)]),
+                                 st.sampled_from(divisors), st.integers(41, 1200)))
     return slices, start, stop
 
 
@@ -105,28 +112,68 @@ def test_aggregate_from_tables_matches_brute_force(tmp_path_factory, trace, para
                   locations)
 
 
+@settings(max_examples=20, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.data())
+def test_tables_with_pieces_over_the_node_tables_match_brute_force(tmp_path_factory, trace, params, data):
+    """The tables and the pieces between their cells and the slice bounds, the pieces walked
+    over the node tables, as a large graph of many windows takes them."""
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(importlib.import_module("ccgformat.query.streaming"), "STREAM_NODES", 0)
+    monkeypatch.setattr(aggregate_module, "WINDOW_WALKS", 0)
+    try:
+        with written(tmp_path_factory.mktemp("pieces") / "t.ccg", trace, params) as archive:
+            for _ in range(3):
+                check(archive, *pyramid_windows(data, archive, trace), "region", archive.locations)
+    finally:
+        monkeypatch.undo()
+
+
+def test_tables_read_only_where_they_save_a_walk(tmp_path, monkeypatch):
+    """A small graph's walk over the node tables visits every node whatever the bounds:
+    the tables are read only when a level answers every slice (here 30 and 4, not 7)."""
+    trace = {0: [Event(0, EventKind.ENTER, 0), Event(10000, EventKind.ENTER, 1), Event(35000, EventKind.LEAVE, 1),
+                 Event(64000, EventKind.LEAVE, 0)],
+             1: [Event(3000, EventKind.ENTER, 2), Event(40000, EventKind.LEAVE, 2)]}
+    written(tmp_path / "t.ccg", trace, Params()).close()
+    read = []
+    from_tables = aggregate_module._from_tables
+    monkeypatch.setattr(aggregate_module, "_from_tables", lambda *args: read.append(len(args[3]) - 1)
+                        or from_tables(*args))
+    with ccgformat.open(tmp_path / "t.ccg") as archive:
+        for slices in (7, 30, 4):
+            archive.aggregate(slices)
+        assert archive.aggregate(2, 12800, 25600).values.sum() > 0  # bounds of the 3,000 slices' level
+    assert read == [30, 4, 2]
+
+
 def test_aligned_slices_read_no_node(tmp_path, monkeypatch):
-    """Slices on pyramid bounds (the whole trace in 2^k slices, or whole cells) come from
-    the tables alone: the graph is never walked, so no node block is read."""
+    """Slices on table bounds (the whole trace in 2^k slices or in a divisor of `SLICES`,
+    or whole cells) come from the tables alone: the graph is never walked, so no node
+    block is read."""
     trace = {0: [Event(0, EventKind.ENTER, 0), Event(10000, EventKind.ENTER, 1), Event(35000, EventKind.LEAVE, 1),
                  Event(64000, EventKind.LEAVE, 0)],
              1: [Event(3000, EventKind.ENTER, 2), Event(40000, EventKind.LEAVE, 2)]}
     path = tmp_path / "t.ccg"
     written(path, trace, Params()).close()
-    want = {T: ccgformat.query.aggregate(oracle.build_with(tree_definitions(), trace), T).values
-            for T in (1, 4, 1024)}
+    counts = (1, 3, 4, 30, 100, 1000, 1024, 3000)
+    graph = oracle.build_with(tree_definitions(), trace)
+    want = {T: ccgformat.query.aggregate(graph, T).values for T in counts}
+    middle = ccgformat.query.aggregate(graph, 10, 12800, 25600).values
     with ccgformat.open(path) as archive:
         def walked(*args, **kwargs):
             raise AssertionError("the graph was read")
         monkeypatch.setattr(tables_module, "tables_for", walked)
         monkeypatch.setattr(aggregate_module, "location_times", walked)
-        with pytest.raises(AssertionError, match="graph was read"):  # 3 slices: pieces from the graph
-            archive.aggregate(3)
-        for T in (1, 4, 1024):
+        for T in (7, 37):  # neither a power of two nor a divisor of 3,000: pieces from the graph
+            with pytest.raises(AssertionError, match="graph was read"):
+                archive.aggregate(T)
+        for T in counts:
             assert np.array_equal(archive.aggregate(T).values, want[T])
         model = archive.aggregate(2, 16000, 48000, states="group")  # cells 256..767 of level 10
         assert model.values[0].sum(axis=1).tolist() == [16000, 16000]
         assert archive.aggregate(3, -30, 0).values.sum() == 0  # before the trace: nothing to read
+        # 10 slices of 60 cells of the 3,000, from cell 600 on
+        assert np.array_equal(archive.aggregate(10, 12800, 25600).values, middle)
 
 
 def test_written_by_default_within_the_budget(tmp_path):
@@ -223,6 +270,11 @@ def leaf(values):
      "sums of"),
     (lambda k, a, b, v: (v.__setitem__((0, 0, 0), 7), (a, b))[1] if k == 0 else (a, b), "sums of its children"),
     (lambda k, a, b, v: (a, b + 1), "cover"),
+    (lambda k, a, b, v: (leaf(v).__setitem__((0, 0), leaf(v)[0, 0] + 1), (a, b))[1] if k == SLICES else (a, b),
+     "sums of its children"),
+    (lambda k, a, b, v: (v.__setitem__(([0, 4, 5], 0, 0), v[[0, 4, 5], 0, 0] + 1), (a, b))[1] if k == SLICES
+     else (a, b), "do not add up to its level 0"),
+    (lambda k, a, b, v: (a, b + 1) if k == SLICES else (a, b), "differ in window"),
 ])
 def test_inconsistent_tables_are_corrupt(tmp_path, monkeypatch, change, reason):
     with damaged(tmp_path, monkeypatch, change) as archive:
@@ -243,6 +295,19 @@ def test_tables_that_disagree_with_the_graph_fail_verify(tmp_path, monkeypatch):
         assert any("differs from the times of the graph" in p.reason for p in verify(archive.path))
 
 
+def test_a_sliced_level_that_disagrees_with_the_graph_fails_verify(tmp_path, monkeypatch):
+    """Two regions' times swapped in the level of 3,000 slices alone: it reads (its sums
+    hold), but `ccg verify` finds it differs from the graph."""
+    def swap(k, a, b, values):
+        if k == SLICES:
+            values[:, :, [0, 1]] = values[:, :, [1, 0]]
+        return a, b
+    with damaged(tmp_path, monkeypatch, swap) as archive:
+        archive.aggregate(30)  # readable
+        reasons = [p.reason for p in verify(archive.path)]
+        assert reasons == [f"aggregation level of {SLICES} slices differs from the times of the graph"]
+
+
 def test_damaged_level_payloads(tmp_path):
     with written(tmp_path / "t.ccg", {0: [Event(0, EventKind.ENTER, 0), Event(9, EventKind.LEAVE, 0)]},
                  Params()) as archive:
@@ -254,6 +319,13 @@ def test_damaged_level_payloads(tmp_path):
                         (raw[:16] + (30).to_bytes(4, "little") + raw[20:], "out of range")]:
         with pytest.raises(CorruptArchiveError, match=reason):
             decode_level(bytes(cut), "x", 0)
+    two = bytes(raw[:16] + (2).to_bytes(4, "little") + raw[20:])  # level 1's payload as S = 2 slices ...
+    assert decode_slices(two, "x", 0).slices == 2 and decode_slices(two, "x", 0).level == -1
+    with pytest.raises(CorruptArchiveError, match="count"):  # ... not as S = 1: the count stream is longer
+        decode_slices(bytes(raw), "x", 0)
+    for field in (0, (1 << 20) + 1):
+        with pytest.raises(CorruptArchiveError, match="out of range"):
+            decode_slices(bytes(raw[:16] + field.to_bytes(4, "little") + raw[20:]), "x", 0)
     data = bytearray((tmp_path / "t.ccg").read_bytes())
     data[entry.offset + 14] ^= 1
     (tmp_path / "crc.ccg").write_bytes(bytes(data))

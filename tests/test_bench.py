@@ -485,3 +485,30 @@ def test_quick_logical_benchmark_times_both_schemes_against_messages(tmp_path):
         for method in ("ravel", "lamport", "messages"):
             assert e[method]["status"] == "ok" and 0 < e[method]["seconds"]["median"] and e[method]["peak_mb"] > 0
         assert e["ravel"]["vs_messages"] > 0 and e["meets"] is None
+
+
+def test_slices_benchmark_compares_each_table_step_with_its_baseline(tmp_path):
+    """`bench.py slices` on a small archive (the 1 M slot of bench-out/long) and a baseline
+    written without the level of 3,000 slices: every table step of both, alternating, with
+    the ratio of the medians; the ring row says what is missing."""
+    import synth
+    definitions, stream = synth.synthesize(2, 3000, jitter=0.2, seed=1, pattern="ring")
+    (tmp_path / "long").mkdir()
+    (tmp_path / "old").mkdir()
+    for folder, slices in ((tmp_path / "long", 3000), (tmp_path / "old", None)):
+        ccgformat.write_trace(folder / "long-1m-jittered.ccg", definitions,
+                              ((location, stream(location)) for location in range(2)), aggregation=1000.0,
+                              slices=slices)
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, str(BENCH), "slices", "--repeat", "1", "--lengths", "1m", "--variants",
+                           "jittered", "--slices-baseline", str(tmp_path / "old"), "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, CCG_BENCH_OUT=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    entries = json.loads(out.read_text())["benchmarks"]["slices"]
+    steps = ("info", "timeline", "aggregate 30", "aggregate 100", "aggregate 1000", "aggregate 37", "overview 30")
+    assert [(e["step"], e["which"]) for e in entries[:-1]] == [(s, w) for s in steps for w in ("new", "old")]
+    for e in entries[:-1]:
+        assert e["status"] == "ok" and e["seconds"]["median"] > 0 and e["peak_rss_mb"] > 0
+        assert ("ratio" in e) == (e["which"] == "new")
+    assert entries[-1]["status"].startswith("skipped: no archive")

@@ -280,10 +280,21 @@ def test_copied_blocks_larger_than_the_default_are_bounded_in_the_parameters(tmp
 
 def test_parts_of_the_same_definitions_bytes_keep_their_blocks(tmp_path):
     """The parts of one conversion store the same definitions bytes: the merge takes them
-    without unifying their records, and the merged file stores the first part's blocks."""
+    without unifying their records, and the merged file stores the first part's blocks.
+    Not from bundle members, whose DEFINITIONS leave out their defaults (spec 2.5): the
+    parts are written without bundles, as large definitions are."""
     definitions, stream = synth.synthesize(40, 30, jitter=0.2, seed=4, pattern="ring")
     trace = {location: EventBatch.concat(list(stream(location))) for location in range(40)}
-    parts = support.by_locations(tmp_path, definitions, trace, [list(range(0, 25)), list(range(25, 40))])
+    parts = [tmp_path / f"part{i}.ccg" for i in range(2)]
+    for path, group in zip(parts, (range(0, 25), range(25, 40))):
+        ccgformat.write_trace(path, definitions, ((location, [trace[location]]) for location in group), bundle=False)
+    (tmp_path / "bundled").mkdir()
+    bundled = support.by_locations(tmp_path / "bundled", definitions, trace, [list(range(0, 25)), list(range(25, 40))])
+    joined = make_plan(bundled, tmp_path / "bundled.ccg")
+    try:
+        assert joined.stored_definitions is None  # their members are not blocks of their own
+    finally:
+        joined.close()
     whole = support.write(tmp_path / "whole.ccg", definitions, trace)
     report = ccgformat.merge(parts, tmp_path / "merged.ccg")
     support.assert_same_trace(tmp_path / "merged.ccg", whole)
@@ -292,8 +303,8 @@ def test_parts_of_the_same_definitions_bytes_keep_their_blocks(tmp_path):
     stored = []
     for path in (parts[0], tmp_path / "merged.ccg"):
         with ccgformat.open(path) as archive:
-            stored.append([(entry.kind, archive.payload(entry)) for entry in archive.sections if entry.kind in kinds])
-    assert stored[1] == stored[0] and len(stored[0]) >= 1
+            stored.append(([entry.kind for entry in archive.sections if entry.kind in kinds], archive.definitions))
+    assert stored[1] == stored[0] and len(stored[0][0]) >= 1  # the merged file bundles them, defaults left out
     for changed, kept in ((None, True), (dataclasses.replace(definitions, provenance={"run": "2"}), False)):
         if changed is not None:  # other bytes: unified record by record
             parts[1] = support.write(tmp_path / "other.ccg", changed, {39: trace[39]})

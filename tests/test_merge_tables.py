@@ -19,7 +19,7 @@ from ccgformat.archive.merge import _joined
 from ccgformat.archive.merge.plan import plan
 from ccgformat.archive.merge.tables import TableRows, joined_rows
 from ccgformat.model import EventBatch
-from ccgformat.query.aggregate_tables import levels, trace_window
+from ccgformat.query.aggregate_tables import SLICES, levels, trace_window
 from ccgformat.query.metric_integrals import metric_levels
 from ccgformat.query.table_rows import table_rows
 
@@ -64,7 +64,7 @@ def test_levels_from_the_parts_rows_equal_the_walked_levels(tmp_path_factory, ev
     finally:
         joined.close()
     with open_archive(folder / "merged.ccg") as archive:
-        walked, summed = list(levels(archive)), list(levels(archive, rows=known))
+        walked, summed = list(levels(archive, None, SLICES)), list(levels(archive, None, SLICES, rows=known))
         assert len(summed) == len(walked) >= 1
         for (k, start, stop, values), (k2, start2, stop2, values2) in zip(walked, summed):
             assert (k, start, stop) == (k2, start2, stop2)

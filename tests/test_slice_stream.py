@@ -123,12 +123,13 @@ def test_corpus_aggregate_walked_as_windows(tmp_path_factory, monkeypatch, name)
         check(archive, 7, first + (last - first) // 3, last - (last - first) // 5, "group", archive.locations[1:])
 
 
-def both_levels(source, monkeypatch, count=None):
-    """The levels streamed and walked over the node tables (the reference)."""
+def both_levels(source, monkeypatch, count=None, sliced=None):
+    """The levels (and the level of ``sliced`` slices) streamed and walked over the node
+    tables (the reference)."""
     monkeypatch.setattr(streaming, "STREAM_NODES", 0)
-    streamed = list(tables_module.levels(source, count))
+    streamed = list(tables_module.levels(source, count, sliced))
     monkeypatch.setattr(streaming, "STREAM_NODES", 1 << 62)
-    return streamed, list(tables_module.levels(source, count))
+    return streamed, list(tables_module.levels(source, count, sliced))
 
 
 def assert_same_levels(streamed, reference):
@@ -138,14 +139,40 @@ def assert_same_levels(streamed, reference):
 
 
 @settings(max_examples=30, deadline=None)
-@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.sampled_from([None, 1, 4]))
-def test_streamed_levels_equal_the_reference(trace, params, count):
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]), st.sampled_from([None, 1, 4]),
+       st.sampled_from([None, 7, 30, 3000]))
+def test_streamed_levels_equal_the_reference(trace, params, count, sliced):
     monkeypatch = pytest.MonkeyPatch()
     try:
         graph = oracle.build_with(tree_definitions(), trace, params)
-        assert_same_levels(*both_levels(graph, monkeypatch, count))
+        streamed, reference = both_levels(graph, monkeypatch, count, sliced)
+        assert_same_levels(streamed, reference)
+        assert [k for k, *_ in streamed][-1] == (tables_module.SLICED if sliced else len(streamed) - 1)
+        if sliced:
+            assert streamed[-1][3].shape[1] == sliced
     finally:
         monkeypatch.undo()
+
+
+@settings(max_examples=15, deadline=None)
+@given(traces.traces(), st.sampled_from([Params(), LOSSY]))
+def test_both_ways_of_making_the_tables_write_the_same_bytes(tmp_path_factory, trace, params):
+    """The writer's tables from the node tables (a small graph) and from the event walk
+    (`slice_stream`, a large one): the same archive, byte for byte, the level of 3,000
+    slices included."""
+    monkeypatch = pytest.MonkeyPatch()
+    folder = tmp_path_factory.mktemp("ways")
+    try:
+        graph = oracle.build_with(tree_definitions(), trace, params)
+        for name, nodes in (("streamed", 0), ("tabulated", 1 << 62)):
+            monkeypatch.setattr(streaming, "STREAM_NODES", nodes)
+            ccgformat.save_graph(graph, folder / f"{name}.ccg", aggregation=1000.0, bundle=False)
+    finally:
+        monkeypatch.undo()
+    data = (folder / "streamed.ccg").read_bytes()
+    assert data == (folder / "tabulated.ccg").read_bytes()
+    with ccgformat.open(folder / "streamed.ccg") as archive:
+        assert archive.aggregation_tables.sliced is not None
 
 
 def test_regions_beyond_the_definitions_count_as_the_reference_counts_them(monkeypatch):
@@ -165,11 +192,13 @@ def test_regions_beyond_the_definitions_count_as_the_reference_counts_them(monke
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_corpus_levels_streamed_equal_the_reference(tmp_path_factory, monkeypatch, name):
     archive = with_tables(tmp_path_factory, name)
-    streamed, reference = both_levels(archive, monkeypatch)
+    streamed, reference = both_levels(archive, monkeypatch, sliced=3000)
     assert_same_levels(streamed, reference)
     # and what the archive holds, as the writer made it
-    for level in archive.aggregation_tables.levels:
+    tables = archive.aggregation_tables
+    for level in tables.levels:
         assert np.array_equal(level.dense(), streamed[level.level][3])
+    assert tables.sliced is None or np.array_equal(tables.sliced.dense(), streamed[-1][3])
 
 
 def test_walked_times_of_a_location_without_events_are_zero():
@@ -253,8 +282,10 @@ def test_corpus_timeline_by_location_of_a_large_graph(tmp_path_factory, monkeypa
 def aggregate_peak(folder, locations: int, events: int) -> tuple[int, int]:
     """The traced peak of `aggregate` (30 slices) and of the timeline (37 columns) of a
     jittered ring trace of about ``events`` events per location, written as an archive
-    with its tables, and its node count."""
-    path = ring_archive(folder, locations, events, aggregation=1000.0)
+    with its pyramid (without the level of 3,000 slices, which would answer 30 slices with
+    no walk and whose cells fill as the trace grows, up to its 3,000 x nodes x regions),
+    and its node count."""
+    path = ring_archive(folder, locations, events, aggregation=1000.0, slices=None)
     with ccgformat.open(path) as archive:
         nodes = archive.stats.n
         first, last = archive.time_range

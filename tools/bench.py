@@ -54,6 +54,7 @@ import bench_long  # noqa: E402,F401  (registers the long benchmark)
 import bench_mpi  # noqa: E402,F401  (registers the mpi benchmark)
 import bench_query  # noqa: E402,F401  (registers the query benchmark)
 import bench_scale  # noqa: E402,F401  (registers the scale benchmark)
+import bench_slices  # noqa: E402  (registers the slices benchmark)
 import bench_tables  # noqa: E402,F401  (registers the tables benchmark)
 import bench_topology  # noqa: E402,F401  (registers the topology benchmark)
 import bench_overview  # noqa: E402,F401  (registers the overview benchmark)
@@ -148,6 +149,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="scale, long: a step whose resident set grows above MB is killed and reported "
                              "(the machine may be shared), 0 = no limit (default 8192)")
     bench_merge.add_options(parser)
+    bench_slices.add_options(parser)
     parser.add_argument("--lengths", nargs="+", default=list(bench_long.LENGTHS), choices=list(bench_long.LENGTHS),
                         help="long: the trace lengths (default all; 1m comes first, the twin of the growth figures)")
     parser.add_argument("--variants", nargs="+", default=list(bench_long.VARIANTS), choices=list(bench_long.VARIANTS),

@@ -52,6 +52,7 @@ STEPS: dict[str, list[str]] = {
     "aggregate 100": ["aggregate", "{archive}", "--slices", "100", "--json"],
     "aggregate 1000": ["aggregate", "{archive}", "--slices", "1000", "--json"],
     "aggregate 1024": ["aggregate", "{archive}", "--slices", "1024", "--json"],
+    "aggregate 37": ["aggregate", "{archive}", "--slices", "37", "--json"],
     "overview 30": ["overview", "{archive}", "--slices", "30"],
     "calltree": ["calltree", "{archive}"],
     "verify": ["verify", "{archive}"],

@@ -134,6 +134,9 @@ class Vector:
     references: str = "auto"
     #: the aggregation tables' share of the bytes before them (format 1.4, spec 4.10); None: none
     aggregation: float | None = ccg.archive.AGGREGATION_BUDGET
+    #: the slice count of the AGGREGATE_SLICES level (format 1.8, spec 4.10.3): none but in
+    #: `aggregate_slices`, so that the vectors made before it keep their bytes and version
+    slices: int | None = None
     #: the writer's BUNDLE block (format 1.4) for the sections written last; off for the
     #: vectors that show each section in a block of its own
     bundle: bool = False
@@ -601,6 +604,28 @@ def aggregation() -> Vector:
                   definitions, trace, aggregation=3.0)
 
 
+def aggregate_slices() -> Vector:
+    """Two ranks over 6,001 ticks, written with every aggregation level: the pyramid up to
+    level 10 and the level of 3,000 slices (AGGREGATE_SLICES, spec 4.10.3)."""
+    trace: dict[int, list[Event]] = {}
+    for i in range(2):
+        t = Timeline(0)
+        t.at(0, K.ENTER, ref=0)
+        for step in range(5):
+            t.at(100 + 37 * i + 211 * step, K.ENTER, ref=1)
+            t.at(450 + 90 * step, K.LEAVE, ref=1)
+        t.at(6000 - t.time, K.LEAVE, ref=0)
+        trace[i] = t.events
+    definitions = Definitions(regions=[Region("main"), Region("solve")],
+                              locations=[Location(f"rank {i}", "process") for i in range(2)])
+    return Vector("aggregate_slices", "Two ranks in main, each calling solve five times, over the window "
+                  "[0, 6001); written with the aggregation tables allowed a thousand times the bytes before "
+                  "them, which gives levels 0 to 10 of the pyramid (spec 4.10) and the level of 3,000 slices "
+                  "(AGGREGATE_SLICES, format 1.8, spec 4.10.3; bounds `floor(j * 6001 / 3000)`) over the "
+                  "hierarchy trace, rank 0, rank 1 (three nodes in preorder).",
+                  definitions, trace, aggregation=1000.0, slices=3000)
+
+
 def bundle() -> Vector:
     vector = minimal()
     return replace(vector, name="bundle", bundle=True, notes=[], summary=(
@@ -844,7 +869,7 @@ VECTOR_BUILDERS: list[Callable[[], Vector]] = [minimal, every_kind, wide_split, 
                                                bundle, metric_integrals, coded_gaps, coded_soft, compact,
                                                format_1_0, format_1_1, two_checkpoint_tables, pending_limit_predicted,
                                                pending_limit_coded, pending_limit_soft, move_to_front_limit, metric_types,
-                                               compact_dictionary_2, unknown_member]
+                                               compact_dictionary_2, unknown_member, aggregate_slices]
 
 
 def write_vector(vector: Vector, folder: Path) -> bytes:
@@ -857,7 +882,7 @@ def write_vector(vector: Vector, folder: Path) -> bytes:
                     vector.params, level=vector.level, checkpoint_interval=vector.checkpoint_interval,
                     nodes_per_block=vector.nodes_per_block, tables=vector.tables, references=vector.references,
                     aggregation=vector.aggregation, bundle=vector.bundle, compact=vector.compact, gaps=vector.gaps,
-                    index=vector.index)
+                    index=vector.index, slices=vector.slices)
     if vector.unknown_block is not None:
         kind, flags = vector.unknown_block
         parsed = parse(path.read_bytes())
@@ -2170,6 +2195,68 @@ def spec_rule_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     add("aggregate_level_trailing.ccg", "aggregation", f"one more stream after stream 3 of its first "
         f"AGGREGATE_LEVEL block (spec 4.10: bytes after stream 3) {recompressed}",
         table_changed(aggregated, level, stream_after_the_last))
+
+    # 4.10.3 AGGREGATE_SLICES, from aggregate_slices.ccg (levels 0-10 and 3,000 slices, 3 nodes, 2 regions)
+    sliced_file = blobs["aggregate_slices"]
+    sliced = SectionKind.AGGREGATE_SLICES
+
+    def leaf_value_raised(raw: bytearray, values: list[np.ndarray]) -> None:
+        values[2][-1] += 1  # rank 1's last value: its parent no longer holds the sum
+
+    def first_cells_raised(raw: bytearray, values: list[np.ndarray]) -> None:
+        firsts = np.concatenate(([0], np.cumsum(values[0].astype(np.int64))))[[0, 3000]]  # trace, rank 0
+        values[2][firsts] += 1
+
+    def without_pyramid(base: bytes) -> tuple[bytes, int]:
+        q = parse(base)
+        keep = [k for k, e in enumerate(q.entries) if e.kind != SectionKind.AGGREGATE_LEVEL]
+        q.entries, q.stored = [q.entries[k] for k in keep], [q.stored[k] for k in keep]
+        data = build(q)
+        return data, parse(data).entries[index_of(parse(data), sliced)].offset
+
+    def listed_twice(base: bytes) -> tuple[bytes, int]:
+        q = parse(base)
+        k = index_of(q, sliced)
+        q.entries.insert(k + 1, q.entries[k])
+        q.stored.insert(k + 1, q.stored[k])
+        data = build(q)
+        return naming_level_0((data, 0), level)
+
+    for name, how, made in (
+            ("zero", "`slices` (S) of its AGGREGATE_SLICES block set to 0 (spec 4.10.3: 1 to 2^20)",
+             block_changed(sliced_file, sliced, header_u32(16, lambda raw: 0))),
+            ("too_many", "`slices` (S) of its AGGREGATE_SLICES block set to 2^20 + 1 (spec 4.10.3: at most 2^20)",
+             block_changed(sliced_file, sliced, header_u32(16, lambda raw: (1 << 20) + 1))),
+            ("count_differs", "`slices` (S) of its AGGREGATE_SLICES block set to 2,999, so that its `count` "
+             "stream holds 3 more values than N x S (spec 4.10.3, 4.10: a stream count that does not match)",
+             block_changed(sliced_file, sliced, header_u32(16, lambda raw: 2999))),
+            ("reserved", "the reserved u32 of its AGGREGATE_SLICES block set to 1 (spec 4.10.3)",
+             block_changed(sliced_file, sliced, header_u32(28, lambda raw: 1))),
+            ("states_differ", "`states` (R) of its AGGREGATE_SLICES block set to 3, the pyramid's 2 (spec "
+             "4.10.3); the error names level 0's block",
+             naming_level_0(block_changed(sliced_file, sliced, header_u32(20, lambda raw: 3)), level)),
+            ("stop_differs", "`stop` of its AGGREGATE_SLICES block raised by one, the pyramid's plus one (spec "
+             "4.10.3); the error names level 0's block",
+             naming_level_0(block_changed(sliced_file, sliced, moved_q(8, 1)), level)),
+            ("children_differ", "the last value (rank 1's last stored time) of its AGGREGATE_SLICES block "
+             "raised by one: the root no longer holds the sum of its children (spec 4.10.3); the error names "
+             "level 0's block",
+             naming_level_0(block_changed(sliced_file, sliced, level_streams_changed(leaf_value_raised)), level)),
+            ("total_differs", "the first value (region 0) of the first cells of `trace` and `rank 0` of its "
+             "AGGREGATE_SLICES block raised by one: the root still holds the sum of its children, but their "
+             "times no longer add up to their level 0 totals (spec 4.10.3); the error names level 0's block",
+             naming_level_0(block_changed(sliced_file, sliced, level_streams_changed(first_cells_raised)), level)),
+            ("directory_count", "the directory's `count` of its AGGREGATE_SLICES block set to 1,024, not S = "
+             "3,000 (spec 4.10.3; footer rewritten with a valid CRC)", entry_changed(sliced_file, sliced, 0,
+                                                                                     count=1024)),
+            ("directory_first", "the directory's `first` of its AGGREGATE_SLICES block set to 1, not 0 (spec "
+             "4.10.3; footer rewritten with a valid CRC)", entry_changed(sliced_file, sliced, 0, first=1)),
+            ("alone", "its AGGREGATE_LEVEL blocks left out, so that the AGGREGATE_SLICES block stands without "
+             "the pyramid (spec 4.10.3; footer rewritten with a valid CRC)", without_pyramid(sliced_file)),
+            ("twice", "its AGGREGATE_SLICES block listed twice in the directory (spec 4.10.3: at most one; "
+             "footer rewritten with a valid CRC); the error names level 0's block", listed_twice(sliced_file))):
+        add(f"aggregate_slices_{name}.ccg", "aggregate_slices", how + ("" if "footer" in how else f" {recompressed}"),
+            made)
 
     def tree_parent(entry: int, parent: int) -> Callable[[dict[str, Any]], None]:
         return lambda d: d["system_tree"][entry].update(parent=parent)

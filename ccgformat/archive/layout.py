@@ -33,12 +33,16 @@ DICTIONARY_BUNDLE_MINOR_VERSION = 5
 CODED_GAPS_MINOR_VERSION = 6
 #: the minor version that introduced CODED_SOFT_NODES blocks (range-coded soft values)
 CODED_SOFT_MINOR_VERSION = 7
+#: the minor version that introduced AGGREGATE_SLICES, a level of any slice count (spec 4.10.3)
+SLICES_MINOR_VERSION = 8
 #: the compact layout's minor version that introduced the primed LZMA2 body (spec 2.9)
 PRIMED_LZMA_MINOR_VERSION = 1
+#: the compact layout's minor version that introduced AGGREGATE_SLICES (spec 4.10.3)
+COMPACT_SLICES_MINOR_VERSION = 2
 #: per layout, its major version and the latest minor version this package reads and writes
 FORMAT_VERSIONS: dict[str, tuple[int, int]] = {
-    "block": (MAJOR_VERSION, CODED_SOFT_MINOR_VERSION),
-    "compact": (COMPACT_MAJOR_VERSION, PRIMED_LZMA_MINOR_VERSION),
+    "block": (MAJOR_VERSION, SLICES_MINOR_VERSION),
+    "compact": (COMPACT_MAJOR_VERSION, COMPACT_SLICES_MINOR_VERSION),
 }
 
 #: magic, major u16, minor u16, reserved u32 (must be zero); in the compact layout
@@ -95,11 +99,15 @@ class SectionKind(IntEnum):
     CODED_SOFT_NODES = 15  #: since 1.7, a CODED_NODES block whose soft values are range-coded too
     AGGREGATE_LEVEL = 16  #: since 1.4, one level of the aggregation pyramid
     METRIC_LEVEL = 17     #: since 1.4, one level of the metric-integral pyramid
+    AGGREGATE_SLICES = 18  #: since 1.8 (2.2), an aggregation level of any slice count
 
 
 #: The section kinds that hold node blocks.
 NODE_KINDS = frozenset({SectionKind.NODES, SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES,
                         SectionKind.CODED_SOFT_NODES})
+#: The blocks of the aggregation tables, each a level of its directory `count` slices: the
+#: pyramid's and the level of any slice count (spec 4.10, 4.10.3).
+AGGREGATION_KINDS = (SectionKind.AGGREGATE_LEVEL, SectionKind.AGGREGATE_SLICES)
 #: The node block kinds whose child references are predicted (spec 5.7).
 PREDICTED_KINDS = frozenset({SectionKind.PREDICTED_NODES, SectionKind.CODED_NODES, SectionKind.CODED_SOFT_NODES})
 

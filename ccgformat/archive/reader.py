@@ -30,7 +30,7 @@ from ..graph.walk import LocationWalker
 from ..hierarchy import hierarchy_of
 from ..model import Definitions, EventBatch
 from ..params import Params
-from .aggregation import AggregationTables, decode_level, join_levels
+from .aggregation import AggregationTables, decode_level, decode_slices, join_levels
 from .metric_tables import MetricTables, decode_metric_level, join_metric_levels
 from .block_ahead import BlockAhead
 from .blocks import declared_length, read_block, read_compact, unpack_payload
@@ -495,6 +495,12 @@ class Archive:
         """The checked, decompressed payload of one block or bundle member."""
         return self._storage.payload(entry)
 
+    def bundled(self, entry: DirectoryEntry) -> bool:
+        """Whether a section is a member of a bundle, whose DEFINITIONS and PARAMETERS may
+        leave out the members at their defaults (spec 2.5): its payload is not that of a
+        block of its own."""
+        return entry in self._storage.members
+
     def stored_frame(self, entry: DirectoryEntry) -> bytes | None:
         """The checked zstd frame a block is stored as, or None for a block stored raw or a
         bundle member: a merge copies a block without compressing it again."""
@@ -597,12 +603,21 @@ class Archive:
 
     @cached_property
     def aggregation_tables(self) -> AggregationTables | None:
-        """The aggregation pyramid (AGGREGATE_LEVEL blocks, spec 4.10), checked against
-        itself, the hierarchy and the roots; None when the file has none."""
+        """The aggregation pyramid (AGGREGATE_LEVEL blocks, spec 4.10) and its level of any
+        slice count (AGGREGATE_SLICES, 4.10.3), checked against itself, the hierarchy and
+        the roots; None when the file has neither."""
         entries, levels = self._levels(SectionKind.AGGREGATE_LEVEL, decode_level, "aggregate")
+        sliced_entries = [entry for entry in self._sections if entry.kind == SectionKind.AGGREGATE_SLICES]
+        sliced = [decode_slices(self.payload(entry), self.path, entry.offset) for entry in sliced_entries]
+        for entry, level in zip(sliced_entries, sliced):
+            if entry.first != 0 or entry.count != level.slices:
+                raise CorruptArchiveError(f"aggregate slices: the directory says first {entry.first} and "
+                                          f"{entry.count} slices, not 0 and {level.slices}", path=self.path,
+                                          offset=entry.offset)
+        entries += sliced_entries
         if not entries:
             return None
-        tables = join_levels(levels, self.hierarchy, self.path, entries[0].offset)
+        tables = join_levels(levels, self.hierarchy, self.path, entries[0].offset, sliced)
         held = tables.levels[0].state
         states = max(len(self.definitions.regions), int(held.max()) + 1 if len(held) else 0)
         if tables.states != states:

@@ -12,6 +12,8 @@ order.
 
 from __future__ import annotations
 
+import itertools
+
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -25,8 +27,9 @@ from ..graph.pool import NodeKind
 from ..model import PEER_KINDS, Definitions, EventKind
 from .codec import NodeBlock
 from .indexes import ROW_WIDTHS
-from .layout import (BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, FILE_HEADER, MAJOR_VERSION, NODE_KINDS,
-                     RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION, TRAILER, SectionKind)
+from .layout import (AGGREGATION_KINDS, BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, FILE_HEADER,
+                     MAJOR_VERSION, NODE_KINDS, RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION, TRAILER,
+                     SectionKind)
 from .native import decode_block
 from .queries import run_query
 from .reader import Archive
@@ -191,10 +194,10 @@ class _Verifier:
             more = f" (and {count - 1} more)" if count > 1 else ""
             self.add(entry, f"import table disagrees with an earlier block: {first}{more}")
         walked = self.walk_results(walked)
-        aggregation = self.read_tables(by_kind, SectionKind.AGGREGATE_LEVEL, "aggregation_tables")
+        aggregation = self.read_tables(by_kind, AGGREGATION_KINDS, "aggregation_tables")
         if aggregation is not None:
             self.check_aggregation(*aggregation, walked.aggregation if walked else None)
-        metric = self.read_tables(by_kind, SectionKind.METRIC_LEVEL, "metric_tables")
+        metric = self.read_tables(by_kind, (SectionKind.METRIC_LEVEL,), "metric_tables")
         if metric is not None:
             self.check_metric_tables(*metric, walked.metrics if walked else None)
         handled = {int(kind) for kind in SectionKind}
@@ -206,23 +209,24 @@ class _Verifier:
 
     # ------------------------------------------------------------------ aggregation tables
 
-    def read_tables(self, by_kind: dict[int, list[DirectoryEntry]], kind: SectionKind,
+    def read_tables(self, by_kind: dict[int, list[DirectoryEntry]], kinds: tuple[SectionKind, ...],
                     name: str) -> tuple[DirectoryEntry, Any] | None:
-        """The first block of ``kind`` and the archive's tables ``name`` it starts, when the
+        """The first block of ``kinds`` and the archive's tables ``name`` it starts, when the
         file has them and they read (a problem reported, None, when not)."""
-        if not by_kind.get(kind):
+        entries = [entry for kind in kinds for entry in by_kind.get(kind, [])]
+        if not entries:
             return None
-        entry = by_kind[kind][0]
+        entry = entries[0]
         try:
             return entry, getattr(self.archive, name)
         except CcgError as error:
             self.problems.append(_problem_of(error, entry.kind, entry.offset))
             return None
 
-    def quiet_tables(self, by_kind: dict[int, list[DirectoryEntry]], kind: SectionKind, name: str) -> Any:
+    def quiet_tables(self, by_kind: dict[int, list[DirectoryEntry]], kinds: tuple[SectionKind, ...], name: str) -> Any:
         """The tables `read_tables` gives, without reporting a problem (None then)."""
         try:
-            return getattr(self.archive, name) if by_kind.get(kind) else None
+            return getattr(self.archive, name) if any(by_kind.get(kind) for kind in kinds) else None
         except CcgError:
             return None
 
@@ -241,11 +245,12 @@ class _Verifier:
                     intervals.setdefault(location, set()).add(interval)
         # the tables are compared only while no problem is known (`check_aggregation`)
         tables = [None if self.problems else self.quiet_tables(by_kind, kind, name) for kind, name in (
-            (SectionKind.AGGREGATE_LEVEL, "aggregation_tables"), (SectionKind.METRIC_LEVEL, "metric_tables"))]
+            (AGGREGATION_KINDS, "aggregation_tables"), ((SectionKind.METRIC_LEVEL,), "metric_tables"))]
         try:
             return run_query("verify_walk", self.archive, intervals, self.check_index_contents,
                              None if tables[0] is None else len(tables[0].levels),
-                             None if tables[1] is None else tables[1].levels[0].finest)
+                             None if tables[1] is None else tables[1].levels[0].finest,
+                             None if tables[0] is None or tables[0].sliced is None else tables[0].sliced.slices)
         except Exception as error:  # a damaged node block's doing, or not: `walk_results` tells
             return error
 
@@ -282,15 +287,22 @@ class _Verifier:
     # ------------------------------------------------------------------ aggregation tables
 
     def check_aggregation(self, entry: DirectoryEntry, tables: Any, walked: list[Any] | None) -> None:
-        """The pyramid (spec 4.10) is sound, equals the times the graph gives at every level
-        (``walked`` when the walk made them), and its level 0 equals the exclusive times of
-        the summary index's final checkpoints."""
+        """The pyramid (spec 4.10) and the level of any slice count (4.10.3) are sound, equal
+        the times the graph gives at every level (``walked`` when the walk made them), and
+        level 0 equals the exclusive times of the summary index's final checkpoints."""
         if tables is None or self.problems:  # the graph or the indexes are damaged: compared with nothing sound
             return
-        expected = walked if walked is not None else run_query("aggregation_levels", self.archive, len(tables.levels))
-        for level, (k, _, _, values) in zip(tables.levels, expected):
-            if level.states != values.shape[2] or not np.array_equal(level.dense(), values):
-                self.add(entry, f"aggregation level {k} differs from the times of the graph")
+        sliced = tables.sliced.slices if tables.sliced is not None else None
+        expected = walked if walked is not None else run_query("aggregation_levels", self.archive, len(tables.levels),
+                                                               sliced)
+        stored = tables.levels + ((tables.sliced,) if tables.sliced is not None else ())
+        for level, computed in itertools.zip_longest(stored, expected):
+            values = None if computed is None else computed[3]
+            if level is None or values is None or level.states != values.shape[2] \
+                    or not np.array_equal(level.dense(), values):
+                name = f"level {computed[0]}" if level is None else f"level {level.level}" if level.level >= 0 \
+                    else f"level of {level.slices} slices"
+                self.add(entry, f"aggregation {name} differs from the times of the graph")
                 return
         hierarchy = self.archive.hierarchy
         whole = tables.levels[0].dense()[:, 0, :]

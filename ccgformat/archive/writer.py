@@ -36,15 +36,17 @@ from . import primed_lzma
 from .bundle import ZSTD_DICTIONARIES, compress_with_dictionary, encode_bundle
 from .defaults import PARAMETERS as PARAMETER_DEFAULTS, strip_definitions, strip_parameters
 from .layout import (AGGREGATION_MINOR_VERSION, BLOCK_OVERHEAD, CODED_GAPS_MINOR_VERSION, CODED_SOFT_MINOR_VERSION,
+                     COMPACT_SLICES_MINOR_VERSION,
                      DICTIONARY_BUNDLE_MINOR_VERSION,
                      DIRECTORY_ENTRY,
                      END_MAGIC, EXTENSION_TABLE_MINOR_VERSION,
                      EXTENSIONS_MINOR_VERSION, FILE_HEADER, MAGIC, MAJOR_VERSION, PREDICTED_NODES_MINOR_VERSION,
                      PRIMED_LZMA_MINOR_VERSION, ROOTS_COMPLETE_MINOR_VERSION,
-                     SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags, SectionKind,
+                     SLICES_MINOR_VERSION, SUMMARY_MINOR_VERSION, TABLES_MINOR_VERSION, TRAILER, NODE_KINDS, BlockFlags,
+                     SectionKind,
                      largest_raw_length)
 from .codec import METRIC_CELL_LIMIT, STREAM_HEADER, stream_bytes
-from .aggregation import encode_level
+from .aggregation import SLICES, encode_level
 from .metric_tables import encode_metric_level
 from .queries import run_query
 from .read_back import read_back
@@ -132,7 +134,9 @@ class Writer:
     ``references``: one of `REFERENCE_CODINGS`; ``gaps``: one of `GAP_CODINGS`. With ``tables``, the file also holds the
     aggregation pyramid (format 1.4) unless ``aggregation`` is None: its levels k = 0, 1,
     ... while they take at most that share of the bytes written before them (default
-    `AGGREGATION_BUDGET`; none when level 0 does not fit). ``bundle`` (with the
+    `AGGREGATION_BUDGET`; none when level 0 does not fit), and after them, within that
+    budget, the level of ``slices`` slices (format 1.8, spec 4.10.3; None: none).
+    ``bundle`` (with the
     tables): the blocks `finish` makes go in one DICTIONARY_BUNDLE block when that is smaller
     (format 1.5); with ``compact`` too (the default), a file that bundle holds whole is
     written in the compact layout, format 2.0 (spec 2.7), which 1.x readers refuse.
@@ -148,7 +152,7 @@ class Writer:
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                  threads: int | None = None, references: str = "auto", gaps: str = "auto",
                  aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-                 metrics: int = 0, index: str = "auto"):
+                 metrics: int = 0, index: str = "auto", slices: int | None = SLICES):
         if index not in INDEX_CHOICES:
             raise ValueError(f"index must be one of {', '.join(INDEX_CHOICES)}, got {index!r}")
         if level is not None and not 1 <= level <= 22:
@@ -181,6 +185,7 @@ class Writer:
         self._node_kinds: set[SectionKind] = set()  # the kinds of the node blocks written
         self.gaps = gaps
         self.aggregation = aggregation if tables else None
+        self.slices = slices
         self._aggregated = False
         self._output = AtomicOutput(self.path)
         try:
@@ -198,6 +203,7 @@ class Writer:
         self._summaries = False  # whether a SUMMARY block (with the members of 1.2) was written
         self._extension_table = False  # whether a feature of 1.4 (an EXTENSION_TABLE) was written
         self._bundle = False  # whether a DICTIONARY_BUNDLE block (1.5) was written
+        self._sliced = False  # whether an AGGREGATE_SLICES block (1.8) was written
         #: its raw payload and frame, for the body of a file in the compact layout
         self._bundle_raw, self._bundle_frame = b"", b""
         #: while `finish` runs with the tables: the blocks it makes, kept to be tried as a bundle
@@ -564,7 +570,8 @@ class Writer:
         if self._compact_body():
             self._file.seek(0)
             number, body = self._compact_frame()
-            minor = PRIMED_LZMA_MINOR_VERSION if number == primed_lzma.DICTIONARY else 0
+            minor = COMPACT_SLICES_MINOR_VERSION if self._sliced \
+                else PRIMED_LZMA_MINOR_VERSION if number == primed_lzma.DICTIONARY else 0
             self._file.write(frame_compact(number, body, minor))
             self._file.truncate()
         else:
@@ -604,7 +611,8 @@ class Writer:
         self._emit(TRAILER.pack(len(footer), END_MAGIC))
         # the lowest minor version whose features the file uses
         kinds = self._node_kinds
-        minor = CODED_SOFT_MINOR_VERSION if SectionKind.CODED_SOFT_NODES in kinds \
+        minor = SLICES_MINOR_VERSION if self._sliced \
+            else CODED_SOFT_MINOR_VERSION if SectionKind.CODED_SOFT_NODES in kinds \
             else CODED_GAPS_MINOR_VERSION if SectionKind.CODED_NODES in kinds \
             else DICTIONARY_BUNDLE_MINOR_VERSION if self._bundle \
             else AGGREGATION_MINOR_VERSION if self._aggregated \
@@ -622,27 +630,45 @@ class Writer:
         all of them together stay within ``share`` of the bytes written so far, and while
         the budget left holds the last level's bytes again (the next level has at least as
         many non-zero cells); nothing is computed when not even an empty block would fit (a
-        small trace, whose graph answers the model at once)."""
+        small trace, whose graph answers the model at once). Last, the AGGREGATE_SLICES
+        level of ``slices`` slices (spec 4.10.3) where it fits too; it is computed only after
+        the pyramid's finest level was written with the budget left to hold it again."""
         self._write_ready(wait=True)  # the budget counts every block before, whatever the threads
         budget = int(self._offset * share)
         if budget < BLOCK_OVERHEAD + DIRECTORY_ENTRY.size:
             return
         used = 0
+        sliced: list[bytes] = []
+
+        def pyramid() -> Iterator[tuple[int, bytes]]:
+            for k, start, stop, values in run_query("aggregation_levels", graph, None, self.slices, rows=rows):
+                if k < 0:  # the level of SLICES slices comes after the pyramid's finest
+                    sliced.append(encode_level(values.shape[1], start, stop, values))
+                    return
+                yield k, encode_level(k, start, stop, values)
+
+        def cost(raw: bytes, packed: bytes) -> int:
+            return len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
+
         # the metric tables (spec 4.11) share the budget, after the aggregation tables
-        aggregation = ((level[0], encode_level(*level)) for level in run_query("aggregation_levels", graph, rows=rows))
         metric = ((level.level, encode_metric_level(level))
                   for level in run_query("metric_levels", graph, None, samples and samples.columns(), rows=rows))
-        for kind, levels in ((SectionKind.AGGREGATE_LEVEL, aggregation), (SectionKind.METRIC_LEVEL, metric)):
+        for kind, levels in ((SectionKind.AGGREGATE_LEVEL, pyramid()), (SectionKind.METRIC_LEVEL, metric)):
             for k, raw in levels:
                 packed = self._tables_level.compress(raw)
-                cost = len(self._stored(raw, packed)[0]) + BLOCK_OVERHEAD + DIRECTORY_ENTRY.size
-                if used + cost > budget:  # this pyramid stops here; the next one may still fit
+                if used + cost(raw, packed) > budget:  # this pyramid stops here; the next one may still fit
                     break
-                used += cost
+                used += cost(raw, packed)
                 self._block(kind, raw, must_understand=False, first=k, count=1 << k, compressed=packed)
                 self._aggregated = True
-                if used + cost > budget:  # the next level holds at least as many cells: not computed
+                if used + cost(raw, packed) > budget:  # the next level holds at least as many cells: not computed
                     break
+        for raw in sliced:
+            packed = self._tables_level.compress(raw)
+            if used + cost(raw, packed) <= budget:
+                self._block(SectionKind.AGGREGATE_SLICES, raw, must_understand=False, count=self.slices,
+                            compressed=packed)
+                self._sliced = True
 
     def abort(self) -> None:
         """Drop the temporary file; nothing appears under the target name."""
@@ -713,7 +739,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-                index: str = "auto", recorded: Params | None = None, overlap: bool | None = None) -> Graph:
+                index: str = "auto", recorded: Params | None = None, overlap: bool | None = None,
+                slices: int | None = SLICES) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -722,8 +749,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     so only the node pool stays in memory; a long location's last nodes get a block of
     their own (`Writer.end_location`). Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
-    ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``: as for
-    `Writer`. ``recorded``: the parameters PARAMETERS states, when they are not those the
+    ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``,
+    ``slices``: as for `Writer`. ``recorded``: the parameters PARAMETERS states, when they are not those the
     graph was built with (a merge rebuilds lossy archives losslessly, and records their
     bounds). ``overlap``: read the input on one core while the builder works on the
     other (threads, `_build_locations`; the same file); None: with the native builder,
@@ -746,7 +773,8 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     with bulk_step(), Writer(path, level=level, checkpoint_interval=checkpoint_interval,
                              nodes_per_block=nodes_per_block, tables=tables, threads=threads,
                              references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
-                             compact=compact, metrics=len(definitions.metrics), index=index) as writer:
+                             compact=compact, metrics=len(definitions.metrics), index=index,
+                             slices=slices) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
         ahead = native_backend() if overlap is None else overlap
@@ -854,16 +882,16 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
                index: str = "auto", streamed: bool = False, rows: Any = None,
-               stored_definitions: list[tuple[SectionKind, bytes]] | None = None) -> Path:
+               stored_definitions: list[tuple[SectionKind, bytes]] | None = None, slices: int | None = SLICES) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
-    ``aggregation``, ``bundle``, ``compact``, ``index``: as for `Writer`). ``streamed``:
+    ``aggregation``, ``bundle``, ``compact``, ``index``, ``slices``: as for `Writer`). ``streamed``:
     the last node block goes with `Writer.finish`, as `write_trace` writes it (into the
     bundle of the sections written last where that is smaller: a small graph's file is
     then in the compact layout), rather than before the checkpoints. ``rows``: as for
     `Writer.finish`; ``stored_definitions``: as for `Writer.keep_definitions`."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
-                metrics=len(graph.definitions.metrics), index=index) as writer:
+                metrics=len(graph.definitions.metrics), index=index, slices=slices) as writer:
         if stored_definitions is not None:
             writer.keep_definitions(stored_definitions)
         writer.add_nodes(graph.pool, final=not streamed)

@@ -9,9 +9,10 @@ regions (``states="region"``, ids ``0..R-1``) or the timeline's region groups
 (``states="group"``). The default window is the whole trace, first event time to last
 event time + 1.
 
-An archive with aggregation tables (spec 4.10) answers from them: of the pyramid level
-whose cells cover the asked slices best (the coarsest that covers them exactly, else the
-finest), the cells inside a slice are summed, and only the pieces of a slice between its
+An archive with aggregation tables (spec 4.10) answers from them: of the pyramid's levels
+and the level of any slice count (4.10.3: 3,000 slices, whose bounds every divisor of
+3,000 shares), the one whose cells cover the asked slices best (the coarsest that covers
+them exactly, else the finest), the cells inside a slice are summed, and only the pieces of a slice between its
 bounds and the nearest cell bounds inside it come from the graph, computed with the same
 walk. Pieces outside the trace hold no time and are not computed.
 
@@ -29,7 +30,8 @@ import numpy as np
 
 from ..aggregate_model import AggregateModel, Hierarchy
 from ..hierarchy import hierarchy_of
-from .aggregate_tables import location_times, sliced_window, source_hierarchy, state_count
+from ..archive.layout import AGGREGATION_KINDS
+from .aggregate_tables import location_times, sliced_window, source_hierarchy, state_count, trace_window
 from .slice_stream import windowed_times
 from .streaming import streams
 from .groups import region_groups
@@ -64,9 +66,9 @@ def _leaf_nodes(hierarchy: Hierarchy) -> dict[int, int]:
 
 
 def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray, out: np.ndarray) -> list[tuple[int, int]]:
-    """Add to ``out`` the pyramid cells that lie inside a slice; return the pieces
+    """Add to ``out`` the table cells that lie inside a slice; return the pieces
     ``(from, to)`` of the slices left for the graph, inside the trace."""
-    for level in tables.levels:  # the coarsest level whose cells cover the slices exactly, else the finest
+    for level in tables.every_level:  # the coarsest level whose cells cover the slices exactly, else the finest
         fine = column_bounds(tables.start, tables.stop, level.slices)
         first = np.searchsorted(fine, bounds[:-1], "left")      # first cell bound at or after a slice's start
         last = np.searchsorted(fine, bounds[1:], "right") - 1   # last cell bound at or before its stop
@@ -82,8 +84,8 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
     row_of_node = np.full(level.nodes, -1, np.int64)
     leaf_of = _leaf_nodes(source_hierarchy(source))
     row_of_node[[leaf_of[location] for location in chosen]] = np.arange(len(chosen))
-    row = row_of_node[level.cell >> level.level]
-    where = slice_of_cell[level.cell & (level.slices - 1)]
+    row = row_of_node[level.cell // level.slices]
+    where = slice_of_cell[level.cell % level.slices]
     keep = (row >= 0) & (where >= 0)
     flat = (row[keep] * out.shape[1] + where[keep]) * out.shape[2] + level.state[keep]
     cells, inverse = np.unique(flat, return_inverse=True)  # sums of the cells held only, not of every one
@@ -94,6 +96,19 @@ def _from_tables(source: Any, tables: Any, chosen: list[int], bounds: np.ndarray
         pieces += [(max(x, tables.start), min(y, tables.stop)) for x, y in inner
                    if max(x, tables.start) < min(y, tables.stop)]
     return pieces
+
+
+def _tables_save_a_walk(source: Any, bounds: np.ndarray) -> bool:
+    """Whether reading the tables saves walking: always for a large graph, whose pieces are
+    walked as windows; for another, whose walk over the node tables visits every node
+    whatever the bounds, only where a level's bounds include every asked bound inside the
+    trace (no piece at all), as the directory's slice counts say without reading a level."""
+    if streams(source):
+        return True
+    first, last = trace_window(source)
+    inside = bounds[(bounds > first) & (bounds < last)]
+    return any(np.isin(inside, column_bounds(first, last, int(entry.count))).all()
+               for entry in getattr(source, "directory", ()) if entry.kind in AGGREGATION_KINDS)
 
 
 def _windowed(source: Any, chosen: list[int], windows: int) -> bool:
@@ -139,9 +154,9 @@ def aggregate(source: Any, slices: int, start: int | None = None, stop: int | No
     if states not in STATES:
         raise ValueError(f"states must be 'region' or 'group', not {states!r}")
     bounds = sliced_window(source, slices, start, stop)
-    tables = getattr(source, "aggregation_tables", None)
-    regions = tables.states if tables is not None else state_count(source)
     chosen, hierarchy = model_locations(source, locations)
+    tables = getattr(source, "aggregation_tables", None) if _tables_save_a_walk(source, bounds) else None
+    regions = tables.states if tables is not None else state_count(source)
     values = np.zeros((len(chosen), int(slices), regions), np.int64)
     if tables is None:
         for rows, times in _walked(source, chosen, bounds, regions):

@@ -42,13 +42,13 @@ class WalkedLevels:
 
 
 def verify_walk(source: Any, intervals: dict[int, set[int]], rebuilt: Rebuilt, aggregation: int | None = None,
-                metric_finest: int | None = None) -> WalkedLevels:
+                metric_finest: int | None = None, sliced: int | None = None) -> WalkedLevels:
     """Walk every location once: hand ``rebuilt`` its checkpoints every interval of
-    ``intervals[location]``, and make the ``aggregation`` coarsest aggregation levels and
-    the metric levels up to ``metric_finest`` (None: not wanted) where their queries would
-    walk the events. Raises what the walk raises (`CcgError`, KeyError for a location
-    without a root)."""
-    plan = stream_plan(source, aggregation) if aggregation is not None else None
+    ``intervals[location]``, and make the ``aggregation`` coarsest aggregation levels (and
+    the level of ``sliced`` slices) and the metric levels up to ``metric_finest`` (None:
+    not wanted) where their queries would walk the events. Raises what the walk raises
+    (`CcgError`, KeyError for a location without a root)."""
+    plan = stream_plan(source, aggregation, sliced) if aggregation is not None else None
     samples = MetricSamples() if metric_finest is not None and streams(source) else None
     defined = len(source.definitions.regions)
     cells = SliceTimes(len(plan.locations), plan.bounds, defined) if plan is not None else None

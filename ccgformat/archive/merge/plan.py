@@ -108,15 +108,16 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
         archives = [stack.enter_context(open_archive(path)) for path in paths]
         defined = [_defining_roots(archive) for archive in archives]
         params = loosest([archive.params for archive in archives])
+        defining = [entry for entry in archives[0].sections if entry.kind in _DEFINING]
         if defined[0][1] is not None and all(stored == defined[0][1] for _, stored in defined) and \
-                archives[0].version >= (MAJOR_VERSION, TABLES_MINOR_VERSION):  # as this writer stores them
+                archives[0].version >= (MAJOR_VERSION, TABLES_MINOR_VERSION) and \
+                not any(archives[0].bundled(entry) for entry in defining):  # as this writer stores them alone
             # the same bytes (the parts of one conversion): the first's definitions and
             # numbers, taken without decoding their records (20,000 locations: 5 s)
             definitions = archives[0].definitions
             maps = [identity_maps(definitions)] * len(archives)
             return Plan(paths, archives, maps, definitions, _pieces(archives, maps, paths), params, stack, True, True,
-                        [(SectionKind(entry.kind), archives[0].payload(entry)) for entry in archives[0].sections
-                         if entry.kind in _DEFINING])
+                        [(SectionKind(entry.kind), archives[0].payload(entry)) for entry in defining])
         unifier = Unifier()
         maps = [unifier.add(definitions, path, stored) for (definitions, stored), path in zip(defined, paths)]
         merged = unifier.definitions

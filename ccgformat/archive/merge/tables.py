@@ -23,9 +23,11 @@ __all__ = ["TableRows", "joined_rows"]
 class TableRows:
     """The finest levels' leaf rows of some locations over the window ``[start, stop)``:
     per location of ``locations`` (its row of ``cells``) the region times of the
-    ``2^finest`` slices (`cells[row, slice, region]`, spec 4.10), and the finest metric
-    level (spec 4.11, ``2^metric_finest`` slices) as columns: the cells of the locations'
-    samples, ``(metric_location, metric_slice, metric)`` increasing, and their values."""
+    cells between the bounds of the ``2^finest`` slices and, when ``sliced``, those of the
+    level of ``sliced`` slices (spec 4.10.3) merged (`cells[row, cell, region]`, spec
+    4.10; `query.aggregate_tables.StreamPlan.bounds`), and the finest metric level (spec
+    4.11, ``2^metric_finest`` slices) as columns: the cells of the locations' samples,
+    ``(metric_location, metric_slice, metric)`` increasing, and their values."""
 
     start: int
     stop: int
@@ -37,10 +39,11 @@ class TableRows:
     metric_slice: np.ndarray
     metric: np.ndarray
     metric_value: np.ndarray
+    sliced: int = 0
 
     @property
-    def window(self) -> tuple[int, int, int, int]:
-        return self.start, self.stop, self.finest, self.metric_finest
+    def window(self) -> tuple[int, int, int, int, int]:
+        return self.start, self.stop, self.finest, self.metric_finest, self.sliced
 
 
 def joined_rows(parts: list[TableRows], moved: list[np.ndarray], leaves: np.ndarray) -> TableRows:
@@ -55,7 +58,7 @@ def joined_rows(parts: list[TableRows], moved: list[np.ndarray], leaves: np.ndar
     position = np.full(int(max(leaves.max(initial=-1), *(m.max(initial=-1) for m in moved))) + 1, -1, np.int64)
     position[leaves] = np.arange(len(leaves))
     states = max(part.cells.shape[2] for part in parts)
-    cells = np.zeros((len(leaves), 1 << first.finest, states), np.int64)
+    cells = np.zeros((len(leaves), first.cells.shape[1], states), np.int64)
     columns: list[tuple[np.ndarray, ...]] = []
     for part, mapping in zip(parts, moved):
         rows = position[mapping[part.locations]]
@@ -66,4 +69,4 @@ def joined_rows(parts: list[TableRows], moved: list[np.ndarray], leaves: np.ndar
     location, column, metric, value = (np.concatenate(c) for c in zip(*columns))
     order = np.lexsort((metric, column, location))
     return TableRows(first.start, first.stop, first.finest, np.asarray(leaves, np.int64), cells, first.metric_finest,
-                     location[order], column[order], metric[order], value[order])
+                     location[order], column[order], metric[order], value[order], first.sliced)

@@ -885,6 +885,12 @@ class Archive:
         (`ccgformat.query.logical`)."""
         return run_query("logical", self, scheme, clusters)
 
+    def streamed_logical(self, scheme: str = "ravel", *, clusters: int | None = None) -> Any:
+        """`logical` in bounded memory: a context manager whose answer spools the closed
+        phases to a temporary file and reads them back a location at a time
+        (`ccgformat.query.logical_spool`)."""
+        return run_query("streamed_logical", self, scheme, clusters)
+
     def overview(self, slices: int = 30, p: float | None = None, states: str = "region", start: int | None = None,
                  stop: int | None = None, normalize: bool = False, kind: str = "spatiotemporal") -> Any:
         """The optimal spatiotemporal (or spatial, temporal) aggregation of the model of

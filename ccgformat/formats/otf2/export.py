@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ...archive import Archive, ExportProgress
-from ...archive.queries import run_query
 from ...atomic import atomic_output
 from ...errors import CcgError, FormatError
 from ...model import Definitions, EventBatch, EventKind
@@ -244,7 +243,7 @@ def write(archive: Archive, target: Path, progress: ExportProgress | None = None
     attributes."""
     present = set(archive.locations)
     if isinstance(logical, str):
-        with run_query("streamed_logical", archive, logical) as answer:
+        with archive.streamed_logical(logical) as answer:
             write(archive, target, progress, answer)
         return
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ccgformat.aggregate_model import Hierarchy
@@ -48,6 +48,17 @@ def _all_partitions(hierarchy: Hierarchy, slices: int) -> set[frozenset[tuple[in
                     found.add(left | right)
         return frozenset(found)
     return set(of(0, 0, slices - 1))
+
+
+def _partitions_at_most(hierarchy: Hierarchy, slices: int) -> int:
+    """An upper bound of the partitions `_all_partitions` enumerates (each way of making
+    one counted, though several may make the same partition)."""
+    @lru_cache(maxsize=None)
+    def of(node: int, first: int, last: int) -> int:
+        children = [int(c) for c in hierarchy.children(node)]
+        count = 1 + (math.prod(of(c, first, last) for c in children) if children else 0)
+        return count + sum(of(node, first, middle) * of(node, middle + 1, last) for middle in range(first, last))
+    return of(0, 0, slices - 1)
 
 
 @st.composite
@@ -91,6 +102,7 @@ def test_the_dp_finds_the_best_partition_and_breaks_ties_to_the_fewest_parts(
         instance: tuple[Hierarchy, np.ndarray, float]) -> None:
     hierarchy, values, p = instance
     slices = values.shape[1]
+    assume(_partitions_at_most(hierarchy, slices) <= 20_000)  # the enumeration stays seconds, not hours
     r = proportions(model_of(hierarchy, values, np.arange(slices + 1) * 10))
     scored = [(_pic(r, hierarchy, parts, p), len(parts), parts) for parts in _all_partitions(hierarchy, slices)]
     best = max(score for score, _, _ in scored)

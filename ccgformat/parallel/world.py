@@ -10,7 +10,8 @@ failure ends the whole run with a non-zero status and no hang, without `MPI_Abor
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, TypeVar
+import os
+from typing import Any, Callable, Mapping, MutableMapping, TypeVar
 
 import numpy as np
 
@@ -61,7 +62,24 @@ class World:
 def _mpi() -> Any:
     """mpi4py's MPI module (importing it initialises MPI); `MissingExtraError` without mpi4py."""
     require("mpi4py", "--mpi")
+    one_node_transport(os.environ)
     return importlib.import_module("mpi4py.MPI")
+
+
+def one_node_transport(environment: MutableMapping[str, str]) -> None:
+    """Open MPI's point-to-point layer for ranks that all run on one node: ``ob1`` (its
+    shared-memory transport between the ranks) unless the user chose one (``mpirun --mca
+    pml X`` or ``OMPI_MCA_pml``). By default MPI_Init also opens the network layers (the
+    PSM, PSM2 and OFI MTLs) to probe for fabrics, 0.2 s per rank here (docs/parallel.md),
+    which ranks of one node do not use. Other MPI libraries ignore the variable."""
+    if "OMPI_MCA_pml" not in environment and _one_node(environment):
+        environment["OMPI_MCA_pml"] = "ob1"
+
+
+def _one_node(environment: Mapping[str, str]) -> bool:
+    """Whether Open MPI's mpirun started every rank on this node."""
+    size, local = environment.get("OMPI_COMM_WORLD_SIZE"), environment.get("OMPI_COMM_WORLD_LOCAL_SIZE")
+    return size is not None and size == local
 
 
 def _describe(error: BaseException) -> str:

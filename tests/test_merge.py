@@ -313,3 +313,32 @@ def test_parts_of_the_same_definitions_bytes_keep_their_blocks(tmp_path):
             assert (joined.stored_definitions is not None) == kept
         finally:
             joined.close()
+
+
+def test_blocks_moved_before_the_merge_give_the_same_file(tmp_path, monkeypatch):
+    """The node blocks each part moves and compresses itself (`write_moved`, as the ranks
+    of an MPI conversion do at once) give the bytes of the merge that moves them: parts
+    written at the default level, whose first part's frames the merge copies as stored.
+    A list that does not hold a part's nodes is refused and leaves no file."""
+    from ccgformat.archive.merge import write_moved
+    _paths(monkeypatch, "blocks")
+    definitions, events = synth.synthesize(4, 3000, jitter=0.3, seed=5, pattern="spmd")
+    trace = {location: EventBatch.concat(list(events(location))) for location in range(4)}
+    parts = support.by_locations(tmp_path, definitions, trace, [[0], [1, 2], [3]])
+    ccgformat.merge(parts, tmp_path / "expected.ccg")
+    moved, base = [], 0
+    for i, part in enumerate(parts):
+        with ccgformat.open(part) as archive:
+            moved.append((tmp_path / f"moved{i}", write_moved(archive, base, tmp_path / f"moved{i}")))
+            base += len(archive.pool)
+    assert moved[1][1][0].first == len(ccgformat.open(parts[0]).pool)
+    for given in ([None, *moved[1:]], moved):
+        ccgformat.merge(parts, tmp_path / "merged.ccg", moved=given)
+        assert (tmp_path / "merged.ccg").read_bytes() == (tmp_path / "expected.ccg").read_bytes()
+    with pytest.raises(ValueError, match="do not hold its"):
+        ccgformat.merge(parts, tmp_path / "bad.ccg", moved=[moved[0], (moved[1][0], moved[1][1][:-1]), None])
+    damaged = moved[2][0].read_bytes()
+    moved[2][0].write_bytes(damaged[:len(damaged) // 2])  # the moved frames are what is stored
+    with pytest.raises(ccgformat.CorruptArchiveError):
+        ccgformat.merge(parts, tmp_path / "bad.ccg", moved=moved)
+    assert not (tmp_path / "bad.ccg").exists()

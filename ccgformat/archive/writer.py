@@ -118,6 +118,11 @@ LAYOUT_TRIAL_MARGIN = 2
 BUNDLE_RAW_BYTES = 1 << 18
 
 
+def nodes_level(level: int | None = None) -> Level:
+    """How a writer of zstd ``level`` (None: its default) compresses the node blocks."""
+    return Level(DEFAULT_LEVEL if level is None else level, DEFAULT_NODES_SEARCH if level is None else None)
+
+
 class Writer:
     """Writes one archive. Use as a context manager; `finish` makes the file appear.
 
@@ -168,7 +173,7 @@ class Writer:
         self.path = Path(path)
         #: the level of the NODES blocks, as PARAMETERS records it
         self.level = DEFAULT_LEVEL if level is None else level
-        self._nodes_level = Level(self.level, DEFAULT_NODES_SEARCH if level is None else None)
+        self._nodes_level = nodes_level(level)
         self._other_level = Level(self.level)
         self._tables_level = Level(DEFAULT_TABLES_LEVEL if level is None else level)
         self.checkpoint_interval = checkpoint_interval

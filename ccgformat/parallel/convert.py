@@ -39,7 +39,7 @@ import numpy as np
 
 from ..archive import merge as merge_archives, open_archive
 from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
-from ..archive.merge import TableRows
+from ..archive.merge import COPY_NODES, Moved, TableRows, write_moved
 from ..errors import ParallelError, ParameterError
 from ..formats import ConvertReport, convert as convert_serial, detect, get, read, write_archive
 from ..graph import Graph
@@ -90,28 +90,30 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
 
     mine = (world.rank - 1) % world.size  # the range this rank converts
     part = part_of(mine)
+    nodes = part.with_name(f"{part.name}.nodes")  # its node blocks moved (`_moved`)
     try:
         graph = world.agree(lambda: _part(world, source, part, name, params, mine, {**options, **PART_OPTIONS}))
         report = ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
                                graph.metrics.n, os.path.getsize(part), graph.repairs)
-        window = _window(world, graph)
+        window, counts = _window(world, graph)
         rows = world.agree(lambda: _rows(graph, part, window))
         del graph  # the builder's nodes, before rank 0 merges
-        reports, gathered = world.gather(report), world.gather(rows)
-        world.agree(lambda: merge_archives([part_of(k) for k in range(world.size)], target,
-                                           rows=[gathered[owner_of_range(k, world.size)] for k in range(world.size)])
-                    if world.rank == 0 else None)
+        moved = world.agree(lambda: _moved(part, nodes, sum(counts[:mine]), sum(counts)))
+        gathered = world.gather((report, rows, moved)) or [(report, rows, moved)] * world.size  # all on rank 0
+        reports, rows_of, moved_of = zip(*(gathered[owner_of_range(k, world.size)] for k in range(world.size)))
+        world.agree(lambda: merge_archives([part_of(k) for k in range(world.size)], target, rows=rows_of,
+                                           moved=moved_of) if world.rank == 0 else None)
         result = None
         if world.rank == 0:
-            parts = [reports[owner_of_range(k, world.size)] for k in range(world.size)]
             with open_archive(target) as archive:
                 stats = archive.stats
-            result = ConvertReport(str(source), str(target), name, parts[0].locations, stats.events, stats.N,
-                                   stats.n, os.path.getsize(target), tuple(r for p in parts for r in p.repairs))
+            result = ConvertReport(str(source), str(target), name, reports[0].locations, stats.events, stats.N,
+                                   stats.n, os.path.getsize(target), tuple(r for p in reports for r in p.repairs))
         return world.broadcast(result)
     finally:
-        if part.exists():
-            part.unlink()
+        for path in (part, nodes):
+            if path.exists():
+                path.unlink()
 
 
 def _part(world: World, source: Path, part: Path, name: str, params: Params, mine: int,
@@ -129,14 +131,29 @@ def _part(world: World, source: Path, part: Path, name: str, params: Params, min
     return write_archive(part, source, name, trace, params, progress=progress, **options)
 
 
-def _window(world: World, graph: Graph) -> tuple[int, int]:
+def _window(world: World, graph: Graph) -> tuple[tuple[int, int], list[int]]:
     """The window ``[t0, t1)`` of the whole trace (spec 4.10): the first event time and
-    the last + 1 of every rank's part, (0, 1) without events."""
+    the last + 1 of every rank's part, (0, 1) without events; and the nodes of each
+    range's part, in location order."""
     _, _, starts, ends, events = root_columns(graph.roots)
     filled = events > 0
-    spans = world.allgather((int(starts[filled].min()), int(ends[filled].max()) + 1) if filled.any() else None)
-    known = [span for span in spans if span is not None]
-    return (min(s for s, _ in known), max(e for _, e in known)) if known else (0, 1)
+    spans = world.allgather(((int(starts[filled].min()), int(ends[filled].max()) + 1) if filled.any() else None,
+                             graph.metrics.n))
+    known = [span for span, _ in spans if span is not None]
+    counts = [spans[owner_of_range(k, world.size)][1] for k in range(world.size)]
+    return ((min(s for s, _ in known), max(e for _, e in known)) if known else (0, 1)), counts
+
+
+def _moved(part: Path, path: Path, base: int, total: int) -> Moved | None:
+    """The part's node blocks moved up by ``base`` (the nodes of the ranges before it)
+    and compressed at the merge's level into ``path`` (`merge.write_moved`), by every rank
+    at once, when the merge copies node blocks (a graph of ``total`` >= COPY_NODES nodes:
+    smaller ones are hash consed, which reads the parts' nodes instead): rank 0 then only
+    stores them. None for a smaller graph."""
+    if total < COPY_NODES:
+        return None
+    with open_archive(part) as archive:
+        return path, write_moved(archive, base, path)
 
 
 def _rows(graph: Graph, part: Path, window: tuple[int, int]) -> TableRows:

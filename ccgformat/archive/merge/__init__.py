@@ -21,13 +21,14 @@ import numpy as np
 from ...bulkstep import bulk_step
 from ...hierarchy import hierarchy_of
 from ..writer import save_graph
-from .blocks import way, write_blocks
+from .blocks import COPY_NODES, way, write_blocks
+from .moved import Moved, MovedBlock, write_moved
 from .nodes import merged_graph
 from .plan import Plan, plan as make_plan
 from .rebuild import rebuild
 from .tables import TableRows, joined_rows
 
-__all__ = ["MergeProgress", "MergeReport", "TableRows", "merge"]
+__all__ = ["COPY_NODES", "MergeProgress", "MergeReport", "Moved", "MovedBlock", "TableRows", "merge", "write_moved"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class MergeProgress:
 
 def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str], *,
           progress: Callable[[MergeProgress], None] | None = None,
-          rows: Sequence[TableRows] | None = None) -> MergeReport:
+          rows: Sequence[TableRows] | None = None, moved: Sequence[Moved | None] | None = None) -> MergeReport:
     """Merge the archives ``sources`` into one archive ``target`` (written atomically:
     nothing appears under its name on an error; the sources are never modified).
 
@@ -70,6 +71,10 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
     window (`TableRows`, e.g. computed by the ranks of an MPI conversion): the merged
     aggregation and metric tables are then put together from them (`tables`) instead of
     walked from the events. Used for sources of disjoint locations; ignored otherwise.
+
+    ``moved``: per source, its node blocks with their ids moved to the merged numbering and
+    compressed (`moved.write_moved`, by the ranks of an MPI conversion at once), or None:
+    stored as they are when the merge copies node blocks (`blocks`); ignored otherwise.
     """
     target = Path(target)
     if target.is_dir():
@@ -90,7 +95,7 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
         if chosen == "events":
             graph = rebuild(joined, target, advance)
         elif chosen == "blocks":
-            graph = write_blocks(joined, target, advance, known)
+            graph = write_blocks(joined, target, advance, known, moved)
         else:
             graph = merged_graph(joined, advance)
             with bulk_step():

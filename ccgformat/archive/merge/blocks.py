@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from ..indexes import Checkpoint, checkpoints
 from ..layout import NODE_KINDS, SectionKind
 from ..reader import Archive
 from ..writer import Writer
+from .moved import Moved, read_moved
 from .nodes import block_columns, concatenated, node_pool
 from .plan import Plan
 from .tables import TableRows
@@ -91,24 +92,19 @@ class JoinedGraph(Graph):
         return archive.location(own)
 
 
-def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None) -> Graph:
+def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None,
+                 moved: Sequence[Moved | None] | None = None) -> Graph:
     """Write the merged archive of ``plan`` to ``target`` from the archives' blocks;
     ``progress`` gets each archive's events once its blocks are written; ``rows``: the
-    merged table rows, when known (`tables`)."""
+    merged table rows, when known (`tables`); ``moved``: per archive, its node blocks
+    moved and compressed already (`moved.write_moved`: the file and its list), or None."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
     with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
         if plan.stored_definitions is not None:
             writer.keep_definitions(plan.stored_definitions)
         for source, (archive, base) in enumerate(zip(plan.archives, bases)):
-            for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
-                raw = archive.payload(entry)
-                if base:
-                    writer.add_node_block(SectionKind(entry.kind), moved_block(raw, base, child_ids=entry.kind ==
-                                                                               SectionKind.NODES),
-                                          base + entry.first, entry.count)
-                else:
-                    writer.add_node_block(SectionKind(entry.kind), raw, entry.first, entry.count,
-                                          archive.stored_frame(entry))
+            for kind, raw, first, count, frame in _node_blocks(plan, source, base, moved[source] if moved else None):
+                writer.add_node_block(kind, raw, first, count, frame)
             progress(sum(p.events for pieces in plan.pieces.values() for p in pieces if p.source == source))
         owners: dict[int, tuple[Archive, int]] = {}
         roots: dict[int, LocationRoot] = {}
@@ -128,6 +124,26 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
                                                                  unreached), owners=owners)
         writer.finish(graph, rows=rows)
     return graph
+
+
+def _node_blocks(plan: Plan, source: int, base: int, given: Moved | None
+                 ) -> Iterator[tuple[SectionKind, bytes, int, int, bytes | None]]:
+    """Archive ``source``'s node blocks as the merged file stores them (kind, payload,
+    first id, count, zstd frame or None): ``given`` moved ones, else its own with their
+    ids moved up by ``base`` (`codec.moved_block`), compressed again unless ``base`` is 0."""
+    archive = plan.archives[source]
+    if given is not None:
+        if sum(block.count for block in given[1]) != len(archive.pool):
+            raise ValueError(f"the moved blocks of {plan.paths[source]} do not hold its {len(archive.pool)} nodes")
+        for block, raw, frame in read_moved(*given):
+            yield SectionKind(block.kind), raw, block.first, block.count, frame
+        return
+    for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
+        kind, raw = SectionKind(entry.kind), archive.payload(entry)
+        if base:
+            yield kind, moved_block(raw, base, child_ids=kind == SectionKind.NODES), base + entry.first, entry.count, None
+        else:
+            yield kind, raw, entry.first, entry.count, archive.stored_frame(entry)
 
 
 def _checkpoints(archive: Archive, location: int, interval: int) -> list[Checkpoint]:

@@ -1,0 +1,61 @@
+"""Node blocks moved before the merge (docs/parallel.md): each rank of an MPI conversion
+moves its own part's node ids to where the merged file numbers them and compresses the
+blocks at the merge's level itself, all ranks at once, into a file beside its part; the
+blocks way of the merge (`blocks.write_blocks`) then stores those frames as they are
+(dissertation 4.7.4: parts numbered disjointly, united by concatenation).
+
+The file is the zstd frames one after another; their `MovedBlock` list, which says where
+each starts, travels with the ranks' table rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, NamedTuple, Sequence
+
+from ..blocks import unpack_payload
+from ..codec import moved_block
+from ..layout import NODE_KINDS, BlockFlags, SectionKind
+from ..reader import Archive
+from ..writer import nodes_level
+
+
+class MovedBlock(NamedTuple):
+    """One node block of a moved-blocks file."""
+
+    kind: int        #: its `SectionKind` (NODES or CODED_NODES)
+    first: int       #: its first node id in the merged file
+    count: int
+    raw_length: int  #: its payload's bytes
+    length: int      #: its zstd frame's bytes in the file
+
+
+#: a moved-blocks file and its blocks
+Moved = tuple[Path, list[MovedBlock]]
+
+
+def write_moved(archive: Archive, base: int, path: Path) -> list[MovedBlock]:
+    """Write ``archive``'s node blocks to ``path``, their ids moved up by ``base``
+    (`codec.moved_block`, spec 5.3) and compressed as a merge's writer compresses node
+    blocks (`writer.nodes_level`); their list, in id order."""
+    level, blocks = nodes_level(), []
+    with open(path, "wb") as file:
+        for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
+            raw = archive.payload(entry)
+            if base:
+                raw = moved_block(raw, base, child_ids=entry.kind == SectionKind.NODES)
+            frame = level.compress(raw)
+            file.write(frame)
+            blocks.append(MovedBlock(int(entry.kind), base + entry.first, entry.count, len(raw), len(frame)))
+    return blocks
+
+
+def read_moved(path: Path, blocks: Sequence[MovedBlock]) -> Iterator[tuple[MovedBlock, bytes, bytes]]:
+    """Each of ``blocks`` of the file ``path`` with its payload and zstd frame (checked as
+    a block read from an archive is: `blocks.unpack_payload`)."""
+    offset = 0
+    with open(path, "rb") as file:
+        for block in blocks:
+            frame = file.read(block.length)
+            yield block, unpack_payload(BlockFlags.ZSTD, memoryview(frame), block.raw_length, str(path), offset), frame
+            offset += block.length

@@ -7,6 +7,7 @@ runs them on ranks."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,8 @@ import ccgformat as ccg
 from ccgformat.archive import write_trace
 from ccgformat.parallel.convert import owner_of_range, part_ranges
 from ccgformat.parallel.queries import _in_time_order, _message_events
-from ccgformat.parallel.world import split
+from ccgformat.parallel import world
+from ccgformat.parallel.world import one_node_transport, split
 from ccgformat.query.messages import MessageStream
 from ccgformat.query.profile import ProfileParts, profile_parts
 
@@ -41,6 +43,31 @@ def test_split_gives_consecutive_ranges_of_about_equal_weight(weights, parts):
         total, heaviest = sum(weights), max(weights)
         for a, b in ranges:
             assert sum(weights[a:b]) <= total / parts + heaviest + 1e-6
+
+
+@pytest.mark.parametrize("environment, pml", [
+    ({"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_SIZE": "2"}, "ob1"),  # one node: shared memory
+    ({"OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_SIZE": "2"}, None),  # two nodes: Open MPI's choice
+    ({"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_SIZE": "2", "OMPI_MCA_pml": "ucx"}, "ucx"),  # the user's
+    ({}, None),  # not started by Open MPI's mpirun
+])
+def test_ranks_of_one_node_initialise_mpi_without_probing_fabrics(environment, pml):
+    environment = dict(environment)
+    one_node_transport(environment)
+    assert environment.get("OMPI_MCA_pml") == pml
+
+
+def test_the_transport_is_chosen_before_mpi_starts(monkeypatch):
+    """MPI_Init reads the variable: it is set before mpi4py.MPI is imported (the import
+    recorded here, not run)."""
+    imported: dict[str, str | None] = {}
+    monkeypatch.setattr(world.importlib, "import_module",
+                        lambda name: imported.setdefault(name, os.environ.get("OMPI_MCA_pml")))
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "3")
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "3")
+    monkeypatch.delenv("OMPI_MCA_pml", raising=False)
+    world._mpi()
+    assert imported["mpi4py.MPI"] == "ob1"
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 5])

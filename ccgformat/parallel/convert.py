@@ -12,10 +12,13 @@ the other ranges' events to their ranks (`distribute`), then converts the last r
 itself - which is why rank 0 holds the last range. The ranks then agree on the trace's
 window (spec 4.10's ``[t0, t1)``: an allgather of their parts' first and last event
 times) and each computes its locations' rows of the finest aggregation and metric
-levels over it from the graph it built (`query.table_rows`). Rank 0 merges the parts, in
-location order, into the target with those rows (`ccgformat.merge`, written atomically:
-the tables are the rows side by side, no event walked again) and every rank removes its
-part.
+levels over it from the graph it built (`query.table_rows`). The same allgather gives
+each part's node count, so each rank moves its part's node ids to where the merged file
+numbers them and compresses the blocks at the merge's level itself (`merge.write_moved`,
+all ranks at once). Rank 0 merges the parts, in location order, into the target with
+those rows and blocks (`ccgformat.merge`, written atomically: the tables are the rows
+side by side, the node blocks stored as moved, no event walked again) and every rank
+removes its files.
 
 Why parts merged by rank 0, rather than MPI-IO at offsets from a prefix sum: a node
 shared by two ranks' parts must be stored once, so what a rank writes depends on the

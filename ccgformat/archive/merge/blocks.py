@@ -4,7 +4,8 @@ concatenation (dissertation 4.7.4).
 
 The first archive's node blocks are copied as the file stores them; each later archive's
 get their ids moved up by the nodes before (`codec.moved_block`, spec 5.3) and are
-compressed again. Each location's checkpoints are those of the archive that holds it
+compressed again - or, given (`moved`: the ranks of an MPI conversion move their own),
+stored as the frames they were moved and compressed into. Each location's checkpoints are those of the archive that holds it
 (walked there when it has none), and the aggregation and metric tables are computed
 over the merged locations walked in their archives. No node is decoded to be copied:
 sub-trees equal across archives stay apart (in a graph this large - irregular events -
@@ -141,7 +142,8 @@ def _node_blocks(plan: Plan, source: int, base: int, given: Moved | None
     for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
         kind, raw = SectionKind(entry.kind), archive.payload(entry)
         if base:
-            yield kind, moved_block(raw, base, child_ids=kind == SectionKind.NODES), base + entry.first, entry.count, None
+            moved = moved_block(raw, base, child_ids=kind == SectionKind.NODES)
+            yield kind, moved, base + entry.first, entry.count, None
         else:
             yield kind, raw, entry.first, entry.count, archive.stored_frame(entry)
 

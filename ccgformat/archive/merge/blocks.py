@@ -5,8 +5,9 @@ concatenation (dissertation 4.7.4).
 The first archive's node blocks are copied as the file stores them; each later archive's
 get their ids moved up by the nodes before (`codec.moved_block`, spec 5.3) and are
 compressed again - or, given (`moved`: the ranks of an MPI conversion move their own),
-stored as the frames they were moved and compressed into. Each location's checkpoints are those of the archive that holds it
-(walked there when it has none), and the aggregation and metric tables are computed
+stored as the frames they were moved and compressed into. Each location's checkpoints
+are those of the archive that holds it (walked there when it has none), and the
+aggregation and metric tables are computed
 over the merged locations walked in their archives. No node is decoded to be copied:
 sub-trees equal across archives stay apart (in a graph this large - irregular events -
 they are few; smaller graphs are hash consed, `nodes`).

@@ -4,18 +4,20 @@ concatenation (dissertation 4.7.4).
 
 The first archive's node blocks are copied as the file stores them; each later archive's
 get their ids moved up by the nodes before (`codec.moved_block`, spec 5.3) and are
-compressed again. Each location's checkpoints are those of the archive that holds it
-(walked there when it has none), and the aggregation and metric tables are computed
-over the merged locations walked in their archives. No node is decoded to be copied:
+compressed again (`moved_blocks`). Each location's checkpoints are those of the archive
+that holds it (walked there when it has none), and the aggregation and metric tables are
+the sums of the rows of each archive's locations over the merged window, walked in
+threads of their own while the blocks are copied (`tables.walked_rows`). No node is decoded to be copied:
 sub-trees equal across archives stay apart (in a graph this large - irregular events -
 they are few; smaller graphs are hash consed, `nodes`).
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -24,11 +26,12 @@ from ...graph.graph import Graph, LocationRoot
 from ..codec import moved_block
 from ..indexes import Checkpoint, checkpoints
 from ..layout import NODE_KINDS, SectionKind
+from ..queries import run_query
 from ..reader import Archive
 from ..writer import Writer
 from .nodes import block_columns, concatenated, node_pool
 from .plan import Plan
-from .tables import TableRows
+from .tables import TableRows, walked_rows
 
 #: a merged graph of at least this many nodes is copied block by block when the archives
 #: define the same (a smaller one is hash consed, `nodes`); from this size the writer's
@@ -94,40 +97,57 @@ class JoinedGraph(Graph):
 def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None) -> Graph:
     """Write the merged archive of ``plan`` to ``target`` from the archives' blocks;
     ``progress`` gets each archive's events once its blocks are written; ``rows``: the
-    merged table rows, when known (`tables`)."""
+    merged table rows, when known (`tables`), else the sources' rows are walked while the
+    blocks are copied, when the writer's tables would walk the merged events."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
+    graph = _joined_graph(plan, bases)
     with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
-        if plan.stored_definitions is not None:
-            writer.keep_definitions(plan.stored_definitions)
-        for source, (archive, base) in enumerate(zip(plan.archives, bases)):
-            for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
-                raw = archive.payload(entry)
-                if base:
-                    writer.add_node_block(SectionKind(entry.kind), moved_block(raw, base, child_ids=entry.kind ==
-                                                                               SectionKind.NODES),
-                                          base + entry.first, entry.count)
-                else:
-                    writer.add_node_block(SectionKind(entry.kind), raw, entry.first, entry.count,
-                                          archive.stored_frame(entry))
-            progress(sum(p.events for pieces in plan.pieces.values() for p in pieces if p.source == source))
-        owners: dict[int, tuple[Archive, int]] = {}
-        roots: dict[int, LocationRoot] = {}
-        for source, archive in enumerate(plan.archives):  # every location, empty ones from any archive
-            for location, root in archive.roots.items():
-                if location not in roots or root.events:
-                    owners[location], roots[location] = (archive, location), root._replace(root=bases[source] + root.root)
-        for location in sorted(roots):
-            archive, own = owners[location]
+        window = run_query("walked_window", graph, writer.slices) if rows is None else None
+        with walked_rows(plan, *window) if window is not None else nullcontext(lambda: rows) as merged_rows:
+            if plan.stored_definitions is not None:
+                writer.keep_definitions(plan.stored_definitions)
+            for source, (archive, base) in enumerate(zip(plan.archives, bases)):
+                for kind, raw, first, count, frame in moved_blocks(archive, base):
+                    writer.add_node_block(kind, raw, first, count, frame)
+                progress(sum(p.events for pieces in plan.pieces.values() for p in pieces if p.source == source))
+            rows = merged_rows()
+        for location in graph.roots:  # after the walks: they and a walk here would share a block cache
+            archive, own = graph.owners[location]
             writer.add_checkpoints(location, _checkpoints(archive, own, writer.checkpoint_interval))
-        metrics = [archive.parameters["metrics"] for archive in plan.archives]
-        reached = {root.root for root in roots.values()}
-        unreached = len({bases[source] + root.root for source, archive in enumerate(plan.archives)
-                         for root in archive.roots.values() if not root.events} - reached)
-        graph = JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params,
-                            plan.definitions, plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"),
-                                                                 unreached), owners=owners)
         writer.finish(graph, rows=rows)
     return graph
+
+
+def moved_blocks(archive: Archive, base: int) -> Iterator[tuple[SectionKind, bytes, int, int, bytes | None]]:
+    """The node blocks of ``archive`` in id order, every node id moved up by ``base``
+    (`codec.moved_block`): ``(kind, raw payload, first id, count, stored zstd frame)``,
+    the frame the archive's own when ``base`` is 0 (the block is copied as stored), else
+    None (the writer compresses the moved payload again, on its threads)."""
+    for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
+        kind, raw = SectionKind(entry.kind), archive.payload(entry)
+        if base:
+            yield kind, moved_block(raw, base, child_ids=kind == SectionKind.NODES), base + entry.first, entry.count, None
+        else:
+            yield kind, raw, entry.first, entry.count, archive.stored_frame(entry)
+
+
+def _joined_graph(plan: Plan, bases: list[int]) -> JoinedGraph:
+    """The merged graph of ``plan`` whose node blocks are those of its archives, the ids
+    of each moved up by its ``bases`` entry: every location's root from the archive that
+    holds its events (a location without events from any archive)."""
+    owners: dict[int, tuple[Archive, int]] = {}
+    roots: dict[int, LocationRoot] = {}
+    for source, archive in enumerate(plan.archives):  # every location, empty ones from any archive
+        for location, root in archive.roots.items():
+            if location not in roots or root.events:
+                owners[location], roots[location] = (archive, location), root._replace(root=bases[source] + root.root)
+    metrics = [archive.parameters["metrics"] for archive in plan.archives]
+    reached = {root.root for root in roots.values()}
+    unreached = len({bases[source] + root.root for source, archive in enumerate(plan.archives)
+                     for root in archive.roots.values() if not root.events} - reached)
+    return JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params, plan.definitions,
+                       plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"), unreached),
+                       owners=owners)
 
 
 def _checkpoints(archive: Archive, location: int, interval: int) -> list[Checkpoint]:

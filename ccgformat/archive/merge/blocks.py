@@ -23,7 +23,9 @@ import numpy as np
 
 from ...bulkstep import bulk_step
 from ...graph.graph import Graph, LocationRoot
+from ..aggregation import SLICES
 from ..codec import moved_block
+from ..compression import default_threads
 from ..indexes import Checkpoint, checkpoints
 from ..layout import NODE_KINDS, SectionKind
 from ..queries import run_query
@@ -101,9 +103,13 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
     blocks are copied, when the writer's tables would walk the merged events."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
     graph = _joined_graph(plan, bases)
-    with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
-        window = run_query("walked_window", graph, writer.slices) if rows is None else None
-        with walked_rows(plan, *window) if window is not None else nullcontext(lambda: rows) as merged_rows:
+    window = run_query("walked_window", graph, SLICES) if rows is None else None
+    # the cores shared: half walk the rows (one archive each at most), the rest compress
+    cores = default_threads()
+    walkers = min(len(plan.archives), max(1, cores // 2)) if window is not None else 0
+    with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics), threads=max(1, cores - walkers),
+                             slices=SLICES) as writer:
+        with walked_rows(plan, *window, walkers) if window is not None else nullcontext(lambda: rows) as merged_rows:
             if plan.stored_definitions is not None:
                 writer.keep_definitions(plan.stored_definitions)
             for source, (archive, base) in enumerate(zip(plan.archives, bases)):

@@ -22,7 +22,6 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from ...hierarchy import hierarchy_of
-from ..compression import default_threads
 from ..queries import run_query
 from .plan import Plan
 
@@ -92,14 +91,15 @@ def plan_rows(plan: Plan, rows: Sequence[TableRows]) -> TableRows:
 
 
 @contextmanager
-def walked_rows(plan: Plan, start: int, stop: int) -> Iterator[Callable[[], TableRows]]:
+def walked_rows(plan: Plan, start: int, stop: int, threads: int) -> Iterator[Callable[[], TableRows]]:
     """Each source's rows over the merged window ``[start, stop)`` (`query.table_rows`)
-    walked on threads of their own, one source per thread at a time (an archive's block
-    cache is not shared between threads; the C walk lets go of the GIL), from the start
-    of the block: it gives the function that waits for them and returns the merged rows
-    (`plan_rows`). The merge meanwhile reads the archives' stored blocks only."""
-    with ThreadPoolExecutor(min(default_threads(), len(plan.archives)), thread_name_prefix="ccg-rows") as threads:
-        parts = [threads.submit(run_query, "table_rows", archive, start, stop) for archive in plan.archives]
+    walked on ``threads`` threads of their own, one source per thread at a time (an
+    archive's block cache is not shared between threads; the C walk lets go of the GIL),
+    from the start of the block: it gives the function that waits for them and returns
+    the merged rows (`plan_rows`). The merge meanwhile reads the archives' stored blocks
+    only."""
+    with ThreadPoolExecutor(threads, thread_name_prefix="ccg-rows") as walkers:
+        parts = [walkers.submit(run_query, "table_rows", archive, start, stop) for archive in plan.archives]
         try:
             yield lambda: plan_rows(plan, [part.result() for part in parts])
         finally:

@@ -7,9 +7,9 @@ get their ids moved up by the nodes before (`codec.moved_block`, spec 5.3) and a
 compressed again (`moved_blocks`). Each location's checkpoints are those of the archive
 that holds it (walked there when it has none), and the aggregation and metric tables are
 the sums of the rows of each archive's locations over the merged window, walked in
-threads of their own while the blocks are copied (`tables.walked_rows`). No node is decoded to be copied:
-sub-trees equal across archives stay apart (in a graph this large - irregular events -
-they are few; smaller graphs are hash consed, `nodes`).
+threads of their own while the blocks are copied (`tables.walked_rows`). No node is
+decoded to be copied: sub-trees equal across archives stay apart (in a graph this large
+- irregular events - they are few; smaller graphs are hash consed, `nodes`).
 """
 
 from __future__ import annotations
@@ -132,7 +132,8 @@ def moved_blocks(archive: Archive, base: int) -> Iterator[tuple[SectionKind, byt
     for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
         kind, raw = SectionKind(entry.kind), archive.payload(entry)
         if base:
-            yield kind, moved_block(raw, base, child_ids=kind == SectionKind.NODES), base + entry.first, entry.count, None
+            moved = moved_block(raw, base, child_ids=kind == SectionKind.NODES)
+            yield kind, moved, base + entry.first, entry.count, None
         else:
             yield kind, raw, entry.first, entry.count, archive.stored_frame(entry)
 

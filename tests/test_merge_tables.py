@@ -1,6 +1,7 @@
 """The aggregation and metric tables of a merge put together from its parts' rows
-(`archive.merge.tables`, as an MPI conversion's ranks hand them over) equal the tables
-walked from the merged events: level by level, and byte for byte in the file."""
+(`archive.merge.tables`, as an MPI conversion's ranks hand them over, or as the blocks way
+walks them in each source while it copies the blocks) equal the tables walked from the
+merged events: level by level, and byte for byte in the file."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ccgformat
-from ccgformat.archive import open_archive
+from ccgformat import backends
+from ccgformat.archive import open_archive, queries
 from ccgformat.archive.layout import SectionKind
-from ccgformat.archive.merge import _joined
+from ccgformat.archive.merge import blocks
 from ccgformat.archive.merge.plan import plan
-from ccgformat.archive.merge.tables import TableRows, joined_rows
+from ccgformat.archive.merge.tables import TableRows, joined_rows, plan_rows
 from ccgformat.model import EventBatch
 from ccgformat.query.aggregate_tables import SLICES, levels, trace_window
 from ccgformat.query.metric_integrals import metric_levels
@@ -25,7 +27,7 @@ from ccgformat.query.table_rows import table_rows
 
 from . import merge_support as support
 from . import traces
-from .query_support import synth
+from .query_support import small_walks, synth
 
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -60,7 +62,7 @@ def test_levels_from_the_parts_rows_equal_the_walked_levels(tmp_path_factory, ev
     ccgformat.merge(parts, folder / "merged.ccg")
     joined = plan(parts, folder / "merged.ccg")
     try:
-        known = _joined(joined, rows)
+        known = plan_rows(joined, rows)
     finally:
         joined.close()
     with open_archive(folder / "merged.ccg") as archive:
@@ -126,3 +128,69 @@ def test_rows_over_another_window_than_the_trace_are_refused(tmp_path):
             list(levels(archive, rows=rows))
         with pytest.raises(ValueError, match="not the trace's window"):
             list(metric_levels(archive, rows=rows))
+
+
+def _rows_walked(monkeypatch) -> list[str]:
+    """The blocks way for any graph, every graph's tables walked (`small_walks`); returns
+    the paths of the sources whose rows the merge walked (`query.table_rows`)."""
+    small_walks(monkeypatch)
+    monkeypatch.setattr(blocks, "COPY_NODES", 0)
+    walked: list[str] = []
+    rows = queries._QUERIES["table_rows"]
+
+    def counted(archive, start, stop):
+        walked.append(archive.path)
+        return rows(archive, start, stop)
+
+    monkeypatch.setitem(queries._QUERIES, "table_rows", counted)
+    return walked
+
+
+def _merge_walking_the_merged_events(monkeypatch, parts: list[Path], target: Path) -> None:
+    """The reference: the writer's tables walk the merged graph's events (no rows)."""
+    with monkeypatch.context() as patch:
+        patch.setitem(queries._QUERIES, "walked_window", lambda source, slices: None)
+        ccgformat.merge(parts, target)
+
+
+@SETTINGS
+@given(traces.traces(max_locations=3), st.data())
+def test_blocks_way_rows_walked_per_source_write_the_file_of_the_merged_walk(tmp_path_factory, monkeypatch,
+                                                                             events, data):
+    walked = _rows_walked(monkeypatch)
+    folder = tmp_path_factory.mktemp("rows")
+    trace = {location: EventBatch.from_events(rows) for location, rows in events.items()}
+    owner = data.draw(st.lists(st.integers(0, 2), min_size=len(trace), max_size=len(trace)))
+    groups = [[location for location, part in zip(trace, owner) if part == i] for i in sorted(set(owner))]
+    parts = support.by_locations(folder, traces.definitions(), trace, groups)
+    walked.clear()
+    assert ccgformat.merge(parts, folder / "rows.ccg").way == "blocks"
+    assert sorted(walked) == sorted(map(str, parts))
+    _merge_walking_the_merged_events(monkeypatch, parts, folder / "walked.ccg")
+    assert filecmp.cmp(folder / "walked.ccg", folder / "rows.ccg", shallow=False)
+
+
+def test_blocks_way_rows_of_sources_of_other_windows_under_both_backends(tmp_path, monkeypatch):
+    """Parts of a jittered trace with metric samples, each of its own window: the merge
+    that walks each part's rows over the merged window writes the bytes of the merge
+    that walks the merged events, under both backends, with aggregation and metric levels."""
+    pytest.importorskip("ccgformat._native._ccg", reason="the native extension is not built")
+    walked = _rows_walked(monkeypatch)
+    definitions, stream = synth.synthesize(5, 20_000, jitter=0.3, seed=7, pattern="spmd")
+    trace = {location: EventBatch.concat(list(stream(location))) for location in range(5)}
+    parts = support.by_locations(tmp_path, definitions, trace, [[0, 1], [2], [3, 4]])
+    windows = []
+    for part in parts:
+        with open_archive(part) as archive:
+            windows.append(trace_window(archive))
+    assert len(set(windows)) == len(parts)
+    _merge_walking_the_merged_events(monkeypatch, parts, tmp_path / "walked.ccg")
+    with open_archive(tmp_path / "walked.ccg") as archive:
+        kinds = [entry.kind for entry in archive.sections]
+        assert kinds.count(SectionKind.AGGREGATE_LEVEL) >= 2 and kinds.count(SectionKind.METRIC_LEVEL) >= 2
+    for name in ("native", "python"):
+        monkeypatch.setattr(backends, "ACTIVE", name)
+        walked.clear()
+        ccgformat.merge(parts, tmp_path / f"{name}.ccg")
+        assert len(walked) == len(parts)
+        assert filecmp.cmp(tmp_path / "walked.ccg", tmp_path / f"{name}.ccg", shallow=False), name

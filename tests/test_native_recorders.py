@@ -54,6 +54,27 @@ def test_c_cells_equal_the_reference_on_hypothesis_traces(trace, data):
             assert_same(c, reference)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 400), st.sampled_from([EventKind.ENTER, EventKind.LEAVE, EventKind.METRIC]),
+                          st.integers(0, 3)), max_size=80),
+       st.integers(-10, 100), st.integers(1, 40), st.lists(st.integers(-10, 410), max_size=10), st.data())
+def test_c_cells_equal_the_reference_under_many_bounds(events, first, step, more, data):
+    """Many slices, events at any times in order, ties and intervals over many bounds
+    included (the C walks on from the slice of the interval before): the same cells."""
+    depth, kept = 0, []
+    for time, kind, ref in sorted(events, key=lambda event: event[0]):  # no LEAVE without an open region
+        if kind != EventKind.LEAVE or depth:
+            kept.append((time, kind, ref))
+            depth += {EventKind.ENTER: 1, EventKind.LEAVE: -1}.get(kind, 0)
+    batch = EventBatch.from_columns([e[0] for e in kept], [e[1] for e in kept], ref=[e[2] for e in kept])
+    edges = np.union1d(np.arange(first, 420, step), more).astype(np.int64)  # up to 430 slices
+    c, reference = (SliceTimes(1, edges, 2, native=native) for native in (True, False))
+    for part in pieces(batch, data.draw(st.lists(st.integers(0, 80), max_size=3))):
+        c.add(0, part)
+        reference.add(0, part)
+        assert_same(c, reference)
+
+
 @pytest.mark.parametrize("name", ["otf2-stencil", "paje-native", "otf-out"])
 def test_c_cells_equal_the_reference_on_the_corpus(tmp_path_factory, name):
     archive = converted(tmp_path_factory, name)

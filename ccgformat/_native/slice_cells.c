@@ -3,16 +3,28 @@
 #include "ccg.h"
 #include "walk_support.h"
 
-/* Adds [start, stop) to the cells of region, split at the bounds (wrapping sums). */
-static void hold(int64_t *cells, int64_t slices, int64_t states, const int64_t *bounds, int64_t start,
-                 int64_t stop, int64_t region) {
+/* The slice holding ``start`` (bounds[0] <= start < bounds[slices]): walked on from the
+ * slice ``hint`` of the interval before when it is at or before it (a location's events
+ * come in time order: a batch walks each bound once), else searched. */
+static int64_t slice_of(const int64_t *bounds, int64_t slices, int64_t hint, int64_t start) {
+    if (hint < 0 || bounds[hint] > start)
+        return last_at_or_before(bounds, 0, slices - 1, start);
+    while (bounds[hint + 1] <= start)
+        hint++;
+    return hint;
+}
+
+/* Adds [start, stop) to the cells of region, split at the bounds (wrapping sums); returns
+ * the slice it ended in (the hint of the next interval, `slice_of`), or ``hint``. */
+static int64_t hold(int64_t *cells, int64_t slices, int64_t states, const int64_t *bounds, int64_t start,
+                    int64_t stop, int64_t region, int64_t hint) {
     if (stop <= bounds[0] || start >= bounds[slices])
-        return;
+        return hint;
     if (start < bounds[0])
         start = bounds[0];
     if (stop > bounds[slices])
         stop = bounds[slices];
-    int64_t slice = last_at_or_before(bounds, 0, slices - 1, start);  /* the slice holding start */
+    int64_t slice = slice_of(bounds, slices, hint, start);
     while (stop > bounds[slice + 1]) {
         int64_t *cell = &cells[slice * states + region];
         *cell = add64(*cell, sub64(bounds[slice + 1], start));
@@ -20,11 +32,13 @@ static void hold(int64_t *cells, int64_t slices, int64_t states, const int64_t *
     }
     int64_t *cell = &cells[slice * states + region];
     *cell = add64(*cell, sub64(stop, start));
+    return slice;
 }
 
 int64_t ccg_slice_add(int64_t *cells, int64_t slices, int64_t states, const int64_t *bounds,
                       const int64_t *time, const uint8_t *kind, const int64_t *ref, int64_t from, int64_t count,
                       ccg_slice_state *state, int *why, int64_t *need) {
+    int64_t hint = -1;
     for (int64_t i = from; i < count; i++) {
         if (state->has_last && state->last_region >= 0 && time[i] > state->last_time
             && time[i] > bounds[0] && state->last_time < bounds[slices]) {
@@ -33,7 +47,7 @@ int64_t ccg_slice_add(int64_t *cells, int64_t slices, int64_t states, const int6
                 *need = state->last_region + 1;
                 return i;
             }
-            hold(cells, slices, states, bounds, state->last_time, time[i], state->last_region);
+            hint = hold(cells, slices, states, bounds, state->last_time, time[i], state->last_region, hint);
         }
         if (kind[i] == CCG_ENTER) {
             if (state->depth == state->capacity) {

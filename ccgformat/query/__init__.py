@@ -21,6 +21,7 @@ from .metric_integrals import metric_integrals, metric_levels
 from .messages import Messages, MessageStream, iter_messages, messages
 from .overview import Overview, overview
 from .profile import Profile, profile
+from .table_rows import table_rows, walked_window
 from .timeline import Timeline, timeline
 from .verify_walk import verify_walk
 
@@ -40,3 +41,5 @@ register_query("aggregation_levels", aggregation_levels)
 register_query("metric_integrals", metric_integrals)
 register_query("metric_levels", metric_levels)
 register_query("verify_walk", verify_walk)
+register_query("table_rows", table_rows)
+register_query("walked_window", walked_window)

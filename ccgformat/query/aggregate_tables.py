@@ -21,6 +21,7 @@ import numpy as np
 
 from ..aggregate_model import Hierarchy
 from ..archive.aggregation import SLICES
+from ..archive.samples import MetricSamples
 from ..graph.graph import root_rows, source_root_columns
 from ..hierarchy import hierarchy_of
 from .slice_stream import walked_times
@@ -226,14 +227,15 @@ def rows_plan(source: Any, sliced: int | None = SLICES) -> tuple[int, int]:
     return finest, _sliced(len(hierarchy), len(source.definitions.regions), sliced)
 
 
-def leaf_rows(source: Any, locations: np.ndarray, start: int, stop: int, finest: int, sliced: int = 0) -> np.ndarray:
+def leaf_rows(source: Any, locations: np.ndarray, start: int, stop: int, finest: int, sliced: int = 0,
+              samples: MetricSamples | None = None) -> np.ndarray:
     """``[len(locations), cells, >= regions]``: the region times of ``locations`` between
     the bounds of `StreamPlan` (level ``finest``'s and those of ``sliced`` slices) over
-    ``[start, stop)``, walked (a large graph) or from the node tables, as `levels`
-    computes them."""
+    ``[start, stop)``, walked (a large graph, `streams`; ``samples`` then gets their
+    metric samples) or from the node tables, as `levels` computes them."""
     bounds = StreamPlan(source_hierarchy(source), start, stop, finest, None, sliced).bounds
     if streams(source):
-        return walked_times(source, locations, bounds, len(source.definitions.regions))
+        return walked_times(source, locations, bounds, len(source.definitions.regions), samples)
     regions = max(len(source.definitions.regions), tables_for(source.pool).regions)
     return location_times(source, locations, bounds, regions)
 

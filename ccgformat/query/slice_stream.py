@@ -23,6 +23,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .. import backends
+from ..archive.samples import MetricSamples
 from ..model import EventBatch, EventKind
 from ..ordering import stable_order
 from . import streaming
@@ -174,11 +175,13 @@ class SliceTimes:
             np.add.at(cells, (j, region[k]), moved)
 
 
-def walked_times(source: Any, locations: Iterable[int], bounds: np.ndarray, states: int) -> np.ndarray:
+def walked_times(source: Any, locations: Iterable[int], bounds: np.ndarray, states: int,
+                 samples: MetricSamples | None = None) -> np.ndarray:
     """``[len(locations), len(bounds) - 1, >= states]``: the region times of each location
     of a `Graph` or `Archive` per slice, from its events walked in batches (zero for a
     location without a root); more than ``states`` columns when a region beyond them
-    holds time."""
+    holds time. ``samples``: gets the locations' metric samples from the same walk (the
+    metric tables', spec 4.11)."""
     chosen = list(locations)
     cells = SliceTimes(len(chosen), bounds, states)
     roots = source.roots
@@ -186,6 +189,8 @@ def walked_times(source: Any, locations: Iterable[int], bounds: np.ndarray, stat
         if location in roots and roots[location].events:
             for batch in source.location(location).events(batch_size=streaming.WALK_BATCH):
                 cells.add(row, batch)
+                if samples is not None:
+                    samples.add((location,), batch, (0, len(batch)))
     return cells.cells
 
 

@@ -16,17 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-import numpy as np
-
 from ...bulkstep import bulk_step
-from ...hierarchy import hierarchy_of
 from ..writer import save_graph
 from .blocks import COPY_NODES, way, write_blocks
 from .moved import Moved, MovedBlock, write_moved
 from .nodes import merged_graph
 from .plan import Plan, plan as make_plan
 from .rebuild import rebuild
-from .tables import TableRows, joined_rows
+from .tables import TableRows, plan_rows
 
 __all__ = ["COPY_NODES", "MergeProgress", "MergeReport", "Moved", "MovedBlock", "TableRows", "merge", "write_moved"]
 
@@ -91,7 +88,7 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
                 progress(MergeProgress(done[0], total))
 
         chosen = way(joined)
-        known = _joined(joined, rows) if rows is not None and chosen != "events" else None
+        known = plan_rows(joined, rows) if rows is not None and chosen != "events" else None
         if chosen == "events":
             graph = rebuild(joined, target, advance)
         elif chosen == "blocks":
@@ -105,10 +102,3 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
     finally:
         joined.close()
 
-
-def _joined(plan: Plan, rows: Sequence[TableRows]) -> TableRows:
-    """The merged table rows of ``plan``'s sources from each source's ``rows``."""
-    if len(rows) != len(plan.archives):
-        raise ValueError(f"{len(rows)} table rows for {len(plan.archives)} archives")
-    leaves = hierarchy_of(plan.definitions, np.arange(len(plan.definitions.locations))).leaf_locations
-    return joined_rows(list(rows), [maps.locations for maps in plan.maps], leaves)

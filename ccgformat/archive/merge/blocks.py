@@ -4,17 +4,19 @@ concatenation (dissertation 4.7.4).
 
 The first archive's node blocks are copied as the file stores them; each later archive's
 get their ids moved up by the nodes before (`codec.moved_block`, spec 5.3) and are
-compressed again - or, given (`moved`: the ranks of an MPI conversion move their own),
-stored as the frames they were moved and compressed into. Each location's checkpoints
-are those of the archive that holds it (walked there when it has none), and the
-aggregation and metric tables are computed
-over the merged locations walked in their archives. No node is decoded to be copied:
-sub-trees equal across archives stay apart (in a graph this large - irregular events -
-they are few; smaller graphs are hash consed, `nodes`).
+compressed again (`moved.moved_blocks`) - or, given (`moved`: the ranks of an MPI
+conversion move their own), stored as the frames they were moved and compressed into.
+Each location's checkpoints are those of the archive
+that holds it (walked there when it has none), and the aggregation and metric tables are
+the sums of the rows of each archive's locations over the merged window, walked in
+threads of their own while the blocks are copied (`tables.walked_rows`). No node is
+decoded to be copied: sub-trees equal across archives stay apart (in a graph this large
+- irregular events - they are few; smaller graphs are hash consed, `nodes`).
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -23,15 +25,17 @@ import numpy as np
 
 from ...bulkstep import bulk_step
 from ...graph.graph import Graph, LocationRoot
-from ..codec import moved_block
+from ..aggregation import SLICES
+from ..compression import default_threads
 from ..indexes import Checkpoint, checkpoints
 from ..layout import NODE_KINDS, SectionKind
+from ..queries import run_query
 from ..reader import Archive
 from ..writer import Writer
-from .moved import Moved, read_moved
+from .moved import Moved, moved_blocks, read_moved
 from .nodes import block_columns, concatenated, node_pool
 from .plan import Plan
-from .tables import TableRows
+from .tables import TableRows, walked_rows
 
 #: a merged graph of at least this many nodes is copied block by block when the archives
 #: define the same (a smaller one is hash consed, `nodes`); from this size the writer's
@@ -98,32 +102,30 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
                  moved: Sequence[Moved | None] | None = None) -> Graph:
     """Write the merged archive of ``plan`` to ``target`` from the archives' blocks;
     ``progress`` gets each archive's events once its blocks are written; ``rows``: the
-    merged table rows, when known (`tables`); ``moved``: per archive, its node blocks
-    moved and compressed already (`moved.write_moved`: the file and its list), or None."""
+    merged table rows, when known (`tables`), else the sources' rows are walked while the
+    blocks are copied, when the writer's tables would walk the merged events; ``moved``:
+    per archive, its node blocks moved and compressed already (`moved.write_moved`: the
+    file and its list), or None."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
-    with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
-        if plan.stored_definitions is not None:
-            writer.keep_definitions(plan.stored_definitions)
-        for source, (archive, base) in enumerate(zip(plan.archives, bases)):
-            for kind, raw, first, count, frame in _node_blocks(plan, source, base, moved[source] if moved else None):
-                writer.add_node_block(kind, raw, first, count, frame)
-            progress(sum(p.events for pieces in plan.pieces.values() for p in pieces if p.source == source))
-        owners: dict[int, tuple[Archive, int]] = {}
-        roots: dict[int, LocationRoot] = {}
-        for source, archive in enumerate(plan.archives):  # every location, empty ones from any archive
-            for location, root in archive.roots.items():
-                if location not in roots or root.events:
-                    owners[location], roots[location] = (archive, location), root._replace(root=bases[source] + root.root)
-        for location in sorted(roots):
-            archive, own = owners[location]
+    graph = _joined_graph(plan, bases)
+    window = run_query("walked_window", graph, SLICES) if rows is None else None
+    # the cores shared: half walk the rows (one archive each at most), the rest compress
+    cores = default_threads()
+    walkers = min(len(plan.archives), max(1, cores // 2)) if window is not None else 0
+    with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics), threads=max(1, cores - walkers),
+                             slices=SLICES) as writer:
+        with walked_rows(plan, *window, walkers) if window is not None else nullcontext(lambda: rows) as merged_rows:
+            if plan.stored_definitions is not None:
+                writer.keep_definitions(plan.stored_definitions)
+            for source, (archive, base) in enumerate(zip(plan.archives, bases)):
+                given = moved[source] if moved else None
+                for kind, raw, first, count, frame in _node_blocks(plan, source, base, given):
+                    writer.add_node_block(kind, raw, first, count, frame)
+                progress(sum(p.events for pieces in plan.pieces.values() for p in pieces if p.source == source))
+            rows = merged_rows()
+        for location in graph.roots:  # after the walks: they and a walk here would share a block cache
+            archive, own = graph.owners[location]
             writer.add_checkpoints(location, _checkpoints(archive, own, writer.checkpoint_interval))
-        metrics = [archive.parameters["metrics"] for archive in plan.archives]
-        reached = {root.root for root in roots.values()}
-        unreached = len({bases[source] + root.root for source, archive in enumerate(plan.archives)
-                         for root in archive.roots.values() if not root.events} - reached)
-        graph = JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params,
-                            plan.definitions, plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"),
-                                                                 unreached), owners=owners)
         writer.finish(graph, rows=rows)
     return graph
 
@@ -131,22 +133,34 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
 def _node_blocks(plan: Plan, source: int, base: int, given: Moved | None
                  ) -> Iterator[tuple[SectionKind, bytes, int, int, bytes | None]]:
     """Archive ``source``'s node blocks as the merged file stores them (kind, payload,
-    first id, count, zstd frame or None): ``given`` moved ones, else its own with their
-    ids moved up by ``base`` (`codec.moved_block`), compressed again unless ``base`` is 0."""
+    first id, count, zstd frame or None): ``given`` moved ones, else `moved_blocks`."""
     archive = plan.archives[source]
-    if given is not None:
-        if sum(block.count for block in given[1]) != len(archive.pool):
-            raise ValueError(f"the moved blocks of {plan.paths[source]} do not hold its {len(archive.pool)} nodes")
-        for block, raw, frame in read_moved(*given):
-            yield SectionKind(block.kind), raw, block.first, block.count, frame
+    if given is None:
+        yield from moved_blocks(archive, base)
         return
-    for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
-        kind, raw = SectionKind(entry.kind), archive.payload(entry)
-        if base:
-            moved = moved_block(raw, base, child_ids=kind == SectionKind.NODES)
-            yield kind, moved, base + entry.first, entry.count, None
-        else:
-            yield kind, raw, entry.first, entry.count, archive.stored_frame(entry)
+    if sum(block.count for block in given[1]) != len(archive.pool):
+        raise ValueError(f"the moved blocks of {plan.paths[source]} do not hold its {len(archive.pool)} nodes")
+    for block, raw, frame in read_moved(*given):
+        yield SectionKind(block.kind), raw, block.first, block.count, frame
+
+
+def _joined_graph(plan: Plan, bases: list[int]) -> JoinedGraph:
+    """The merged graph of ``plan`` whose node blocks are those of its archives, the ids
+    of each moved up by its ``bases`` entry: every location's root from the archive that
+    holds its events (a location without events from any archive)."""
+    owners: dict[int, tuple[Archive, int]] = {}
+    roots: dict[int, LocationRoot] = {}
+    for source, archive in enumerate(plan.archives):  # every location, empty ones from any archive
+        for location, root in archive.roots.items():
+            if location not in roots or root.events:
+                owners[location], roots[location] = (archive, location), root._replace(root=bases[source] + root.root)
+    metrics = [archive.parameters["metrics"] for archive in plan.archives]
+    reached = {root.root for root in roots.values()}
+    unreached = len({bases[source] + root.root for source, archive in enumerate(plan.archives)
+                     for root in archive.roots.values() if not root.events} - reached)
+    return JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params, plan.definitions,
+                       plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"), unreached),
+                       owners=owners)
 
 
 def _checkpoints(archive: Archive, location: int, interval: int) -> list[Checkpoint]:

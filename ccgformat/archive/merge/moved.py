@@ -40,14 +40,25 @@ def write_moved(archive: Archive, base: int, path: Path) -> list[MovedBlock]:
     blocks (`writer.nodes_level`); their list, in id order."""
     level, blocks = nodes_level(), []
     with open(path, "wb") as file:
-        for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
-            raw = archive.payload(entry)
-            if base:
-                raw = moved_block(raw, base, child_ids=entry.kind == SectionKind.NODES)
+        for kind, raw, first, count, _ in moved_blocks(archive, base):
             frame = level.compress(raw)
             file.write(frame)
-            blocks.append(MovedBlock(int(entry.kind), base + entry.first, entry.count, len(raw), len(frame)))
+            blocks.append(MovedBlock(int(kind), first, count, len(raw), len(frame)))
     return blocks
+
+
+def moved_blocks(archive: Archive, base: int) -> Iterator[tuple[SectionKind, bytes, int, int, bytes | None]]:
+    """The node blocks of ``archive`` in id order, every node id moved up by ``base``
+    (`codec.moved_block`): ``(kind, raw payload, first id, count, stored zstd frame)``,
+    the frame the archive's own when ``base`` is 0 (the block is copied as stored), else
+    None (the writer compresses the moved payload again, on its threads)."""
+    for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
+        kind, raw = SectionKind(entry.kind), archive.payload(entry)
+        if base:
+            moved = moved_block(raw, base, child_ids=kind == SectionKind.NODES)
+            yield kind, moved, base + entry.first, entry.count, None
+        else:
+            yield kind, raw, entry.first, entry.count, archive.stored_frame(entry)
 
 
 def read_moved(path: Path, blocks: Sequence[MovedBlock]) -> Iterator[tuple[MovedBlock, bytes, bytes]]:

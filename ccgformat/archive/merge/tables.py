@@ -7,16 +7,25 @@ window - the ranks of an MPI conversion agree on it before they compute them - t
 merged finest level is the sources' rows put side by side in the merged locations'
 order. The coarser levels and the resource hierarchy's inner nodes are sums of these
 (`query.aggregate_tables.levels` and `query.metric_integrals.metric_levels` make them
-from the rows), so no event is walked again.
+from the rows), so no event is walked again. A merge not given the rows walks each
+source's locations for them in threads of their own (`walked_rows`), while it copies the
+blocks.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["TableRows", "joined_rows"]
+from ...hierarchy import hierarchy_of
+from ..queries import run_query
+from .plan import Plan
+
+__all__ = ["TableRows", "joined_rows", "plan_rows", "walked_rows"]
 
 
 @dataclass(frozen=True)
@@ -70,3 +79,29 @@ def joined_rows(parts: list[TableRows], moved: list[np.ndarray], leaves: np.ndar
     order = np.lexsort((metric, column, location))
     return TableRows(first.start, first.stop, first.finest, np.asarray(leaves, np.int64), cells, first.metric_finest,
                      location[order], column[order], metric[order], value[order], first.sliced)
+
+
+def plan_rows(plan: Plan, rows: Sequence[TableRows]) -> TableRows:
+    """The merged table rows of ``plan``'s sources (disjoint locations) from each
+    source's ``rows``, side by side in the merged resource hierarchy's leaf order."""
+    if len(rows) != len(plan.archives):
+        raise ValueError(f"{len(rows)} table rows for {len(plan.archives)} archives")
+    leaves = hierarchy_of(plan.definitions, np.arange(len(plan.definitions.locations))).leaf_locations
+    return joined_rows(list(rows), [maps.locations for maps in plan.maps], leaves)
+
+
+@contextmanager
+def walked_rows(plan: Plan, start: int, stop: int, threads: int) -> Iterator[Callable[[], TableRows]]:
+    """Each source's rows over the merged window ``[start, stop)`` (`query.table_rows`)
+    walked on ``threads`` threads of their own, one source per thread at a time (an
+    archive's block cache is not shared between threads; the C walk lets go of the GIL),
+    from the start of the block: it gives the function that waits for them and returns
+    the merged rows (`plan_rows`). The merge meanwhile reads the archives' stored blocks
+    only."""
+    with ThreadPoolExecutor(threads, thread_name_prefix="ccg-rows") as walkers:
+        parts = [walkers.submit(run_query, "table_rows", archive, start, stop) for archive in plan.archives]
+        try:
+            yield lambda: plan_rows(plan, [part.result() for part in parts])
+        finally:
+            for part in parts:  # on an error, the walks not yet started
+                part.cancel()

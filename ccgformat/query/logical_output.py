@@ -16,7 +16,10 @@ from typing import Any, Iterator, Protocol, TextIO
 
 import numpy as np
 
-__all__ = ["LOCATION_COLUMNS", "Answer", "Members", "members_of", "phase_record", "write_json"]
+from .. import backends
+
+__all__ = ["LOCATION_COLUMNS", "Answer", "Members", "members_of", "numbers_text", "numbers_text_reference",
+           "phase_record", "write_json"]
 
 #: the columns of a location's events an answer gives: event index, step, lateness,
 #: phase, cluster, aggregate lateness, its place among its phase's locations ordered by
@@ -107,7 +110,7 @@ def write_json(answer: Answer, out: TextIO) -> None:
             for key, column in keys:
                 out.write(f', "{key}": [')
                 for first in range(0, len(mine[column]), _ITEMS):
-                    out.write((", " if first else "") + json.dumps(mine[column][first:first + _ITEMS].tolist())[1:-1])
+                    out.write((", " if first else "") + numbers_text(mine[column][first:first + _ITEMS]))
                 out.write("]")
             out.write("}")
         if mine is not None:
@@ -116,3 +119,17 @@ def write_json(answer: Answer, out: TextIO) -> None:
     for k, record in enumerate(answer.phase_records()):
         out.write((", " if k else "") + json.dumps(record))
     out.write("]}\n")
+
+
+def numbers_text(values: np.ndarray) -> str:
+    """The items of a list of integers as `json.dumps` writes them, ", " between them,
+    with the active backend (the native core's `messages.format_rows`)."""
+    if backends.native():
+        from .._native.messages import format_rows
+        return format_rows([values], [""], "", ", ")
+    return numbers_text_reference(values)
+
+
+def numbers_text_reference(values: np.ndarray) -> str:
+    """`numbers_text` by `json.dumps`."""
+    return json.dumps(values.tolist())[1:-1]

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .. import backends
 from ..archive.many import small_events
 from ..graph.graph import chosen_roots
 from ..model import EventBatch, EventKind
@@ -119,6 +120,8 @@ class Calls:
 
     def __init__(self, wanted: np.ndarray):
         self.wanted = wanted
+        self.table = np.zeros(256, np.uint8)  #: per kind whether it is wanted
+        self.table[wanted] = 1
         self.parts: list[dict[str, np.ndarray]] = []  #: the events found, a table per chunk
         self.location = -1      #: the location the last chunk ended in
         self.seen = 0           #: its events so far
@@ -134,6 +137,9 @@ class Calls:
             return
         if owner[0] != self.location:
             self.waiting = []  # the location ended: calls still open hold their events to its end
+        if backends.native():
+            self._add_native(owner, batch)
+            return
         frame = _Frame(owner, batch, self.depth, self.seen, owner[0] == self.location)
         time, index = frame.time, frame.index
         for exits, leaves, level, _ in self.waiting:  # the first LEAVE at a waiting depth closes its call
@@ -158,6 +164,28 @@ class Calls:
                 "leave": np.where(closer >= 0, index[closer], -1)}
         self.parts.append(part)
         self._carry(frame, owner, rows, part, inside & (closer < 0))
+
+    def _add_native(self, owner: np.ndarray, batch: EventBatch) -> None:
+        """`add` by the native core's scan of the chunk (`_native.logical.calls`)."""
+        from .._native.logical import calls
+        found = calls(owner, batch.kind, batch.time, self.table, self.location, self.seen, self.opened)
+        time = np.asarray(batch.time, np.int64)
+        for exits, leaves, level, _ in self.waiting:
+            at = int(found.closes[level - 1]) if level <= len(found.closes) else -1
+            if at >= 0:
+                exits[:], leaves[:] = time[at], self.seen + at
+        self.waiting = [waiting for waiting in self.waiting if waiting[1][0] < 0]
+        rows = found.rows
+        part = {"location": owner[rows], "index": found.index, "time": time[rows],
+                "kind": batch.kind[rows].astype(np.int64), "peer": np.asarray(batch.ref[rows], np.int64),
+                **{c: np.asarray(getattr(batch, c)[rows], np.int64) for c in ("comm", "tag") + MATCHING_COLUMNS},
+                "enter": found.enter, "exit": found.exit, "leave": found.leave}
+        self.parts.append(part)
+        for k in np.flatnonzero(found.level).tolist():
+            self.waiting.append((part["exit"][k:k + 1], part["leave"][k:k + 1], int(found.level[k]),
+                                 self.released + len(self.parts) - 1))
+        self.location, self.seen, self.opened, self.depth = found.location, found.seen, found.opened.tolist(), \
+            len(found.opened)
 
     def _carry(self, frame: _Frame, owner: np.ndarray, rows: np.ndarray, part: dict[str, np.ndarray],
                open_: np.ndarray) -> None:

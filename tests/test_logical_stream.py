@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import importlib
 import io
+import json
 import tracemalloc
 
 import numpy as np
@@ -28,14 +29,18 @@ from .query_support import CORPUS, converted, ring_archive, small_walks
 
 logical_merge = importlib.import_module("ccgformat.query.logical_merge")
 logical_stream = importlib.import_module("ccgformat.query.logical_stream")
+logical_output = importlib.import_module("ccgformat.query.logical_output")
 
 
 def small_batches(monkeypatch, walk: int, close: int, window: int) -> None:
     """Locations of more than ``walk`` events walked ``walk`` at a time, the held events
-    closed from ``close`` of them, ``window`` events matched at a time."""
+    closed from ``close`` of them, ``window`` events matched at a time; the JSON of a
+    location of more than ``walk`` events written ``window`` numbers at a time."""
     monkeypatch.setattr(logical_merge, "WALK_BATCH", walk)
     monkeypatch.setattr(logical_stream, "CLOSE_EVENTS", close)
     monkeypatch.setattr(logical_stream, "STREAM_WINDOW", window)
+    monkeypatch.setattr(logical_output, "_AT_ONCE", walk)
+    monkeypatch.setattr(logical_output, "_ITEMS", window)
 
 
 def assert_streamed_equals_whole(source, scheme: str) -> int:
@@ -43,6 +48,7 @@ def assert_streamed_equals_whole(source, scheme: str) -> int:
     whole = logical(source, scheme)
     expected = io.StringIO()
     whole.write_json(expected)
+    assert expected.getvalue() == json.dumps(json.loads(expected.getvalue())) + "\n"  # as json.dumps writes it
     batches = sum(1 for _ in logical_stream.closed_batches(source, scheme, 8))
     with streamed_logical(source, scheme) as streamed:
         written = io.StringIO()
@@ -92,6 +98,16 @@ def test_a_ring_closes_in_many_batches(tmp_path, monkeypatch):
     small_batches(monkeypatch, 512, 64, 256)
     with ccgformat.open(path) as archive:
         assert assert_streamed_equals_whole(archive, "ravel") >= 4
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), max_size=50))
+def test_numbers_are_written_as_json_dumps_writes_them(numbers):
+    """The JSON's lists of numbers, by the active backend, are those of `json.dumps`."""
+    values = np.array(numbers, np.int64)
+    expected = json.dumps(numbers)[1:-1]
+    assert logical_output.numbers_text(values) == expected
+    assert logical_output.numbers_text_reference(values) == expected
 
 
 class _Sink:

@@ -5,12 +5,14 @@ span batches, and many small locations walked together."""
 from __future__ import annotations
 
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ccgformat
 from ccgformat.model import Definitions, Event, EventKind as K, Location, Region
 from ccgformat.query import logical_walk
 from ccgformat.query.logical_matching import partners
@@ -61,6 +63,21 @@ def test_events_and_their_calls(trace, batch):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(logical_walk, "WALK_BATCH", batch)  # locations longer than this are walked in batches
         assert walked(graph) == brute_force(graph)
+
+
+@pytest.mark.skipif(ccgformat.backend != "native", reason="the native core is not built")
+@settings(max_examples=60, deadline=None)
+@given(traces.traces(), st.sampled_from([1, 2, 3, 7, 65536]), st.sampled_from([1, 5, 1 << 22]))
+def test_the_native_calls_are_the_references(trace, batch, group):
+    """`Calls` by the native core's scan finds what its numpy reference finds, calls
+    spanning batches and small locations walked together."""
+    graph = oracle.build(trace)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(logical_walk, "WALK_BATCH", batch)
+        patch.setattr(logical_walk, "EVENTS_PER_GROUP", group)
+        native = walked(graph)
+        patch.setattr(logical_walk, "backends", SimpleNamespace(native=lambda: False))
+        assert walked(graph) == native
 
 
 @pytest.mark.parametrize("group", [1, 5, 1 << 22])

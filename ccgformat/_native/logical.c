@@ -1,5 +1,6 @@
-/* Graph kernels of logical time (logical.h). */
+/* Graph kernels of logical time and the scan of its events' calls (logical.h). */
 #include "logical.h"
+#include "ccg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -175,4 +176,69 @@ int64_t ccg_logical_distances(int64_t members, const int64_t *start, const int64
         distance[m] = counted ? total / (double)counted : 0.0;
     }
     return members;
+}
+
+int64_t ccg_logical_calls(int64_t n, const int64_t *owner, const uint8_t *kind, const int64_t *time,
+                          const uint8_t *wanted, int64_t *state, int64_t *opened, int64_t *rows, int64_t *index,
+                          int64_t *enter, int64_t *exit, int64_t *leave, int64_t *level, int64_t *closes) {
+    int64_t location = state[0], seen = state[1], depth = state[2], carried = state[2];
+    /* per level the last of the rows waiting for its LEAVE, each row linked to the one before */
+    int64_t *last = malloc(((size_t)(depth + n) + 1) * sizeof *last);
+    int64_t *before = malloc(((size_t)n + 1) * sizeof *before);
+    if (!last || !before) {
+        free(last);
+        free(before);
+        return -1;
+    }
+    for (int64_t d = 0; d <= depth + n; d++)
+        last[d] = -1;
+    for (int64_t d = 0; d < carried; d++)
+        closes[d] = -1;
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (owner[i] != location) { /* a new location: what is open keeps its own times */
+            for (int64_t d = 1; d <= depth; d++)
+                last[d] = -1;
+            location = owner[i];
+            seen = depth = carried = 0;
+        }
+        int64_t at = seen++;
+        if (kind[i] == CCG_ENTER) {
+            opened[depth++] = time[i];
+        } else if (kind[i] == CCG_LEAVE) {
+            if (!depth)
+                continue;
+            for (int64_t r = last[depth]; r >= 0; r = before[r]) {
+                exit[r] = time[i];
+                leave[r] = at;
+            }
+            last[depth] = -1;
+            if (depth <= carried) { /* a level open before this chunk: the first LEAVE at it closes it */
+                closes[depth - 1] = i;
+                carried = depth - 1;
+            }
+            depth--;
+        } else if (wanted[kind[i]]) {
+            rows[count] = i;
+            index[count] = at;
+            enter[count] = depth ? opened[depth - 1] : time[i];
+            exit[count] = time[i];
+            leave[count] = -1;
+            level[count] = 0;
+            if (depth) {
+                before[count] = last[depth];
+                last[depth] = count;
+            }
+            count++;
+        }
+    }
+    for (int64_t d = 1; d <= depth; d++) /* the rows still waiting at the chunk's end */
+        for (int64_t r = last[d]; r >= 0; r = before[r])
+            level[r] = d;
+    state[0] = location;
+    state[1] = seen;
+    state[2] = depth;
+    free(last);
+    free(before);
+    return count;
 }

@@ -1,9 +1,11 @@
 """The kernels of logical time in C (logical.c): `longest_paths` and `components` give
 what `ccgformat.query.logical_graph.longest_paths_reference` and `components_reference`
-give, `distances` what `ccgformat.query.logical_clusters.distances_reference` gives."""
+give, `distances` what `ccgformat.query.logical_clusters.distances_reference` gives,
+`calls` what `ccgformat.query.logical_walk.Calls` finds with numpy."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,3 +55,45 @@ def distances(start: np.ndarray, stop: np.ndarray, centre: np.ndarray, step: np.
     _check(lib.ccg_logical_distances(len(start), *(pointer for _, pointer in arrays),
                                      ffi.cast("double *", ffi.from_buffer(distance))), "cluster distances")
     return distance
+
+
+@dataclass
+class FoundCalls:
+    """`calls`' answer: per wanted event its position in the chunk (``rows``), ``index``
+    in its location, ``enter``, ``exit`` and ``leave`` of its call, and the ``level`` it
+    waits at (0: none); ``closes`` per level open before the chunk the position of its
+    LEAVE (-1: none); the ``location``, ``seen`` events and ``opened`` calls (their
+    ENTER times) carried on."""
+
+    rows: np.ndarray
+    index: np.ndarray
+    enter: np.ndarray
+    exit: np.ndarray
+    leave: np.ndarray
+    level: np.ndarray
+    closes: np.ndarray
+    location: int
+    seen: int
+    opened: np.ndarray
+
+
+def calls(owner: np.ndarray, kind: np.ndarray, time: np.ndarray, wanted: np.ndarray, location: int, seen: int,
+          opened: list[int]) -> FoundCalls:
+    """The calls holding the events of kinds ``wanted`` (a table of 256) of a chunk,
+    ``location`` having ``seen`` events and the calls ``opened`` (ENTER times, outermost
+    first) open before it."""
+    n = len(owner)
+    (owner, p_owner), (time, p_time) = _int64(owner), _int64(time)
+    kind = np.ascontiguousarray(kind, dtype=np.uint8)
+    state = np.array([location, seen, len(opened)], np.int64)
+    stack = np.empty(len(opened) + n + 1, np.int64)
+    stack[:len(opened)] = opened
+    out = np.empty((6, n), np.int64)
+    closes = np.empty(len(opened) + 1, np.int64)
+    count = lib.ccg_logical_calls(n, p_owner, ffi.cast("uint8_t *", ffi.from_buffer(kind)), p_time,
+                                  ffi.cast("uint8_t *", ffi.from_buffer(wanted)),
+                                  *(ffi.cast("int64_t *", ffi.from_buffer(a)) for a in (state, stack, *out, closes)))
+    _check(count, "calls of the events")
+    rows, index, enter, exit_, leave, level = (column[:count] for column in out)
+    return FoundCalls(rows, index, enter, exit_, leave, level, closes[:len(opened)], int(state[0]), int(state[1]),
+                      stack[:int(state[2])])

@@ -5,18 +5,23 @@ and the picture's rows spread (`logical_picture`).
 
 An answer gives ``scheme``, ``timer_resolution``, ``names``, ``phases`` (their number),
 ``location_columns()`` (per location with events its `LOCATION_COLUMNS`, trace order),
-``columns_of(location)`` (one location's, None without events) and ``phase_records()`` (per phase in order: first step, last step, events, clusters).
+``columns_of(location)`` (one location's, None without events) and ``phase_chunks()``
+(the phases in order, a chunk at a time: per phase its first step, last step and events,
+and its `Members`).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, TextIO
+from typing import Iterator, Protocol, TextIO
 
 import numpy as np
 
-__all__ = ["LOCATION_COLUMNS", "Answer", "Members", "members_of", "phase_record", "write_json"]
+from .. import backends
+
+__all__ = ["LOCATION_COLUMNS", "Answer", "Members", "PhaseChunk", "members_of", "numbers_text",
+           "numbers_text_reference", "phases_text", "write_json"]
 
 #: the columns of a location's events an answer gives: event index, step, lateness,
 #: phase, cluster, aggregate lateness, its place among its phase's locations ordered by
@@ -29,21 +34,10 @@ _ITEMS = 1 << 16
 #: a location of at most this many events is written in one piece (as Python lists: 36
 #: bytes a number), a longer one a list and a part of it at a time
 _AT_ONCE = 1 << 12
-
-
-class Answer(Protocol):
-    scheme: str
-    timer_resolution: int
-    names: list[str]
-
-    @property
-    def phases(self) -> int: ...
-
-    def location_columns(self) -> Iterator[tuple[int, dict[str, np.ndarray]]]: ...
-
-    def columns_of(self, location: int) -> dict[str, np.ndarray] | None: ...
-
-    def phase_records(self) -> Iterator[dict[str, Any]]: ...
+#: a phase's record up to its first cluster's first location
+_PHASE_HEAD = '{"phase": %d, "first_step": %d, "last_step": %d, "events": %d, "clusters": [['
+#: before a location of a phase's clusters: in its cluster, first in its cluster
+_SEPARATORS = np.array([", ", "], ["], object)
 
 
 @dataclass
@@ -58,17 +52,25 @@ class Members:
     count: np.ndarray
     rank: np.ndarray
 
-    def clusters(self) -> Iterator[list[list[int]]]:
-        """Per phase its clusters' locations."""
-        starts = np.r_[0, np.cumsum(self.count)].tolist()
-        clusters, locations = self.cluster.tolist(), self.location.tolist()
-        for p in range(len(self.count)):
-            groups: list[list[int]] = []
-            for k in range(starts[p], starts[p + 1]):
-                if len(groups) <= clusters[k]:
-                    groups.append([])
-                groups[clusters[k]].append(locations[k])
-            yield groups
+
+#: the phases ``p, p + 1, ...`` of an answer: per phase its first and last step and its
+#: events, and its `Members` (at least one location each)
+PhaseChunk = tuple[np.ndarray, np.ndarray, np.ndarray, Members]
+
+
+class Answer(Protocol):
+    scheme: str
+    timer_resolution: int
+    names: list[str]
+
+    @property
+    def phases(self) -> int: ...
+
+    def location_columns(self) -> Iterator[tuple[int, dict[str, np.ndarray]]]: ...
+
+    def columns_of(self, location: int) -> dict[str, np.ndarray] | None: ...
+
+    def phase_chunks(self) -> Iterator[PhaseChunk]: ...
 
 
 def members_of(phase: np.ndarray, location: np.ndarray, cluster: np.ndarray, phases: int) -> Members:
@@ -84,8 +86,26 @@ def members_of(phase: np.ndarray, location: np.ndarray, cluster: np.ndarray, pha
     return Members(p[distinct], c[distinct], l[distinct], count, rank)
 
 
-def phase_record(phase: int, first: int, last: int, events: int, clusters: list[list[int]]) -> dict[str, Any]:
-    return {"phase": phase, "first_step": first, "last_step": last, "events": events, "clusters": clusters}
+def phases_text(start: int, chunk: PhaseChunk) -> str:
+    """The records of phases ``start, start + 1, ...`` as `json.dumps` writes them, ", "
+    between them: ``{"phase", "first_step", "last_step", "events", "clusters":
+    [[location, ...], ...]}``, the clusters' locations from the members in (cluster,
+    location) order."""
+    first, last, events, members = chunk
+    if not len(first):
+        return ""
+    heads = [_PHASE_HEAD % row for row in zip(range(start, start + len(first)), first.tolist(), last.tolist(),
+                                              events.tolist())]
+    heads[1:] = ["]]}, " + head for head in heads[1:]]
+    cluster = members.cluster
+    pieces = np.empty(2 * len(cluster) + 1, object)
+    new_cluster = np.r_[True, cluster[1:] != cluster[:-1]]
+    before = _SEPARATORS[new_cluster.view(np.uint8)]  # what comes before each location
+    before[np.r_[0, np.cumsum(members.count)[:-1]]] = heads
+    pieces[0:-1:2] = before
+    pieces[1:-1:2] = numbers_text(members.location).split(", ")
+    pieces[-1] = "]]}"
+    return "".join(pieces.tolist())
 
 
 def write_json(answer: Answer, out: TextIO) -> None:
@@ -107,12 +127,28 @@ def write_json(answer: Answer, out: TextIO) -> None:
             for key, column in keys:
                 out.write(f', "{key}": [')
                 for first in range(0, len(mine[column]), _ITEMS):
-                    out.write((", " if first else "") + json.dumps(mine[column][first:first + _ITEMS].tolist())[1:-1])
+                    out.write((", " if first else "") + numbers_text(mine[column][first:first + _ITEMS]))
                 out.write("]")
             out.write("}")
         if mine is not None:
             upcoming = next(columns, None)
     out.write('], "phases": [')
-    for k, record in enumerate(answer.phase_records()):
-        out.write((", " if k else "") + json.dumps(record))
+    start = 0
+    for chunk in answer.phase_chunks():
+        out.write((", " if start and len(chunk[0]) else "") + phases_text(start, chunk))
+        start += len(chunk[0])
     out.write("]}\n")
+
+
+def numbers_text(values: np.ndarray) -> str:
+    """The items of a list of integers as `json.dumps` writes them, ", " between them,
+    with the active backend (the native core's `messages.format_rows`)."""
+    if backends.native():
+        from .._native.messages import format_rows
+        return format_rows([values], [""], "", ", ")
+    return numbers_text_reference(values)
+
+
+def numbers_text_reference(values: np.ndarray) -> str:
+    """`numbers_text` by `json.dumps`."""
+    return json.dumps(values.tolist())[1:-1]

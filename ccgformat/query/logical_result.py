@@ -13,7 +13,7 @@ import numpy as np
 
 from ..archive.queries import run_query
 from ..model import EventKind
-from .logical_output import Members, members_of, phase_record, write_json
+from .logical_output import Members, PhaseChunk, members_of, write_json
 from .logical_picture import Drawn
 
 if TYPE_CHECKING:
@@ -111,12 +111,9 @@ class Logical(Drawn):
         """Per phase its number of locations."""
         return self.members.count
 
-    def phase_records(self) -> Iterator[dict[str, Any]]:
-        """Per phase: its number, first and last step, events and clusters' locations."""
-        events = np.bincount(self.phase, minlength=self.phases).tolist()
-        for p, (first, last, count, members) in enumerate(zip(self.first_step.tolist(), self.last_step.tolist(),
-                                                              events, self.members.clusters())):
-            yield phase_record(p, first, last, count, members)
+    def phase_chunks(self) -> Iterator[PhaseChunk]:
+        """Every phase at once: its first and last step, events and `members`."""
+        yield self.first_step, self.last_step, np.bincount(self.phase, minlength=self.phases), self.members
 
     def message_lines(self, most: int) -> np.ndarray | None:
         """(send step, send location, receive step, receive location) of every matched

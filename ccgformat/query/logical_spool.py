@@ -24,7 +24,7 @@ import numpy as np
 
 from .logical import checked_options, title_of
 from .logical_clusters import cluster_locations
-from .logical_output import Members, members_of, phase_record, write_json
+from .logical_output import Members, PhaseChunk, members_of, write_json
 from .logical_picture import MESSAGE_LINES, Drawn
 from .logical_result import SENDS
 from .logical_stream import Closed, closed_batches
@@ -50,7 +50,7 @@ def streamed_logical(source: Any, scheme: str = "ravel", clusters: int | None = 
 
 
 class StreamedLogical(Drawn):
-    """What `Archive.logical` answers, spooled: ``location_columns``, ``phase_records``,
+    """What `Archive.logical` answers, spooled: ``location_columns``, ``phase_chunks``,
     ``write_json``, ``save`` (the picture) as `Logical` gives them."""
 
     def __init__(self, source: Any, scheme: str, clusters: int):
@@ -211,14 +211,12 @@ class StreamedLogical(Drawn):
         return {"event": event, "step": step, "lateness": value, "phase": self._number[phase], "cluster": cluster,
                 "aggregate_lateness": aggregate, "rank": rank, "leave": leave}
 
-    def phase_records(self) -> Iterator[dict[str, Any]]:
-        """Per phase in order: its number, first and last step, events, clusters."""
+    def phase_chunks(self) -> Iterator[PhaseChunk]:
+        """The phases in order, `_PHASES_AT_ONCE` at a time: first and last step, events,
+        members (read back)."""
         for start in range(0, self.phases, _PHASES_AT_ONCE):
             chunk = slice(start, min(start + _PHASES_AT_ONCE, self.phases))
-            members = self._members_of(self._order[chunk])
-            for k, groups in enumerate(members.clusters()):
-                p = start + k
-                yield phase_record(p, int(self._first[p]), int(self._last[p]), int(self._phase_events[p]), groups)
+            yield self._first[chunk], self._last[chunk], self._phase_events[chunk], self._members_of(self._order[chunk])
 
     def _members_of(self, phases: np.ndarray) -> Members:
         """The (cluster, location) pairs of these phases (closing places), read back."""

@@ -145,11 +145,11 @@ class _Held:
         self.parts = [held] if held is not None else []
         if held is None or not len(held["seq"]):
             return None
-        for send, receive in self.pairs:
-            at = np.searchsorted(held["seq"], np.r_[send, receive])
-            at = np.minimum(at, len(held["seq"]) - 1)
-            mine = held["seq"][at] == np.r_[send, receive]
-            other = np.r_[receive, send]
+        if self.pairs:
+            send, receive = (np.concatenate(ends) for ends in zip(*self.pairs))
+            ends, other = np.r_[send, receive], np.r_[receive, send]
+            at = _places(held["seq"], ends)
+            mine = held["seq"][at] == ends
             held["partner"][at[mine]] = other[mine]
         self.pairs = []
         order = np.lexsort((held["index"], held["location"]))  # (location, index) order
@@ -157,7 +157,7 @@ class _Held:
         row = np.empty(len(order), np.int64)
         row[order] = np.arange(len(order), dtype=np.int64)
         partner_seq = held["partner"][order]
-        at = np.minimum(np.searchsorted(held["seq"], partner_seq), len(order) - 1)
+        at = _places(held["seq"], partner_seq)
         message = np.where(partner_seq >= 0, row[at], -1)
         collective = held["collective"][order]
         placed: Phases | None = None  # the closed phases (Lamport's steps need none)
@@ -218,3 +218,12 @@ class _Held:
                         placed.last_step, events.location[first], events.index[first])
         self.phases += len(placed.first_step)
         return closed
+
+
+def _places(seq: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Per key the place of the first of the sorted ``seq`` not below it (the last at
+    most), searched in the keys' order: ten times faster than in a random order."""
+    order = np.argsort(keys)
+    at = np.empty(len(keys), np.int64)
+    at[order] = np.searchsorted(seq, keys[order])
+    return np.minimum(at, len(seq) - 1)

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .. import backends
 from ..archive.many import small_events
 from ..graph.graph import chosen_roots
 from ..model import EventBatch, EventKind
@@ -115,10 +116,13 @@ def small_chunks(source: Any, locations: list[tuple[int, int]]) -> Iterator[tupl
 class Calls:
     """Finds the wanted events of chunks and the calls that hold them, carrying what the
     location a chunk ends in has open: its depth, the ENTER time of each open level, and
-    the events still waiting for their call's LEAVE."""
+    the events still waiting for their call's LEAVE. The native core scans a chunk with
+    a stack of the open calls; the numpy search by (depth, position) is its reference."""
 
     def __init__(self, wanted: np.ndarray):
         self.wanted = wanted
+        self.table = np.zeros(256, np.uint8)  #: per kind whether it is wanted
+        self.table[wanted] = 1
         self.parts: list[dict[str, np.ndarray]] = []  #: the events found, a table per chunk
         self.location = -1      #: the location the last chunk ended in
         self.seen = 0           #: its events so far
@@ -134,6 +138,9 @@ class Calls:
             return
         if owner[0] != self.location:
             self.waiting = []  # the location ended: calls still open hold their events to its end
+        if backends.native():
+            self._add_native(owner, batch)
+            return
         frame = _Frame(owner, batch, self.depth, self.seen, owner[0] == self.location)
         time, index = frame.time, frame.index
         for exits, leaves, level, _ in self.waiting:  # the first LEAVE at a waiting depth closes its call
@@ -151,13 +158,37 @@ class Calls:
         if carried.any():
             enter[carried] = np.array(self.opened, np.int64)[level[carried] - 1]
         closer = np.where(inside, frame.leave_after(rows, level, rows), -1)
-        part = {"location": owner[rows], "index": index[rows], "time": time[rows],
+        part = self._keep(owner, batch, rows, index[rows], enter, np.where(closer >= 0, time[closer], time[rows]),
+                          np.where(closer >= 0, index[closer], -1))
+        self._carry(frame, owner, rows, part, inside & (closer < 0))
+
+    def _add_native(self, owner: np.ndarray, batch: EventBatch) -> None:
+        """`add` by the native core's scan of the chunk (`_native.logical.calls`)."""
+        from .._native.logical import calls
+        found = calls(owner, batch.kind, batch.time, self.table, self.location, self.seen, self.opened)
+        time = np.asarray(batch.time, np.int64)
+        for exits, leaves, level, _ in self.waiting:
+            at = int(found.closes[level - 1]) if level <= len(found.closes) else -1
+            if at >= 0:
+                exits[:], leaves[:] = time[at], self.seen + at
+        self.waiting = [waiting for waiting in self.waiting if waiting[1][0] < 0]
+        part = self._keep(owner, batch, found.rows, found.index, found.enter, found.exit, found.leave)
+        for k in np.flatnonzero(found.level).tolist():
+            self.waiting.append((part["exit"][k:k + 1], part["leave"][k:k + 1], int(found.level[k]),
+                                 self.released + len(self.parts) - 1))
+        self.location, self.seen, self.opened, self.depth = found.location, found.seen, found.opened.tolist(), \
+            len(found.opened)
+
+    def _keep(self, owner: np.ndarray, batch: EventBatch, rows: np.ndarray, index: np.ndarray, enter: np.ndarray,
+              exit_: np.ndarray, leave: np.ndarray) -> dict[str, np.ndarray]:
+        """The part of the wanted events ``rows`` of a chunk, with their index and call,
+        kept (and returned)."""
+        part = {"location": owner[rows], "index": index, "time": np.asarray(batch.time[rows], np.int64),
                 "kind": batch.kind[rows].astype(np.int64), "peer": np.asarray(batch.ref[rows], np.int64),
                 **{c: np.asarray(getattr(batch, c)[rows], np.int64) for c in ("comm", "tag") + MATCHING_COLUMNS},
-                "enter": enter, "exit": np.where(closer >= 0, time[closer], time[rows]),
-                "leave": np.where(closer >= 0, index[closer], -1)}
+                "enter": enter, "exit": exit_, "leave": leave}
         self.parts.append(part)
-        self._carry(frame, owner, rows, part, inside & (closer < 0))
+        return part
 
     def _carry(self, frame: _Frame, owner: np.ndarray, rows: np.ndarray, part: dict[str, np.ndarray],
                open_: np.ndarray) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...bulkstep import bulk_step
 from ...graph.graph import Graph, LocationRoot
+from ...hierarchy import Hierarchy, defined_hierarchy
 from ..codec import moved_block
 from ..checkpoint_columns import CheckpointColumns
 from ..indexes import checkpoints
@@ -84,19 +85,32 @@ class JoinedPool:
 @dataclass
 class JoinedGraph(Graph):
     """The merged graph, each location walked in the archive that holds it: its events
-    are that archive's (``owners``: merged location -> archive and its location there)."""
+    are that archive's (``owners``: merged location -> archive and its location there).
+    Its resource hierarchy is made once (``hierarchy``: when known already), for every
+    table the writer makes (at 20,000 locations each took 0.1 s)."""
 
     owners: dict[int, tuple[Archive, int]] = field(default_factory=dict)
+    known_hierarchy: Hierarchy | None = None
+
+    @property
+    def hierarchy(self) -> Hierarchy:
+        """The hierarchy over every defined location (every location a merged file holds
+        a root of, `way`)."""
+        if self.known_hierarchy is None:
+            self.known_hierarchy = defined_hierarchy(self.definitions)
+        return self.known_hierarchy
 
     def location(self, location: int) -> Any:
         archive, own = self.owners[location]
         return archive.location(own)
 
 
-def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None) -> Graph:
+def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None,
+                 hierarchy: Hierarchy | None = None) -> Graph:
     """Write the merged archive of ``plan`` to ``target`` from the archives' blocks;
     ``progress`` gets each archive's events once its blocks are written; ``rows``: the
-    merged table rows, when known (`tables`)."""
+    merged table rows, when known (`tables`); ``hierarchy``: the merged definitions'
+    (`defined_hierarchy`), when made already."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
     with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
         if plan.stored_definitions is not None:
@@ -132,7 +146,8 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
                          for root in archive.roots.values() if not root.events} - reached)
         graph = JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params,
                             plan.definitions, plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"),
-                                                                 unreached), owners=owners)
+                                                                 unreached), owners=owners,
+                            known_hierarchy=hierarchy)
         writer.finish(graph, rows=rows)
     return graph
 

@@ -53,19 +53,9 @@ __all__ = ["convert", "owner_of_range", "part_ranges"]
 
 
 #: how the parts are written: they are read once, by the merge, which builds the
-#: aggregation tables of the whole anew (`query.table_rows`): so no tables
-PART_OPTIONS = {"aggregation": False}
-#: the zstd level of the parts whose node blocks the merge decompresses, moves and
-#: compresses again (every part but the first, `archive.merge.blocks`): the fastest
-MOVED_PART_LEVEL = 1
-
-
-def part_options(k: int) -> dict[str, Any]:
-    """The writer's options of range ``k``'s part: the first part's node blocks are copied
-    into the merged file as they are stored, so it is written at the merged file's level
-    (at level 1 they made the merged file of 20,000 x 50 events 1.77x the serial one's
-    size); the others at `MOVED_PART_LEVEL`."""
-    return {**PART_OPTIONS, **({} if k == 0 else {"level": MOVED_PART_LEVEL})}
+#: aggregation tables and the indexes of the whole anew and compresses at the asked
+#: level (`archive.save_graph`): so no tables, and the fastest zstd level
+PART_OPTIONS = {"aggregation": False, "level": 1}
 
 
 def owner_of_range(k: int, size: int) -> int:
@@ -101,7 +91,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     mine = (world.rank - 1) % world.size  # the range this rank converts
     part = part_of(mine)
     try:
-        graph = world.agree(lambda: _part(world, source, part, name, params, mine, {**options, **part_options(mine)}))
+        graph = world.agree(lambda: _part(world, source, part, name, params, mine, {**options, **PART_OPTIONS}))
         report = ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
                                graph.metrics.n, os.path.getsize(part), graph.repairs)
         window = _window(world, graph)

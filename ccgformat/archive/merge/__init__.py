@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
+
 from ...bulkstep import bulk_step
-from ...hierarchy import Hierarchy, defined_hierarchy
+from ...hierarchy import hierarchy_of
 from ..writer import save_graph
 from .blocks import way, write_blocks
 from .nodes import merged_graph
@@ -84,12 +86,11 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
                 progress(MergeProgress(done[0], total))
 
         chosen = way(joined)
-        hierarchy = defined_hierarchy(joined.definitions) if rows is not None and chosen != "events" else None
-        known = _joined(joined, rows, hierarchy) if hierarchy is not None else None
+        known = _joined(joined, rows) if rows is not None and chosen != "events" else None
         if chosen == "events":
             graph = rebuild(joined, target, advance)
         elif chosen == "blocks":
-            graph = write_blocks(joined, target, advance, known, hierarchy)
+            graph = write_blocks(joined, target, advance, known)
         else:
             graph = merged_graph(joined, advance)
             with bulk_step():
@@ -100,9 +101,9 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
         joined.close()
 
 
-def _joined(plan: Plan, rows: Sequence[TableRows], hierarchy: Hierarchy) -> TableRows:
-    """The merged table rows of ``plan``'s sources from each source's ``rows``, in the
-    leaf order of ``hierarchy`` (the merged definitions')."""
+def _joined(plan: Plan, rows: Sequence[TableRows]) -> TableRows:
+    """The merged table rows of ``plan``'s sources from each source's ``rows``."""
     if len(rows) != len(plan.archives):
         raise ValueError(f"{len(rows)} table rows for {len(plan.archives)} archives")
-    return joined_rows(list(rows), [maps.locations for maps in plan.maps], hierarchy.leaf_locations)
+    leaves = hierarchy_of(plan.definitions, np.arange(len(plan.definitions.locations))).leaf_locations
+    return joined_rows(list(rows), [maps.locations for maps in plan.maps], leaves)

@@ -86,31 +86,29 @@ class JoinedPool:
 class JoinedGraph(Graph):
     """The merged graph, each location walked in the archive that holds it: its events
     are that archive's (``owners``: merged location -> archive and its location there).
-    Its resource hierarchy is made once (``hierarchy``: when known already), for every
-    table the writer makes (at 20,000 locations each took 0.1 s)."""
+    Its resource hierarchy is made once, for every table the writer makes (at 20,000
+    locations each made it again: 0.1 s)."""
 
     owners: dict[int, tuple[Archive, int]] = field(default_factory=dict)
-    known_hierarchy: Hierarchy | None = None
+    _hierarchy: Hierarchy | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def hierarchy(self) -> Hierarchy:
-        """The hierarchy over every defined location (every location a merged file holds
-        a root of, `way`)."""
-        if self.known_hierarchy is None:
-            self.known_hierarchy = defined_hierarchy(self.definitions)
-        return self.known_hierarchy
+        """The hierarchy over every defined location (a merged file of this way holds a
+        root of each and only of those, `way`)."""
+        if self._hierarchy is None:
+            self._hierarchy = defined_hierarchy(self.definitions)
+        return self._hierarchy
 
     def location(self, location: int) -> Any:
         archive, own = self.owners[location]
         return archive.location(own)
 
 
-def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None,
-                 hierarchy: Hierarchy | None = None) -> Graph:
+def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None) -> Graph:
     """Write the merged archive of ``plan`` to ``target`` from the archives' blocks;
     ``progress`` gets each archive's events once its blocks are written; ``rows``: the
-    merged table rows, when known (`tables`); ``hierarchy``: the merged definitions'
-    (`defined_hierarchy`), when made already."""
+    merged table rows, when known (`tables`)."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
     with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics)) as writer:
         if plan.stored_definitions is not None:
@@ -132,24 +130,34 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
             for location, root in archive.roots.items():
                 if location not in roots or root.events:
                     owners[location], roots[location] = (archive, location), root._replace(root=bases[source] + root.root)
-        source_of = {id(archive): source for source, archive in enumerate(plan.archives)}
-        held: list[list[int]] = [[] for _ in plan.archives]  # per archive the locations it gives
-        for location in sorted(roots):
-            held[source_of[id(owners[location][0])]].append(location)
-        columns = [_checkpoints(archive, locations, writer.checkpoint_interval)
-                   for archive, locations in zip(plan.archives, held) if locations]
-        if columns:
-            writer.add_checkpoint_columns(CheckpointColumns.concat(columns))
+        _add_checkpoints(writer, plan.archives, owners)
         metrics = [archive.parameters["metrics"] for archive in plan.archives]
         reached = {root.root for root in roots.values()}
         unreached = len({bases[source] + root.root for source, archive in enumerate(plan.archives)
                          for root in archive.roots.values() if not root.events} - reached)
         graph = JoinedGraph(JoinedPool(plan.archives, bases), dict(sorted(roots.items())), plan.params,
                             plan.definitions, plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"),
-                                                                 unreached), owners=owners,
-                            known_hierarchy=hierarchy)
+                                                                 unreached), owners=owners)
         writer.finish(graph, rows=rows)
     return graph
+
+
+def _add_checkpoints(writer: Writer, archives: list[Archive], owners: dict[int, tuple[Archive, int]]) -> None:
+    """Every merged location's checkpoints at the writer's interval, those of the archive
+    that holds it (``owners``: merged location -> archive and its location there, the
+    same number: archives that define the same), in the blocks `Writer.add_checkpoints`
+    writes location by location."""
+    source_of = {id(archive): source for source, archive in enumerate(archives)}
+    held: list[list[int]] = [[] for _ in archives]  # per archive the locations it gives
+    for location in sorted(owners):
+        archive, own = owners[location]
+        if own != location:
+            raise ValueError(f"location {location} is {own} in its archive: not a merge of the same definitions")
+        held[source_of[id(archive)]].append(location)
+    columns = [_checkpoints(archive, locations, writer.checkpoint_interval)
+               for archive, locations in zip(archives, held) if locations]
+    if columns:
+        writer.add_checkpoint_columns(CheckpointColumns.concat(columns))
 
 
 def _checkpoints(archive: Archive, locations: list[int], interval: int) -> CheckpointColumns:

@@ -74,6 +74,11 @@ def _chosen(column: list[str], chosen: np.ndarray, known: np.ndarray, unknown: l
     return picked + unknown
 
 
+def defined_hierarchy(definitions: Definitions) -> Hierarchy:
+    """The hierarchy over every location ``definitions`` define."""
+    return hierarchy_of(definitions, np.arange(len(definitions.locations), dtype=np.int64))
+
+
 def hierarchy_of(definitions: Definitions, locations: Iterable[int]) -> Hierarchy:
     """The hierarchy over ``locations`` (archive location indexes; those beyond the
     definitions, or without a valid parent, hang under the root). Raises ValueError when

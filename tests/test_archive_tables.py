@@ -20,7 +20,9 @@ from ccgformat.archive import SectionKind
 from ccgformat.archive.codec import decode_stream, encode_stream
 from ccgformat.archive.indexes import ROW_WIDTHS, Checkpoint
 from ccgformat.archive.layout import BlockFlags
-from ccgformat.archive.tables import (decode_checkpoint_table, decode_root_table, encode_checkpoint_table,
+from ccgformat.archive.checkpoint_columns import CheckpointColumns
+from ccgformat.archive.tables import (decode_checkpoint_columns, decode_checkpoint_table, decode_root_table,
+                                      encode_checkpoint_columns, encode_checkpoint_table,
                                       encode_root_table, join_definitions, split_definitions)
 from ccgformat.archive.verify import verify
 from ccgformat.archive import writer as writer_module
@@ -115,6 +117,23 @@ def test_checkpoint_table_round_trip(table):
     for (_, points), (_, decoded) in zip(indexes, got):
         expected = [{**p.snapshot_json(), **p.summary_json()} for p in points]
         assert decoded == expected
+
+
+@given(checkpoints())
+def test_checkpoint_columns_round_trip(table):
+    """The columns decoder gives back the columns encoded, whose dictionaries are those of
+    `decode_checkpoint_table`, and encodes to the same bytes."""
+    interval, indexes = table
+    columns = CheckpointColumns.from_checkpoints(indexes)
+    raw = encode_checkpoint_columns(interval, columns)
+    got_interval, got = decode_checkpoint_columns(raw, "x", 0)
+    assert got_interval == interval
+    for name in ("locations", "counts", "index", "time"):
+        assert np.array_equal(getattr(got, name), getattr(columns, name)), name
+    for name in columns.rows:
+        assert np.array_equal(got.sizes[name], columns.sizes[name]), name
+        assert np.array_equal(got.rows[name].reshape(columns.rows[name].shape), columns.rows[name]), name
+    assert encode_checkpoint_columns(interval, got) == raw
 
 
 # --------------------------------------------------------------------------- archives

@@ -342,3 +342,24 @@ def test_blocks_moved_before_the_merge_give_the_same_file(tmp_path, monkeypatch)
     with pytest.raises(ccgformat.CorruptArchiveError):
         ccgformat.merge(parts, tmp_path / "bad.ccg", moved=moved)
     assert not (tmp_path / "bad.ccg").exists()
+
+
+@pytest.mark.parametrize("interval", [None, 7])
+def test_a_blocks_merge_keeps_every_location_s_checkpoints(tmp_path, monkeypatch, interval):
+    """The blocks way takes each location's checkpoints from the CHECKPOINT_TABLE columns
+    of the archive holding its events, and walks those of an archive indexed at another
+    interval: the merged index equals the whole conversion's, location by location."""
+    _paths(monkeypatch, "blocks")
+    definitions, events = synth.synthesize(6, 3000, jitter=0.3, seed=5, pattern="spmd")
+    trace = {location: EventBatch.concat(list(events(location))) for location in range(6)}
+    parts = support.by_locations(tmp_path, definitions, trace, [[0, 3], [1, 2], [4, 5]])
+    if interval is not None:  # the second part indexed every 7 events
+        ccgformat.write_trace(parts[1], definitions, ((location, [trace[location]]) for location in (1, 2)),
+                              checkpoint_interval=interval)
+    whole = support.write(tmp_path / "whole.ccg", definitions, trace)
+    assert ccgformat.merge(parts, tmp_path / "merged.ccg").way == "blocks"
+    with ccgformat.open(tmp_path / "merged.ccg") as merged, ccgformat.open(whole) as expected:
+        for location in range(6):
+            points = expected.checkpoints(SectionKind.CHECKPOINT_TABLE, location)
+            assert points and merged.checkpoints(SectionKind.CHECKPOINT_TABLE, location) == points
+    assert verify(tmp_path / "merged.ccg") == []

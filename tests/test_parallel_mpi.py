@@ -205,3 +205,15 @@ def test_queries_on_ranks_equal_the_serial_ones(tmp_path, capsys, argv):
     done = mpirun(3, "-m", "ccgformat.cli", argv[0], str(archive), *argv[1:], "--mpi")
     assert (done.returncode, done.stdout) == (status, serial), done.stderr
     assert len(serial) > 40
+
+
+def test_a_rank_waiting_for_another_sleeps(tmp_path):
+    """While rank 0 takes a step of a second, rank 1 waits in `World.agree` asleep: under
+    Open MPI's blocking allgather it polled, about half a second of CPU here."""
+    done = mpirun(2, str(ROOT / "tests" / "mpi_arrive.py"), "1.0")
+    assert done.returncode == 0, done.stderr
+    steps = {int(rank): (float(cpu), float(wall)) for rank, cpu, wall in
+             (line.split() for line in done.stdout.splitlines())}
+    assert set(steps) == {0, 1}
+    cpu, wall = steps[1]
+    assert wall >= 1.0 and cpu < 0.25, steps

@@ -46,6 +46,7 @@ QUERIES = {"profile": ["profile", "{archive}", "--json"], "aggregate": ["aggrega
 
 def _source(trace: str) -> Path:
     if trace == "20000x50":
+        (CACHE / "scale").mkdir(parents=True, exist_ok=True)
         return scale_source(Shape.parse("20000x50:otf2:ring"), CACHE / "scale")[0]
     (CACHE / "long").mkdir(parents=True, exist_ok=True)
     return long_source(trace, "jittered", CACHE / "long")

@@ -65,6 +65,23 @@ def location_checkpoints(pool: Any, locations: np.ndarray, roots: np.ndarray, st
     return CheckpointColumns.concat(parts) if parts else CheckpointColumns.from_checkpoints([])
 
 
+def add_empty_locations(writer: Any, starts: dict[int, int]) -> None:
+    """`Writer.add_location` of each location of ``starts`` (location -> its time; in
+    increasing order), locations without events, with their checkpoints made together
+    in the CHECKPOINT_TABLE blocks the per-location path writes (an MPI conversion's part
+    defines every other part's locations so: at 20,000 x 50 events their 10,000 walks
+    took 0.48 s of a part's 2.4 s)."""
+    locations = np.fromiter(starts, np.int64, len(starts))
+    times = np.fromiter(starts.values(), np.int64, len(starts))
+    start = 0
+    while start < len(locations):
+        stop = min(len(locations), start + writer.checkpoints_before_flush())
+        count = stop - start
+        writer.add_location_columns(end_checkpoints(locations[start:stop], times[start:stop], EventBatch.empty(),
+                                                    np.zeros(count + 1, np.int64)))
+        start = stop
+
+
 class SmallLocations:
     """The small locations of a stream (at most one checkpoint interval of events each),
     held until a group is full, then fed to the builder in one call per CHECKPOINT_TABLE

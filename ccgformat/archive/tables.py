@@ -282,6 +282,25 @@ def encode_checkpoint_columns(interval: int, columns: CheckpointColumns) -> byte
 def decode_checkpoint_table(raw: bytes, path: str, offset: int) -> tuple[int, list[tuple[int, list[dict[str, Any]]]]]:
     """The interval and, per location, its checkpoints as the dictionaries of the JSON
     indexes (spec 4.4 and 4.5 members together)."""
+    interval, columns = decode_checkpoint_columns(raw, path, offset)
+    points: list[dict[str, Any]] = [{"index": i, "time": t}
+                                    for i, t in zip(columns.index.tolist(), columns.time.tolist())]
+    for name, single, _ in MEMBERS:
+        rows, sizes = columns.rows[name].tolist(), columns.sizes[name].tolist()
+        position = 0
+        for point, size in zip(points, sizes):
+            point[name] = rows[position] if single else rows[position:position + size]
+            position += size
+    result, position = [], 0
+    for location, count in zip(columns.locations.tolist(), columns.counts.tolist()):
+        result.append((location, points[position:position + count]))
+        position += count
+    return interval, result
+
+
+def decode_checkpoint_columns(raw: bytes, path: str, offset: int) -> tuple[int, CheckpointColumns]:
+    """The interval and the checkpoints of a CHECKPOINT_TABLE block as columns (spec 4.8:
+    what `encode_checkpoint_columns` stores)."""
     streams = _Reader(raw, _INTERVAL.size, "checkpoint table", path, offset)
     if len(raw) < _INTERVAL.size:
         raise streams.fail("too short for its interval")
@@ -298,7 +317,7 @@ def decode_checkpoint_table(raw: bytes, path: str, offset: int) -> tuple[int, li
     time_steps[first] = _sums(time_steps[first])
     time = _segment_sums(time_steps, first)
     owner = np.repeat(locations, counts)
-    points: list[dict[str, Any]] = [{"index": i, "time": t} for i, t in zip(index.tolist(), time.tolist())]
+    sizes_of, rows_of = {}, {}
     for name, single, codings in MEMBERS:
         sizes = np.ones(total, np.int64) if single else streams.unsigned(total, f"{name} row counts")
         rows_total = int(sizes.sum())
@@ -320,17 +339,12 @@ def decode_checkpoint_table(raw: bytes, path: str, offset: int) -> tuple[int, li
                 elif coding == WIDER:
                     values = values + columns[-1]
             columns.append(values)
-        rows = np.stack(columns, axis=1).tolist() if rows_total else []
-        position = 0
-        for point, size in zip(points, sizes.tolist()):
-            point[name] = rows[position] if single else rows[position:position + size]
-            position += size
+        sizes_of[name] = np.asarray(sizes, np.int64)
+        rows_of[name] = np.stack(columns, axis=1).astype(np.int64, copy=False) if rows_total \
+            else np.zeros((0, len(codings)), np.int64)
     streams.finish()
-    result, position = [], 0
-    for location, count in zip(locations.tolist(), counts.tolist()):
-        result.append((location, points[position:position + count]))
-        position += count
-    return interval, result
+    return interval, CheckpointColumns(np.asarray(locations, np.int64), np.asarray(counts, np.int64),
+                                       np.asarray(index, np.int64), np.asarray(time, np.int64), sizes_of, rows_of)
 
 
 def _firsts(sizes: np.ndarray) -> np.ndarray:

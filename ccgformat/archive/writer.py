@@ -54,7 +54,7 @@ from .samples import MetricSamples
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .checkpoint_columns import CheckpointColumns
-from .groups import SmallLocations
+from .groups import SmallLocations, add_empty_locations
 from .tables import encode_checkpoint_columns, encode_root_table, split_definitions
 
 #: zstd level of every block by default: the other blocks are written once per file, and
@@ -801,8 +801,12 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
         walked = writer.read_back(graph) if late else graph
         for location in late:
             writer.add_location(location, walked.location(location))
-        for location in sorted(graph.roots.keys() - indexed):  # defined locations never fed (spec 4.3)
-            writer.add_location(location, walked.location(location))
+        never = sorted(graph.roots.keys() - indexed)  # defined locations never fed (spec 4.3)
+        if writer.tables and not any(graph.roots[location].events for location in never):
+            add_empty_locations(writer, {location: graph.roots[location].start for location in never})
+        else:
+            for location in never:
+                writer.add_location(location, walked.location(location))
         writer.finish(graph, samples)
     return graph
 

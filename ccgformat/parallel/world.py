@@ -5,12 +5,14 @@ Every step that may fail on some ranks ends in `World.agree`: an allgather of ea
 rank's outcome, after which every rank raises when any failed (its own error, or
 `ParallelError` naming the first failed rank). No rank waits for a failed one, so a
 failure ends the whole run with a non-zero status and no hang, without `MPI_Abort`.
+The ranks that reach that allgather first wait for the others asleep (`World.arrive`).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import time
 from typing import Any, Callable, Mapping, MutableMapping, TypeVar
 
 import numpy as np
@@ -21,6 +23,9 @@ from ..extras import require
 __all__ = ["World", "split"]
 
 T = TypeVar("T")
+
+#: seconds between two looks of a waiting rank at whether every rank arrived
+ARRIVAL_POLL = 0.001
 
 
 class World:
@@ -38,6 +43,7 @@ class World:
             result, failure = step(), None
         except Exception as error:  # any failure, so that no rank waits for this one
             result, failure = None, error
+        self.arrive()
         outcomes = self.comm.allgather(None if failure is None else _describe(failure))
         if failure is not None:
             raise failure
@@ -45,6 +51,15 @@ class World:
             if outcome is not None:
                 raise ParallelError(rank, outcome)
         return result  # type: ignore[return-value]
+
+    def arrive(self) -> None:
+        """Return once every rank called this, waiting asleep (a non-blocking barrier
+        looked at every `ARRIVAL_POLL` seconds): in a blocking collective Open MPI's ranks
+        poll without a pause, so a rank waiting for rank 0's merge took a core from it and
+        from everything else on the machine."""
+        request = self.comm.Ibarrier()
+        while not request.Test():
+            time.sleep(ARRIVAL_POLL)
 
     def gather(self, value: Any) -> list[Any] | None:
         """Every rank's ``value`` on rank 0 (in rank order), None elsewhere."""

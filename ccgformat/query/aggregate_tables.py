@@ -156,9 +156,8 @@ class StreamPlan:
 
     @property
     def bounds(self) -> np.ndarray:
-        """The bounds of the cells walked: the finest level's and the sliced level's, merged."""
-        finest = column_bounds(self.start, self.stop, 1 << self.finest)
-        return np.union1d(finest, column_bounds(self.start, self.stop, self.sliced)) if self.sliced else finest
+        """The bounds of the cells walked (`cell_bounds`)."""
+        return cell_bounds(self.start, self.stop, self.finest, self.sliced)
 
     def level_cells(self, cells: np.ndarray, slices: int) -> np.ndarray:
         """The walked ``cells`` (between `bounds`) summed into ``slices`` slices, whose
@@ -167,6 +166,13 @@ class StreamPlan:
         running = np.zeros((cells.shape[0], cells.shape[1] + 1, cells.shape[2]), np.int64)
         np.cumsum(cells, axis=1, out=running[:, 1:])
         return running[:, at[1:]] - running[:, at[:-1]]
+
+
+def cell_bounds(start: int, stop: int, finest: int, sliced: int = 0) -> np.ndarray:
+    """The bounds of the cells a walk of ``[start, stop)`` covers: those of level
+    ``finest``'s 2^finest slices and of ``sliced`` slices (0: none), merged."""
+    bounds = column_bounds(start, stop, 1 << finest)
+    return np.union1d(bounds, column_bounds(start, stop, sliced)) if sliced else bounds
 
 
 def _fits(nodes: int, states: int, slices: int) -> bool:
@@ -233,7 +239,7 @@ def leaf_rows(source: Any, locations: np.ndarray, start: int, stop: int, finest:
     the bounds of `StreamPlan` (level ``finest``'s and those of ``sliced`` slices) over
     ``[start, stop)``, walked (a large graph, `streams`; ``samples`` then gets their
     metric samples) or from the node tables, as `levels` computes them."""
-    bounds = StreamPlan(source_hierarchy(source), start, stop, finest, None, sliced).bounds
+    bounds = cell_bounds(start, stop, finest, sliced)  # no hierarchy: 0.1 s at 20,000 locations
     if streams(source):
         return walked_times(source, locations, bounds, len(source.definitions.regions), samples)
     regions = max(len(source.definitions.regions), tables_for(source.pool).regions)

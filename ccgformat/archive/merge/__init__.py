@@ -21,7 +21,7 @@ from ..writer import save_graph
 from .blocks import COPY_NODES, way, write_blocks
 from .moved import Moved, MovedBlock, write_moved
 from .nodes import merged_graph
-from .plan import Plan, plan as make_plan
+from .plan import plan as make_plan
 from .rebuild import rebuild
 from .tables import TableRows, plan_rows
 

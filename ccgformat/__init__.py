@@ -6,10 +6,8 @@ formats at their first call (`ccgformat.deferred`): ``import ccgformat`` loads w
 reading and writing archives needs, and a command what it uses.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 from .backends import ACTIVE as backend
 from .archive import (Archive, MergeProgress, MergeReport, Writer, merge, open_archive as open, save_graph, write_table,
@@ -31,7 +29,7 @@ from .params import Params
 
 from ._version import __version__
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from .analysis import Topology
     from .query import CallTree, Logical, Messages, MessageStream, Overview, Profile, Timeline
     from .query.metric_integrals import MetricIntegrals
@@ -44,14 +42,18 @@ _LATER = {**{name: "query" for name in ("CallTree", "Logical", "Messages", "Mess
 _SUBPACKAGES = ("analysis", "figures", "interop", "query")
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     """A query result type (`_LATER`) or subpackage, imported now (first use)."""
     if name in _SUBPACKAGES:
-        return importlib.import_module(f"{__name__}.{name}")
+        return _importlib.import_module(f"{__name__}.{name}")
     if name not in _LATER:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = globals()[name] = getattr(importlib.import_module(f"{__name__}.{_LATER[name]}"), name)
+    value = globals()[name] = getattr(_importlib.import_module(f"{__name__}.{_LATER[name]}"), name)
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LATER, *_SUBPACKAGES})
 
 
 def _queries() -> None:

@@ -155,6 +155,7 @@ def test_archive_methods_import_their_packages_at_first_call():
     analysis packages answer (each package imported at its first call), and the result
     types are the package root's."""
     code = ("import ccgformat\n"
+            "assert {'Profile', 'Topology', 'query'} <= set(dir(ccgformat))\n"
             f"with ccgformat.open({str(VECTOR)!r}) as archive:\n"
             "    assert type(archive.profile()) is ccgformat.Profile\n"
             "    assert type(archive.topology()) is ccgformat.Topology\n"

@@ -14,7 +14,6 @@ import contextlib
 import ctypes
 import functools
 import os
-import secrets
 import shutil
 from pathlib import Path
 from typing import Callable, Iterator
@@ -33,7 +32,7 @@ class AtomicOutput:
         if not parent.is_dir():
             raise FileNotFoundError(2, "the target's folder does not exist", str(parent))
         while True:
-            self.path = parent / f".{self.target.name}.{secrets.token_hex(4)}.tmp"
+            self.path = parent / f".{self.target.name}.{os.urandom(4).hex()}.tmp"  # not secrets: it loads OpenSSL
             try:  # created with the mode of a plain file or folder, so the umask applies
                 if folder:
                     os.mkdir(self.path, 0o777)

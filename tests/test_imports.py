@@ -5,13 +5,15 @@ of every module (inside functions too) is read with ast, relative ones resolved.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ccgformat"
 #: The bottom of the package: what every layer may import.
-BOTTOM = {"ccgformat", "ccgformat._version", "ccgformat.aggregate_model", "ccgformat.atomic", "ccgformat.errors", "ccgformat.extras", "ccgformat.bulkstep", "ccgformat.model",
+BOTTOM = {"ccgformat", "ccgformat._version", "ccgformat.aggregate_model", "ccgformat.atomic", "ccgformat.deferred", "ccgformat.errors", "ccgformat.extras", "ccgformat.bulkstep", "ccgformat.model",
           "ccgformat.params"}
 
 
@@ -27,7 +29,7 @@ def is_module(name: str) -> bool:
 
 def imports_of(path: Path) -> set[str]:
     """The ccgformat modules ``path`` imports: ``from X import y`` counts X, and X.y when
-    that is a module."""
+    that is a module; ``Deferred("X", "f")`` (imported at its first call) counts X."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
@@ -40,6 +42,8 @@ def imports_of(path: Path) -> set[str]:
             source = ".".join(base + ([node.module] if node.module else []))
             found.add(source)
             found.update(f"{source}.{alias.name}" for alias in node.names if is_module(f"{source}.{alias.name}"))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Deferred":
+            found.add(node.args[0].value)
     return {module for module in found if module == "ccgformat" or module.startswith("ccgformat.")}
 
 
@@ -62,6 +66,7 @@ def test_the_imports_are_read():
     assert "ccgformat._native.timeline" in GRAPH["ccgformat.query.timeline_walk"]  # inside a function
     assert "ccgformat.backends" in GRAPH["ccgformat.query.profile_engine"]       # from .. import backends
     assert "ccgformat.archive" in GRAPH["ccgformat.query"]
+    assert "ccgformat.formats.otf2.reader" in GRAPH["ccgformat.formats.otf2"]  # Deferred("ccgformat.formats.otf2.reader", ...)
 
 
 @pytest.mark.parametrize("importers, forbidden, why", [
@@ -100,3 +105,60 @@ def test_query_results_are_exported_from_the_package_root():
         for result in results:
             assert getattr(ccgformat, type(result).__name__) is type(result)
             assert type(result).__name__ in ccgformat.__all__
+
+
+#: what each format reads and writes with: imported at the first call, never by detection
+READERS = {f"ccgformat.formats.{fmt}.{module}" for fmt in ("otf1", "otf2", "epilog", "chrome", "paje")
+           for module in ("reader", "writer", "export")}
+DEMO = PACKAGE / "data" / "demo" / "traces.otf2"
+VECTOR = PACKAGE.parent / "spec" / "vectors" / "metric_integrals.ccg"
+
+
+def loaded_by(code: str) -> set[str]:
+    """The ccgformat modules a fresh interpreter has loaded after running ``code``."""
+    report = "\nimport sys\nprint(' '.join(m for m in sys.modules if m.startswith('ccgformat')))"
+    done = subprocess.run([sys.executable, "-c", code + report], capture_output=True, text=True,
+                          cwd=PACKAGE.parent, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split())
+
+
+def ccg(*argv: str) -> str:
+    """Code running ``ccg argv`` as the command does (its exit status kept)."""
+    return f"from ccgformat.cli import main\nstatus = main({list(argv)!r})\nassert status == 0, status"
+
+
+@pytest.mark.parametrize("code, allowed", [
+    ("import ccgformat", ()),
+    (ccg("--help"), ("cli",)),
+    (ccg("info", str(VECTOR)), ("cli",)),
+    (ccg("convert", "-q", str(DEMO), "{out}"), ("cli", "query", "figures")),
+], ids=["import", "help", "info", "convert-otf2"])
+def test_a_start_loads_only_what_it_uses(code, allowed, tmp_path):
+    """``import ccgformat`` and a ``ccg`` command load no reader or writer of a format they
+    do not read or write, and no query, table, analysis, figure, parallel or command module
+    they do not use (their imports are the start-up of every command, docs/parallel.md)."""
+    if "convert" in code:
+        pytest.importorskip("otf2")
+    loaded = loaded_by(code.replace("{out}", str(tmp_path / "demo.ccg")))
+    unused = {"query", "interop", "analysis", "figures", "cli", "parallel"} - set(allowed)
+    assert sorted(m for m in loaded if within(m, *unused)) == []
+    read = {"ccgformat.formats.otf2.reader"} if "convert" in code else set()
+    assert sorted(loaded & READERS - read) == []
+    if "cli" in allowed:  # the module of the command run, no other
+        commands = {m.rsplit(".", 1)[1] for m in loaded if within(m, "cli")} - {"cli", "common", "progress", "version"}
+        assert commands <= {"info" if "info" in code else "convert"}
+
+
+def test_archive_methods_import_their_packages_at_first_call():
+    """With nothing imported but ``ccgformat``, the Archive methods of the query, table and
+    analysis packages answer (each package imported at its first call), and the result
+    types are the package root's."""
+    code = ("import ccgformat\n"
+            "assert {'Profile', 'Topology', 'query'} <= set(dir(ccgformat))\n"
+            f"with ccgformat.open({str(VECTOR)!r}) as archive:\n"
+            "    assert type(archive.profile()) is ccgformat.Profile\n"
+            "    assert type(archive.topology()) is ccgformat.Topology\n"
+            "    assert '<table' in archive._repr_html_()\n")
+    loaded = loaded_by(code)
+    assert {"ccgformat.query", "ccgformat.analysis", "ccgformat.interop"} <= loaded

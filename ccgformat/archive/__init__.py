@@ -8,7 +8,7 @@ from .bulk import write_table
 from .export import ExportFormat, ExportProgress, exporter_for, exporters, register_exporter
 from .layout import MAGIC, SectionKind
 from .merge import MergeProgress, MergeReport, merge
-from .queries import register_query
+from .queries import register_query, register_query_source
 from .reader import Archive, ArchiveStats, open_archive
 from .writer import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, DEFAULT_NODES_PER_BLOCK,
                      DEFAULT_NODES_SEARCH, DEFAULT_TABLES_LEVEL, GAP_CODINGS, Writer, save_graph, write_trace)
@@ -17,4 +17,4 @@ __all__ = ["AGGREGATION_BUDGET", "DEFAULT_CHECKPOINT_INTERVAL", "DEFAULT_LEVEL",
            "DEFAULT_NODES_PER_BLOCK", "DEFAULT_TABLES_LEVEL", "GAP_CODINGS", "MAGIC", "Archive", "ArchiveStats", "ExportFormat", "ExportProgress", "MergeProgress",
            "MergeReport", "SectionKind", "Writer",
            "exporter_for", "exporters", "merge", "open_archive",
-           "register_exporter", "register_query", "save_graph", "write_table", "write_trace"]
+           "register_exporter", "register_query", "register_query_source", "save_graph", "write_table", "write_trace"]

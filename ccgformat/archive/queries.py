@@ -3,16 +3,22 @@
 
 The query layer sits above the archive and registers its functions here with
 `register_query`, as format modules register exporters (archive/export.py); the archive
-only looks them up, so imports keep flowing one way (query -> archive).
+only looks them up, so imports keep flowing one way (query -> archive). The packages
+that register them are imported at the first query asked for that is not registered
+yet (`register_query_source`), so that ``import ccgformat`` loads none of them.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
-__all__ = ["register_query", "run_query"]
+__all__ = ["register_query", "register_query_source", "run_query"]
 
 _QUERIES: dict[str, Callable[..., Any]] = {}
+#: what imports the registering packages, those not run yet, in the order given
+_SOURCES: list[Callable[[], None]] = []
+_LOADING = threading.RLock()
 
 
 def register_query(name: str, function: Callable[..., Any]) -> None:
@@ -22,10 +28,26 @@ def register_query(name: str, function: Callable[..., Any]) -> None:
     _QUERIES[name] = function
 
 
-def run_query(name: str, archive: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run the registered query ``name`` on ``archive``."""
+def register_query_source(load: Callable[[], None]) -> None:
+    """Make ``load()``, which imports modules that call `register_query`, run when a query
+    not registered yet is asked for (each source once, in the order given, until the
+    query is found)."""
+    _SOURCES.append(load)
+
+
+def _lookup(name: str) -> Callable[..., Any]:
+    function = _QUERIES.get(name)
+    if function is not None:
+        return function
+    with _LOADING:
+        while name not in _QUERIES and _SOURCES:
+            _SOURCES.pop(0)()
     try:
-        function = _QUERIES[name]
+        return _QUERIES[name]
     except KeyError:
         raise RuntimeError(f"no {name!r} query is registered; import ccgformat.query") from None
-    return function(archive, *args, **kwargs)
+
+
+def run_query(name: str, archive: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run the registered query ``name`` on ``archive``."""
+    return _lookup(name)(archive, *args, **kwargs)

@@ -1,5 +1,8 @@
 """The `ccg` command line. Thin over the public API; one module per group of commands
-(`convert`, `merge`, `info`, `cat`, `queries`, `logical`, `overview`, `topology`, `demo`), each adding its commands' parsers.
+(`convert`, `merge`, `info`, `cat`, `queries`, `logical`, `overview`, `topology`, `demo`),
+with an ``add_<command>(parser)`` per command that adds its options. A command's module is
+imported when that command is parsed (`COMMANDS`), so that ``ccg X`` loads what X uses and
+``ccg --help`` none of them.
 
 Exit status: 0 on success, 1 on a corrupt or invalid input (any `CcgError`, printed as
 ``ccg: <message>`` without a traceback, or an unreadable file), 2 on a usage error. A
@@ -11,37 +14,71 @@ from __future__ import annotations
 import argparse
 import atexit
 import gc
+import importlib
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..errors import CcgError
-from .cat import add_cat
 from .common import UsageError, silence_stdout
-from .convert import add_convert, add_export
-from .demo import add_demo
-from .info import add_info, add_verify
-from .logical import add_logical
-from .merge import add_merge
-from .overview import add_overview
-from .queries import add_queries
-from .topology import add_topology
 from .version import VersionAction
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: The commands in the order of ``ccg --help``: name, the module of this package whose
+#: ``add_<name>`` adds its options, and its line in ``ccg --help``.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("convert", "convert", "convert a trace to a .ccg archive"),
+    ("merge", "merge", "merge archives of disjoint locations or of consecutive time segments"),
+    ("info", "info", "describe an archive"),
+    ("verify", "info", "check an archive's integrity"),
+    ("cat", "cat", "print events"),
+    ("export", "convert", "write an archive's trace in another format"),
+    ("profile", "queries", "per-region summary of a time window"),
+    ("messages", "queries", "matched point-to-point messages and collectives"),
+    ("timeline", "queries", "render a timeline of region groups (or regions)"),
+    ("aggregate", "queries", "the microscopic model: time per location, slice and state"),
+    ("calltree", "queries", "calls and times per call path"),
+    ("logical", "logical", "communication events in logical steps, their lateness and clusters"),
+    ("overview", "overview", "optimal spatiotemporal aggregation of a window (Ocelotl's overview)"),
+    ("topology", "topology", "containers with their metrics' means over a window, and their links (a graph)"),
+    ("demo", "demo", "convert the demo trace that ships with ccgformat and show what an archive answers"),
+)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``ccg`` parser, its commands in the order of ``ccg --help``."""
+class _Command(argparse.ArgumentParser):
+    """A command's parser, whose options its module adds (`add_options`) at the latest when
+    the command is parsed."""
+
+    def __init__(self, *args: Any, command: str, module: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._adds: tuple[str, str] | None = (command, module)
+
+    def add_options(self) -> None:
+        """Import the command's module and add its options (once)."""
+        if self._adds is not None:
+            command, module = self._adds
+            self._adds = None
+            getattr(importlib.import_module(f".{module}", __name__), f"add_{command}")(self)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        self.add_options()
+        return super().parse_known_args(args, namespace)
+
+
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """The ``ccg`` parser, its commands in the order of ``ccg --help``. ``lazy``: a command's
+    options are added when it is parsed (as `main` does), else all of them now."""
     parser = argparse.ArgumentParser(
         prog="ccg", description="Archive parallel-program traces as compressed Complete Call Graphs.",
         epilog="Exit status: 0 success, 1 corrupt or invalid input, 2 usage error. "
                "Run 'ccg COMMAND --help' for a command's options.")
     parser.add_argument("--version", action=VersionAction,
                         help="show the package version and the format versions read and written, and exit")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (add_convert, add_merge, add_info, add_verify, add_cat, add_export, add_queries, add_logical, add_overview, add_topology,
-                add_demo):
-        add(commands)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Command)
+    for name, module, line in COMMANDS:
+        command = commands.add_parser(name, help=line, command=name, module=module)
+        if not lazy:
+            command.add_options()
     return parser
 
 
@@ -64,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None) -> int:
     """Parse ``argv`` and run its command; returns the exit status."""
-    parser = build_parser()
+    parser = build_parser(lazy=True)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit:  # --help, --version (0) or a usage error (2)

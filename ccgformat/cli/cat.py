@@ -17,14 +17,12 @@ CSV_HEADER = ("location", "time", "kind") + COLUMNS
 _USED = {kind: fields.hard + fields.soft for kind, fields in KIND_FIELDS.items()}
 
 
-def add_cat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``cat`` command and its options."""
-    p = commands.add_parser(
-        "cat", help="print events",
-        description="Print events in global time order (ties by location), streaming. The window is "
-                    "START <= time < STOP. text: location, time, kind and the kind's fields, with "
-                    "region names for ENTER/LEAVE; csv: all columns, empty where the kind does not use "
-                    "them; jsonl: one object per event with the kind's fields.")
+def add_cat(p: argparse.ArgumentParser) -> None:
+    """The ``cat`` command's options."""
+    p.description = ("Print events in global time order (ties by location), streaming. The window is "
+                     "START <= time < STOP. text: location, time, kind and the kind's fields, with "
+                     "region names for ENTER/LEAVE; csv: all columns, empty where the kind does not use "
+                     "them; jsonl: one object per event with the kind's fields.")
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--location", type=bounded_int(0), action="append", metavar="ID",
                    help="only this location (repeatable; default all)")

@@ -18,16 +18,14 @@ from .common import UsageError, add_mpi, bounded_int, fraction, mpi_world
 from .progress import TerminalProgress
 
 
-def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``convert`` command and its options."""
+def add_convert(p: argparse.ArgumentParser) -> None:
+    """The ``convert`` command's options."""
     defaults = Params()
-    p = commands.add_parser(
-        "convert", help="convert a trace to a .ccg archive",
-        description="Convert a trace to a .ccg archive. The input format is detected from the file's "
-                    "content, never its name. A .ccg input is rebuilt from its events with the new "
-                    "parameters (bounds then apply to the events it holds). Options not given keep "
-                    "the library defaults (lossless).",
-        epilog="Known input formats: " + ", ".join(f"{f.name} ({f.description})" for f in formats()))
+    p.description = ("Convert a trace to a .ccg archive. The input format is detected from the file's "
+                     "content, never its name. A .ccg input is rebuilt from its events with the new "
+                     "parameters (bounds then apply to the events it holds). Options not given keep "
+                     "the library defaults (lossless).")
+    p.epilog = "Known input formats: " + ", ".join(f"{f.name} ({f.description})" for f in formats())
     p.add_argument("source", metavar="SRC", help="input trace")
     p.add_argument("target", metavar="DST", help="output archive (written atomically)")
     p.add_argument("--from", dest="fmt", choices=[f.name for f in formats()],
@@ -75,15 +73,13 @@ def add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.set_defaults(run=cmd_convert)
 
 
-def add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``export`` command and its options."""
-    p = commands.add_parser(
-        "export", help="write an archive's trace in another format",
-        description="Write the archive's events and definitions in another trace format, for tools "
-                    "that cannot read .ccg. The format comes from --to, else from DST's suffix. DST is "
-                    "written atomically.",
-        epilog="Output formats: " + ", ".join(f"{e.name} ({e.description}; {', '.join(e.suffixes)})"
-                                               for e in exporters()))
+def add_export(p: argparse.ArgumentParser) -> None:
+    """The ``export`` command's options."""
+    p.description = ("Write the archive's events and definitions in another trace format, for tools "
+                     "that cannot read .ccg. The format comes from --to, else from DST's suffix. DST is "
+                     "written atomically.")
+    p.epilog = ("Output formats: " + ", ".join(f"{e.name} ({e.description}; {', '.join(e.suffixes)})"
+                for e in exporters()))
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("target", metavar="DST", help="output file (or folder, for OTF2)")
     p.add_argument("--to", choices=[e.name for e in exporters()], help="output format")

@@ -26,14 +26,12 @@ DEMO_TRACE = Path(__file__).resolve().parent.parent / "data" / "demo"
 SLICES, STATES = 30, "group"
 
 
-def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``demo`` command."""
-    p = commands.add_parser(
-        "demo", help="convert the demo trace that ships with ccgformat and show what an archive answers",
-        description="Convert the small OTF2 trace that ships with ccgformat (a stencil solver on 4 MPI "
-                    "ranks) into DIR/demo.ccg, print its summary (as 'ccg info') and profile (as 'ccg "
-                    "profile'), draw its overview into DIR/overview.svg (as 'ccg overview') and list "
-                    "commands to try next. Needs the 'otf2' extra to read OTF2.")
+def add_demo(p: argparse.ArgumentParser) -> None:
+    """The ``demo`` command's options."""
+    p.description = ("Convert the small OTF2 trace that ships with ccgformat (a stencil solver on 4 MPI "
+                     "ranks) into DIR/demo.ccg, print its summary (as 'ccg info') and profile (as 'ccg "
+                     "profile'), draw its overview into DIR/overview.svg (as 'ccg overview') and list "
+                     "commands to try next. Needs the 'otf2' extra to read OTF2.")
     p.add_argument("--out", metavar="DIR", help="folder for the archive and the picture, made if missing "
                                                 "(default: a new temporary folder, kept)")
     p.add_argument("--json", action="store_true",

@@ -12,22 +12,19 @@ from .common import add_mpi, mpi_world
 from .progress import TerminalProgress
 
 
-def add_info(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``info`` command and its options."""
-    p = commands.add_parser("info", help="describe an archive",
-                            description="Sizes, compression, parameters, provenance and sections of an archive.")
+def add_info(p: argparse.ArgumentParser) -> None:
+    """The ``info`` command's options."""
+    p.description = "Sizes, compression, parameters, provenance and sections of an archive."
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=cmd_info)
 
 
-def add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``verify`` command and its options."""
-    p = commands.add_parser(
-        "verify", help="check an archive's integrity",
-        description="Read every block and check every structural invariant (checksums, node "
-                    "encoding, references, roots, indexes). Exit status 0 when sound, 1 otherwise; "
-                    "the first bad block is named with its kind and byte offset.")
+def add_verify(p: argparse.ArgumentParser) -> None:
+    """The ``verify`` command's options."""
+    p.description = ("Read every block and check every structural invariant (checksums, node "
+                     "encoding, references, roots, indexes). Exit status 0 when sound, 1 otherwise; "
+                     "the first bad block is named with its kind and byte offset.")
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", "-q", action="store_true", help="show no progress on a terminal")

@@ -16,15 +16,13 @@ from .common import bounded_int
 from .queries import text_table
 
 
-def add_logical(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``logical`` command."""
-    p = commands.add_parser(
-        "logical", help="communication events in logical steps, their lateness and clusters",
-        description="Order the point-to-point (and, by Ravel's scheme, collective) events by logical steps "
-                    "derived from happened-before: Lamport's clock, or Ravel's scheme (phases, sends of an "
-                    "exchange on one step, aggregate non-messaging events). Lateness: how much later an "
-                    "event's call exits than the earliest of its phase at its step. Prints a summary per "
-                    "location, or JSON; draws the logical timeline as SVG or PNG.")
+def add_logical(p: argparse.ArgumentParser) -> None:
+    """The ``logical`` command's options."""
+    p.description = ("Order the point-to-point (and, by Ravel's scheme, collective) events by logical steps "
+                     "derived from happened-before: Lamport's clock, or Ravel's scheme (phases, sends of an "
+                     "exchange on one step, aggregate non-messaging events). Lateness: how much later an "
+                     "event's call exits than the earliest of its phase at its step. Prints a summary per "
+                     "location, or JSON; draws the logical timeline as SVG or PNG.")
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--scheme", choices=SCHEMES, default="ravel", help="logical clock (default %(default)s)")
     p.add_argument("--clusters", type=bounded_int(1, 1000), default=CLUSTERS, metavar="K",

@@ -11,15 +11,13 @@ from ..archive import MergeProgress, MergeReport, merge
 from .progress import TerminalProgress
 
 
-def add_merge(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``merge`` command and its options."""
-    p = commands.add_parser(
-        "merge", help="merge archives of disjoint locations or of consecutive time segments",
-        description="Merge .ccg archives into one: archives of disjoint locations (per-rank or per-node "
-                    "conversions) give the union of their locations, archives holding the same location "
-                    "give its events one segment after another (they must not overlap in time). "
-                    "Definitions are matched by name and structure; a conflict is an error naming both "
-                    "files. OUT is written atomically; the inputs are never modified.")
+def add_merge(p: argparse.ArgumentParser) -> None:
+    """The ``merge`` command's options."""
+    p.description = ("Merge .ccg archives into one: archives of disjoint locations (per-rank or per-node "
+                     "conversions) give the union of their locations, archives holding the same location "
+                     "give its events one segment after another (they must not overlap in time). "
+                     "Definitions are matched by name and structure; a conflict is an error naming both "
+                     "files. OUT is written atomically; the inputs are never modified.")
     p.add_argument("sources", metavar="ARCHIVE", nargs="+", help="archives to merge")
     p.add_argument("-o", "--output", dest="target", metavar="OUT", required=True, help="the merged archive")
     p.add_argument("--quiet", "-q", action="store_true", help="print neither progress nor the result line")

@@ -19,14 +19,12 @@ def _ratio(text: str) -> float:
     return value
 
 
-def add_overview(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``overview`` command."""
-    p = commands.add_parser(
-        "overview", help="optimal spatiotemporal aggregation of a window (Ocelotl's overview)",
-        description="Split [START, STOP) into T slices, take each location's exclusive time per state "
-                    "and slice, and find the partition into (hierarchy node x interval of slices) parts that "
-                    "maximizes p * gain - (1 - p) * loss (papers 000 and 002). Without --p the default p of "
-                    "the quality curve is used. Prints a summary, or JSON; draws PNG or SVG pictures.")
+def add_overview(p: argparse.ArgumentParser) -> None:
+    """The ``overview`` command's options."""
+    p.description = ("Split [START, STOP) into T slices, take each location's exclusive time per state "
+                     "and slice, and find the partition into (hierarchy node x interval of slices) parts that "
+                     "maximizes p * gain - (1 - p) * loss (papers 000 and 002). Without --p the default p of "
+                     "the quality curve is used. Prints a summary, or JSON; draws PNG or SVG pictures.")
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--slices", type=bounded_int(1, 1000), default=30, metavar="T",
                    help="time slices (default %(default)s)")

@@ -15,39 +15,46 @@ from ..query.timeline import HEIGHT
 from .common import MPI_HELP, UsageError, add_mpi, bounded_int, chosen_locations, location_name, mpi_world
 
 
-def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``profile``, ``messages``, ``timeline``, ``aggregate`` and ``calltree`` commands,
-    with their common window options."""
-    window = argparse.ArgumentParser(add_help=False)
-    window.add_argument("archive", metavar="ARCHIVE")
-    window.add_argument("--start", type=int, metavar="T", help="window start in ticks (inclusive)")
-    window.add_argument("--stop", type=int, metavar="T", help="window stop in ticks (exclusive)")
-    window.add_argument("--location", type=bounded_int(0), action="append", metavar="ID",
-                        help="only this location (repeatable; default all)")
-    p = commands.add_parser(
-        "profile", parents=[window], help="per-region summary of a time window",
-        description="Calls, inclusive and exclusive time, min/max/mean call duration per region and "
-                    "region group, messages per location pair, collectives per operation and metric "
-                    "changes, for START <= time < STOP, summed over the chosen locations. Computed on "
-                    "the compressed graph. A call counts where it is entered; times count the part "
-                    "inside the window.")
+def _window_options(p: argparse.ArgumentParser) -> None:
+    """The archive and window options every query command has, first."""
+    p.add_argument("archive", metavar="ARCHIVE")
+    p.add_argument("--start", type=int, metavar="T", help="window start in ticks (inclusive)")
+    p.add_argument("--stop", type=int, metavar="T", help="window stop in ticks (exclusive)")
+    p.add_argument("--location", type=bounded_int(0), action="append", metavar="ID",
+                   help="only this location (repeatable; default all)")
+
+
+def add_profile(p: argparse.ArgumentParser) -> None:
+    """The ``profile`` command's options."""
+    p.description = ("Calls, inclusive and exclusive time, min/max/mean call duration per region and "
+                     "region group, messages per location pair, collectives per operation and metric "
+                     "changes, for START <= time < STOP, summed over the chosen locations. Computed on "
+                     "the compressed graph. A call counts where it is entered; times count the part "
+                     "inside the window.")
+    _window_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_mpi(p)
     p.set_defaults(run=cmd_profile)
-    p = commands.add_parser(
-        "messages", parents=[window], help="matched point-to-point messages and collectives",
-        description="Match sends with receives (FIFO per sender, receiver, communicator and tag) and "
-                    "collectives per communicator; list those with a send or receive in the window, "
-                    "and every unmatched event.")
+
+
+def add_messages(p: argparse.ArgumentParser) -> None:
+    """The ``messages`` command's options."""
+    p.description = ("Match sends with receives (FIFO per sender, receiver, communicator and tag) and "
+                     "collectives per communicator; list those with a send or receive in the window, "
+                     "and every unmatched event.")
+    _window_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--matrix", action="store_true", help="print the communication matrix (counts) instead")
     add_mpi(p)
     p.set_defaults(run=cmd_messages)
-    p = commands.add_parser(
-        "timeline", parents=[window], help="render a timeline of region groups (or regions)",
-        description="Per pixel column the exclusive-time share of each region group (rows: locations "
-                    "or call levels), blended into colours; drawn as SVG or PNG (with a title, row labels, a "
-                    "time axis in seconds and a legend) and/or printed as JSON.")
+
+
+def add_timeline(p: argparse.ArgumentParser) -> None:
+    """The ``timeline`` command's options."""
+    p.description = ("Per pixel column the exclusive-time share of each region group (rows: locations "
+                     "or call levels), blended into colours; drawn as SVG or PNG (with a title, row labels, a "
+                     "time axis in seconds and a legend) and/or printed as JSON.")
+    _window_options(p)
     p.add_argument("--width", type=bounded_int(1, 100000), default=1200, metavar="W",
                    help="pixel columns (default %(default)s)")
     p.add_argument("--by", choices=("location", "depth"), default="location", help="rows (default %(default)s)")
@@ -64,11 +71,14 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--svg", metavar="FILE", help="draw it as SVG")
     p.add_argument("--json", action="store_true", help="print the per-column exclusive times as JSON")
     p.set_defaults(run=cmd_timeline)
-    p = commands.add_parser(
-        "aggregate", parents=[window], help="the microscopic model: time per location, slice and state",
-        description="Split START <= time < STOP (default: the whole trace) into T slices, bound k at "
-                    "START + floor(k*(STOP-START)/T), and give per location and slice the exclusive time "
-                    "in ticks of each state (region or region group) as the innermost open region.")
+
+
+def add_aggregate(p: argparse.ArgumentParser) -> None:
+    """The ``aggregate`` command's options."""
+    p.description = ("Split START <= time < STOP (default: the whole trace) into T slices, bound k at "
+                     "START + floor(k*(STOP-START)/T), and give per location and slice the exclusive time "
+                     "in ticks of each state (region or region group) as the innermost open region.")
+    _window_options(p)
     p.add_argument("--slices", type=bounded_int(1, 1000000), required=True, metavar="T", help="time slices")
     p.add_argument("--states", choices=("region", "group", "metric"), default="region",
                    help="states: regions, region groups, or the metrics' integrals per slice (spec 4.11; "
@@ -76,13 +86,16 @@ def add_queries(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_mpi(p, MPI_HELP + " (region and group states)")
     p.set_defaults(run=cmd_aggregate)
-    p = commands.add_parser(
-        "calltree", parents=[window], help="calls and times per call path",
-        description="The call tree of START <= time < STOP: per call path (the regions open from the "
-                    "location's root down to a call; recursion makes longer paths) the calls and the "
-                    "inclusive and exclusive seconds, summed over the chosen locations or per location. "
-                    "Computed on the compressed graph. A call counts where it is entered; times count the "
-                    "part inside the window.")
+
+
+def add_calltree(p: argparse.ArgumentParser) -> None:
+    """The ``calltree`` command's options."""
+    p.description = ("The call tree of START <= time < STOP: per call path (the regions open from the "
+                     "location's root down to a call; recursion makes longer paths) the calls and the "
+                     "inclusive and exclusive seconds, summed over the chosen locations or per location. "
+                     "Computed on the compressed graph. A call counts where it is entered; times count the "
+                     "part inside the window.")
+    _window_options(p)
     p.add_argument("--per-location", action="store_true", help="a tree per location instead of their sum")
     p.add_argument("--json", action="store_true", help="print one JSON object (times in ticks)")
     p.set_defaults(run=cmd_calltree)

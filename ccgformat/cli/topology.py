@@ -15,16 +15,14 @@ from ..atomic import atomic_output
 from .common import UsageError, bounded_int
 
 
-def add_topology(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``topology`` command."""
-    p = commands.add_parser(
-        "topology", help="containers with their metrics' means over a window, and their links (a graph)",
-        description="The topology graph of paper 001: per container (hierarchy node) the time-weighted mean "
-                    "of every metric over START <= time < STOP (default: the whole trace), summed (or averaged, "
-                    "or the maximum) over its sub-tree, and edges between the containers that exchanged "
-                    "messages or Paje links (counts and bytes within the window). With --depth D the nodes "
-                    "are the containers of depth D (the root is 0) and the leaves above it. Prints a table, "
-                    "or JSON; writes Graphviz DOT and SVG (Graphviz lays the graph out).")
+def add_topology(p: argparse.ArgumentParser) -> None:
+    """The ``topology`` command's options."""
+    p.description = ("The topology graph of paper 001: per container (hierarchy node) the time-weighted mean "
+                     "of every metric over START <= time < STOP (default: the whole trace), summed (or averaged, "
+                     "or the maximum) over its sub-tree, and edges between the containers that exchanged "
+                     "messages or Paje links (counts and bytes within the window). With --depth D the nodes "
+                     "are the containers of depth D (the root is 0) and the leaves above it. Prints a table, "
+                     "or JSON; writes Graphviz DOT and SVG (Graphviz lays the graph out).")
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--start", type=int, metavar="T", help="window start in ticks (inclusive)")
     p.add_argument("--stop", type=int, metavar="T", help="window stop in ticks (exclusive)")

@@ -21,7 +21,10 @@ the others' events never read
 (`ccgformat.parallel` splits a conversion across MPI ranks this way).
 
 Detection tries the formats in registration order and never looks at the file name's
-extension. New importers call `register` from this module (see the bottom).
+extension. New importers call `register` from this module (see the bottom). A format
+package's ``__init__`` holds its sniffing and little else; its ``read`` and ``write`` are
+`ccgformat.deferred.Deferred`, so that detecting a format or registering every one
+imports no reader or writer (start-up, docs/parallel.md).
 """
 
 from __future__ import annotations

@@ -30,9 +30,12 @@ timestamps ``X`` cannot express; each ``E`` named as its ``B``, as viewers need)
 the top-level ``ccgformat`` object carries the timer so a re-import gets the same ticks.
 """
 
+from ...deferred import Deferred
 from .common import EXTENSION, OWN
-from .parse import sniff
-from .reader import read
-from .writer import write
+from .detect import sniff
+
+#: `reader.read` and `writer.write`, imported at the first call
+read = Deferred("ccgformat.formats.chrome.reader", "read")
+write = Deferred("ccgformat.formats.chrome.writer", "write")
 
 __all__ = ["EXTENSION", "OWN", "read", "sniff", "write"]

@@ -1,4 +1,4 @@
-"""Reading the JSON text: detection, the document and its events with their positions,
+"""Reading the JSON text: the document and its events with their positions,
 and exact microsecond timestamps to ticks."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 from ...errors import FormatError
 from .common import INT64_MAX, INT64_MIN, OWN
+from .detect import GZIP_MAGIC
 
-GZIP_MAGIC = b"\x1f\x8b"
 #: Most fractional digits of a microsecond kept (10**18 ticks per second fit in int64).
 MAX_DIGITS = 12
 _WS = re.compile(r"[ \t\n\r]*")
@@ -37,20 +37,6 @@ class Float(float):
 
 
 DECODER = json.JSONDecoder(parse_float=Float, parse_constant=_reject_constant)
-
-
-def sniff(path: Path, head: bytes) -> bool:
-    """JSON (optionally gzip) starting with an array holding ``"ph"`` or an object holding
-    ``"traceEvents"`` or ``"ph"``."""
-    if head.startswith(GZIP_MAGIC):
-        try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 1 << 16)
-        except zlib.error:
-            return False
-    text = head.decode("utf-8", errors="ignore").lstrip("\ufeff \t\r\n")
-    if text.startswith("["):
-        return '"ph"' in text
-    return text.startswith("{") and ('"traceEvents"' in text or '"ph"' in text)
 
 
 class Source:

@@ -54,14 +54,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...deferred import Deferred
 from .anchor import ANCHOR_MAGIC, anchors
 from .common import GENERIC_PARAMETER, MARKER_PARAMETER, P2P_RECORDS
-from .definitions import EXTENSION_VERSION
-from .export import ARCHIVE_NAME, write, write_events
-from .reader import read
 
-__all__ = ["sniff", "read", "write", "write_events", "ANCHOR_MAGIC", "ARCHIVE_NAME", "EXTENSION_VERSION",
-           "MARKER_PARAMETER", "GENERIC_PARAMETER", "P2P_RECORDS"]
+__all__ = ["sniff", "read", "write", "write_events", "ANCHOR_MAGIC", "MARKER_PARAMETER", "GENERIC_PARAMETER",
+           "P2P_RECORDS"]
+
+#: `reader.read`, `export.write` and `export.write_events`, imported at the first call
+read = Deferred("ccgformat.formats.otf2.reader", "read")
+write = Deferred("ccgformat.formats.otf2.export", "write")
+write_events = Deferred("ccgformat.formats.otf2.export", "write_events")
 
 
 def sniff(path: Path, head: bytes) -> bool:

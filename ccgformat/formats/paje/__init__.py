@@ -32,8 +32,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .reader import read
-from .writer import write
+from ...deferred import Deferred
 
 __all__ = ["read", "sniff", "write"]
 
@@ -44,3 +43,8 @@ def sniff(path: Path, head: bytes) -> bool:
     """A text whose first bytes hold a ``%EventDef`` header line (after an optional UTF-8
     byte order mark; lines may end in LF, CRLF or CR)."""
     return _HEADER.search(head) is not None
+
+
+#: `reader.read` and `writer.write`, imported at the first call
+read = Deferred("ccgformat.formats.paje.reader", "read")
+write = Deferred("ccgformat.formats.paje.writer", "write")

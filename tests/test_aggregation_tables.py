@@ -18,7 +18,7 @@ from ccgformat.archive.aggregation import SLICES, decode_level, decode_slices, e
 from ccgformat.archive.layout import BLOCK_OVERHEAD, DIRECTORY_ENTRY, SectionKind
 from ccgformat.archive.verify import verify
 from ccgformat.errors import ChecksumError, CorruptArchiveError
-from ccgformat.model import Definitions, Event, EventKind, Location, Region, SystemTreeNode
+from ccgformat.model import Definitions, Event, EventKind, Location, SystemTreeNode
 from ccgformat.query.aggregate_tables import LEVELS
 from ccgformat.query.timeline_walk import exclusive_times
 from ccgformat.query.tables import tables_for

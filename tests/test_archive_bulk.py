@@ -4,14 +4,11 @@ with numpy give the file the per-location path writes, under both backends."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ccgformat import backends
 from ccgformat.archive.bulk import write_table
 from ccgformat.archive.checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
 from ccgformat.archive.indexes import Checkpoint, reference_checkpoints

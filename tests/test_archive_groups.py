@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +14,7 @@ from ccgformat.archive import groups, writer as writer_module
 from ccgformat.archive.indexes import recorder
 from ccgformat.archive.native import builder as make_builder, walker
 from ccgformat.archive.writer import Writer, write_trace
-from ccgformat.model import Definitions, EventBatch, Location
+from ccgformat.model import Definitions, Location
 
 from .test_archive_bulk import BACKENDS, backend, params_strategy
 from .traces import batches, definitions, traces

@@ -15,9 +15,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-import synth  # noqa: E402
 
 CCG = [sys.executable, "-m", "ccgformat.cli"]
 LOCATIONS = 4

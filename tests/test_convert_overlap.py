@@ -131,8 +131,8 @@ def test_locations_ahead_hands_on_every_location_and_the_batches_taken(sizes, ta
     ahead.EVENTS_PER_RUN, ahead.ENTRIES_PER_RUN = per_run, entries_per_run
     try:
         seen = []
-        for location, batches in ahead.locations_ahead(streams()):
-            seen.append((location, [batch for batch, _ in zip(batches, range(taken[location]))]))
+        for location, stream in ahead.locations_ahead(streams()):
+            seen.append((location, [batch for batch, _ in zip(stream, range(taken[location]))]))
     finally:
         ahead.EVENTS_PER_RUN, ahead.ENTRIES_PER_RUN = previous
     assert seen == [(location, [list(range(length)) for length in lengths][:taken[location]])

@@ -18,9 +18,8 @@ from hypothesis import strategies as st
 import ccgformat as ccg
 from ccgformat.archive.reader import _absent_epoch_nodes
 from ccgformat.archive.verify import verify
-from ccgformat.graph import Builder
 from ccgformat.graph.slist import ReplacementIndex
-from ccgformat.model import Event, EventBatch, EventKind
+from ccgformat.model import EventBatch
 from ccgformat.params import Params
 
 from .test_graph_leaf_window import BUILDERS, build, leaf_calls, rebuilt

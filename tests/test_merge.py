@@ -332,8 +332,8 @@ def test_blocks_moved_before_the_merge_give_the_same_file(tmp_path, monkeypatch)
             moved.append((tmp_path / f"moved{i}", write_moved(archive, base, tmp_path / f"moved{i}")))
             base += len(archive.pool)
     assert moved[1][1][0].first == len(ccgformat.open(parts[0]).pool)
-    for given in ([None, *moved[1:]], moved):
-        ccgformat.merge(parts, tmp_path / "merged.ccg", moved=given)
+    for chosen in ([None, *moved[1:]], moved):
+        ccgformat.merge(parts, tmp_path / "merged.ccg", moved=chosen)
         assert (tmp_path / "merged.ccg").read_bytes() == (tmp_path / "expected.ccg").read_bytes()
     with pytest.raises(ValueError, match="do not hold its"):
         ccgformat.merge(parts, tmp_path / "bad.ccg", moved=[moved[0], (moved[1][0], moved[1][1][:-1]), None])

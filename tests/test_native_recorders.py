@@ -18,7 +18,7 @@ from ccgformat.query.slice_stream import SliceTimes
 
 from . import query_oracle as oracle
 from . import traces
-from .query_support import CORPUS, converted
+from .query_support import converted
 from .test_slice_stream import pieces
 
 try:

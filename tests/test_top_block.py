@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import ccgformat as ccg
-from ccgformat.archive import SectionKind
 from ccgformat.archive.layout import NODE_KINDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))

@@ -1849,9 +1849,9 @@ def settled_bad_archives(blobs: dict[str, bytes]) -> list[Bad]:
     k = index_of(q, SectionKind.NODES, 1)
     q.entries[k] = replace(q.entries[k], first=q.entries[k].first + 1)
     data = build(q)
-    bads.append(Bad("node_blocks_gap.ccg", f"every_kind.ccg with the directory's `first` of its second NODES block "
-                    f"one more than the node after the first block (spec 2.4: node blocks cover the ids without "
-                    f"gap; footer rewritten with a valid CRC)", "CorruptArchiveError", parse(data).entries[k].offset,
+    bads.append(Bad("node_blocks_gap.ccg", "every_kind.ccg with the directory's `first` of its second NODES block "
+                    "one more than the node after the first block (spec 2.4: node blocks cover the ids without "
+                    "gap; footer rewritten with a valid CRC)", "CorruptArchiveError", parse(data).entries[k].offset,
                     data))
 
     data = twice(base, SectionKind.DEFINITIONS)

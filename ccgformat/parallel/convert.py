@@ -35,6 +35,7 @@ to other ranks (`distribute.IN_FLIGHT` bytes per rank at most).
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
         report = ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
                                graph.metrics.n, os.path.getsize(part), graph.repairs)
         window, counts = _window(world, graph)
-        rows = world.agree(lambda: _rows(graph, part, window))
+        rows = world.agree(partial(_rows, graph, part, window))  # no closure over the graph let go below
         del graph  # the builder's nodes, before rank 0 merges
         moved = world.agree(lambda: _moved(part, nodes, sum(counts[:mine]), sum(counts)))
         gathered = world.gather((report, rows, moved)) or [(report, rows, moved)] * world.size  # all on rank 0

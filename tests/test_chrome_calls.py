@@ -6,6 +6,7 @@ native scan: tests/test_export_fast.py)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -31,7 +32,7 @@ def timed(trees: list, gaps: list[int]) -> list[tuple[int, Any]]:
     """The tokens of ``trees`` in order, times growing by ``gaps`` (cycled; many zeros make
     equal timestamps); a call with ``post`` carries fields at its end."""
     tokens: list[tuple[int, Any]] = []
-    clock = iter(gaps * 100)
+    clock = itertools.cycle(gaps)
     time = 0
 
     def walk(tree):

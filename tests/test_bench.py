@@ -95,6 +95,24 @@ def test_quick_archive_benchmark_reports_sizes_and_access_times(tmp_path):
     assert by_config["jittered", "lossy"]["ccg_bytes"] <= by_config["jittered", "lossless"]["ccg_bytes"]
 
 
+def test_a_measured_process_peak_is_its_own_not_the_spawning_process_peak():
+    """`benchkit.run_process` reports the child's peak RSS, not the high-water mark of the
+    process that spawned it (Linux starts a child's ``ru_maxrss`` there): a parent that
+    grew to 400 MB and let it go measures an interpreter doing nothing at far less."""
+    code = ("import sys\n"
+            f"sys.path.insert(0, {str(ROOT / 'tools')!r})\n"
+            "import benchkit\n"
+            "grown = bytearray(400 * 2**20)\n"
+            "grown[::4096] = b'x' * len(grown[::4096])\n"
+            "del grown\n"
+            "measured = benchkit.run_process([sys.executable, '-c', 'pass'], 60)\n"
+            "print(measured.status, measured.peak_rss_mb)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    status, peak = done.stdout.split()
+    assert status == "ok" and 0 < float(peak) < 100
+
+
 def test_help_exits_zero():
     done = subprocess.run([sys.executable, str(BENCH), "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0

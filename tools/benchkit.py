@@ -173,10 +173,14 @@ def run_process(command: list[str], timeout: float, memory_limit_mb: float | Non
                 stderr: Any = subprocess.DEVNULL, cwd: str | Path | None = None) -> Measured:
     """Run ``command`` (in ``cwd``; its output to ``stdout``, ``stderr``; default:
     discarded) and measure its wall time (start-up included), CPU time and peak RSS, killing it as
-    `run_measured` does; ``result`` is None, ``status`` "ok" or why not."""
+    `run_measured` does; ``result`` is None, ``status`` "ok" or why not. The peak is the
+    child's ``ru_maxrss``, which Linux starts at the high-water mark of the process it was
+    spawned from: this process's is reset to its current resident set first
+    (`reset_high_water`), so that traces it wrote before do not count."""
     import signal
     import time
 
+    reset_high_water()
     started = time.perf_counter()
     try:
         child = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, env=env, cwd=cwd,

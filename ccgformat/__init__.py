@@ -9,6 +9,10 @@ reading and writing archives needs, and a command what it uses.
 import importlib as _importlib
 import typing as _typing
 
+from .idle_blas import import_numpy as _import_numpy
+
+_import_numpy()  # before any module of ours imports numpy
+
 from .backends import ACTIVE as backend
 from .archive import (Archive, MergeProgress, MergeReport, Writer, merge, open_archive as open, save_graph, write_table,
                       write_trace)

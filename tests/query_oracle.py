@@ -17,7 +17,7 @@ def events_of(source, location):
 
 def profile(events_by_location, start=None, stop=None, metric_types=None):
     """Region rows {name-independent: region -> dict}, pairs, collectives and metric
-    changes, by the rules of ccgformat.query.profile, one event at a time."""
+    changes, by the rules of ccgformat.query.profile_query, one event at a time."""
     lo = NO_START if start is None else start
     hi = NO_STOP if stop is None else stop
     if lo >= hi:
@@ -73,7 +73,7 @@ def profile(events_by_location, start=None, stop=None, metric_types=None):
 
 def calltree(events_by_location, start=None, stop=None):
     """{(location, call path): [calls, inclusive, exclusive]} by the rules of
-    ccgformat.query.calltree, replaying each location's stack of open calls: every call
+    ccgformat.query.calltree_query, replaying each location's stack of open calls: every call
     adds its part inside the window to its path (a call when entered inside it) and takes
     that part from its caller's exclusive time; the paths listed are those with a call or
     time and the paths they continue."""
@@ -225,7 +225,7 @@ def messages(events_by_location, start=None, stop=None):
 
 
 def message_rows(result):
-    """The messages of a `ccgformat.query.messages` result as the multiset `messages` returns."""
+    """The messages of a `ccgformat.query.messages_query` result as the multiset `messages` returns."""
     return Counter((m["sender"], m["send_time"], m["receiver"], m["recv_time"], m["comm"], m["tag"], m["size"],
                     m["send_done"], m["recv_posted"]) for m in result.rows())
 
@@ -313,7 +313,7 @@ def message_stream(events_by_location, start=None, stop=None):
 
 
 def collectives(events_by_location, start=None, stop=None, members=None):
-    """Brute force of the collectives of `ccgformat.query.messages`: per location, its k-th
+    """Brute force of the collectives of `ccgformat.query.messages_query`: per location, its k-th
     COLL_END on a communicator joins operation (comm, k), begun at the location's last
     COLL_BEGIN since its previous COLL_END (else at its end). The operations with a begin
     or end in ``[start, stop)``, ordered by their first end, then by their first

@@ -30,7 +30,7 @@ from .test_query_aggregate import check
 
 LOSSY = Params(abs_dev=20, rel_dev=0.3)
 tables_module = importlib.import_module("ccgformat.query.aggregate_tables")
-aggregate_module = importlib.import_module("ccgformat.query.aggregate")
+aggregate_module = importlib.import_module("ccgformat.query.aggregate_query")
 
 
 def tree_definitions() -> Definitions:

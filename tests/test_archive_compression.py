@@ -167,3 +167,45 @@ def test_threads_must_be_positive(tmp_path, threads):
     with pytest.raises(ValueError, match="threads"):
         Writer(tmp_path / "x.ccg", threads=threads)
     assert list(tmp_path.iterdir()) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.binary(max_size=3000), st.integers(1, 40), st.integers(0, 4000))
+def test_a_recompressed_payload_stays_within_its_bound(chunk, repeat, before):
+    """A payload compressed again (`compression.Recompressed`: a merge's moved node block)
+    is the fast level's frame when that is within 1% of the bytes it was stored in before,
+    else the given level's - never larger than the larger of the two bounds."""
+    raw = chunk * repeat
+    level = compression.Level(DEFAULT_LEVEL, DEFAULT_NODES_SEARCH)
+    quick = zstandard.ZstdCompressor(level=compression.NEAR_LEVEL).compress(raw)
+    strong = level.compress(raw)
+    frame = compression.Recompressed(level, before).compress(raw)
+    assert zstandard.ZstdDecompressor().decompress(frame) == raw
+    assert frame == (quick if len(quick) <= before * (1 + compression.NEAR_SLACK) else strong)
+    assert len(frame) <= max(before * (1 + compression.NEAR_SLACK), len(strong))
+
+
+@pytest.mark.parametrize("pattern, locations, per_location", [("ring", 4, 40_000), ("ring", 400, 40)])
+def test_a_merge_keeps_each_moved_block_within_1_percent_of_its_source(tmp_path, monkeypatch, pattern, locations,
+                                                                      per_location):
+    """The blocks a merge moves are compressed again within 1% of their source's frames or
+    at the writer's level: a jittered trace (most blocks at the fast level) and one of
+    many short locations (whose blocks need level 19's long matches) both merge to within
+    1% of their parts' node bytes."""
+    from ccgformat.archive.merge import blocks
+    monkeypatch.setattr(blocks, "COPY_NODES", 0)
+    definitions, events = synth.synthesize(2 * locations, per_location, jitter=0.3, seed=3, pattern=pattern)
+    parts = []
+    for part in range(2):
+        parts.append(tmp_path / f"part{part}.ccg")
+        ccg.write_trace(parts[-1], definitions, ((location, events(location))
+                                                 for location in range(part * locations, (part + 1) * locations)))
+    assert ccg.merge(parts, tmp_path / "merged.ccg").way == "blocks"
+
+    def node_bytes(path):
+        with ccg.open(path) as archive:
+            return [entry.length for entry in archive.sections if entry.kind in NODE_KINDS]
+
+    sources, merged = node_bytes(parts[0]) + node_bytes(parts[1]), node_bytes(tmp_path / "merged.ccg")
+    assert len(merged) == len(sources)
+    assert sum(merged) <= 1.01 * sum(sources)

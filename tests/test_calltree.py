@@ -1,4 +1,4 @@
-"""Call-path profiles (`ccgformat.query.calltree`, `Archive.calltree`): against a brute
+"""Call-path profiles (`ccgformat.query.calltree_query`, `Archive.calltree`): against a brute
 force replaying the stacks of the rebuilt events (random traces in memory and as
 archives, lossless and lossy, random windows and location subsets; every corpus trace),
 summed per region against `profile`, the reuse of shared sub-trees, the pandas and
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import synth  # noqa: E402
 
 #: the module (the package's ``calltree`` is the function of the same name)
-calltree_module = importlib.import_module("ccgformat.query.calltree")
+calltree_module = importlib.import_module("ccgformat.query.calltree_query")
 LOSSY = Params(abs_dev=20, rel_dev=0.3)
 
 

@@ -26,7 +26,7 @@ from .query_support import (CORPUS, assert_memory_set_by_the_answer, converted, 
                             small_walks, synth, windows)
 from .test_calltree import LOSSY, as_rows, check
 
-calltree_module = importlib.import_module("ccgformat.query.calltree")
+calltree_module = importlib.import_module("ccgformat.query.calltree_query")
 calltree_stream = importlib.import_module("ccgformat.query.calltree_stream")
 streaming = importlib.import_module("ccgformat.query.streaming")
 

@@ -21,7 +21,7 @@ from ccgformat.errors import MissingExtraError, ParameterError
 from ccgformat.figures import Drawing, palette
 from ccgformat.figures.axes import thinned
 from ccgformat.figures.timeline import TimelineFigure, draw_timeline
-from ccgformat.query.overview import overview_of
+from ccgformat.query.overview_query import overview_of
 
 from .figure_support import axis_box, decode_png, grid, layer, parse, rects, rgb, texts
 from .overview_support import hierarchy_of, perturbed_model, random_model, trees

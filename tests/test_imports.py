@@ -5,6 +5,7 @@ of every module (inside functions too) is read with ast, relative ones resolved.
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -132,7 +133,7 @@ def ccg(*argv: str) -> str:
     ("import ccgformat", ()),
     (ccg("--help"), ("cli",)),
     (ccg("info", str(VECTOR)), ("cli",)),
-    (ccg("convert", "-q", str(DEMO), "{out}"), ("cli", "query", "figures")),
+    (ccg("convert", "-q", str(DEMO), "{out}"), ("cli", "query")),
 ], ids=["import", "help", "info", "convert-otf2"])
 def test_a_start_loads_only_what_it_uses(code, allowed, tmp_path):
     """``import ccgformat`` and a ``ccg`` command load no reader or writer of a format they
@@ -148,6 +149,64 @@ def test_a_start_loads_only_what_it_uses(code, allowed, tmp_path):
     if "cli" in allowed:  # the module of the command run, no other
         commands = {m.rsplit(".", 1)[1] for m in loaded if within(m, "cli")} - {"cli", "common", "progress", "version"}
         assert commands <= {"info" if "info" in code else "convert"}
+
+
+#: the query modules that walk the rows of the aggregation and metric tables (a merge's
+#: `table_rows`, a writer's `aggregation_levels`), and no other
+TABLE_QUERIES = {f"ccgformat.query.{m}" for m in ("aggregate_tables", "bounds", "metric_integrals", "slice_stream",
+                                                  "streaming", "table_rows", "tables", "timeline_walk")}
+
+
+def test_a_query_loads_only_its_modules():
+    """The query package exports its functions and registers the Archive queries without
+    importing them: the rows a merge walks load the table modules only (no profile,
+    timeline, messages, logical or overview, no figures)."""
+    code = ("import ccgformat\n"
+            "from ccgformat.archive.queries import run_query\n"
+            f"with ccgformat.open({str(VECTOR)!r}) as archive:\n"
+            "    first, last = archive.time_range\n"
+            "    run_query('aggregation_levels', archive, None, 4)\n"
+            "    run_query('table_rows', archive, first, last + 1)\n")
+    loaded = loaded_by(code)
+    assert sorted(m for m in loaded if within(m, "query", "figures")) == sorted({"ccgformat.query"} | TABLE_QUERIES)
+
+
+def test_the_query_package_exports_functions_not_modules():
+    """Every name of ``ccgformat.query.__all__`` is what its module defines, also after
+    that module was imported first (importing a submodule binds its name in the package:
+    no module is named like a function the package exports)."""
+    code = ("import importlib, ccgformat.query.profile_query, ccgformat.query.timeline_query\n"
+            "import ccgformat.query as q\n"
+            "for name in q.__all__:\n"
+            "    value = getattr(q, name)\n"
+            "    assert not isinstance(value, type(q)), name\n"
+            "    assert value is getattr(importlib.import_module(value.__module__), name), name\n"
+            "assert q.profile is ccgformat.query.profile_query.profile\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_numpy_is_imported_with_openblas_threads_asleep():
+    """``import ccgformat`` imports numpy with OPENBLAS_THREAD_TIMEOUT=4 (its worker threads
+    sleep instead of spinning, `idle_blas`), leaves the environment as it was, and keeps a
+    value the user set."""
+    code = ("import os, sys\n"
+            "seen = []\n"
+            "class Watch:\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            "        if name == 'numpy':\n"
+            "            seen.append(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))\n"
+            "sys.meta_path.insert(0, Watch())\n"
+            "import ccgformat\n"
+            "print(seen, os.environ.get('OPENBLAS_THREAD_TIMEOUT'))\n")
+    for given, expected in ((None, "['4'] None"), ("12", "['12'] 12")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+        if given is not None:
+            env["OPENBLAS_THREAD_TIMEOUT"] = given
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent,
+                              timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == expected
 
 
 def test_archive_methods_import_their_packages_at_first_call():

@@ -12,7 +12,7 @@ import pytest
 
 from ccgformat.figures.scale import RAMP, ramp
 from ccgformat.model import EventKind as K
-from ccgformat.query.logical import logical
+from ccgformat.query.logical_query import logical
 from ccgformat.query.logical_picture import MESSAGE_LINES, logical_figure
 
 from .figure_support import decode_png, grid, layer, parse, texts

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 import ccgformat
 from ccgformat.errors import TraceError
 from ccgformat.model import Event, EventBatch, EventKind as K
-from ccgformat.query.logical import logical
+from ccgformat.query.logical_query import logical
 
 from . import query_oracle as oracle
 from .logical_support import build, calls, definitions, plans

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ccgformat.errors import ParameterError
 from ccgformat.model import Event, EventKind as K
 from ccgformat.query import logical_ravel
-from ccgformat.query.logical import logical
+from ccgformat.query.logical_query import logical
 
 from .logical_support import build, calls, plans
 

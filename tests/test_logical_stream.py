@@ -20,7 +20,7 @@ import ccgformat
 from ccgformat.cli.logical import summary_text
 from ccgformat.errors import TraceError
 from ccgformat.model import EventKind as K
-from ccgformat.query.logical import logical
+from ccgformat.query.logical_query import logical
 from ccgformat.query.logical_picture import logical_figure
 from ccgformat.query.logical_spool import streamed_logical
 

@@ -17,7 +17,7 @@ from ccgformat.model import Definitions, Event, EventKind as K, Location, Region
 from ccgformat.query import logical_walk
 from ccgformat.query.logical_matching import partners
 from ccgformat.query.logical_walk import COLLECTIVE_KINDS, POINT_TO_POINT_KINDS, communication_events
-from ccgformat.query.messages import stream_kinds
+from ccgformat.query.messages_query import stream_kinds
 
 from . import query_oracle as oracle
 from . import traces

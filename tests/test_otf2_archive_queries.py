@@ -72,7 +72,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: object) -> str:
 
 
 def test_the_shape_is_the_one_of_the_issue(archive: Path) -> None:
-    from ccgformat.query.profile import index_pays
+    from ccgformat.query.profile_query import index_pays
 
     with ccgformat.open(archive) as ar:
         assert [ar.roots[i].events for i in sorted(ar.roots)][0] == 0

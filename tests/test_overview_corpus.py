@@ -17,7 +17,7 @@ from ccgformat.query.overview_measures import interval_index
 
 from .query_support import converted
 
-overview_module = importlib.import_module("ccgformat.query.overview")
+overview_module = importlib.import_module("ccgformat.query.overview_query")
 
 TRACES = ["otf2-stencil", "otf-out", "paje-native", "otf-philosophers", "epilog-le"]
 

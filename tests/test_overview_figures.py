@@ -10,7 +10,7 @@ import pytest
 from ccgformat.aggregate_model import AggregateModel
 from ccgformat.figures import palette
 from ccgformat.figures.treemap import MIN_AREA
-from ccgformat.query.overview import overview_of
+from ccgformat.query.overview_query import overview_of
 from ccgformat.query.overview_measures import interval_index
 
 from .figure_support import axis_box, decode_png, parse, rects, texts

@@ -22,8 +22,8 @@ from ccgformat.parallel.convert import owner_of_range, part_ranges
 from ccgformat.parallel.queries import _in_time_order, _message_events
 from ccgformat.parallel import world
 from ccgformat.parallel.world import one_node_transport, split
-from ccgformat.query.messages import MessageStream
-from ccgformat.query.profile import ProfileParts, profile_parts
+from ccgformat.query.messages_query import MessageStream
+from ccgformat.query.profile_query import ProfileParts, profile_parts
 
 from .corpus import corpus_path
 from .parallel_support import location_rows

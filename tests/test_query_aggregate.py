@@ -118,7 +118,7 @@ def test_corpus_models_walked_a_few_locations_at_a_time(tmp_path_factory, monkey
     """The slices the aggregation tables do not cover (here: all) are walked
     `LOCATIONS_PER_WALK` locations at a time (bounded memory at 10^6 locations); two at a
     time gives the same."""
-    monkeypatch.setattr(importlib.import_module("ccgformat.query.aggregate"), "LOCATIONS_PER_WALK", 2)
+    monkeypatch.setattr(importlib.import_module("ccgformat.query.aggregate_query"), "LOCATIONS_PER_WALK", 2)
     for archive in (converted(tmp_path_factory, name), with_tables(tmp_path_factory, name)):
         assert len(archive.locations) > 2
         check(archive, 17, None, None, "region", archive.locations)

@@ -21,7 +21,7 @@ from ccgformat.graph.graph import LocationRoot, root_columns
 from ccgformat.model import Definitions, EventBatch, Location, Metric, Region
 from ccgformat.query import messages, profile, timeline
 from ccgformat.query.groups import region_groups
-from ccgformat.query.timeline import column_bounds, row_bounds
+from ccgformat.query.bounds import column_bounds, row_bounds
 
 from . import query_oracle as oracle
 

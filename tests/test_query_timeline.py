@@ -15,7 +15,8 @@ from ccgformat import Params
 from ccgformat.query import timeline
 from ccgformat.query.groups import region_groups
 from ccgformat.figures import PALETTE, palette
-from ccgformat.query.timeline import REGION_CLASSES, column_bounds, region_classes
+from ccgformat.query.bounds import column_bounds
+from ccgformat.query.timeline_query import REGION_CLASSES, region_classes
 from ccgformat.query.timeline_walk import _cell_sums, unique_rows
 
 from . import query_oracle as oracle

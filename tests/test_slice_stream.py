@@ -100,7 +100,7 @@ def test_aggregate_of_a_large_graph_walks_windows_and_matches_brute_force(tmp_pa
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setattr(streaming, "STREAM_NODES", 0)
     monkeypatch.setattr(tables_module, "tables_for", None)  # never the node tables
-    monkeypatch.setattr(importlib.import_module("ccgformat.query.aggregate"), "location_times", None)
+    monkeypatch.setattr(importlib.import_module("ccgformat.query.aggregate_query"), "location_times", None)
     try:
         with written(tmp_path_factory.mktemp("windows") / "t.ccg", trace, params) as archive:
             for _ in range(3):
@@ -239,7 +239,7 @@ def test_the_levels_of_a_long_graph_take_memory_set_by_their_cells(monkeypatch):
 
 def same_timelines(source, monkeypatch, *arguments, **options):
     """The timeline of a large graph (the model's cells) and of the node tables' walk."""
-    from ccgformat.query.timeline import timeline
+    from ccgformat.query.timeline_query import timeline
     monkeypatch.setattr(streaming, "STREAM_NODES", 0)
     streamed = timeline(source, *arguments, **options)
     monkeypatch.setattr(streaming, "STREAM_NODES", 1 << 62)

@@ -261,7 +261,7 @@ def test_fifo_pairing_native_and_reference(width, rows):
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), min_size=10, max_size=10), max_size=20))
 def test_message_rows_text_is_json(rows):
-    from ccgformat.query.messages import MESSAGE_COLUMNS, rows_text, rows_text_reference
+    from ccgformat.query.messages_query import MESSAGE_COLUMNS, rows_text, rows_text_reference
     columns = [np.array([row[i] for row in rows], np.int64) for i in range(10)]
     text = rows_text(columns)
     assert text == rows_text_reference(columns)

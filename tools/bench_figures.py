@@ -43,7 +43,7 @@ def exclusive_times(rows: int, columns: int, pattern: str) -> np.ndarray:
 
 def _timeline(rows: int, columns: int, pattern: str) -> Any:
     """A timeline of `exclusive_times`, rows named, a microsecond timer."""
-    from ccgformat.query.timeline import Timeline
+    from ccgformat.query.timeline_query import Timeline
     exclusive = exclusive_times(rows, columns, pattern)
     return Timeline(0, columns * 100, "location", list(range(rows)), [f"class {c}" for c in range(CLASSES)],
                     np.arange(columns + 1, dtype=np.int64) * 100, exclusive, np.full((rows, columns), 100, np.int64),
@@ -78,7 +78,7 @@ def _entry(name: str, seconds: Stat, baseline: Stat, what: str, size: int) -> di
     ]),
 ])
 def run(options: argparse.Namespace) -> list[dict[str, Any]]:
-    from ccgformat.query.overview import overview_of
+    from ccgformat.query.overview_query import overview_of
     repeat = options.repeat
     columns = COLUMNS // 10 if getattr(options, "quick", False) else COLUMNS
     model = _model(1000, 100, 8, 10)

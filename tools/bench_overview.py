@@ -127,7 +127,7 @@ def _cli(name: str, *args: str) -> float:
     ]),
 ])
 def run(options: argparse.Namespace) -> list[dict[str, Any]]:
-    from ccgformat.query.overview import overview_of
+    from ccgformat.query.overview_query import overview_of
     from ccgformat.query.overview_curve import explore
     from ccgformat.query.overview_dp import solve, solve_reference
     from ccgformat.query.overview_measures import measures, proportions

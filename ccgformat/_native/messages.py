@@ -1,6 +1,6 @@
 """Message matching helpers in C (messages.c): `pair_fifo` gives the pairs of
 `ccgformat.query.messages_match.pair_fifo_reference`, `format_rows` the text of
-`ccgformat.query.messages.rows_text_reference`."""
+`ccgformat.query.messages_query.rows_text_reference`."""
 
 from __future__ import annotations
 

@@ -831,26 +831,26 @@ class Archive:
     def profile(self, start: int | None = None, stop: int | None = None, locations: list[int] | None = None, *,
                 cache_modulus: int = 10, cache_references: int = 5,
                 summary_index: bool | None = None) -> Any:
-        """The summary profile of ``[start, stop)`` over ``locations`` (`ccgformat.query.profile`)."""
+        """The summary profile of ``[start, stop)`` over ``locations`` (`ccgformat.query.profile_query`)."""
         return run_query("profile", self, start, stop, locations, cache_modulus=cache_modulus,
                          cache_references=cache_references, summary_index=summary_index)
 
     def calltree(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:
         """Calls, inclusive and exclusive time per call path and location of ``[start, stop)``
-        (`ccgformat.query.calltree`)."""
+        (`ccgformat.query.calltree_query`)."""
         return run_query("calltree", self, start, stop, locations)
 
     def timeline(self, start: int, stop: int, width: int, locations: list[int] | None = None,
                  by: str = "location", color_by: str = "group", height: int | None = None) -> Any:
         """Per-pixel exclusive-time shares of the region groups, or of the regions with the
-        most exclusive time, in at most ``height`` rows by location (`ccgformat.query.timeline`)."""
+        most exclusive time, in at most ``height`` rows by location (`ccgformat.query.timeline_query`)."""
         return run_query("timeline", self, start, stop, width, locations, by, color_by, height)
 
     def aggregate(self, slices: int, start: int | None = None, stop: int | None = None, states: str = "region",
                   locations: list[int] | None = None) -> AggregateModel:
         """The microscopic model of ``[start, stop)`` in ``slices`` time slices, per location
-        and state (regions, or their groups), exactly (`ccgformat.query.aggregate`)."""
+        and state (regions, or their groups), exactly (`ccgformat.query.aggregate_query`)."""
         result: AggregateModel = run_query("aggregate", self, slices, start, stop, states, locations)
         return result
 
@@ -869,7 +869,7 @@ class Archive:
 
     def messages(self, start: int | None = None, stop: int | None = None,
                  locations: list[int] | None = None) -> Any:
-        """Matched messages and collectives, held whole (`ccgformat.query.messages`)."""
+        """Matched messages and collectives, held whole (`ccgformat.query.messages_query`)."""
         return run_query("messages", self, start, stop, locations)
 
     def iter_messages(self, start: int | None = None, stop: int | None = None,
@@ -882,7 +882,7 @@ class Archive:
     def logical(self, scheme: str = "ravel", *, clusters: int | None = None) -> Any:
         """Logical steps, phases, lateness and per-phase clusters (at most ``clusters``
         each) of the communication events by ``scheme``, ``"ravel"`` or ``"lamport"``
-        (`ccgformat.query.logical`)."""
+        (`ccgformat.query.logical_query`)."""
         return run_query("logical", self, scheme, clusters)
 
     def streamed_logical(self, scheme: str = "ravel", *, clusters: int | None = None) -> Any:
@@ -894,7 +894,7 @@ class Archive:
     def overview(self, slices: int = 30, p: float | None = None, states: str = "region", start: int | None = None,
                  stop: int | None = None, normalize: bool = False, kind: str = "spatiotemporal") -> Any:
         """The optimal spatiotemporal (or spatial, temporal) aggregation of the model of
-        ``[start, stop)`` at gain/loss ratio ``p`` (`ccgformat.query.overview`)."""
+        ``[start, stop)`` at gain/loss ratio ``p`` (`ccgformat.query.overview_query`)."""
         return run_query("overview", self, slices, p, states, start, stop, normalize, kind)
 
     # ----------------------------------------------------------------- tables

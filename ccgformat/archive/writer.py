@@ -29,7 +29,7 @@ from ..graph.walk import LocationWalker
 from ..model import Definitions, EventBatch
 from ..params import Params
 from .blocks import compress, frame_block, frame_compact
-from .compression import CompressionQueue, Level, default_threads
+from .compression import CompressionQueue, Level, Recompressed, default_threads
 from .indexes import INDEX_NODES_PER_LOCATION, Checkpoint, checkpoints, recorder
 from .jsontable import encode_json_table
 from . import primed_lzma
@@ -240,13 +240,14 @@ class Writer:
         return compressed, BlockFlags.ZSTD
 
     def _block(self, kind: SectionKind, raw: bytes, *, must_understand: bool, first: int = 0,
-               count: int = 0, compressed: bytes | None = None) -> None:
+               count: int = 0, compressed: bytes | None = None, level: Recompressed | None = None) -> None:
         """Queue a block; it is written once it and the blocks before it are compressed
-        (in `finish`, once the writer has chosen whether to bundle it)."""
+        (in `finish`, once the writer has chosen whether to bundle it), at ``level`` if
+        given (a node block, never one of those `finish` makes), else its kind's."""
         if self._deferred is not None:
             self._deferred.append((kind, raw, must_understand, first, count, compressed))
             return
-        self._queue.put((kind, must_understand, first, count), raw, self._level_of(kind), compressed)
+        self._queue.put((kind, must_understand, first, count), raw, level or self._level_of(kind), compressed)
         self._write_ready()
 
     def _level_of(self, kind: SectionKind) -> Level:
@@ -386,14 +387,17 @@ class Writer:
             self._read_back = None
 
     def add_node_block(self, kind: SectionKind, raw: bytes, first: int, count: int,
-                       compressed: bytes | None = None) -> None:
+                       compressed: bytes | None = None, before: int | None = None) -> None:
         """A node block encoded already (a merge copies other archives' blocks, their ids
         moved: `codec.moved_block`): its payload ``raw`` holds ids ``first .. first + count
-        - 1``, the next after those written; ``compressed``: its zstd frame, when known."""
+        - 1``, the next after those written; ``compressed``: its zstd frame, when known;
+        else ``before``: the bytes its source stored it in, when it differs from that
+        payload in a few bytes only (compressed as `compression.Recompressed` says)."""
         if first != self._nodes_written or count < 1:
             raise ValueError(f"node block of ids {first}.. after {self._nodes_written} nodes written")
         self._node_kinds.add(kind)
-        self._block(kind, raw, must_understand=True, first=first, count=count, compressed=compressed)
+        level = None if before is None else Recompressed(self._nodes_level, before)
+        self._block(kind, raw, must_understand=True, first=first, count=count, compressed=compressed, level=level)
         self._nodes_written = first + count
         self._largest_block = max(self._largest_block, count)
         self.nodes_per_block = max(self.nodes_per_block, count)  # PARAMETERS states a bound that holds

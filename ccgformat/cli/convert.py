@@ -13,7 +13,7 @@ from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, GAP_CODINGS, 
 from ..errors import FormatError, ParameterError
 from ..formats import ConvertReport, convert, formats
 from ..params import Params
-from ..query.logical import SCHEMES
+from ..query.logical_schemes import SCHEMES
 from .common import UsageError, add_mpi, bounded_int, fraction, mpi_world
 from .progress import TerminalProgress
 

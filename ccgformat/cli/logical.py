@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from ..archive import open_archive
-from ..query.logical import SCHEMES
+from ..query.logical_schemes import SCHEMES
 from ..query.logical_clusters import CLUSTERS
 from ..query.logical_picture import Picturable
 from ..query.logical_spool import streamed_logical

@@ -10,8 +10,8 @@ from typing import Any
 
 from ..archive import Archive, open_archive
 from ..query import Profile
-from ..query.messages import MessageStream
-from ..query.timeline import HEIGHT
+from ..query.messages_query import MessageStream
+from ..query.timeline_query import HEIGHT
 from .common import MPI_HELP, UsageError, add_mpi, bounded_int, chosen_locations, location_name, mpi_world
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..query.messages import MESSAGE_COLUMNS, Messages
+from ..query.messages_query import MESSAGE_COLUMNS, Messages
 from ..query.profile_result import Profile
 from ..extras import require
 

@@ -150,14 +150,15 @@ def _window(world: World, graph: Graph) -> tuple[tuple[int, int], list[int]]:
 
 def _moved(part: Path, path: Path, base: int, total: int) -> Moved | None:
     """The part's node blocks moved up by ``base`` (the nodes of the ranges before it)
-    and compressed at the merge's level into ``path`` (`merge.write_moved`), by every rank
+    and compressed at the writer's level into ``path`` (`merge.write_moved`, ``fresh``: the
+    part is stored at a fast level), by every rank
     at once, when the merge copies node blocks (a graph of ``total`` >= COPY_NODES nodes:
     smaller ones are hash consed, which reads the parts' nodes instead): rank 0 then only
     stores them. None for a smaller graph."""
     if total < COPY_NODES:
         return None
     with open_archive(part) as archive:
-        return path, write_moved(archive, base, path)
+        return path, write_moved(archive, base, path, fresh=True)
 
 
 def _rows(graph: Graph, part: Path, window: tuple[int, int]) -> TableRows:

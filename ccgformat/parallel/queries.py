@@ -28,10 +28,10 @@ from ..archive import Archive
 from ..archive.verify import Problem, verify as verify_serial
 from ..graph.graph import chosen_roots
 from ..model import EventBatch
-from ..query.aggregate import model_locations
-from ..query.messages import MessageStream, stream_kinds
+from ..query.aggregate_query import model_locations
+from ..query.messages_query import MessageStream, stream_kinds
 from ..query.messages_events import WINDOW, message_windows
-from ..query.profile import ProfileParts, profile_parts
+from ..query.profile_query import ProfileParts, profile_parts
 from ..query.profile_result import Profile
 from .world import World, split
 

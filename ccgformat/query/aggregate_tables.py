@@ -24,10 +24,10 @@ from ..archive.aggregation import SLICES
 from ..archive.samples import MetricSamples
 from ..graph.graph import root_rows, source_root_columns
 from ..hierarchy import hierarchy_of
+from .bounds import column_bounds
 from .slice_stream import walked_times
 from .streaming import streams
 from .tables import tables_for
-from .timeline import column_bounds
 from .timeline_walk import exclusive_times, group_exclusive
 
 __all__ = ["LEVELS", "MAX_CELLS", "SLICED", "SLICES", "StreamPlan", "leaf_rows", "levels", "location_times",

@@ -1,4 +1,4 @@
-"""The result of a call-path profile (`ccgformat.query.calltree`): the call paths as a
+"""The result of a call-path profile (`ccgformat.query.calltree_query`): the call paths as a
 tree, and per call path and location the calls, inclusive and exclusive ticks; its
 assembly from the per-location paths the query interned."""
 
@@ -28,7 +28,7 @@ class CallTree:
     id: path ``i`` is path ``parent[i]`` (-1: none, a top-level call) followed by region
     ``region[i]``. Rows (``path``, ``location``, ``calls``, ``inclusive``, ``exclusive``;
     ordered by path, then by the order of ``locations``) are there for the paths listed
-    at a location (see `ccgformat.query.calltree`)."""
+    at a location (see `ccgformat.query.calltree_query`)."""
 
     start: int | None
     stop: int | None

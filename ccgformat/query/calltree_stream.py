@@ -2,7 +2,7 @@
 set by its answer: each location's window is entered with the call stack at its start (a
 time search, 4.5.2) and its ENTER and LEAVE events are replayed batch by batch as a
 walker expands them (4.5.1), with the calls still open carried from one batch to the
-next. The rules are those of `ccgformat.query.calltree`; the paths are interned and summed
+next. The rules are those of `ccgformat.query.calltree_query`; the paths are interned and summed
 as there (`calltree_paths`), so the result is the same.
 
 Within a batch, numpy replays the stack: the depth after each event is a running sum of

@@ -1,5 +1,5 @@
 """Which communication events belong together, as message matching says
-(`ccgformat.query.messages`): the two ends of each matched message and the members of
+(`ccgformat.query.messages_query`): the two ends of each matched message and the members of
 each collective operation. The matching runs over the events logical time walked
 (`logical_walk`, every kind the matching reads), put in the matching's stream order, and
 gives each end's place in that stream: whatever rule `messages` follows (FIFO per
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..model import EventKind
 from .logical_walk import CommunicationEvents
-from .messages import WINDOW, MessageStream
+from .messages_query import WINDOW, MessageStream
 
 __all__ = ["Partners", "partners"]
 

@@ -22,13 +22,13 @@ from typing import Any, Iterator, TextIO
 
 import numpy as np
 
-from .logical import checked_options, title_of
+from .logical_query import checked_options, title_of
 from .logical_clusters import cluster_locations
 from .logical_output import Members, PhaseChunk, members_of, write_json
 from .logical_picture import MESSAGE_LINES, Drawn
 from .logical_result import SENDS
 from .logical_stream import Closed, closed_batches
-from .timeline import location_labels
+from .timeline_query import location_labels
 
 __all__ = ["StreamedLogical", "streamed_logical"]
 

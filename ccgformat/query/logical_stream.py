@@ -36,7 +36,7 @@ from .logical_merge import merged_events
 from .logical_phases import Phases, phases
 from .logical_ravel import ravel_steps
 from .logical_walk import COLLECTIVE_KINDS, EVENT_COLUMNS, MATCHING_COLUMNS, POINT_TO_POINT_KINDS, CommunicationEvents
-from .messages import WINDOW, MessageStream, stream_kinds
+from .messages_query import WINDOW, MessageStream, stream_kinds
 from .messages_collectives import numbered
 
 __all__ = ["CLOSE_EVENTS", "STREAM_WINDOW", "Closed", "closed_batches"]

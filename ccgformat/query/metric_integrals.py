@@ -35,9 +35,9 @@ from ..archive.queries import run_query
 from ..graph.graph import roots_at, source_root_columns
 from ..model import EventBatch, EventKind
 from .aggregate_tables import LEVELS, MAX_CELLS, sliced_window, trace_window
+from .bounds import column_bounds
 from .streaming import kept_events, streams
 from .tables import tables_for
-from .timeline import column_bounds
 
 __all__ = ["MetricIntegrals", "batch_samples", "metric_integrals", "metric_levels", "sample_integrals", "sample_values",
            "walked_batches", "walked_samples"]

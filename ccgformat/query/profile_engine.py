@@ -1,6 +1,6 @@
 """The profile engine of a graph or archive: the memo of partial profiles of whole
 sub-trees (the partial caching of 5.4.1, one memo per node pool, shared by every query on
-it) and the evaluation of windows on the graph with it (see `ccgformat.query.profile`)."""
+it) and the evaluation of windows on the graph with it (see `ccgformat.query.profile_query`)."""
 
 from __future__ import annotations
 

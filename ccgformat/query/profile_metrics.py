@@ -1,5 +1,5 @@
 """The metrics part of a profile: which metrics were sampled, and each one's change over
-the window (see `ccgformat.query.profile`)."""
+the window (see `ccgformat.query.profile_query`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The result of a profile query: its rows and their assembly from the `Totals` of a
-window (the rules of what counts are in `ccgformat.query.profile`)."""
+window (the rules of what counts are in `ccgformat.query.profile_query`)."""
 
 from __future__ import annotations
 

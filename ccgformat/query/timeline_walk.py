@@ -1,4 +1,4 @@
-"""The walk behind `ccgformat.query.timeline` (dissertation 3.4.4, 4.5.3, 4.5.4): the
+"""The walk behind `ccgformat.query.timeline_query` (dissertation 3.4.4, 4.5.3, 4.5.4): the
 exclusive time of each colour class per row and pixel column, formula 4.28.
 
 One pass serves all columns: nodes spanning several columns are descended with their

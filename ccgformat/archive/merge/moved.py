@@ -17,6 +17,7 @@ from ..blocks import unpack_payload
 from ..codec import moved_block
 from ..layout import NODE_KINDS, BlockFlags, SectionKind
 from ..reader import Archive
+from ..compression import Recompressed
 from ..writer import nodes_level
 
 
@@ -34,31 +35,48 @@ class MovedBlock(NamedTuple):
 Moved = tuple[Path, list[MovedBlock]]
 
 
-def write_moved(archive: Archive, base: int, path: Path) -> list[MovedBlock]:
+def write_moved(archive: Archive, base: int, path: Path, *, fresh: bool = False) -> list[MovedBlock]:
     """Write ``archive``'s node blocks to ``path``, their ids moved up by ``base``
-    (`codec.moved_block`, spec 5.3) and compressed as a merge's writer compresses node
-    blocks (`writer.nodes_level`); their list, in id order."""
+    (`codec.moved_block`, spec 5.3) and compressed as a merge compresses the blocks it
+    moves (`moved_blocks`; `compression.Recompressed`: within 1% of the archive's frames); with ``fresh``
+    as a writer compresses node blocks (`writer.nodes_level`), whatever the archive
+    stored - the part of an MPI conversion, stored at a fast level, whose frames bound
+    nothing. Their list, in id order."""
     level, blocks = nodes_level(), []
     with open(path, "wb") as file:
-        for kind, raw, first, count, _ in moved_blocks(archive, base):
-            frame = level.compress(raw)
+        for block in moved_blocks(archive, base):
+            if fresh:
+                frame = level.compress(block.raw)
+            else:  # as the merge stores them: the first archive's as they are
+                frame = block.frame or Recompressed(level, block.before).compress(block.raw)
             file.write(frame)
-            blocks.append(MovedBlock(int(kind), first, count, len(raw), len(frame)))
+            blocks.append(MovedBlock(int(block.kind), block.first, block.count, len(block.raw), len(frame)))
     return blocks
 
 
-def moved_blocks(archive: Archive, base: int) -> Iterator[tuple[SectionKind, bytes, int, int, bytes | None]]:
+class SourceBlock(NamedTuple):
+    """A node block of a source archive as a merged file stores it."""
+
+    kind: SectionKind
+    raw: bytes           #: its payload, node ids moved
+    first: int           #: its first node id in the merged file
+    count: int
+    frame: bytes | None  #: the zstd frame the source stores, when the payload is the source's
+    before: int          #: the bytes the source stores it in
+
+
+def moved_blocks(archive: Archive, base: int) -> Iterator[SourceBlock]:
     """The node blocks of ``archive`` in id order, every node id moved up by ``base``
-    (`codec.moved_block`): ``(kind, raw payload, first id, count, stored zstd frame)``,
-    the frame the archive's own when ``base`` is 0 (the block is copied as stored), else
-    None (the writer compresses the moved payload again, on its threads)."""
+    (`codec.moved_block`); when ``base`` is 0 with the archive's own frames (the blocks
+    are copied as stored), else without (the writer compresses the moved payload again,
+    on its threads, `compression.Recompressed`)."""
     for entry in sorted((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first):
         kind, raw = SectionKind(entry.kind), archive.payload(entry)
         if base:
             moved = moved_block(raw, base, child_ids=kind == SectionKind.NODES)
-            yield kind, moved, base + entry.first, entry.count, None
+            yield SourceBlock(kind, moved, base + entry.first, entry.count, None, entry.length)
         else:
-            yield kind, raw, entry.first, entry.count, archive.stored_frame(entry)
+            yield SourceBlock(kind, raw, entry.first, entry.count, archive.stored_frame(entry), entry.length)
 
 
 def read_moved(path: Path, blocks: Sequence[MovedBlock]) -> Iterator[tuple[MovedBlock, bytes, bytes]]:

@@ -38,8 +38,11 @@ import numpy as np
 from ..archive.queries import run_query
 from ..figures import blend, palette
 from ..graph.graph import chosen_roots
+from .aggregate_query import aggregate
+from .aggregate_tables import source_hierarchy
+from .bounds import column_bounds, row_bounds
 from .groups import region_groups
-from .profile import profile
+from .profile_query import profile
 from .streaming import streams
 from .tables import tables_for
 from .timeline_walk import exclusive_times
@@ -154,30 +157,13 @@ def region_classes(source: Any, regions: int) -> tuple[list[str], np.ndarray]:
     return names, group_of
 
 
-def column_bounds(start: int, stop: int, width: int) -> np.ndarray:
-    """The ``width + 1`` bounds ``start + i*(stop - start)//width`` (4.27), exactly."""
-    span = stop - start
-    if span * width < 1 << 63:
-        return start + np.arange(width + 1, dtype=np.int64) * span // width
-    return np.array([start + i * span // width for i in range(width + 1)], dtype=np.int64)
-
-
 #: The most rows by location unless asked otherwise: more locations share rows.
 HEIGHT = 1000
-
-
-def row_bounds(locations: int, height: int) -> np.ndarray:
-    """The ``rows + 1`` offsets of the rows by location: one location a row when they fit
-    in ``height``, else ``height`` rows of the consecutive locations ``[r*L//height,
-    (r+1)*L//height)`` (the split of the columns, 4.27, on the location axis)."""
-    rows = min(locations, height)
-    return np.arange(rows + 1, dtype=np.int64) * locations // max(rows, 1)
 
 
 def _region_times(source: Any, start: int, stop: int, width: int, chosen: list[int]) -> np.ndarray:
     """``[len(chosen), width, regions]``: the region times of the columns of each chosen
     location, in their order, as the microscopic model gives them (`aggregate`)."""
-    from .aggregate import aggregate  # the model's module reads the column bounds from this one
     model = aggregate(source, width, start, stop, "region", chosen)
     return model.values[np.searchsorted(model.locations, np.asarray(chosen, np.int64))]
 
@@ -238,7 +224,6 @@ def location_labels(source: Any, locations: list[int]) -> list[str]:
     """The label of each of ``locations``: its leaf's in the resource hierarchy
     (`Hierarchy.label`: the location's name after its system tree parent's), or
     ``location N`` for a location the hierarchy does not hold."""
-    from .aggregate_tables import source_hierarchy  # the tables' module reads the column bounds from this one
     hierarchy = source_hierarchy(source)
     held = np.asarray(hierarchy.leaf_locations, np.int64)
     order = np.argsort(held, kind="stable")

@@ -32,10 +32,10 @@ from ..aggregate_model import AggregateModel, Hierarchy
 from ..hierarchy import hierarchy_of
 from ..archive.layout import AGGREGATION_KINDS
 from .aggregate_tables import location_times, sliced_window, source_hierarchy, state_count, trace_window
+from .bounds import column_bounds
 from .slice_stream import windowed_times
 from .streaming import streams
 from .groups import region_groups
-from .timeline import column_bounds
 from .timeline_walk import _cell_sums
 
 __all__ = ["aggregate", "model_locations"]

@@ -3,7 +3,7 @@ exclusive time and calls per call path - the regions open from a location's root
 the call, a region appearing twice (recursion) being two entries - per location.
 
 Rules for a window ``[start, stop)`` (``None`` is open-ended), those of
-`ccgformat.query.profile` per call path:
+`ccgformat.query.profile_query` per call path:
 
 * a call is *counted* (``calls``) when its ENTER is in the window;
 * ``inclusive`` is the part of every call inside the window, ``|[enter, leave) ∩

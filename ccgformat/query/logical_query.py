@@ -22,13 +22,12 @@ from .logical_lateness import lateness
 from .logical_matching import partners
 from .logical_ravel import ravel_steps
 from .logical_result import Logical
+from .logical_schemes import SCHEMES
 from .logical_walk import COLLECTIVE_KINDS, POINT_TO_POINT_KINDS, communication_events
-from .messages import stream_kinds
-from .timeline import location_labels
+from .messages_query import stream_kinds
+from .timeline_query import location_labels
 
-__all__ = ["SCHEMES", "checked_options", "logical", "title_of"]
-
-SCHEMES = ("ravel", "lamport")
+__all__ = ["checked_options", "logical", "title_of"]
 
 
 def logical(source: Any, scheme: str = "ravel", clusters: int | None = None) -> Logical:

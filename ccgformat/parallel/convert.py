@@ -14,8 +14,8 @@ window (spec 4.10's ``[t0, t1)``: an allgather of their parts' first and last ev
 times) and each computes its locations' rows of the finest aggregation and metric
 levels over it from the graph it built (`query.table_rows`). The same allgather gives
 each part's node count, so each rank moves its part's node ids to where the merged file
-numbers them and compresses the blocks at the merge's level itself (`merge.write_moved`,
-all ranks at once). Rank 0 merges the parts, in location order, into the target with
+numbers them and compresses the blocks at the writer's node level itself
+(`merge.write_moved` ``fresh``: the parts are stored at level 1), all ranks at once. Rank 0 merges the parts, in location order, into the target with
 those rows and blocks (`ccgformat.merge`, written atomically: the tables are the rows
 side by side, the node blocks stored as moved, no event walked again) and every rank
 removes its files.

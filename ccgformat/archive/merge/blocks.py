@@ -191,8 +191,9 @@ def _add_checkpoints(writer: Writer, graph: JoinedGraph) -> None:
     that holds it (`JoinedGraph.owners`), in the blocks `Writer.add_checkpoints` writes
     location by location."""
     locations = graph.roots.columns[0]
-    columns = [_checkpoints(archive, locations[graph.owners == source], writer.checkpoint_interval)
-               for source, archive in enumerate(graph.archives) if (graph.owners == source).any()]
+    held = [locations[graph.owners == source] for source in range(len(graph.archives))]
+    columns = [_checkpoints(archive, wanted, writer.checkpoint_interval)
+               for archive, wanted in zip(graph.archives, held) if len(wanted)]
     if columns:
         writer.add_checkpoint_columns(CheckpointColumns.concat(columns))
 

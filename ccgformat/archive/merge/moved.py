@@ -38,10 +38,10 @@ Moved = tuple[Path, list[MovedBlock]]
 def write_moved(archive: Archive, base: int, path: Path, *, fresh: bool = False) -> list[MovedBlock]:
     """Write ``archive``'s node blocks to ``path``, their ids moved up by ``base``
     (`codec.moved_block`, spec 5.3) and compressed as a merge compresses the blocks it
-    moves (`moved_blocks`; `compression.Recompressed`: within 1% of the archive's frames); with ``fresh``
-    as a writer compresses node blocks (`writer.nodes_level`), whatever the archive
-    stored - the part of an MPI conversion, stored at a fast level, whose frames bound
-    nothing. Their list, in id order."""
+    moves (`moved_blocks`; `compression.Recompressed`: within 1% of the archive's
+    frames); with ``fresh`` as a writer compresses node blocks (`writer.nodes_level`),
+    whatever the archive stored - the part of an MPI conversion, stored at a fast level,
+    whose frames bound nothing. Their list, in id order."""
     level, blocks = nodes_level(), []
     with open(path, "wb") as file:
         for block in moved_blocks(archive, base):

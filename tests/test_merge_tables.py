@@ -42,11 +42,11 @@ def _window(paths: list[Path]) -> tuple[int, int]:
     return (min(s for s, _ in spans), max(e for _, e in spans)) if spans else (0, 1)
 
 
-def _rows(paths: list[Path], window: tuple[int, int]) -> list[TableRows]:
+def _rows(paths: list[Path], window: tuple[int, int], walk: bool | None = None) -> list[TableRows]:
     rows = []
     for path in paths:
         with open_archive(path) as archive:
-            rows.append(table_rows(archive, *window))
+            rows.append(table_rows(archive, *window, walk))
     return rows
 
 
@@ -58,7 +58,8 @@ def test_levels_from_the_parts_rows_equal_the_walked_levels(tmp_path_factory, ev
     owner = data.draw(st.lists(st.integers(0, 2), min_size=len(trace), max_size=len(trace)))
     groups = [[location for location, part in zip(trace, owner) if part == i] for i in sorted(set(owner))]
     parts = support.by_locations(folder, traces.definitions(), trace, groups)
-    rows = _rows(parts, _window(parts))
+    # the rows walked from the events or read from the node tables (`table_rows` walk): the same
+    rows = _rows(parts, _window(parts), data.draw(st.sampled_from([None, True, False]), label="walk"))
     ccgformat.merge(parts, folder / "merged.ccg")
     joined = plan(parts, folder / "merged.ccg")
     try:
@@ -138,9 +139,9 @@ def _rows_walked(monkeypatch) -> list[str]:
     walked: list[str] = []
     rows = queries._lookup("table_rows")  # the function, imported now
 
-    def counted(archive, start, stop):
+    def counted(archive, start, stop, walk=None):
         walked.append(archive.path)
-        return rows(archive, start, stop)
+        return rows(archive, start, stop, walk)
 
     monkeypatch.setitem(queries._QUERIES, "table_rows", counted)
     return walked

@@ -49,6 +49,7 @@ from ..formats import ConvertReport, convert as convert_serial, detect, get, rea
 from ..graph import Graph
 from ..graph.graph import root_columns
 from ..params import Params
+from ..query.streaming import streamed
 from ..query.table_rows import table_rows
 from .distribute import receive_trace, send_trace
 from .world import World, split
@@ -100,7 +101,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
         report = ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
                                graph.metrics.n, os.path.getsize(part), graph.repairs)
         window, counts = _window(world, graph)
-        rows = world.agree(partial(_rows, graph, part, window))  # no closure over the graph let go below
+        walk = streamed(sum(counts), len(graph.roots))  # the rows made as the merged graph's levels are
+        rows = world.agree(partial(_rows, graph, part, window, walk))  # no closure over the graph let go below
         del graph  # the builder's nodes, before rank 0 merges
         moved = world.agree(lambda: _moved(part, nodes, sum(counts[:mine]), sum(counts)))
         gathered = world.gather((report, rows, moved)) or [(report, rows, moved)] * world.size  # all on rank 0
@@ -161,14 +163,14 @@ def _moved(part: Path, path: Path, base: int, total: int) -> Moved | None:
         return path, write_moved(archive, base, path, fresh=True)
 
 
-def _rows(graph: Graph, part: Path, window: tuple[int, int]) -> TableRows:
-    """The part's table rows over ``window`` (`query.table_rows`): from the built graph
-    while it holds its nodes, else (a graph whose builder let written nodes go, docs/scale.md)
-    from the part's file."""
+def _rows(graph: Graph, part: Path, window: tuple[int, int], walk: bool) -> TableRows:
+    """The part's table rows over ``window`` (`query.table_rows`, walked with ``walk``):
+    from the built graph while it holds its nodes, else (a graph whose builder let
+    written nodes go, docs/scale.md) from the part's file."""
     if not graph.epochs:
-        return table_rows(graph, *window)
+        return table_rows(graph, *window, walk)
     with open_archive(part) as archive:
-        return table_rows(archive, *window)
+        return table_rows(archive, *window, walk)
 
 
 def _read_by_rank0(world: World, source: Path, name: str) -> Any:

@@ -18,7 +18,7 @@ import numpy as np
 from ..ahead import read_ahead
 from ..model import EventBatch
 
-__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "kept_events", "read_ahead", "streams",
+__all__ = ["STREAM_LOCATIONS", "STREAM_NODES", "WALK_BATCH", "kept_events", "read_ahead", "streamed", "streams",
            "window_events"]
 
 #: A graph is large from this many nodes (the tables: about 300 MB per 10^6 nodes) ...
@@ -33,7 +33,13 @@ WALK_BATCH = 65536
 
 def streams(source: Any) -> bool:
     """Whether the queries of a `Graph` or `Archive` walk its events in batches."""
-    return len(source.pool) >= STREAM_NODES and len(source.roots) <= STREAM_LOCATIONS
+    return streamed(len(source.pool), len(source.roots))
+
+
+def streamed(nodes: int, locations: int) -> bool:
+    """Whether the queries of a graph of ``nodes`` nodes and ``locations`` locations walk
+    its events in batches (`streams`)."""
+    return nodes >= STREAM_NODES and locations <= STREAM_LOCATIONS
 
 
 def kept_events(source: Any, location: int, kinds: tuple[int, ...],

@@ -20,16 +20,21 @@ from .streaming import streams
 __all__ = ["table_rows", "walked_window"]
 
 
-def table_rows(source: Any, start: int, stop: int) -> TableRows:
+def table_rows(source: Any, start: int, stop: int, walk: bool | None = None) -> TableRows:
     """The finest levels' rows over ``[start, stop)`` of the locations of ``source`` (a
     `Graph` or `Archive`) that have events, at the levels a merge of parts that all
-    define the same locations makes (`aggregate_tables.rows_plan`, `finest_level`)."""
+    define the same locations makes (`aggregate_tables.rows_plan`, `finest_level`).
+    ``walk``: whether the region times come from a walk of the events (default: when
+    ``source`` streams, `streaming.streams`) rather than from the node tables - a part
+    of a graph that streams walks as that graph's levels do: a part of 4 of the 8
+    locations of 1 M jittered events takes 0.02 s walked, 0.04-0.09 s from its tables."""
     known, _, _, _, events = source_root_columns(source)
     locations = np.sort(known[events > 0]).astype(np.int64)
     finest, sliced = rows_plan(source)
     defined = len(source.definitions.metrics)
-    samples = MetricSamples() if defined and streams(source) else None  # taken from the rows' walk
-    cells = leaf_rows(source, locations, start, stop, finest, sliced, samples)
+    walk = streams(source) if walk is None else walk
+    samples = MetricSamples() if defined and walk else None  # taken from the rows' walk
+    cells = leaf_rows(source, locations, start, stop, finest, sliced, samples, walk)
     metric_finest = finest_level(max(len(source.definitions.locations), max(source.roots, default=-1) + 1),
                                  max(defined, 1))
     key, value = finest_cells(source, start, stop, metric_finest, None if samples is None else samples.columns()) \

@@ -97,9 +97,10 @@ def walked_rows(plan: Plan, start: int, stop: int, threads: int) -> Iterator[Cal
     archive's block cache is not shared between threads; the C walk lets go of the GIL),
     from the start of the block: it gives the function that waits for them and returns
     the merged rows (`plan_rows`). The merge meanwhile reads the archives' stored blocks
-    only."""
+    only. The window is that of a merged graph that streams: each source is walked as
+    its levels are, however small (`query.table_rows` ``walk``)."""
     with ThreadPoolExecutor(threads, thread_name_prefix="ccg-rows") as walkers:
-        parts = [walkers.submit(run_query, "table_rows", archive, start, stop) for archive in plan.archives]
+        parts = [walkers.submit(run_query, "table_rows", archive, start, stop, True) for archive in plan.archives]
         try:
             yield lambda: plan_rows(plan, [part.result() for part in parts])
         finally:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from ccgformat.archive import write_trace
 from ccgformat.parallel.convert import owner_of_range, part_ranges
 from ccgformat.parallel.queries import _in_time_order, _message_events
 from ccgformat.parallel import world
-from ccgformat.parallel.world import one_node_transport, split
+from ccgformat.parallel.world import no_delay, one_node_transport, split
 from ccgformat.query.messages_query import MessageStream
 from ccgformat.query.profile_query import ProfileParts, profile_parts
 
@@ -55,6 +56,27 @@ def test_ranks_of_one_node_initialise_mpi_without_probing_fabrics(environment, p
     environment = dict(environment)
     one_node_transport(environment)
     assert environment.get("OMPI_MCA_pml") == pml
+
+
+def test_tcp_connections_of_the_process_send_small_writes_at_once(tmp_path):
+    """`no_delay` turns Nagle's algorithm off on TCP sockets (as MPI_Init leaves the PMIx
+    connection to mpirun) and leaves every other descriptor as it was, open."""
+    left, right = socket.socketpair()
+    with socket.create_server(("127.0.0.1", 0)) as server, \
+            socket.create_connection(server.getsockname()) as client, left, right, \
+            open(tmp_path / "file", "wb") as file:
+        accepted, _ = server.accept()
+        with accepted:
+            tcp = [client, accepted]
+            assert [s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in tcp] == [0, 0]
+            descriptors = [s.fileno() for s in (server, client, accepted, left)] + [file.fileno(), 10 ** 6]
+            assert no_delay(descriptors) == 3  # the listening socket too; not the local pair, the file, a closed number
+            assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in tcp)
+            client.sendall(b"still open")
+            assert accepted.recv(10) == b"still open"
+            left.sendall(b"x")
+            assert right.recv(1) == b"x"
+            file.write(b"open")
 
 
 def test_the_transport_is_chosen_before_mpi_starts(monkeypatch):

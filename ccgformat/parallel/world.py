@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import socket
 import time
 from typing import Any, Callable, Mapping, MutableMapping, TypeVar
 
@@ -20,7 +21,7 @@ import numpy as np
 from ..errors import ParallelError
 from ..extras import require
 
-__all__ = ["World", "split"]
+__all__ = ["World", "no_delay", "split"]
 
 T = TypeVar("T")
 
@@ -33,6 +34,7 @@ class World:
 
     def __init__(self) -> None:
         mpi = _mpi()
+        no_delay(_open_descriptors())
         self.comm = mpi.COMM_WORLD
         self.rank: int = self.comm.Get_rank()
         self.size: int = self.comm.Get_size()
@@ -95,6 +97,38 @@ def _one_node(environment: Mapping[str, str]) -> bool:
     """Whether Open MPI's mpirun started every rank on this node."""
     size, local = environment.get("OMPI_COMM_WORLD_SIZE"), environment.get("OMPI_COMM_WORLD_LOCAL_SIZE")
     return size is not None and size == local
+
+
+def no_delay(descriptors: list[int]) -> int:
+    """Set TCP_NODELAY on those of ``descriptors`` that are TCP sockets (the others are left
+    alone; none is closed); returns how many. Called on every descriptor once MPI is
+    initialised, which leaves the runtime's connections open - among them Open MPI's PMIx
+    client connection to mpirun: MPI_Finalize sends its fence there in several small
+    writes, and without TCP_NODELAY Nagle's algorithm held the later ones until mpirun's
+    delayed ACK, 40 ms. MPI_Finalize took 0.044 s per run, 0.003 s so (docs/parallel.md)."""
+    done = 0
+    for descriptor in descriptors:
+        try:
+            connection = socket.socket(fileno=descriptor)
+        except OSError:  # not a socket
+            continue
+        try:
+            if connection.family in (socket.AF_INET, socket.AF_INET6) and connection.type == socket.SOCK_STREAM:
+                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                done += 1
+        except OSError:
+            pass
+        finally:
+            connection.detach()  # the descriptor stays MPI's
+    return done
+
+
+def _open_descriptors() -> list[int]:
+    """This process's open file descriptors (Linux's /proc; none known elsewhere)."""
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return []
 
 
 def _describe(error: BaseException) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -14,18 +15,21 @@ from ccgformat.model import Definitions, EventBatch, EventKind
 Trace = dict[int, EventBatch]
 
 
-def write(path: Path, definitions: Definitions, trace: Trace, params: ccgformat.Params = ccgformat.Params()) -> Path:
-    """``trace`` (its locations in order) written as an archive of ``definitions``."""
-    ccgformat.write_trace(path, definitions, ((location, [trace[location]]) for location in sorted(trace)), params)
+def write(path: Path, definitions: Definitions, trace: Trace, params: ccgformat.Params = ccgformat.Params(),
+          **options: Any) -> Path:
+    """``trace`` (its locations in order) written as an archive of ``definitions``
+    (``options``: as for `ccgformat.write_trace`)."""
+    ccgformat.write_trace(path, definitions, ((location, [trace[location]]) for location in sorted(trace)), params,
+                          **options)
     return path
 
 
 def by_locations(folder: Path, definitions: Definitions, trace: Trace, groups: list[list[int]],
-                 params: ccgformat.Params = ccgformat.Params()) -> list[Path]:
+                 params: ccgformat.Params = ccgformat.Params(), **options: Any) -> list[Path]:
     """One archive per group of locations, each with the whole definitions (as the ranks
     of an MPI conversion write them)."""
     return [write(folder / f"part{i}.ccg", definitions, {location: trace[location] for location in group
-                                                          if location in trace}, params)
+                                                          if location in trace}, params, **options)
             for i, group in enumerate(groups)]
 
 
@@ -40,7 +44,7 @@ def top_level_cuts(batch: EventBatch) -> np.ndarray:
 
 
 def by_time(folder: Path, definitions: Definitions, trace: Trace, fractions: list[float],
-            params: ccgformat.Params = ccgformat.Params()) -> list[Path]:
+            params: ccgformat.Params = ccgformat.Params(), **options: Any) -> list[Path]:
     """One archive per time segment: every location cut at the top-level cut nearest each
     fraction of its events (a segment may be empty for a location)."""
     parts: list[Trace] = [{} for _ in range(len(fractions) + 1)]
@@ -52,7 +56,7 @@ def by_time(folder: Path, definitions: Definitions, trace: Trace, fractions: lis
         for part, (a, b) in zip(parts, zip(bounds[:-1], bounds[1:])):
             if b > a:
                 part[location] = batch[a:b]
-    return [write(folder / f"segment{i}.ccg", definitions, part, params) for i, part in enumerate(parts)]
+    return [write(folder / f"segment{i}.ccg", definitions, part, params, **options) for i, part in enumerate(parts)]
 
 
 def events_of(archive: ccgformat.Archive) -> dict[int, EventBatch]:

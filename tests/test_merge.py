@@ -17,6 +17,7 @@ from ccgformat.archive.layout import SectionKind
 from ccgformat.archive.merge import blocks
 from ccgformat.archive.merge.plan import plan as make_plan
 from ccgformat.archive.verify import verify
+from ccgformat.archive.writer import extension_table
 from ccgformat.model import EventBatch, Metric, Region
 
 from . import merge_support as support
@@ -313,6 +314,52 @@ def test_parts_of_the_same_definitions_bytes_keep_their_blocks(tmp_path):
             assert (joined.stored_definitions is not None) == kept
         finally:
             joined.close()
+
+
+@pytest.mark.parametrize("layout", ["locations, same bytes", "locations, bundled", "time segments, same bytes"])
+def test_extensions_the_sources_leave_out_are_given_to_the_merge(tmp_path, layout):
+    """The parts of an MPI conversion leave the definitions' format extensions out, and a
+    rank encodes them meanwhile (`writer.extension_table`): the merge asks for them once -
+    when it stores the first source's definitions blocks (the same bytes in every source),
+    before it matches the definitions (other bytes), or before it rebuilds time segments -
+    and writes the file the merge of sources that keep them writes, extensions included."""
+    by_time = layout.startswith("time")
+    if by_time:  # two calls after one another on each location: cut between them
+        definitions = traces.definitions()
+        trace = _trace({location: [(10, 0, 1), (20, 1, 1), (30, 0, 2), (40 + location, 1, 2)] for location in range(3)})
+    else:
+        definitions, stream = synth.synthesize(6, 400, jitter=0.2, seed=3, pattern="ring")
+        trace = {location: EventBatch.concat(list(stream(location))) for location in range(6)}
+    extensions = {"otf2": {"version": 2, "calls": [["Location", [i, 10 + i, 1, 400, 0]] for i in range(6)]},
+                  "viewer": {"colours": ["#ff0000", None], "scale": 2.5}}
+    options = {} if layout.endswith("bundled") else {"bundle": False}  # a bundle's members are not blocks of their own
+
+    def sources(name: str, kept: dict) -> list[Path]:
+        folder = tmp_path / name
+        folder.mkdir()
+        defined = dataclasses.replace(definitions, extensions=kept)
+        return support.by_time(folder, defined, trace, [0.5], **options) if by_time else \
+            support.by_locations(folder, defined, trace, [[0, 1, 2], [3, 4, 5]], **options)
+
+    bare, full = sources("bare", {}), sources("full", extensions)
+    joined = make_plan(bare, tmp_path / "probe.ccg")
+    try:
+        assert (joined.stored_definitions is not None) == ("bundle" in options)
+    finally:
+        joined.close()
+    asked = []
+
+    def given():
+        asked.append(1)
+        return extension_table(extensions)
+
+    report = ccgformat.merge(bare, tmp_path / "given.ccg", extensions=given)
+    assert report.way == ("events" if by_time else "nodes") and len(asked) == 1
+    ccgformat.merge(full, tmp_path / "kept.ccg")
+    support.assert_same_trace(tmp_path / "given.ccg", tmp_path / "kept.ccg")
+    with ccgformat.open(tmp_path / "given.ccg") as merged:
+        assert merged.definitions.extensions == extensions
+    assert verify(tmp_path / "given.ccg") == []
 
 
 def test_blocks_moved_before_the_merge_give_the_same_file(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ runs them on ranks."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import socket
 import subprocess
@@ -19,6 +20,8 @@ from hypothesis import given, strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive import write_trace
+from ccgformat.archive.writer import extension_table
+from ccgformat.errors import ParallelError
 from ccgformat.parallel.convert import owner_of_range, part_ranges
 from ccgformat.parallel.queries import _in_time_order, _message_events
 from ccgformat.parallel import world
@@ -32,6 +35,8 @@ from .test_formats_otf2 import CORPUS_TRACES
 from .traces import batches, definitions, traces
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the module (`ccgformat.parallel.convert` is its function)
+parallel_convert = importlib.import_module("ccgformat.parallel.convert")
 
 
 @given(st.lists(st.integers(0, 1000), max_size=40), st.integers(1, 9))
@@ -77,6 +82,67 @@ def test_tcp_connections_of_the_process_send_small_writes_at_once(tmp_path):
             left.sendall(b"x")
             assert right.recv(1) == b"x"
             file.write(b"open")
+
+
+class _Mailbox:
+    """Rank 0 and rank EXTENSIONS_RANK in one process: what the latter sends rank 0
+    waits until rank 0 receives it."""
+
+    def __init__(self):
+        self.sent: list = []
+
+    def send(self, value, rank):
+        assert rank == 0
+        self.sent.append(value)
+
+    def receive(self, rank):
+        assert rank == parallel_convert.EXTENSIONS_RANK and self.sent  # else a real rank 0 would wait forever
+        return self.sent.pop(0)
+
+
+EXTENSIONS = {"otf2": {"version": 2, "calls": [["String", [0, "main"]]]}}
+
+
+@pytest.mark.parametrize("merge_asks", [True, False], ids=["asked", "merge failing first"])
+def test_the_extensions_rank_hands_rank_0_the_extension_table(monkeypatch, merge_asks):
+    """Rank EXTENSIONS_RANK encodes the extensions the parts leave out while rank 0
+    merges; rank 0 takes its message whatever the merge does, so neither waits forever."""
+    box, given = _Mailbox(), []
+
+    def merge(parts, target, rows, moved, extensions):
+        if not merge_asks:
+            raise OSError("disk full")
+        given.append(extensions())
+
+    monkeypatch.setattr(parallel_convert, "merge_archives", merge)
+    parallel_convert._send_extensions(box, EXTENSIONS)
+    if merge_asks:
+        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True)
+        assert given == [extension_table(EXTENSIONS)]
+    else:
+        with pytest.raises(OSError, match="disk full"):
+            parallel_convert._merge(box, [], Path("t.ccg"), (), (), True)
+    assert box.sent == []
+
+
+def test_a_failure_to_encode_the_extensions_fails_rank_0s_merge(monkeypatch):
+    box = _Mailbox()
+    monkeypatch.setattr(parallel_convert, "extension_table", lambda extensions: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        parallel_convert._send_extensions(box, EXTENSIONS)
+    monkeypatch.setattr(parallel_convert, "merge_archives",
+                        lambda parts, target, rows, moved, extensions: extensions())
+    with pytest.raises(ParallelError, match=f"rank {parallel_convert.EXTENSIONS_RANK} failed: division by zero"):
+        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True)
+    assert box.sent == []
+
+
+def test_without_extensions_rank_0_merges_alone(monkeypatch):
+    box, given = _Mailbox(), []
+    monkeypatch.setattr(parallel_convert, "merge_archives",
+                        lambda parts, target, rows, moved, extensions: given.append(extensions))
+    parallel_convert._merge(box, [], Path("t.ccg"), (), (), False)
+    assert given == [None]
 
 
 def test_the_transport_is_chosen_before_mpi_starts(monkeypatch):

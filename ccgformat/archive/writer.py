@@ -123,6 +123,19 @@ def nodes_level(level: int | None = None) -> Level:
     return Level(DEFAULT_LEVEL if level is None else level, DEFAULT_NODES_SEARCH if level is None else None)
 
 
+#: a block of definitions kept as another file stores it: its kind, raw payload and, when
+#: known, its zstd frame as this writer compresses it
+KeptBlock = tuple[SectionKind, bytes, bytes | None]
+
+
+def extension_table(extensions: dict[str, Any], level: int | None = None) -> KeptBlock:
+    """The EXTENSION_TABLE block of ``extensions`` (spec 4.9) and its frame as a writer of
+    zstd ``level`` (None: its default) compresses it: what `Writer.keep_definitions`
+    adds when the definitions kept leave the extensions out."""
+    raw = encode_json_table(extensions)
+    return SectionKind.EXTENSION_TABLE, raw, Level(DEFAULT_LEVEL if level is None else level).compress(raw)
+
+
 class Writer:
     """Writes one archive. Use as a context manager; `finish` makes the file appear.
 
@@ -181,6 +194,7 @@ class Writer:
         self.nodes_per_block = nodes_per_block
         self.metrics = metrics
         self._kept_definitions: list[tuple[SectionKind, bytes]] | None = None
+        self._later_definitions: Callable[[], list[KeptBlock]] | None = None
         self.tables = tables
         self.bundle = bundle and tables  # the layout for older readers has no bundles
         self.compact = compact and self.bundle
@@ -322,12 +336,16 @@ class Writer:
             self._block(kind, raw, must_understand=True, compressed=packed[id(raw)])
             self._extension_table |= kind == SectionKind.EXTENSION_TABLE
 
-    def keep_definitions(self, blocks: list[tuple[SectionKind, bytes]]) -> None:
+    def keep_definitions(self, blocks: list[tuple[SectionKind, bytes]],
+                         later: Callable[[], list[KeptBlock]] | None = None) -> None:
         """Store the graph's definitions as ``blocks`` (kinds and raw payloads as another
-        file of this layout stores the same definitions) instead of encoding them anew."""
+        file of this layout stores the same definitions) instead of encoding them anew;
+        ``later``: gives the blocks those leave out (`extension_table`), called once, when
+        `finish` writes the definitions - after the node blocks and the tables, so that
+        another process may encode them meanwhile (docs/parallel.md)."""
         if not self.tables:
             raise ValueError("kept definitions blocks are of the tables' layout")
-        self._kept_definitions = blocks
+        self._kept_definitions, self._later_definitions = blocks, later
 
     def _layout_bytes(self, layouts: list[list[tuple[SectionKind, bytes]]], compressed: Callable[[bytes], bytes]
                       ) -> tuple[dict[int, bytes], list[int]]:
@@ -565,8 +583,9 @@ class Writer:
             self._aggregation_levels(graph, self.aggregation, samples, rows)
         if self._kept_definitions is None:
             self._definitions(graph.definitions)
-        for kind, raw in self._kept_definitions or ():
-            self._block(kind, raw, must_understand=True)
+        later = self._later_definitions() if self._later_definitions is not None else []
+        for kind, raw, frame in [(kind, raw, None) for kind, raw in self._kept_definitions or ()] + later:
+            self._block(kind, raw, must_understand=True, compressed=frame)
             self._extension_table |= kind == SectionKind.EXTENSION_TABLE
         self._block(SectionKind.PARAMETERS, encode_json(self._parameters(graph)), must_understand=True)
         self._block(SectionKind.ROOT_TABLE if self.tables else SectionKind.ROOTS,
@@ -895,18 +914,20 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, references: str = "auto", gaps: str = "auto",
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
                index: str = "auto", streamed: bool = False, rows: Any = None,
-               stored_definitions: list[tuple[SectionKind, bytes]] | None = None, slices: int | None = SLICES) -> Path:
+               stored_definitions: list[tuple[SectionKind, bytes]] | None = None,
+               later_definitions: Callable[[], list[KeptBlock]] | None = None, slices: int | None = SLICES) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
     ``aggregation``, ``bundle``, ``compact``, ``index``, ``slices``: as for `Writer`). ``streamed``:
     the last node block goes with `Writer.finish`, as `write_trace` writes it (into the
     bundle of the sections written last where that is smaller: a small graph's file is
     then in the compact layout), rather than before the checkpoints. ``rows``: as for
-    `Writer.finish`; ``stored_definitions``: as for `Writer.keep_definitions`."""
+    `Writer.finish`; ``stored_definitions``, ``later_definitions``: as for
+    `Writer.keep_definitions`."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
                 metrics=len(graph.definitions.metrics), index=index, slices=slices) as writer:
         if stored_definitions is not None:
-            writer.keep_definitions(stored_definitions)
+            writer.keep_definitions(stored_definitions, later_definitions)
         writer.add_nodes(graph.pool, final=not streamed)
         if index_kept(index, graph):
             for location, root in graph.roots.items():

@@ -5,7 +5,9 @@ united by 4.4's merge so that sub-trees repeated on several ranks are stored onc
 The locations are cut into as many consecutive ranges as there are ranks, each about an
 equal share of them (`world.split`). Range k is converted by rank ``(k + 1) % P`` into
 a part archive beside the target (``.DST.part<k>-<id>``): every defined location is in
-each part, those of other ranges without events. With a format that reads a subset of
+each part, those of other ranges without events, and the definitions without their
+format extensions (rank EXTENSIONS_RANK encodes those for the merged file while rank 0
+merges, `_send_extensions`). With a format that reads a subset of
 its locations (OTF2: one event file per location, `formats.read`'s ``locations``),
 every rank reads its own range; with any other, rank 0 reads the whole input and sends
 the other ranges' events to their ranks (`distribute`), then converts the last range
@@ -35,6 +37,7 @@ to other ranks (`distribute.IN_FLIGHT` bytes per rank at most).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,7 @@ import numpy as np
 
 from ..archive import merge as merge_archives, open_archive
 from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
+from ..archive.writer import KeptBlock, extension_table
 from ..archive.merge import COPY_NODES, Moved, TableRows, write_moved
 from ..errors import ParallelError, ParameterError
 from ..formats import ConvertReport, convert as convert_serial, detect, get, read, write_archive
@@ -56,6 +60,11 @@ from .world import World, split
 
 __all__ = ["convert", "owner_of_range", "part_ranges"]
 
+
+#: the rank that encodes the definitions' format extensions while rank 0 merges: the parts
+#: leave them out (OTF2's at 20,000 locations: 5 MB of table, 0.24 s of each rank's part
+#: and the merge's, docs/parallel.md), and the other ranks wait idle during the merge
+EXTENSIONS_RANK = 1
 
 #: how the parts are written: they are read once, by the merge, which builds the
 #: aggregation tables and the indexes of the whole anew and compresses at the asked
@@ -97,7 +106,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     part = part_of(mine)
     nodes = part.with_name(f"{part.name}.nodes")  # its node blocks moved (`_moved`)
     try:
-        graph = world.agree(lambda: _part(world, source, part, name, params, mine, {**options, **PART_OPTIONS}))
+        graph, extensions = world.agree(lambda: _part(world, source, part, name, params, mine,
+                                                      {**options, **PART_OPTIONS}))
         report = ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
                                graph.metrics.n, os.path.getsize(part), graph.repairs)
         window, counts = _window(world, graph)
@@ -107,8 +117,10 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
         moved = world.agree(lambda: _moved(part, nodes, sum(counts[:mine]), sum(counts)))
         gathered = world.gather((report, rows, moved)) or [(report, rows, moved)] * world.size  # all on rank 0
         reports, rows_of, moved_of = zip(*(gathered[owner_of_range(k, world.size)] for k in range(world.size)))
-        world.agree(lambda: merge_archives([part_of(k) for k in range(world.size)], target, rows=rows_of,
-                                           moved=moved_of) if world.rank == 0 else None)
+        later = bool(extensions)  # every rank read the same definitions
+        world.agree(lambda: _merge(world, [part_of(k) for k in range(world.size)], target, rows_of, moved_of, later)
+                    if world.rank == 0 else _send_extensions(world, extensions) if later and
+                    world.rank == EXTENSIONS_RANK else None)
         result = None
         if world.rank == 0:
             with open_archive(target) as archive:
@@ -123,10 +135,12 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
 
 
 def _part(world: World, source: Path, part: Path, name: str, params: Params, mine: int,
-          options: dict[str, Any]) -> Graph:
+          options: dict[str, Any]) -> tuple[Graph, dict[str, Any]]:
     """Convert range ``mine`` of the locations into the archive ``part``: read by this
     rank when the format reads a subset of its locations, else by rank 0
-    (`_read_by_rank0`). Returns the built graph."""
+    (`_read_by_rank0`), and written without the definitions' format extensions (the
+    merge gets them from `_send_extensions`). Returns the built graph and the
+    extensions."""
     progress = options.pop("progress", None)
     if get(name).read_locations is not None:
         def chosen(count: int) -> range:
@@ -134,7 +148,45 @@ def _part(world: World, source: Path, part: Path, name: str, params: Params, min
         trace = read(source, name, chosen)
     else:
         trace = _read_by_rank0(world, source, name)
-    return write_archive(part, source, name, trace, params, progress=progress, **options)
+    definitions, batches = trace
+    graph = write_archive(part, source, name, (replace(definitions, extensions={}), batches), params,
+                          progress=progress, **options)
+    return graph, definitions.extensions
+
+
+def _merge(world: World, parts: list[Path], target: Path, rows: tuple[TableRows, ...],
+           moved: tuple[Moved | None, ...], later: bool) -> None:
+    """Rank 0's merge of the ``parts`` into ``target`` with the ranks' table ``rows`` and
+    ``moved`` node blocks; with ``later``, the extensions the parts leave out come from
+    rank EXTENSIONS_RANK (`_send_extensions`) when the merge asks for them, and are taken
+    from it whatever happens, so that it never waits for this rank."""
+    sent: list[Any] = []
+
+    def extensions() -> KeptBlock:
+        if not sent:
+            sent.append(world.receive(EXTENSIONS_RANK))
+        block, failure = sent[0]
+        if block is None:
+            raise ParallelError(EXTENSIONS_RANK, failure)
+        return block
+
+    try:
+        merge_archives(parts, target, rows=rows, moved=moved, extensions=extensions if later else None)
+    finally:
+        if later and not sent:
+            sent.append(world.receive(EXTENSIONS_RANK))
+
+
+def _send_extensions(world: World, extensions: dict[str, Any]) -> None:
+    """Rank EXTENSIONS_RANK's share of the merge: the trace's format extensions as the
+    merged file stores them (`writer.extension_table`, at the merge's level), sent to
+    rank 0 - or why that failed, so that rank 0 does not wait for them."""
+    try:
+        block = extension_table(extensions)
+    except Exception as error:
+        world.send((None, str(error) or type(error).__name__), 0)
+        raise
+    world.send((block, None), 0)
 
 
 def _window(world: World, graph: Graph) -> tuple[tuple[int, int], list[int]]:

@@ -75,6 +75,14 @@ class World:
         """Rank 0's ``value`` on every rank."""
         return self.comm.bcast(value, root=0)
 
+    def send(self, value: Any, rank: int) -> None:
+        """``value`` to ``rank`` (which takes it with `receive`)."""
+        self.comm.send(value, dest=rank)
+
+    def receive(self, rank: int) -> Any:
+        """The value ``rank`` sends this rank (`send`), once it came."""
+        return self.comm.recv(source=rank)
+
 
 def _mpi() -> Any:
     """mpi4py's MPI module (importing it initialises MPI); `MissingExtraError` without mpi4py."""

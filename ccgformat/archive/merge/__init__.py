@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ...bulkstep import bulk_step
-from ..writer import save_graph
+from ..writer import KeptBlock, save_graph
 from .blocks import COPY_NODES, way, write_blocks
 from .moved import Moved, MovedBlock, write_moved
 from .nodes import merged_graph
@@ -53,7 +53,8 @@ class MergeProgress:
 
 def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str], *,
           progress: Callable[[MergeProgress], None] | None = None,
-          rows: Sequence[TableRows] | None = None, moved: Sequence[Moved | None] | None = None) -> MergeReport:
+          rows: Sequence[TableRows] | None = None, moved: Sequence[Moved | None] | None = None,
+          extensions: Callable[[], KeptBlock] | None = None) -> MergeReport:
     """Merge the archives ``sources`` into one archive ``target`` (written atomically:
     nothing appears under its name on an error; the sources are never modified).
 
@@ -72,13 +73,19 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
     ``moved``: per source, its node blocks with their ids moved to the merged numbering and
     compressed (`moved.write_moved`, by the ranks of an MPI conversion at once), or None:
     stored as they are when the merge copies node blocks (`blocks`); ignored otherwise.
+
+    ``extensions``: the definitions' format extensions, which every source leaves out
+    (the parts of an MPI conversion: one rank encodes them while rank 0 merges), as the
+    EXTENSION_TABLE block `writer.extension_table` makes; called once - when the merged
+    file's definitions are written if the sources store the same definitions bytes, else
+    before the definitions are matched (each source's then hold them).
     """
     target = Path(target)
     if target.is_dir():
         raise IsADirectoryError(21, "the target is a folder", str(target))
     if not target.parent.is_dir():
         raise FileNotFoundError(2, "the target's folder does not exist", str(target.parent))
-    joined = make_plan(sources, target)
+    joined = make_plan(sources, target, extensions)
     try:
         total, done = joined.events, [0]
 
@@ -90,13 +97,15 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
         chosen = way(joined)
         known = plan_rows(joined, rows) if rows is not None and chosen != "events" else None
         if chosen == "events":
+            joined.with_extensions()
             graph = rebuild(joined, target, advance)
         elif chosen == "blocks":
             graph = write_blocks(joined, target, advance, known, moved)
         else:
             graph = merged_graph(joined, advance)
             with bulk_step():
-                save_graph(graph, target, streamed=True, rows=known, stored_definitions=joined.stored_definitions)
+                save_graph(graph, target, streamed=True, rows=known, stored_definitions=joined.stored_definitions,
+                           later_definitions=joined.later_definitions)
         return MergeReport(tuple(joined.paths), str(target), len(joined.definitions.locations), graph.event_count,
                            graph.metrics.n, target.stat().st_size, joined.segmented, joined.extensions_kept, chosen)
     finally:

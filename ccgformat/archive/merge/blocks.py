@@ -137,7 +137,7 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
                              slices=SLICES) as writer:
         with walked_rows(plan, *window, walkers) if window is not None else nullcontext(lambda: rows) as merged_rows:
             if plan.stored_definitions is not None:
-                writer.keep_definitions(plan.stored_definitions)
+                writer.keep_definitions(plan.stored_definitions, plan.later_definitions)
             for source, (archive, base) in enumerate(zip(plan.archives, bases)):
                 given = moved[source] if moved else None
                 for block in _node_blocks(plan, source, base, given):

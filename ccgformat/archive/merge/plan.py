@@ -14,15 +14,17 @@ import os
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from ...errors import MergeConflictError, ParameterError
 from ...graph.graph import BuildMetrics, root_columns
 from ...graph.pool import NodeKind, node_bytes
 from ...model import Definitions, Location
 from ...params import Params
+from ..jsontable import decode_json_table
 from ..layout import MAJOR_VERSION, TABLES_MINOR_VERSION, SectionKind
 from ..reader import Archive, open_archive
+from ..writer import KeptBlock
 from .definitions import Maps, Unifier, identity_maps
 
 
@@ -61,6 +63,9 @@ class Plan:
     #: the blocks every archive stores its definitions in, when these are the same bytes
     #: (the parts of one conversion): the merged file stores them as they are
     stored_definitions: list[tuple[SectionKind, bytes]] | None = None
+    #: with those, the extensions every archive leaves out, as a block to store after them
+    #: (`Writer.keep_definitions` ``later``)
+    later_definitions: Callable[[], list[KeptBlock]] | None = None
 
     @property
     def events(self) -> int:
@@ -89,13 +94,24 @@ class Plan:
                             sum(int(archive.parameters["metrics"]["M"]) for archive in self.archives)
                             - repeated * EMPTY_ROOT_BYTES, m)
 
+    def with_extensions(self) -> None:
+        """The merged definitions with the extensions `later_definitions` gives, for a
+        merge that encodes its definitions anew (`rebuild`) instead of storing those kept."""
+        if self.later_definitions is not None:
+            self.definitions = replace(self.definitions, extensions=_decoded(self.later_definitions()[0]))
+            self.stored_definitions = self.later_definitions = None
+
     def close(self) -> None:
         self.stack.close()
 
 
-def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str]) -> Plan:
+def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str],
+         extensions: Callable[[], KeptBlock] | None = None) -> Plan:
     """Open and check the archives to merge into ``target``; `MergeConflictError` when
-    they cannot be joined."""
+    they cannot be joined. ``extensions``: the format extensions the archives leave out
+    (`merge`), as their EXTENSION_TABLE block: asked for when the merged file stores its
+    definitions (when the archives store the same definitions bytes), else now, every
+    archive's definitions then holding them."""
     paths = [str(source) for source in sources]
     if not paths:
         raise ParameterError("a merge needs at least one archive")
@@ -117,7 +133,11 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
             definitions = archives[0].definitions
             maps = [identity_maps(definitions)] * len(archives)
             return Plan(paths, archives, maps, definitions, _pieces(archives, maps, paths), params, stack, True, True,
-                        [(SectionKind(entry.kind), archives[0].payload(entry)) for entry in defining])
+                        [(SectionKind(entry.kind), archives[0].payload(entry)) for entry in defining],
+                        None if extensions is None else lambda: [extensions()])
+        if extensions is not None:
+            given = _decoded(extensions())
+            defined = [(replace(definitions, extensions=given), stored) for definitions, stored in defined]
         unifier = Unifier()
         maps = [unifier.add(definitions, path, stored) for (definitions, stored), path in zip(defined, paths)]
         merged = unifier.definitions
@@ -126,6 +146,14 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
     except BaseException:
         stack.close()
         raise
+
+
+def _decoded(block: KeptBlock) -> dict:
+    """The extensions an EXTENSION_TABLE block given to the merge holds."""
+    kind, raw, _ = block
+    if kind != SectionKind.EXTENSION_TABLE:
+        raise ValueError(f"the extensions given to a merge are a {SectionKind(kind).name} block")
+    return decode_json_table(raw, "the extensions given to the merge", 0)
 
 
 def _defining_roots(archive: Archive) -> tuple[Definitions, bytes | None]:

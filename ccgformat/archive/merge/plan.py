@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
 
+import numpy as np
+
 from ...errors import MergeConflictError, ParameterError
 from ...graph.graph import BuildMetrics, root_columns
 from ...graph.pool import NodeKind, node_bytes
@@ -173,24 +175,31 @@ def _defining_roots(archive: Archive) -> tuple[Definitions, bytes | None]:
 
 
 def _pieces(archives: list[Archive], maps: list[Maps], paths: list[str]) -> dict[int, list[Piece]]:
-    """Per merged location with events, its pieces in time order (archives' order on a
-    tie); overlapping pieces raise `MergeConflictError`."""
-    pieces: dict[int, list[Piece]] = {}
+    """Per merged location with events (in increasing order), its pieces in time order
+    (archives' order on a tie); overlapping pieces raise `MergeConflictError`. Sorted
+    column-wise: at 20,000 locations a piece at a time took 0.05 s of a merge's 0.23."""
+    columns = []
     for source, (archive, mapping) in enumerate(zip(archives, maps)):
         locations, _, start, end, events = root_columns(archive.roots)
         kept = events > 0
-        for location, first, last, count in zip(*(column[kept].tolist() for column in (locations, start, end, events))):
-            merged = int(mapping.locations[location])
-            pieces.setdefault(merged, []).append(Piece(source, location, first, last, count))
-    for merged, found in pieces.items():
-        found.sort(key=lambda piece: (piece.start, piece.source))
-        for before, after in zip(found, found[1:]):
-            if after.start < before.end:
-                raise MergeConflictError(
-                    f"events over [{before.start}, {before.end}] there and [{after.start}, {after.end}] here overlap "
-                    f"(archives of one location must hold consecutive time segments)",
-                    paths=(paths[before.source], paths[after.source]), what=f"location {merged}")
-    return dict(sorted(pieces.items()))
+        columns.append((np.asarray(mapping.locations, np.int64)[locations[kept]], np.full(int(kept.sum()), source),
+                        locations[kept], start[kept], end[kept], events[kept]))
+    merged, source, location, start, end, events = (np.concatenate(column) for column in zip(*columns))
+    if not len(merged):
+        return {}
+    order = np.lexsort((source, start, merged))
+    merged, source, location, start, end, events = (column[order] for column in
+                                                     (merged, source, location, start, end, events))
+    overlaps = np.flatnonzero((merged[1:] == merged[:-1]) & (start[1:] < end[:-1]))
+    if len(overlaps):
+        at = int(overlaps[0])
+        raise MergeConflictError(
+            f"events over [{start[at]}, {end[at]}] there and [{start[at + 1]}, {end[at + 1]}] here overlap "
+            f"(archives of one location must hold consecutive time segments)",
+            paths=(paths[source[at]], paths[source[at + 1]]), what=f"location {merged[at]}")
+    firsts = np.flatnonzero(np.r_[True, merged[1:] != merged[:-1]]).tolist()
+    pieces = list(map(Piece, source.tolist(), location.tolist(), start.tolist(), end.tolist(), events.tolist()))
+    return {int(merged[a]): pieces[a:b] for a, b in zip(firsts, firsts[1:] + [len(pieces)])}
 
 
 def loosest(params: list[Params]) -> Params:

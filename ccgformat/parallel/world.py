@@ -76,11 +76,17 @@ class World:
         return self.comm.bcast(value, root=0)
 
     def send(self, value: Any, rank: int) -> None:
-        """``value`` to ``rank`` (which takes it with `receive`)."""
-        self.comm.send(value, dest=rank)
+        """``value`` to ``rank`` (which takes it with `receive`), waiting asleep until it
+        went (a large message waits for the receiver: a blocking send polled, as
+        `arrive` says)."""
+        request = self.comm.isend(value, dest=rank)
+        while not request.Test():
+            time.sleep(ARRIVAL_POLL)
 
     def receive(self, rank: int) -> Any:
-        """The value ``rank`` sends this rank (`send`), once it came."""
+        """The value ``rank`` sends this rank (`send`), waiting asleep until it comes."""
+        while not self.comm.iprobe(source=rank):
+            time.sleep(ARRIVAL_POLL)
         return self.comm.recv(source=rank)
 
 

@@ -194,7 +194,7 @@ class Writer:
         self.nodes_per_block = nodes_per_block
         self.metrics = metrics
         self._kept_definitions: list[tuple[SectionKind, bytes]] | None = None
-        self._later_definitions: Callable[[], list[KeptBlock]] | None = None
+        self._later_definitions: Callable[[], KeptBlock] | None = None
         self.tables = tables
         self.bundle = bundle and tables  # the layout for older readers has no bundles
         self.compact = compact and self.bundle
@@ -337,10 +337,10 @@ class Writer:
             self._extension_table |= kind == SectionKind.EXTENSION_TABLE
 
     def keep_definitions(self, blocks: list[tuple[SectionKind, bytes]],
-                         later: Callable[[], list[KeptBlock]] | None = None) -> None:
+                         later: Callable[[], KeptBlock] | None = None) -> None:
         """Store the graph's definitions as ``blocks`` (kinds and raw payloads as another
         file of this layout stores the same definitions) instead of encoding them anew;
-        ``later``: gives the blocks those leave out (`extension_table`), called once, when
+        ``later``: gives the block those leave out (`extension_table`), called once, when
         `finish` writes the definitions - after the node blocks and the tables, so that
         another process may encode them meanwhile (docs/parallel.md)."""
         if not self.tables:
@@ -583,7 +583,7 @@ class Writer:
             self._aggregation_levels(graph, self.aggregation, samples, rows)
         if self._kept_definitions is None:
             self._definitions(graph.definitions)
-        later = self._later_definitions() if self._later_definitions is not None else []
+        later = [self._later_definitions()] if self._later_definitions is not None else []
         for kind, raw, frame in [(kind, raw, None) for kind, raw in self._kept_definitions or ()] + later:
             self._block(kind, raw, must_understand=True, compressed=frame)
             self._extension_table |= kind == SectionKind.EXTENSION_TABLE
@@ -915,7 +915,7 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
                index: str = "auto", streamed: bool = False, rows: Any = None,
                stored_definitions: list[tuple[SectionKind, bytes]] | None = None,
-               later_definitions: Callable[[], list[KeptBlock]] | None = None, slices: int | None = SLICES) -> Path:
+               later_definitions: Callable[[], KeptBlock] | None = None, slices: int | None = SLICES) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
     ``aggregation``, ``bundle``, ``compact``, ``index``, ``slices``: as for `Writer`). ``streamed``:
     the last node block goes with `Writer.finish`, as `write_trace` writes it (into the

@@ -59,9 +59,7 @@ class World:
         looked at every `ARRIVAL_POLL` seconds): in a blocking collective Open MPI's ranks
         poll without a pause, so a rank waiting for rank 0's merge took a core from it and
         from everything else on the machine."""
-        request = self.comm.Ibarrier()
-        while not request.Test():
-            time.sleep(ARRIVAL_POLL)
+        _asleep_until_done(self.comm.Ibarrier())
 
     def gather(self, value: Any) -> list[Any] | None:
         """Every rank's ``value`` on rank 0 (in rank order), None elsewhere."""
@@ -79,15 +77,19 @@ class World:
         """``value`` to ``rank`` (which takes it with `receive`), waiting asleep until it
         went (a large message waits for the receiver: a blocking send polled, as
         `arrive` says)."""
-        request = self.comm.isend(value, dest=rank)
-        while not request.Test():
-            time.sleep(ARRIVAL_POLL)
+        _asleep_until_done(self.comm.isend(value, dest=rank))
 
     def receive(self, rank: int) -> Any:
         """The value ``rank`` sends this rank (`send`), waiting asleep until it comes."""
         while not self.comm.iprobe(source=rank):
             time.sleep(ARRIVAL_POLL)
         return self.comm.recv(source=rank)
+
+
+def _asleep_until_done(request: Any) -> None:
+    """Return once the MPI ``request`` completed, looking every `ARRIVAL_POLL` seconds."""
+    while not request.Test():
+        time.sleep(ARRIVAL_POLL)
 
 
 def _mpi() -> Any:

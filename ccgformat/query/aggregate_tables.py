@@ -234,14 +234,14 @@ def rows_plan(source: Any, sliced: int | None = SLICES) -> tuple[int, int]:
 
 
 def leaf_rows(source: Any, locations: np.ndarray, start: int, stop: int, finest: int, sliced: int = 0,
-              samples: MetricSamples | None = None, walk: bool | None = None) -> np.ndarray:
+              samples: MetricSamples | None = None, walk: bool = False) -> np.ndarray:
     """``[len(locations), cells, >= regions]``: the region times of ``locations`` between
     the bounds of `StreamPlan` (level ``finest``'s and those of ``sliced`` slices) over
-    ``[start, stop)``, walked (``walk``, default for a large graph, `streams`;
+    ``[start, stop)``, walked (``walk``: a large graph's, `streams`, or a part of one;
     ``samples`` then gets their metric samples) or from the node tables, as `levels`
     computes them (the same cells either way)."""
     bounds = cell_bounds(start, stop, finest, sliced)  # no hierarchy: 0.1 s at 20,000 locations
-    if streams(source) if walk is None else walk:
+    if walk:
         return walked_times(source, locations, bounds, len(source.definitions.regions), samples)
     regions = max(len(source.definitions.regions), tables_for(source.pool).regions)
     return location_times(source, locations, bounds, regions)

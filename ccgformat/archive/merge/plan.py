@@ -67,7 +67,7 @@ class Plan:
     stored_definitions: list[tuple[SectionKind, bytes]] | None = None
     #: with those, the extensions every archive leaves out, as a block to store after them
     #: (`Writer.keep_definitions` ``later``)
-    later_definitions: Callable[[], list[KeptBlock]] | None = None
+    later_definitions: Callable[[], KeptBlock] | None = None
 
     @property
     def events(self) -> int:
@@ -100,7 +100,7 @@ class Plan:
         """The merged definitions with the extensions `later_definitions` gives, for a
         merge that encodes its definitions anew (`rebuild`) instead of storing those kept."""
         if self.later_definitions is not None:
-            self.definitions = replace(self.definitions, extensions=_decoded(self.later_definitions()[0]))
+            self.definitions = replace(self.definitions, extensions=_decoded(self.later_definitions()))
             self.stored_definitions = self.later_definitions = None
 
     def close(self) -> None:
@@ -135,8 +135,7 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
             definitions = archives[0].definitions
             maps = [identity_maps(definitions)] * len(archives)
             return Plan(paths, archives, maps, definitions, _pieces(archives, maps, paths), params, stack, True, True,
-                        [(SectionKind(entry.kind), archives[0].payload(entry)) for entry in defining],
-                        None if extensions is None else lambda: [extensions()])
+                        [(SectionKind(entry.kind), archives[0].payload(entry)) for entry in defining], extensions)
         if extensions is not None:
             given = _decoded(extensions())
             defined = [(replace(definitions, extensions=given), stored) for definitions, stored in defined]

@@ -14,7 +14,8 @@ from ccgformat.archive.checkpoint_columns import CheckpointColumns, balanced, en
 from ccgformat.archive.indexes import Checkpoint, reference_checkpoints
 from ccgformat.archive.native import builder as make_builder, walk_locations
 from ccgformat.archive.reader import open_archive
-from ccgformat.archive.writer import save_graph
+from ccgformat.archive.native import walker
+from ccgformat.archive.writer import Writer, index_kept, save_graph
 from ccgformat.errors import CorruptArchiveError, TraceError
 from ccgformat.graph.walk import LocationWalker
 from ccgformat.model import Event, EventBatch, EventKind
@@ -33,6 +34,19 @@ except ImportError:  # pragma: no cover - a machine without a C compiler
 params_strategy = st.builds(Params, abs_dev=st.sampled_from([0, 0, 3, 1000]), rel_dev=st.sampled_from([0.0, 0.5]),
                             branching=st.integers(2, 5), search_length=st.integers(1, 8))
 
+
+
+def per_location_file(graph, path, *, level: int, checkpoint_interval: int, nodes_per_block: int = 4096,
+                      index: str = "auto") -> None:
+    """The reference: `save_graph`'s file with every location walked and indexed alone
+    (`Writer.add_location`)."""
+    with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
+                metrics=len(graph.definitions.metrics), index=index) as writer:
+        writer.add_nodes(graph.pool, final=True)
+        if index_kept(index, graph):
+            for location, root in graph.roots.items():
+                writer.add_location(location, walker(graph.pool, root.root, root.start, location))
+        writer.finish(graph)
 
 
 def columns(trace: dict[int, list[Event]], order: list[int]) -> tuple[EventBatch, np.ndarray]:
@@ -60,7 +74,7 @@ def test_write_table_writes_the_per_location_file(tmp_path_factory, trace, param
                 builder.add(location, EventBatch.from_events(trace[location]))
                 builder.end_location(location)
             reference = builder.finish()
-            save_graph(reference, folder / f"{name}-reference.ccg", **options)
+            per_location_file(reference, folder / f"{name}-reference.ccg", **options)
             assert graph.roots == reference.roots and list(graph.roots) == sorted(reference.roots)
             written[name] = (folder / f"{name}.ccg").read_bytes()
             assert written[name] == (folder / f"{name}-reference.ccg").read_bytes()
@@ -86,7 +100,31 @@ def test_write_table_of_lossless_locations_in_order_needs_no_walk(tmp_path_facto
             for location in order:
                 builder.add(location, EventBatch.from_events(trace[location]))
                 builder.end_location(location)
-            save_graph(builder.finish(), folder / f"{name}-reference.ccg", **options)
+            per_location_file(builder.finish(), folder / f"{name}-reference.ccg", **options)
+            assert (folder / f"{name}.ccg").read_bytes() == (folder / f"{name}-reference.ccg").read_bytes()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(traces(), params_strategy, st.sampled_from([2, 7, 65536]), st.integers(1, 6))
+def test_save_graph_indexes_runs_of_small_locations_as_one_at_a_time(tmp_path_factory, monkeypatch, trace, params,
+                                                                     interval, per_block):
+    """`save_graph` walks and indexes runs of small locations together, the larger ones
+    alone (`groups.add_graph_locations`): the file is the one of every location indexed
+    alone, with blocks of a few checkpoints, so that runs end at flushes and large
+    locations."""
+    monkeypatch.setattr("ccgformat.archive.writer.CHECKPOINTS_PER_TABLE_BLOCK", per_block)
+    folder = tmp_path_factory.mktemp("runs")
+    for name in BACKENDS:
+        with backend(name):
+            builder = make_builder(params, definitions())
+            for location in sorted(trace):
+                builder.add(location, EventBatch.from_events(trace[location]))
+                builder.end_location(location)
+            graph = builder.finish()
+            graph.roots = dict(reversed(graph.roots.items()))  # blocks in this order, sorted within
+            options = {"level": 1, "checkpoint_interval": interval, "index": "always"}
+            save_graph(graph, folder / f"{name}.ccg", **options)
+            per_location_file(graph, folder / f"{name}-reference.ccg", **options)
             assert (folder / f"{name}.ccg").read_bytes() == (folder / f"{name}-reference.ccg").read_bytes()
 
 

@@ -23,7 +23,7 @@ from ..ahead import locations_ahead
 from ..atomic import AtomicOutput
 from ..backends import native as native_backend
 from ..bulkstep import bulk_step
-from ..graph.graph import Graph, LocationRoot
+from ..graph.graph import Graph, LocationRoot, root_columns
 from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
 from ..model import Definitions, EventBatch
@@ -54,7 +54,7 @@ from .samples import MetricSamples
 from .native import builder as make_builder, node_encoder, walker as location_walker
 from .sections import DirectoryEntry, encode_directory, encode_json, encode_roots
 from .checkpoint_columns import CheckpointColumns
-from .groups import SmallLocations, add_empty_locations
+from .groups import SmallLocations, add_empty_locations, add_graph_locations
 from .tables import encode_checkpoint_columns, encode_root_table, split_definitions
 
 #: zstd level of every block by default: the other blocks are written once per file, and
@@ -915,21 +915,25 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
                index: str = "auto", streamed: bool = False, rows: Any = None,
                stored_definitions: list[tuple[SectionKind, bytes]] | None = None,
-               later_definitions: Callable[[], KeptBlock] | None = None, slices: int | None = SLICES) -> Path:
+               later_definitions: Callable[[], KeptBlock] | None = None, slices: int | None = SLICES,
+               checkpoints: CheckpointColumns | None = None) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
     ``aggregation``, ``bundle``, ``compact``, ``index``, ``slices``: as for `Writer`). ``streamed``:
     the last node block goes with `Writer.finish`, as `write_trace` writes it (into the
     bundle of the sections written last where that is smaller: a small graph's file is
     then in the compact layout), rather than before the checkpoints. ``rows``: as for
     `Writer.finish`; ``stored_definitions``, ``later_definitions``: as for
-    `Writer.keep_definitions`."""
+    `Writer.keep_definitions`. ``checkpoints``: every location's checkpoints at
+    ``checkpoint_interval``, when known (else the locations are walked for them, the
+    small ones together: `groups.add_graph_locations`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
                 metrics=len(graph.definitions.metrics), index=index, slices=slices) as writer:
         if stored_definitions is not None:
             writer.keep_definitions(stored_definitions, later_definitions)
         writer.add_nodes(graph.pool, final=not streamed)
-        if index_kept(index, graph):
-            for location, root in graph.roots.items():
-                writer.add_location(location, location_walker(graph.pool, root.root, root.start, location))
+        if index_kept(index, graph) and checkpoints is not None:
+            writer.add_checkpoint_columns(checkpoints)
+        elif index_kept(index, graph):
+            add_graph_locations(writer, graph.pool, root_columns(graph.roots), str(path))
         return writer.finish(graph, rows=rows)

@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
+
 from ...bulkstep import bulk_step
-from ..writer import KeptBlock, save_graph
+from ..writer import DEFAULT_CHECKPOINT_INTERVAL, KeptBlock, save_graph
 from .blocks import COPY_NODES, way, write_blocks
+from .checkpoints import held_checkpoints
 from .moved import Moved, MovedBlock, write_moved
 from .nodes import merged_graph
 from .plan import plan as make_plan
@@ -102,10 +105,12 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
         elif chosen == "blocks":
             graph = write_blocks(joined, target, advance, known, moved)
         else:
-            graph = merged_graph(joined, advance)
+            graph, owners = merged_graph(joined, advance)
+            held = held_checkpoints(joined.archives, graph.roots.columns[0], owners, DEFAULT_CHECKPOINT_INTERVAL) \
+                if joined.same_definitions and np.all(owners >= 0) else None
             with bulk_step():
                 save_graph(graph, target, streamed=True, rows=known, stored_definitions=joined.stored_definitions,
-                           later_definitions=joined.later_definitions)
+                           later_definitions=joined.later_definitions, checkpoints=held)
         return MergeReport(tuple(joined.paths), str(target), len(joined.definitions.locations), graph.event_count,
                            graph.metrics.n, target.stat().st_size, joined.segmented, joined.extensions_kept, chosen)
     finally:

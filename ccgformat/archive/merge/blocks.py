@@ -25,19 +25,17 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ...bulkstep import bulk_step
-from ...graph.graph import Graph, RootTable, root_columns
+from ...graph.graph import Graph, root_columns
 from ...hierarchy import Hierarchy, defined_hierarchy
 from ..aggregation import SLICES
-from ..checkpoint_columns import CheckpointColumns
 from ..compression import default_threads
-from ..indexes import checkpoints
 from ..layout import SectionKind
 from ..queries import run_query
 from ..reader import Archive
-from ..tables import decode_checkpoint_columns
 from ..writer import Writer
+from .checkpoints import held_checkpoints
 from .moved import Moved, SourceBlock, moved_blocks, read_moved
-from .nodes import block_columns, concatenated, node_pool
+from .nodes import block_columns, concatenated, merged_roots, node_pool
 from .plan import Plan
 from .tables import TableRows, walked_rows
 
@@ -145,7 +143,8 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
                 progress(sum(p.events for pieces in plan.pieces.values() for p in pieces if p.source == source))
             rows = merged_rows()
         # after the walks: they and a walk here would share a block cache
-        _add_checkpoints(writer, graph)
+        writer.add_checkpoint_columns(held_checkpoints(graph.archives, graph.roots.columns[0], graph.owners,
+                                                       writer.checkpoint_interval))
         writer.finish(graph, rows=rows)
     return graph
 
@@ -165,56 +164,14 @@ def _node_blocks(plan: Plan, source: int, base: int, given: Moved | None) -> Ite
 
 def _joined_graph(plan: Plan, bases: list[int]) -> JoinedGraph:
     """The merged graph of ``plan`` whose node blocks are those of its archives, the ids
-    of each moved up by its ``bases`` entry: every location's root from the last archive
-    that holds events of it (a location without events from the first archive that lists
-    it), found column-wise (20,000 locations: 0.16 s as a loop over the roots)."""
-    columns = [root_columns(archive.roots) for archive in plan.archives]
-    source = np.concatenate([np.full(len(c[0]), i, np.int64) for i, c in enumerate(columns)])
-    location, root, start, end, events = (np.concatenate([c[k] for c in columns]) for k in range(5))
-    root = root + np.asarray(bases, np.int64)[source]
-    # per location the row of highest rank: any archive with events above every empty
-    # one, the last such; among empty ones the first
-    rank = np.where(events > 0, source, -source - 1)
-    order = np.lexsort((rank, location))
-    last = np.flatnonzero(np.append(location[order][1:] != location[order][:-1], True))
-    chosen = order[last]
-    roots = RootTable(location[chosen], root[chosen], start[chosen], end[chosen], events[chosen])
+    of each moved up by its ``bases`` entry, and their roots (`nodes.merged_roots`)."""
+    roots, owners = merged_roots(plan, bases)
+    empty = []  # the archives' empty roots, some perhaps of no merged location
+    for archive, base in zip(plan.archives, bases):
+        _, root, _, _, events = root_columns(archive.roots)
+        empty.append(root[events == 0] + base)
     metrics = [archive.parameters["metrics"] for archive in plan.archives]
-    unreached = len(np.setdiff1d(root[events == 0], root[chosen]))
+    unreached = len(np.setdiff1d(np.concatenate(empty), roots.columns[1]))
     return JoinedGraph(JoinedPool(plan.archives, bases), roots, plan.params, plan.definitions,
                        plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"), unreached),
-                       archives=plan.archives, owners=source[chosen])
-
-
-def _add_checkpoints(writer: Writer, graph: JoinedGraph) -> None:
-    """Every merged location's checkpoints at the writer's interval, those of the archive
-    that holds it (`JoinedGraph.owners`), in the blocks `Writer.add_checkpoints` writes
-    location by location."""
-    locations = graph.roots.columns[0]
-    held = [locations[graph.owners == source] for source in range(len(graph.archives))]
-    columns = [_checkpoints(archive, wanted, writer.checkpoint_interval)
-               for archive, wanted in zip(graph.archives, held) if len(wanted)]
-    if columns:
-        writer.add_checkpoint_columns(CheckpointColumns.concat(columns))
-
-
-def _checkpoints(archive: Archive, wanted: np.ndarray, interval: int) -> CheckpointColumns:
-    """The checkpoints at ``interval`` of the locations ``wanted`` (increasing, the merged
-    ids are the archive's): its CHECKPOINT_TABLE blocks' columns, taken whole (20,000
-    locations: decoding them to dictionaries and encoding them again took 0.2 s of CPU),
-    and the locations they lack (another interval, a file without the index) walked there."""
-    tables = [decode_checkpoint_columns(archive.payload(entry), archive.path, entry.offset)
-              for entry in archive.sections if entry.kind == SectionKind.CHECKPOINT_TABLE]
-    stored = CheckpointColumns.concat([table for kept, table in tables if kept == interval]) \
-        if any(kept == interval for kept, _ in tables) else None
-    found = np.zeros(len(wanted), bool)
-    parts = []
-    if stored is not None and len(stored):
-        at = np.minimum(np.searchsorted(stored.locations, wanted), len(stored) - 1)
-        found = (stored.locations[at] == wanted) & (stored.counts[at] > 0)
-        parts.append(stored.take(at[found]))
-    walked = wanted[~found].tolist()
-    if walked:
-        parts.append(CheckpointColumns.from_checkpoints(
-            (location, checkpoints(archive.location(location), interval)) for location in walked))
-    return CheckpointColumns.concat(parts)
+                       archives=plan.archives, owners=owners)

@@ -13,12 +13,12 @@ from events: the result's nodes are its inputs' nodes, never less exact.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ...backends import native
-from ...graph.graph import Graph, LocationRoot
+from ...graph.graph import Graph, RootTable, root_columns
 from ...graph.pool import NodeKind, NodePool
 from .events import remap_keys
 from .plan import Plan
@@ -198,10 +198,11 @@ def node_pool(table: Columns) -> Any:
     return pool
 
 
-def merged_graph(plan: Plan, progress: Callable[[int], None]) -> Graph:
+def merged_graph(plan: Plan, progress: Callable[[int], None]) -> tuple[Graph, np.ndarray]:
     """The merged graph: its pool, every merged location's root and the build metrics (N
-    and M the sums of the archives', n and m the nodes kept); ``progress`` gets each
-    archive's events once its nodes are read."""
+    and M the sums of the archives', n and m the nodes kept), and per location (in root
+    order) the archive whose root it has (`merged_roots`; -1: an empty root made here);
+    ``progress`` gets each archive's events once its nodes are read."""
     tables, bases, base = [], [], 0
     for source, archive in enumerate(plan.archives):
         blocks = [block_columns(block) for block in archive.pool.blocks()]
@@ -209,34 +210,52 @@ def merged_graph(plan: Plan, progress: Callable[[int], None]) -> Graph:
         bases.append(base)
         base += len(archive.pool)
         progress(sum(piece.events for pieces in plan.pieces.values() for piece in pieces if piece.source == source))
-    roots = dict(_roots(plan, bases))
-    missing = [location for location in range(len(plan.definitions.locations)) if location not in roots]
-    if missing:
+    roots, owners = merged_roots(plan, bases)
+    locations, nodes, starts, ends, events = roots.columns
+    defined = np.ones(len(plan.definitions.locations), bool)
+    defined[locations] = False
+    missing = np.flatnonzero(defined)
+    if len(missing):
         tables.append(_empty_root())
+        empty = np.zeros(len(missing), np.int64)
+        order = np.argsort(np.concatenate((locations, missing)), kind="stable")
+        locations, nodes, starts, ends, events, owners = (np.concatenate(pair)[order] for pair in (
+            (locations, missing), (nodes, empty + base), (starts, empty), (ends, empty), (events, empty),
+            (owners, empty - 1)))
     columns = concatenated(tables)
     canon = canonical_ids(columns, shared_nodes(tables))
-    roots.update((location, LocationRoot(base, 0, 0, 0)) for location in missing)
-    table, ids = kept_table(columns, canon, np.array([root.root for root in roots.values()], np.int64))
-    roots = {location: root._replace(root=int(ids[root.root])) for location, root in roots.items()}
+    table, ids = kept_table(columns, canon, nodes)
+    roots = RootTable(locations, ids[nodes], starts, ends, events)
     metrics = plan.build_metrics(len(table["kind"]), stored_bytes(table))
     if native():  # walked in C
         from ..._native.builder import NativeGraph
-        return NativeGraph(node_pool(table), dict(sorted(roots.items())), plan.params, plan.definitions, metrics)
-    return Graph(node_pool(table), dict(sorted(roots.items())), plan.params, plan.definitions, metrics)
+        return NativeGraph(node_pool(table), roots, plan.params, plan.definitions, metrics), owners
+    return Graph(node_pool(table), roots, plan.params, plan.definitions, metrics), owners
 
 
-def _roots(plan: Plan, bases: list[int]) -> Iterable[tuple[int, LocationRoot]]:
-    """Every merged location's root that an archive gives, its node id in the table of all
-    archives: a location with events its piece's, one without the empty root of any
-    archive that defines it."""
-    for source, (archive, maps) in enumerate(zip(plan.archives, plan.maps)):
-        for location, root in archive.roots.items():
-            merged = int(maps.locations[location]) if location < len(maps.locations) else -1
-            if root.events == 0 and merged >= 0 and merged not in plan.pieces:
-                yield merged, root._replace(root=bases[source] + root.root)
-    for location, (piece,) in plan.pieces.items():
-        root = plan.archives[piece.source].roots[piece.location]
-        yield location, root._replace(root=bases[piece.source] + root.root)
+def merged_roots(plan: Plan, bases: Sequence[int]) -> tuple[RootTable, np.ndarray]:
+    """Every merged location's root that an archive gives, its node id in the table of
+    all archives (``bases``: where each archive's nodes begin), and the archive it is
+    from: a location with events its piece's, one without
+    the empty root of the first archive that defines it. Column-wise: at 20,000
+    locations a root at a time took 0.18 s."""
+    columns = []
+    for source, (archive, maps, base) in enumerate(zip(plan.archives, plan.maps, bases)):
+        location, root, start, end, events = root_columns(archive.roots)
+        mapped = np.full(len(location), -1, np.int64)
+        known = location < len(maps.locations)
+        mapped[known] = np.asarray(maps.locations, np.int64)[location[known]]
+        kept = mapped >= 0
+        columns.append((mapped[kept], root[kept] + base, start[kept], end[kept], events[kept],
+                        np.full(int(kept.sum()), source, np.int64)))
+    location, root, start, end, events, source = (np.concatenate(column) for column in zip(*columns))
+    # per location the row of highest rank: any archive with events above every empty
+    # one, the last such; among empty ones the first
+    rank = np.where(events > 0, source, -source - 1)
+    order = np.lexsort((rank, location))
+    ordered = location[order]
+    chosen = order[np.flatnonzero(np.append(ordered[1:] != ordered[:-1], len(order) > 0))]
+    return RootTable(location[chosen], root[chosen], start[chosen], end[chosen], events[chosen]), source[chosen]
 
 
 def _empty_root() -> Columns:

@@ -2,9 +2,12 @@
 and the queries under ``--mpi``, on this machine's cores.
 
 Traces (`TRACES`): ``1m``, bench_long's jittered 1 M-event OTF2 trace (8 x 125,000,
-ring messages); ``20000x50``, bench_scale's 20,000 ranks x 50 events ring trace; ``100m``,
-bench_long's jittered 16 x 6.25 M (about 1.3 GB of OTF2, written once and kept in
-bench-out/). Every step is a fresh ``mpirun -n P --oversubscribe --allow-run-as-root
+ring messages), and ``1m-regular`` its regular twin (a small graph: the merge hash conses
+its nodes); ``20000x50``, bench_scale's 20,000 ranks x 50 events ring trace, and
+``20000x50-spmd`` its spmd twin (one call tree shared by every rank: a small graph
+again); ``100m``, bench_long's jittered 16 x 6.25 M (about 1.3 GB of OTF2, written once
+and kept in bench-out/). The targets of the 1 M and 20,000 x 50 traces hold for both
+shapes of each. Every step is a fresh ``mpirun -n P --oversubscribe --allow-run-as-root
 python -m ccgformat.cli ...`` (start-up, imports and MPI_Init included), run --repeat
 times, the ranks counts interleaved so that the machine's load drifts alike over them:
 the median wall time and the largest peak RSS of one process (mpirun waits for its ranks:
@@ -29,15 +32,17 @@ from bench_scale import Shape, _otf2_source as scale_source
 from benchkit import Column, benchmark, fmt_float, fmt_stat, repeated_process
 
 #: trace name -> where its OTF2 archive comes from
-TRACES = ("1m", "20000x50", "100m")
+TRACES = ("1m", "1m-regular", "20000x50", "20000x50-spmd", "100m")
 #: the issue's targets: (trace, step, ranks) -> (max ratio to 1 rank, max peak MB, max size ratio to serial)
 TARGETS: dict[tuple[str, str, int], tuple[float | None, float | None, float | None]] = {
     ("1m", "convert", 2): (0.7, None, 1.05),
+    ("1m-regular", "convert", 2): (0.7, None, 1.05),
     ("20000x50", "convert", 2): (0.7, None, None),
+    ("20000x50-spmd", "convert", 2): (0.7, None, None),
     ("100m", "convert", 2): (None, 2048, None),
 }
 #: ranks of each trace's conversions (100 M events: only the target's 2 ranks)
-RANKS = {"1m": (1, 2), "20000x50": (1, 2), "100m": (2,)}
+RANKS = {"1m": (1, 2), "1m-regular": (1, 2), "20000x50": (1, 2), "20000x50-spmd": (1, 2), "100m": (2,)}
 #: the queries timed on the 1 M archive, 1 and 2 ranks
 QUERIES = {"profile": ["profile", "{archive}", "--json"], "aggregate": ["aggregate", "{archive}", "--slices", "30",
                                                                         "--json"],
@@ -45,11 +50,13 @@ QUERIES = {"profile": ["profile", "{archive}", "--json"], "aggregate": ["aggrega
 
 
 def _source(trace: str) -> Path:
-    if trace == "20000x50":
+    if trace.startswith("20000x50"):
         (CACHE / "scale").mkdir(parents=True, exist_ok=True)
-        return scale_source(Shape.parse("20000x50:otf2:ring"), CACHE / "scale")[0]
+        return scale_source(Shape.parse("20000x50:otf2:" + ("spmd" if trace.endswith("spmd") else "ring")),
+                            CACHE / "scale")[0]
     (CACHE / "long").mkdir(parents=True, exist_ok=True)
-    return long_source(trace, "jittered", CACHE / "long")
+    name, _, timing = trace.partition("-")
+    return long_source(name, timing or "jittered", CACHE / "long")
 
 
 def _mpirun(ranks: int, arguments: list[str]) -> list[str]:
@@ -140,8 +147,8 @@ def _seconds(e: dict[str, Any]) -> str:
     return fmt_stat(s, lambda x: f"{x:.2f}") if s else "-"
 
 
-@benchmark("mpi", "mpirun -n P ccg convert --mpi and the --mpi queries against 1 rank (1 M jittered events, "
-                  "20,000 x 50, 100 M events)", [
+@benchmark("mpi", "mpirun -n P ccg convert --mpi and the --mpi queries against 1 rank (1 M events jittered and "
+                  "regular, 20,000 x 50 ring and spmd, 100 M events)", [
     ("MPI (fresh mpirun per run, wall s: median (min-max) of --repeat, interleaved; peak RSS: the largest "
      "process, i.e. per rank; ratio: to 1 rank in the same run; ranks 0: serial ccg convert, no mpirun)", [
         Column("trace", lambda e: e["trace"], "<"),

@@ -215,19 +215,32 @@ def read_global_definitions(binding: Binding, handle: Any, path: str) -> GlobalD
 
 def _ordered(records: list[tuple[str, tuple[Any, ...]]], attributes: dict[str, list[int]],
              path: str) -> list[list[Any]]:
-    """The calls in the package's write order; a reference defined twice is a `FormatError`."""
-    buckets: list[list[list[Any]]] = [[] for _ in _WRITE_ORDER]
-    seen: set[tuple[int, int]] = set()
+    """The calls in the package's write order; a reference defined twice is a `FormatError`.
+    Column-wise over the records (20,000 locations' 100,000 definitions: 0.07 s one at a
+    time)."""
+    ranks = [_RANK[kind] for kind, _ in records]
+    keys = [(rank, raw[0]) for rank, (kind, raw) in zip(ranks, records) if kind not in _LISTS]
+    if len(set(keys)) != len(keys):
+        _duplicate(records, path)
     metric_group = _RANK["MetricGroup"]
+    for position, (kind, raw) in enumerate(records):
+        if kind == "Group" and raw[2] == METRIC_GROUP:
+            ranks[position] = metric_group
+    try:
+        calls = [[kind, [raw[0], None if raw[1] is None else raw[1].decode()]] if kind == "String"
+                 else [kind, _convert(kind, raw, attributes[kind], path) if attributes[kind] else list(raw)]
+                 for kind, raw in records]
+    except UnicodeDecodeError:
+        calls = [[kind, _convert(kind, raw, attributes[kind], path)] for kind, raw in records]  # names the String
+    return [calls[position] for position in sorted(range(len(calls)), key=ranks.__getitem__)]
+
+
+def _duplicate(records: list[tuple[str, tuple[Any, ...]]], path: str) -> None:
+    """Raise the `FormatError` of the first definition whose reference its kind defined before."""
+    seen: set[tuple[int, int]] = set()
     for kind, raw in records:
-        rank = _RANK[kind]
         if kind not in _LISTS:
-            key = (rank, raw[0])
+            key = (_RANK[kind], raw[0])
             if key in seen:
                 raise FormatError(f"{kind} definition {raw[0]} is defined twice", path=path)
             seen.add(key)
-        if kind == "Group" and raw[2] == METRIC_GROUP:
-            rank = metric_group
-        converted = _convert(kind, raw, attributes[kind], path) if kind == "String" or attributes[kind] else list(raw)
-        buckets[rank].append([kind, converted])
-    return [call for bucket in buckets for call in bucket]

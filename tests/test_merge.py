@@ -410,3 +410,11 @@ def test_a_blocks_merge_keeps_every_location_s_checkpoints(tmp_path, monkeypatch
             points = expected.checkpoints(SectionKind.CHECKPOINT_TABLE, location)
             assert points and merged.checkpoints(SectionKind.CHECKPOINT_TABLE, location) == points
     assert verify(tmp_path / "merged.ccg") == []
+
+
+@given(st.lists(st.integers(0, 40)), st.lists(st.integers(0, 40)))
+def test_the_unreached_empty_roots_are_counted_as_setdiff1d_counts_them(values, among):
+    """`blocks._count_missing`, sorted search for the build metrics' unreached empty roots,
+    against numpy's set difference."""
+    values, among = np.array(values, np.int64), np.array(among, np.int64)
+    assert blocks._count_missing(values, among) == len(np.setdiff1d(values, among))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
 
@@ -21,6 +22,7 @@ import numpy as np
 from ...errors import MergeConflictError, ParameterError
 from ...graph.graph import BuildMetrics, root_columns
 from ...graph.pool import NodeKind, node_bytes
+from ...hierarchy import Hierarchy, defined_hierarchy
 from ...model import Definitions, Location
 from ...params import Params
 from ..jsontable import decode_json_table
@@ -68,6 +70,11 @@ class Plan:
     #: with those, the extensions every archive leaves out, as a block to store after them
     #: (`Writer.keep_definitions` ``later``)
     later_definitions: Callable[[], KeptBlock] | None = None
+
+    @cached_property
+    def hierarchy(self) -> Hierarchy:
+        """The resource hierarchy over every merged location, made once."""
+        return defined_hierarchy(self.definitions)
 
     @property
     def events(self) -> int:

@@ -21,7 +21,6 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from ...hierarchy import hierarchy_of
 from ..queries import run_query
 from .plan import Plan
 
@@ -86,8 +85,7 @@ def plan_rows(plan: Plan, rows: Sequence[TableRows]) -> TableRows:
     source's ``rows``, side by side in the merged resource hierarchy's leaf order."""
     if len(rows) != len(plan.archives):
         raise ValueError(f"{len(rows)} table rows for {len(plan.archives)} archives")
-    leaves = hierarchy_of(plan.definitions, np.arange(len(plan.definitions.locations))).leaf_locations
-    return joined_rows(list(rows), [maps.locations for maps in plan.maps], leaves)
+    return joined_rows(list(rows), [maps.locations for maps in plan.maps], plan.hierarchy.leaf_locations)
 
 
 @contextmanager

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import CorruptArchiveError
 from ..graph.graph import LocationRoot, RootTable, root_columns
-from ..model import Communicator, Definitions, EntityList, Location, SystemTreeNode
+from ..model import Communicator, Definitions, EntityList, Location, SystemTreeNode, entity_columns
 from .codec import decode_stream, encode_stream, unzigzag, zigzag
 from .checkpoint_columns import CheckpointColumns
 from .indexes import Checkpoint
@@ -143,13 +143,15 @@ def split_definitions(definitions: Definitions) -> tuple[dict[str, Any], bytes]:
 
 def _entity_streams(items: list[Any], texts: dict[str, int]) -> list[bytes]:
     """prefix, suffix, numbered, number, kind, parent of system tree nodes or locations;
-    texts are interned in the order prefix, suffix of each item, then the kinds."""
-    prefix, suffix, numbered, numbers = split_names([item.name for item in items])
+    texts are interned in the order prefix, suffix of each item, then the kinds (from
+    their columns, `entity_columns`: an `EntityList` makes no item)."""
+    parents, names, kind_names = entity_columns(items)
+    prefix, suffix, numbered, numbers = split_names(names)
     strings = np.empty(2 * len(items), dtype=prefix.dtype)
     strings[0::2], strings[1::2] = prefix, suffix
-    kinds = np.array([item.kind for item in items], dtype=object)  # as they are (numpy's str would drop trailing NULs)
+    kinds = np.array(kind_names, dtype=object)  # as they are (numpy's str would drop trailing NULs)
     ids = np.concatenate((intern_all(texts, strings), intern_all(texts, kinds)))  # the ids of the two joined
-    parent = np.array([0 if item.parent is None else item.parent + 1 for item in items], np.int64)
+    parent = parents + 1  # 0: none
     number_steps = _steps(numbers, -1) - 1
     return [_unsigned(ids[0:2 * len(items):2]), _unsigned(ids[1:2 * len(items):2]), _unsigned(numbered.astype(np.int64)),
             _signed(number_steps), _unsigned(ids[2 * len(items):]), _signed(_steps(parent))]

@@ -916,24 +916,25 @@ def save_graph(graph: Graph, path: str | os.PathLike[str], *, level: int | None 
                index: str = "auto", streamed: bool = False, rows: Any = None,
                stored_definitions: list[tuple[SectionKind, bytes]] | None = None,
                later_definitions: Callable[[], KeptBlock] | None = None, slices: int | None = SLICES,
-               checkpoints: CheckpointColumns | None = None) -> Path:
+               checkpoints: Callable[[int], CheckpointColumns] | None = None) -> Path:
     """Write an already built graph as an archive (``references``, ``gaps``,
     ``aggregation``, ``bundle``, ``compact``, ``index``, ``slices``: as for `Writer`). ``streamed``:
     the last node block goes with `Writer.finish`, as `write_trace` writes it (into the
     bundle of the sections written last where that is smaller: a small graph's file is
     then in the compact layout), rather than before the checkpoints. ``rows``: as for
     `Writer.finish`; ``stored_definitions``, ``later_definitions``: as for
-    `Writer.keep_definitions`. ``checkpoints``: every location's checkpoints at
-    ``checkpoint_interval``, when known (else the locations are walked for them, the
-    small ones together: `groups.add_graph_locations`)."""
+    `Writer.keep_definitions`. ``checkpoints``: gives every location's checkpoints at an
+    interval, when they are known, asked only if the file keeps its index (else the
+    locations are walked for them, the small ones together: `groups.add_graph_locations`)."""
     with Writer(path, level=level, checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                 references=references, gaps=gaps, aggregation=aggregation, bundle=bundle, compact=compact,
                 metrics=len(graph.definitions.metrics), index=index, slices=slices) as writer:
         if stored_definitions is not None:
             writer.keep_definitions(stored_definitions, later_definitions)
         writer.add_nodes(graph.pool, final=not streamed)
-        if index_kept(index, graph) and checkpoints is not None:
-            writer.add_checkpoint_columns(checkpoints)
-        elif index_kept(index, graph):
-            add_graph_locations(writer, graph.pool, root_columns(graph.roots), str(path))
+        if index_kept(index, graph):
+            if checkpoints is not None:
+                writer.add_checkpoint_columns(checkpoints(checkpoint_interval))
+            else:
+                add_graph_locations(writer, graph.pool, root_columns(graph.roots), str(path))
         return writer.finish(graph, rows=rows)

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ...bulkstep import bulk_step
-from ..writer import DEFAULT_CHECKPOINT_INTERVAL, KeptBlock, save_graph
+from ..writer import KeptBlock, save_graph
 from .blocks import COPY_NODES, way, write_blocks
 from .checkpoints import held_checkpoints
 from .moved import Moved, MovedBlock, write_moved
@@ -106,7 +107,7 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
             graph = write_blocks(joined, target, advance, known, moved)
         else:
             graph, owners = merged_graph(joined, advance)
-            held = held_checkpoints(joined.archives, graph.roots.columns[0], owners, DEFAULT_CHECKPOINT_INTERVAL) \
+            held = partial(held_checkpoints, joined.archives, graph.roots.columns[0], owners) \
                 if joined.same_definitions and np.all(owners >= 0) else None
             with bulk_step():
                 save_graph(graph, target, streamed=True, rows=known, stored_definitions=joined.stored_definitions,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...graph.graph import root_rows
 from ..checkpoint_columns import CheckpointColumns
 from ..indexes import checkpoints
 from ..layout import SectionKind
@@ -18,8 +19,11 @@ def held_checkpoints(archives: list[Archive], locations: np.ndarray, owners: np.
                      interval: int) -> CheckpointColumns:
     """The checkpoints at ``interval`` of ``locations``, each those of archive
     ``owners[i]`` (archives that define the same: the merged ids are theirs)."""
-    columns = [_checkpoints(archive, locations[owners == source], interval) for source, archive in enumerate(archives)
-               if np.any(owners == source)]
+    columns = []
+    for source, archive in enumerate(archives):
+        wanted = locations[owners == source]
+        if len(wanted):
+            columns.append(_checkpoints(archive, wanted, interval))
     return CheckpointColumns.concat(columns) if columns else CheckpointColumns.from_checkpoints([])
 
 
@@ -35,8 +39,8 @@ def _checkpoints(archive: Archive, wanted: np.ndarray, interval: int) -> Checkpo
     found = np.zeros(len(wanted), bool)
     parts = []
     if stored is not None and len(stored):
-        at = np.minimum(np.searchsorted(stored.locations, wanted), len(stored) - 1)
-        found = (stored.locations[at] == wanted) & (stored.counts[at] > 0)
+        at, found = root_rows(stored.locations, wanted)
+        found &= stored.counts[at] > 0
         parts.append(stored.take(at[found]))
     walked = wanted[~found].tolist()
     if walked:

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ccgformat.archive.bulk import write_table
-from ccgformat.archive.checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
+from ccgformat.archive.checkpoint_columns import MEMBER_WIDTHS, CheckpointColumns, balanced, end_checkpoints
 from ccgformat.archive.indexes import Checkpoint, reference_checkpoints
 from ccgformat.archive.native import builder as make_builder, walk_locations
 from ccgformat.archive.reader import open_archive
@@ -145,6 +145,14 @@ def test_balanced_says_which_locations_close_their_calls(locations):
     assert balanced(batch, offsets).tolist() == [depth_ok(location) for location in locations]
 
 
+def assert_same_columns(got: CheckpointColumns, expected: CheckpointColumns) -> None:
+    for name in ("locations", "counts", "index", "time"):
+        assert getattr(got, name).tolist() == getattr(expected, name).tolist(), name
+    for name in MEMBER_WIDTHS:
+        assert got.sizes[name].tolist() == expected.sizes[name].tolist(), name
+        assert got.rows[name].tolist() == expected.rows[name].tolist(), name
+
+
 @settings(max_examples=60, deadline=None)
 @given(traces(max_locations=3), st.lists(st.booleans(), min_size=3, max_size=3))
 def test_end_checkpoints_are_the_reference_checkpoints(trace, empty):
@@ -164,11 +172,7 @@ def test_end_checkpoints_are_the_reference_checkpoints(trace, empty):
     expected = CheckpointColumns.from_checkpoints(
         (location, reference_checkpoints(Walk(trace[location], int(start)), 1 << 30))
         for location, start in zip(locations, starts))
-    for name in ("locations", "counts", "index", "time"):
-        assert getattr(got, name).tolist() == getattr(expected, name).tolist(), name
-    for name in expected.rows:
-        assert got.sizes[name].tolist() == expected.sizes[name].tolist(), name
-        assert got.rows[name].tolist() == expected.rows[name].tolist(), name
+    assert_same_columns(got, expected)
 
 
 @given(st.lists(st.integers(0, 5), max_size=30), st.integers(1, 8))
@@ -188,6 +192,41 @@ def test_blocks_end_where_add_location_flushes(counts, per_block):
     assert [block.locations.tolist() for block in blocks] == expected
     assert [block.index.tolist() for block in blocks] == [[k for n in (counts[i] for i in part) for k in range(n)]
                                                          for part in expected]
+
+
+def checkpoint_lists(sizes: list[list[list[int]]]) -> list[tuple[int, list[Checkpoint]]]:
+    """Per location (its position), checkpoints whose row lists have the drawn sizes."""
+    def point(k: int, counts: list[int]) -> Checkpoint:
+        rows = {name: [[k + r] * MEMBER_WIDTHS[name] for r in range(count)]
+                for name, count in zip(("stack", "metrics", "regions", "peers", "operations", "durations", "open"),
+                                       counts)}
+        return Checkpoint(k, 10 * k, messages=[k] * 4, collectives=[k] * 3, **rows)
+    return [(location, [point(100 * location + k, counts) for k, counts in enumerate(points)])
+            for location, points in enumerate(sizes)]
+
+
+point_sizes = st.lists(st.lists(st.lists(st.integers(0, 2), min_size=7, max_size=7), max_size=3), min_size=1,
+                       max_size=8)
+
+
+@given(point_sizes, st.data())
+def test_take_gives_the_chosen_locations_columns(sizes, data):
+    indexes = checkpoint_lists(sizes)
+    count = len(indexes)
+    first = data.draw(st.integers(0, count - 1))
+    stop = data.draw(st.integers(first, count))
+    run = list(range(first, stop))
+    order = data.draw(st.sampled_from([run, run[:1] + run[-2:0:-1] + run[-1:]]) |  # a run; its inside reversed
+                      st.lists(st.integers(0, count - 1), max_size=10))
+    got = CheckpointColumns.from_checkpoints(indexes).take(np.array(order, np.int64))
+    assert_same_columns(got, CheckpointColumns.from_checkpoints([indexes[i] for i in order]))
+
+
+@given(point_sizes, st.integers(1, 4))
+def test_blocks_hold_their_locations_rows(sizes, per_block):
+    indexes = checkpoint_lists(sizes)
+    for block in CheckpointColumns.from_checkpoints(indexes).blocks(per_block):
+        assert_same_columns(block, CheckpointColumns.from_checkpoints([indexes[i] for i in block.locations.tolist()]))
 
 
 @pytest.mark.parametrize("name", BACKENDS)

@@ -64,7 +64,10 @@ class CheckpointColumns:
         return len(self.locations)
 
     def take(self, order: np.ndarray) -> CheckpointColumns:
-        """The locations at positions ``order``, in that order."""
+        """The locations at positions ``order``, in that order (a run of consecutive
+        positions sliced: the part of a merge taken from one archive)."""
+        if len(order) and int(order[-1]) - int(order[0]) == len(order) - 1 and np.all(np.diff(order) == 1):
+            return self._span(int(order[0]), int(order[-1]) + 1, self._ends())
         point_first = np.cumsum(self.counts) - self.counts
         points = _ranges(point_first[order], self.counts[order])
         sizes, rows = {}, {}
@@ -74,6 +77,21 @@ class CheckpointColumns:
             rows[name] = self.rows[name][_ranges(row_first[points], size[points])]
         return CheckpointColumns(self.locations[order], self.counts[order], self.index[points], self.time[points],
                                  sizes, rows)
+
+    def _ends(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The checkpoints before each location and in all (``len + 1`` values), and per
+        row list the rows before each checkpoint and in all."""
+        return (np.concatenate(([0], np.cumsum(self.counts))),
+                {name: np.concatenate(([0], np.cumsum(size))) for name, size in self.sizes.items()})
+
+    def _span(self, start: int, stop: int, ends: tuple[np.ndarray, dict[str, np.ndarray]]) -> CheckpointColumns:
+        """The locations at positions ``start`` to ``stop`` - 1, as slices (``ends``: `_ends`)."""
+        done, row_ends = ends
+        points = slice(int(done[start]), int(done[stop]))
+        return CheckpointColumns(self.locations[start:stop], self.counts[start:stop], self.index[points],
+                                 self.time[points], {name: size[points] for name, size in self.sizes.items()},
+                                 {name: self.rows[name][row_ends[name][points.start]:row_ends[name][points.stop]]
+                                  for name in self.sizes})
 
     @classmethod
     def concat(cls, parts: list[CheckpointColumns]) -> CheckpointColumns:
@@ -88,17 +106,12 @@ class CheckpointColumns:
     def blocks(self, checkpoints_per_block: int) -> Iterable[CheckpointColumns]:
         """Consecutive runs of whole locations, each ending at the first location that
         brings it to ``checkpoints_per_block`` checkpoints or more (the last may hold fewer)."""
-        done = np.cumsum(self.counts)
-        row_ends = {name: np.concatenate(([0], np.cumsum(size))) for name, size in self.sizes.items()}
+        ends = self._ends()
+        done = ends[0][1:]
         start = 0
         while start < len(self):
-            first = int(done[start - 1]) if start else 0
-            stop = min(int(np.searchsorted(done, first + checkpoints_per_block)) + 1, len(self))
-            points = slice(first, int(done[stop - 1]))
-            rows = {name: self.rows[name][ends[points.start]:ends[points.stop]] for name, ends in row_ends.items()}
-            yield CheckpointColumns(self.locations[start:stop], self.counts[start:stop], self.index[points],
-                                    self.time[points], {name: size[points] for name, size in self.sizes.items()},
-                                    rows)
+            stop = min(int(np.searchsorted(done, int(ends[0][start]) + checkpoints_per_block)) + 1, len(self))
+            yield self._span(start, stop, ends)
             start = stop
 
 

@@ -264,7 +264,7 @@ def levels(source: Any, count: int | None = None, sliced: int | None = None, row
     if rows is not None:
         if (rows.start, rows.stop) != trace_window(source):
             raise ValueError(f"table rows over [{rows.start}, {rows.stop}), not the trace's window")
-        hierarchy = source_hierarchy(source)
+        hierarchy = source_hierarchy(source) if rows.hierarchy is None else rows.hierarchy
         if rows.sliced != _sliced(len(hierarchy), len(source.definitions.regions), sliced):
             raise ValueError(f"table rows of the level of {rows.sliced} slices, not of {sliced}")
         yield from walked_levels(source, StreamPlan(hierarchy, rows.start, rows.stop, rows.finest, count,

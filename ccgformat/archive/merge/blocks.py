@@ -133,7 +133,7 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
                 given = moved[source] if moved else None
                 for block in _node_blocks(plan, source, base, given):
                     writer.add_node_block(block.kind, block.raw, block.first, block.count, block.frame, block.before)
-                progress(sum(p.events for pieces in plan.pieces.values() for p in pieces if p.source == source))
+                progress(plan.source_events(source))
             rows = merged_rows()
         # after the walks: they and a walk here would share a block cache
         writer.add_checkpoint_columns(held_checkpoints(graph.archives, graph.roots.columns[0], graph.owners,

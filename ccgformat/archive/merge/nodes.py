@@ -209,7 +209,7 @@ def merged_graph(plan: Plan, progress: Callable[[int], None]) -> tuple[Graph, np
         tables.append(renumbered(concatenated(blocks), plan, source, base))
         bases.append(base)
         base += len(archive.pool)
-        progress(sum(piece.events for pieces in plan.pieces.values() for piece in pieces if piece.source == source))
+        progress(plan.source_events(source))
     roots, owners = merged_roots(plan, bases)
     locations, nodes, starts, ends, events = roots.columns
     defined = np.ones(len(plan.definitions.locations), bool)

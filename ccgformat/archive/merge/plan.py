@@ -78,12 +78,16 @@ class Plan:
 
     @property
     def events(self) -> int:
-        return sum(piece.events for pieces in self.pieces.values() for piece in pieces)
+        return sum(map(self.source_events, range(len(self.archives))))
+
+    def source_events(self, source: int) -> int:
+        """The events of archive ``source``: its pieces' (those of every root), column-wise."""
+        return int(root_columns(self.archives[source].roots)[4].sum())
 
     @property
     def segmented(self) -> bool:
         """Whether a location has pieces in several archives (time segments)."""
-        return any(len(pieces) > 1 for pieces in self.pieces.values())
+        return sum(map(len, self.pieces.values())) > len(self.pieces)
 
     @property
     def repeated_empty_roots(self) -> int:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from ...aggregate_model import Hierarchy
 from ..queries import run_query
 from .plan import Plan
 
@@ -35,7 +36,10 @@ class TableRows:
     level of ``sliced`` slices (spec 4.10.3) merged (`cells[row, cell, region]`, spec
     4.10; `query.aggregate_tables.StreamPlan.bounds`), and the finest metric level (spec
     4.11, ``2^metric_finest`` slices) as columns: the cells of the locations' samples,
-    ``(metric_location, metric_slice, metric)`` increasing, and their values."""
+    ``(metric_location, metric_slice, metric)`` increasing, and their values.
+    ``hierarchy``: the resource hierarchy whose leaves ``locations`` are, in order, when
+    known (a merge's rows, `plan_rows`: the levels are summed over it rather than over
+    a hierarchy made again, 0.012 s at 20,000 locations); None: the source's."""
 
     start: int
     stop: int
@@ -48,6 +52,7 @@ class TableRows:
     metric: np.ndarray
     metric_value: np.ndarray
     sliced: int = 0
+    hierarchy: Hierarchy | None = None
 
     @property
     def window(self) -> tuple[int, int, int, int, int]:
@@ -85,7 +90,8 @@ def plan_rows(plan: Plan, rows: Sequence[TableRows]) -> TableRows:
     source's ``rows``, side by side in the merged resource hierarchy's leaf order."""
     if len(rows) != len(plan.archives):
         raise ValueError(f"{len(rows)} table rows for {len(plan.archives)} archives")
-    return joined_rows(list(rows), [maps.locations for maps in plan.maps], plan.hierarchy.leaf_locations)
+    joined = joined_rows(list(rows), [maps.locations for maps in plan.maps], plan.hierarchy.leaf_locations)
+    return replace(joined, hierarchy=plan.hierarchy)
 
 
 @contextmanager

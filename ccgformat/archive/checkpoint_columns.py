@@ -66,7 +66,7 @@ class CheckpointColumns:
     def take(self, order: np.ndarray) -> CheckpointColumns:
         """The locations at positions ``order``, in that order (a run of consecutive
         positions sliced: the part of a merge taken from one archive)."""
-        if len(order) and int(order[-1]) - int(order[0]) == len(order) - 1 and np.all(np.diff(order) == 1):
+        if len(order) and np.all(np.diff(order) == 1):
             return self._span(int(order[0]), int(order[-1]) + 1, self._ends())
         point_first = np.cumsum(self.counts) - self.counts
         points = _ranges(point_first[order], self.counts[order])

@@ -26,7 +26,6 @@ import numpy as np
 
 from ...bulkstep import bulk_step
 from ...graph.graph import Graph, root_columns, root_rows
-from ...hierarchy import Hierarchy
 from ..aggregation import SLICES
 from ..compression import default_threads
 from ..layout import SectionKind
@@ -92,14 +91,12 @@ class JoinedPool:
 class JoinedGraph(Graph):
     """The merged graph, each location walked in the archive that holds it: its events
     are that archive's (``owners``: per merged location, in the order of ``roots``, the
-    archive that holds it - under the same number: archives that define the same). Its
-    resource hierarchy, over every defined location (a merged file of this way holds a
-    root of each and only of those, `way`), is the plan's, made once for the merged rows
-    and every table the writer makes (at 20,000 locations each made it again: 0.1 s)."""
+    archive that holds it - under the same number: archives that define the same). The
+    writer's tables are summed from the merged rows over the plan's resource hierarchy
+    (`tables.plan_rows`), so none is made for it."""
 
     archives: list[Archive] = field(default_factory=list)
     owners: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    hierarchy: Hierarchy | None = None
 
     def location(self, location: int) -> Any:
         row = self.roots.row(location)
@@ -167,7 +164,7 @@ def _joined_graph(plan: Plan, bases: list[int]) -> JoinedGraph:
     return JoinedGraph(JoinedPool(plan.archives, bases), roots, plan.params, plan.definitions,
                        plan.build_metrics(*(sum(int(m[key]) for m in metrics) for key in "nm"),
                                           _count_missing(np.concatenate(empty), roots.columns[1])),
-                       archives=plan.archives, owners=owners, hierarchy=plan.hierarchy)
+                       archives=plan.archives, owners=owners)
 
 
 def _count_missing(values: np.ndarray, among: np.ndarray) -> int:

@@ -22,7 +22,13 @@ import ccgformat as ccg
 from ccgformat.archive import write_trace
 from ccgformat.archive.writer import extension_table
 from ccgformat.errors import ParallelError
+from ccgformat.archive.native import builder as make_builder
+from ccgformat.formats import otf2 as otf2_format
+from ccgformat.formats.common import StringTable
+from ccgformat.model import EventBatch, EventKind
+from ccgformat.parallel import gather
 from ccgformat.parallel.convert import owner_of_range, part_ranges
+from ccgformat.parallel.distribute import Sender
 from ccgformat.parallel.queries import _in_time_order, _message_events
 from ccgformat.parallel import world
 from ccgformat.parallel.world import no_delay, one_node_transport, split
@@ -115,7 +121,7 @@ def test_the_extensions_rank_hands_rank_0_the_extension_table(monkeypatch, merge
         given.append(extensions())
 
     monkeypatch.setattr(parallel_convert, "merge_archives", merge)
-    parallel_convert._send_extensions(box, EXTENSIONS)
+    parallel_convert._send_extensions(box, EXTENSIONS, parallel_convert.extension_table)
     if merge_asks:
         parallel_convert._merge(box, [], Path("t.ccg"), (), (), True)
         assert given == [extension_table(EXTENSIONS)]
@@ -129,7 +135,7 @@ def test_a_failure_to_encode_the_extensions_fails_rank_0s_merge(monkeypatch):
     box = _Mailbox()
     monkeypatch.setattr(parallel_convert, "extension_table", lambda extensions: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        parallel_convert._send_extensions(box, EXTENSIONS)
+        parallel_convert._send_extensions(box, EXTENSIONS, parallel_convert.extension_table)
     monkeypatch.setattr(parallel_convert, "merge_archives",
                         lambda parts, target, rows, moved, extensions: extensions())
     with pytest.raises(ParallelError, match=f"rank {parallel_convert.EXTENSIONS_RANK} failed: division by zero"):
@@ -271,3 +277,137 @@ def test_mpi_without_mpi4py_names_the_extra(tmp_path, monkeypatch, capsys):
     archive = ROOT / "spec" / "vectors" / "metric_integrals.ccg"
     assert main(["profile", str(archive), "--mpi"]) == 1
     assert "pip install 'ccgformat[mpi]'" in capsys.readouterr().err
+
+
+class _Loopback:
+    """A world of rank 0 and reading ranks in one process: every message sent is queued
+    for rank 0 at once (each request complete), taken in order from its sender."""
+
+    def __init__(self, rank: int = 1):
+        self.rank, self.size = rank, 2
+        self.queues: dict[int, list] = {}
+        self.comm = self
+
+    def isend(self, message, dest):
+        assert dest == 0
+        self.queues.setdefault(self.rank, []).append(message)
+        return None
+
+    def wait(self, request):
+        pass
+
+    def receive(self, rank):
+        return self.queues[rank].pop(0)
+
+
+def _with_strings(events: list, texts: list[str], table) -> EventBatch:
+    """``events`` with every GENERIC event's ref and value the ids of two of ``texts`` in ``table``."""
+    rows = []
+    for position, event in enumerate(events):
+        if event.kind == EventKind.GENERIC:
+            event = event._replace(ref=table(texts[position % len(texts)]),
+                                   value=table(texts[-1 - position % len(texts)]))
+        rows.append(event)
+    return EventBatch.from_events(rows)
+
+
+@given(traces(), st.lists(st.text(max_size=3), min_size=1, max_size=6), st.lists(st.text(max_size=3), max_size=4),
+       st.sampled_from([1, 200, 1 << 30]))
+def test_locations_read_on_a_rank_reach_rank_0_with_its_string_ids(trace, texts, known, pack):
+    """`gather`: what a reading rank sends (packed `pack` bytes at most: a location in
+    several messages, or many in one) reaches rank 0 as the same locations, batches and
+    events, each GENERIC text named by rank 0's id for it: the texts rank 0 knew keep
+    theirs, the new ones are appended in the reader's order of first use."""
+    reader_strings: list[str] = []
+    reader = StringTable(reader_strings)
+    sent = [(location, [_with_strings(events, texts, reader)]) for location, events in trace.items()]
+    world = _Loopback()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gather, "PACK_BYTES", pack)
+        gather.send_locations(Sender(world, 0), iter(sent), reader_strings)
+    rank0_strings = list(dict.fromkeys(known))
+    expected_strings = list(dict.fromkeys(known + reader_strings))
+    received = [(location, list(batches)) for location, batches in
+                gather.Gathered(world, [1], rank0_strings).locations()]
+    assert rank0_strings == expected_strings
+    assert [location for location, _ in received] == [location for location, _ in sent]
+    for (_, got), (_, want) in zip(received, sent):
+        got_events = [event for batch in got for event in batch.rows()]
+        want_events = [event for batch in want for event in batch.rows()]
+        assert len(got_events) == len(want_events)
+        for mine, theirs in zip(got_events, want_events):
+            if theirs.kind == EventKind.GENERIC:
+                assert (rank0_strings[mine.ref], rank0_strings[mine.value]) == \
+                       (reader_strings[theirs.ref], reader_strings[theirs.value])
+                mine = mine._replace(ref=theirs.ref, value=theirs.value)
+            assert mine == theirs
+    assert world.queues[1] == []
+
+
+def test_a_reading_rank_failing_fails_rank_0_which_takes_the_rest():
+    world = _Loopback()
+
+    def broken():
+        yield 0, [EventBatch.from_events([(5, int(EventKind.ENTER), 0)])]
+        raise OSError("disk gone")
+    with pytest.raises(OSError, match="disk gone"):
+        gather.send_locations(Sender(world, 0), broken(), [])
+    gathered = gather.Gathered(world, [1], [])
+    with pytest.raises(ParallelError, match="rank 1 failed: disk gone"):
+        list(gathered.locations())
+    gathered.drain()
+    assert world.queues[1] == []
+
+
+@given(st.integers(0, 10**6), st.integers(2, 9))
+def test_the_gathered_ranges_give_rank_0_the_smaller_share(count, size):
+    ranges = parallel_convert.gathered_ranges(count, size)
+    assert ranges[0][0] == 0 and ranges[-1][1] == count
+    assert all(b == c for (_, b), (c, _) in zip(ranges[:-1], ranges[1:]))
+    lengths = [b - a for a, b in ranges]
+    assert all(length >= 0 for length in lengths)
+    others = lengths[1:]
+    assert max(others) - min(others) <= 1
+    assert lengths[0] <= round(parallel_convert.GATHERED_RANK0_SHARE * max(others)) + 1
+
+
+def test_the_sampled_bytes_of_an_otf2_location_are_its_event_files_mean():
+    """Every event file of a trace of at most SAMPLED_EVENT_FILES locations: their mean."""
+    for parts in CORPUS_TRACES:
+        source = corpus_path(*parts)
+        files = list((source / "traces").glob("*.evt")) if source.is_dir() else \
+            list(source.with_suffix("").glob("*.evt"))
+        assert 0 < len(files) <= otf2_format.SAMPLED_EVENT_FILES
+        assert otf2_format.location_bytes(source) == sum(f.stat().st_size for f in files) / len(files)
+    assert otf2_format.location_bytes(ROOT / "no such trace") is None
+
+
+def test_only_small_locations_of_a_small_trace_may_be_gathered():
+    small, limit = parallel_convert.GATHERED_LOCATION_BYTES, parallel_convert.GATHERED_BYTES
+    assert parallel_convert.may_gather(small, limit // small)
+    assert not parallel_convert.may_gather(small + 1, 10)
+    assert not parallel_convert.may_gather(small, limit // small + 1)
+    assert not parallel_convert.may_gather(None, 10)
+
+
+@pytest.mark.parametrize("end", [1, 3, 64])
+def test_the_probe_holds_the_locations_it_built_and_counts_their_nodes(end):
+    """`_probe` stops at ``end`` (or its limits), holds the locations as read, and gives
+    the nodes a builder makes of them per event."""
+    source = corpus_path(*CORPUS_TRACES[-1])
+    whole_definitions, whole = ccg.formats.read(source)
+    expected = [(location, list(batches)) for location, batches in whole]
+    definitions, streams = ccg.formats.read(source)
+    held, new_nodes = parallel_convert._probe(ccg.Params(), definitions, streams, end)
+    assert [location for location, _ in held] == list(range(min(end, len(expected))))
+    for (location, got), (_, want) in zip(held, expected):
+        assert [event for batch in got for event in batch.rows()] == \
+               [event for batch in want for event in batch.rows()]
+    builder = make_builder(ccg.Params(), definitions)
+    for location, batches in held:
+        for batch in batches:
+            builder.add(location, batch)
+        builder.end_location(location)
+    assert new_nodes == len(builder.pool) / sum(len(batch) for _, batches in held for batch in batches)
+    rest = [location for location, _ in streams]  # the stream goes on after the held locations
+    assert rest == list(range(len(held), len(expected)))

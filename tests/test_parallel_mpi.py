@@ -75,16 +75,23 @@ def _assert_same_archive(serial: Path, parallel: Path) -> None:
     assert verify(parallel) == []  # which recomputes every level from the events
 
 
-@pytest.mark.parametrize("ranks", [1, 2, 3])
-def test_parallel_conversion_equals_the_serial_one(tmp_path, ranks):
+@pytest.mark.parametrize("ranks, way", [(1, "auto"), (2, "auto"), (2, "parts"), (3, "parts"), (2, "gathered"),
+                                        (3, "gathered")])
+def test_parallel_conversion_equals_the_serial_one(tmp_path, ranks, way):
+    """Each way (the OTF2 traces; the .npz is read by rank 0 for every rank whatever the
+    way), and the way each trace chooses. The gathered way writes with the serial writer
+    what the serial reader reads: the serial file, byte for byte."""
     sources = _sources(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
-    done = mpirun(ranks, str(ROOT / "tests" / "mpi_convert.py"), str(out), *map(str, sources))
+    done = mpirun(ranks, str(ROOT / "tests" / "mpi_convert.py"), way, str(out), *map(str, sources))
     assert done.returncode == 0, done.stderr
     for position, source in enumerate(sources):
-        ccg.convert(source, tmp_path / f"serial{position}.ccg")
-        _assert_same_archive(tmp_path / f"serial{position}.ccg", out / f"{position}.ccg")
+        serial = tmp_path / f"serial{position}.ccg"
+        ccg.convert(source, serial)
+        _assert_same_archive(serial, out / f"{position}.ccg")
+        if way == "gathered" and source.suffix != ".npz":
+            assert (out / f"{position}.ccg").read_bytes() == serial.read_bytes()
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{i}.ccg" for i in range(len(sources)))
 
 
@@ -156,12 +163,13 @@ def test_the_otf2_extension_is_kept(tmp_path):
     assert printed[1] == printed[0]
 
 
-def _otf2_cut_short(folder: Path) -> Path:
-    """The corpus stencil trace with location 0's event file cut short: the rank that
-    converts location 0 (rank 1 of 2) fails while rank 0 converts its own."""
+def _otf2_cut_short(folder: Path, position: int = -1) -> Path:
+    """The corpus stencil trace with the event file of its location at ``position`` cut
+    short: the rank that reads the last location (rank 1 of 2) fails while rank 0 converts
+    its own; the first, rank 0."""
     source = folder / "trace"
     shutil.copytree(corpus_path(*CORPUS_TRACES[-1]), source)
-    events = sorted((source / "traces").glob("*.evt"), key=lambda p: int(p.stem))[0]
+    events = sorted((source / "traces").glob("*.evt"), key=lambda p: int(p.stem))[position]
     events.write_bytes(events.read_bytes()[:40])
     return source
 
@@ -193,6 +201,20 @@ def test_a_rank_failing_mid_way_leaves_no_file_and_every_rank_fails(tmp_path, da
     assert list(target.parent.iterdir()) == []
     assert f"MPI rank {failed} failed" in done.stderr and "Traceback" not in done.stderr
     assert done.stderr.count("ccg: ") == 2  # one line from each rank
+
+
+@pytest.mark.parametrize("position, failed", [(-1, 1), (0, 0)], ids=["reading rank", "building rank"])
+def test_a_rank_failing_in_the_gathered_way_leaves_no_file(tmp_path, position, failed):
+    """The gathered way: rank 1 failing while it reads and sends its locations, or rank 0
+    while it builds its own; every rank raises, none waits for another, no file remains."""
+    source = _otf2_cut_short(tmp_path, position)
+    out = tmp_path / "out"
+    out.mkdir()
+    done = mpirun(2, str(ROOT / "tests" / "mpi_convert.py"), "gathered", str(out), str(source))
+    assert done.returncode != 0
+    assert list(out.iterdir()) == []
+    assert f"ParallelError: MPI rank {failed} failed" in done.stderr
+    assert "FormatError" in done.stderr
 
 
 @pytest.mark.parametrize("argv", [["profile", "--json"], ["aggregate", "--slices", "30", "--states", "group", "--json"],

@@ -162,7 +162,10 @@ class Writer:
     ends early where the reader's limit on its metrics times its nodes and child
     references (spec 7) could be passed. ``index`` (`INDEX_CHOICES`): "auto" leaves the
     checkpoints out of a file whose graph holds at most `INDEX_NODES_PER_LOCATION` nodes
-    (no query reads them there; spec 4.8), "always" writes them.
+    (no query reads them there; spec 4.8), "always" writes them. ``encoded_extensions``:
+    gives `encode_json_table` of the definitions' extensions, called once when `finish`
+    writes the definitions (another process may encode them meanwhile: docs/parallel.md);
+    the file is the same.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
@@ -170,7 +173,8 @@ class Writer:
                  nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                  threads: int | None = None, references: str = "auto", gaps: str = "auto",
                  aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
-                 metrics: int = 0, index: str = "auto", slices: int | None = SLICES):
+                 metrics: int = 0, index: str = "auto", slices: int | None = SLICES,
+                 encoded_extensions: Callable[[], bytes] | None = None):
         if index not in INDEX_CHOICES:
             raise ValueError(f"index must be one of {', '.join(INDEX_CHOICES)}, got {index!r}")
         if level is not None and not 1 <= level <= 22:
@@ -195,6 +199,7 @@ class Writer:
         self.metrics = metrics
         self._kept_definitions: list[tuple[SectionKind, bytes]] | None = None
         self._later_definitions: Callable[[], KeptBlock] | None = None
+        self._encoded_extensions = encoded_extensions
         self.tables = tables
         self.bundle = bundle and tables  # the layout for older readers has no bundles
         self.compact = compact and self.bundle
@@ -311,7 +316,9 @@ class Writer:
         extensions = definitions.extensions  # read, never copied
         plain = replace(definitions, extensions={})
         split, table = split_definitions(plain)
-        columns = encode_json_table(extensions) if extensions else None
+        columns = None
+        if extensions:
+            columns = encode_json_table(extensions) if self._encoded_extensions is None else self._encoded_extensions()
         in_json = columns is None or len(columns) < JSON_TRIAL_BYTES
         layouts: list[tuple[dict, list[tuple[SectionKind, bytes]]]] = \
             [(split, [(SectionKind.LOCATION_TABLE, table)])]
@@ -768,7 +775,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
                 index: str = "auto", recorded: Params | None = None, overlap: bool | None = None,
-                slices: int | None = SLICES) -> Graph:
+                slices: int | None = SLICES, encoded_extensions: Callable[[], bytes] | None = None) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
     `groups.SmallLocations`, the same file).
@@ -778,9 +785,9 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     their own (`Writer.end_location`). Defined locations that ``locations`` leaves
     out are written without events. ``level``, ``tables``, ``threads``,
     ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``,
-    ``slices``: as for `Writer`. ``recorded``: the parameters PARAMETERS states, when they are not those the
-    graph was built with (a merge rebuilds lossy archives losslessly, and records their
-    bounds). ``overlap``: read the input on one core while the builder works on the
+    ``slices``, ``encoded_extensions``: as for `Writer`. ``recorded``: the parameters
+    PARAMETERS states, when they are not those the graph was built with (a merge rebuilds
+    lossy archives losslessly, and records their bounds). ``overlap``: read the input on one core while the builder works on the
     other (threads, `_build_locations`; the same file); None: with the native builder,
     whose C code lets go of the GIL (with the Python one, the threads would only take
     turns). Returns the built graph, with those parameters.
@@ -802,7 +809,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                              nodes_per_block=nodes_per_block, tables=tables, threads=threads,
                              references=references, gaps=gaps, aggregation=aggregation, bundle=bundle,
                              compact=compact, metrics=len(definitions.metrics), index=index,
-                             slices=slices) as writer:
+                             slices=slices, encoded_extensions=encoded_extensions) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
         ahead = native_backend() if overlap is None else overlap

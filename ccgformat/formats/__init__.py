@@ -18,7 +18,9 @@ A format may also register ``read_locations(path, locations) -> TraceSource``: t
 definitions, and the events of only those locations (indexes into the definitions'
 locations, or a function of their number giving them; streamed in increasing order),
 the others' events never read
-(`ccgformat.parallel` splits a conversion across MPI ranks this way).
+(`ccgformat.parallel` splits a conversion across MPI ranks this way), and with it
+``location_bytes(path) -> float | None``: the mean bytes of a location's events, from a
+sample of its files (`ccgformat.parallel` chooses how to split by it).
 
 Detection tries the formats in registration order and never looks at the file name's
 extension. New importers call `register` from this module (see the bottom). A format
@@ -71,6 +73,8 @@ class Format:
     read: Callable[[Path], TraceSource]
     #: the events of chosen locations only, where the format can skip the others
     read_locations: Callable[[Path, Chosen], TraceSource] | None = None
+    #: the mean bytes of a location's events, from a sample (with ``read_locations``)
+    location_bytes: Callable[[Path], float | None] | None = None
 
 
 _FORMATS: dict[str, Format] = {}
@@ -78,11 +82,12 @@ _FORMATS: dict[str, Format] = {}
 
 def register(name: str, description: str, sniff: Callable[[Path, bytes], bool],
              read: Callable[[Path], TraceSource],
-             read_locations: Callable[[Path, Chosen], TraceSource] | None = None) -> Format:
+             read_locations: Callable[[Path, Chosen], TraceSource] | None = None,
+             location_bytes: Callable[[Path], float | None] | None = None) -> Format:
     """Add a format (detection tries formats in registration order)."""
     if name in _FORMATS:
         raise ValueError(f"format {name!r} is already registered")
-    fmt = _FORMATS[name] = Format(name, description, sniff, read, read_locations)
+    fmt = _FORMATS[name] = Format(name, description, sniff, read, read_locations, location_bytes)
     return fmt
 
 
@@ -254,10 +259,12 @@ def write_archive(target: Path, source: Path, name: str, trace: TraceSource, par
                   repair: bool = False, level: int | None = None,
                   checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                   nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, progress: Progress | None = None,
-                  aggregation: bool = True, gaps: str = "auto") -> Graph:
+                  aggregation: bool = True, gaps: str = "auto",
+                  encoded_extensions: Callable[[], bytes] | None = None) -> Graph:
     """Write ``trace`` (what `read` gave for the input ``source`` of format ``name``, or
     the same handed on from another process) to the archive ``target``, as `convert`
-    does (options as there); close its streams. Returns the built graph."""
+    does (options as there; ``encoded_extensions`` as for `archive.write_trace`); close
+    its streams. Returns the built graph."""
     definitions, streams = trace
     if "source_format" not in definitions.provenance:
         definitions = dataclasses.replace(definitions, provenance={**definitions.provenance, "source_format": name})
@@ -265,7 +272,8 @@ def write_archive(target: Path, source: Path, name: str, trace: TraceSource, par
     try:
         return write_trace(target, definitions, counted, params, repair=repair, level=level,
                            checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
-                           aggregation=AGGREGATION_BUDGET if aggregation else None, gaps=gaps)
+                           aggregation=AGGREGATION_BUDGET if aggregation else None, gaps=gaps,
+                           encoded_extensions=encoded_extensions)
     except TraceError as error:
         raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
                               time=error.time) from None
@@ -338,6 +346,7 @@ register("chrome", "Chrome Trace Event JSON (chrome://tracing, Perfetto), option
 register_exporter("chrome", "Chrome Trace Event JSON (Perfetto UI, chrome://tracing)", (".json", ".json.gz"), _chrome.write)
 register("paje", "Paje trace (pajeng, SimGrid, StarPU)", _paje.sniff, _paje.read)
 register_exporter("paje", "Paje trace", (".trace", ".paje"), _paje.write)
-register("otf2", "OTF2 archive (Score-P): the folder or its .otf2 anchor file", _otf2.sniff, _otf2.read, _otf2.read)
+register("otf2", "OTF2 archive (Score-P): the folder or its .otf2 anchor file", _otf2.sniff, _otf2.read, _otf2.read,
+         _otf2.location_bytes)
 register_exporter("otf2", "OTF2 archive folder (traces.otf2, traces.def, traces/)", (".otf2",), _otf2.write,
                   ("logical",))

@@ -1,26 +1,44 @@
 """`ccg convert --mpi`: a conversion split across MPI ranks by locations, its parts
 merged into one archive (dissertation 4.7: a distributed cCCG, one part per process,
-united by 4.4's merge so that sub-trees repeated on several ranks are stored once).
+united by 4.4's merge so that sub-trees repeated on several ranks are stored once) - or,
+for a trace of many small locations that builds into a small graph, read by every rank
+and built by rank 0 alone (the gathered way).
 
-The locations are cut into as many consecutive ranges as there are ranks, each about an
-equal share of them (`world.split`). Range k is converted by rank ``(k + 1) % P`` into
-a part archive beside the target (``.DST.part<k>-<id>``): every defined location is in
-each part, those of other ranges without events, and the definitions without their
-format extensions (rank EXTENSIONS_RANK encodes those for the merged file while rank 0
-merges, `_send_extensions`). With a format that reads a subset of
-its locations (OTF2: one event file per location, `formats.read`'s ``locations``),
-every rank reads its own range; with any other, rank 0 reads the whole input and sends
-the other ranges' events to their ranks (`distribute`), then converts the last range
-itself - which is why rank 0 holds the last range. The ranks then agree on the trace's
+The locations are cut into as many consecutive ranges as there are ranks. With a format
+that reads a subset of its locations (OTF2: one event file per location,
+`formats.read`'s ``locations``), every rank reads the definitions and then its own
+range, range k by rank k; rank 0 first chooses the way (`_read_own`): the gathered way
+when the format's sample of a location's bytes (`Format.location_bytes`) is small
+(`may_gather`) and a builder makes few nodes of rank 0's first locations per event
+(`_probe`), the parts otherwise. With any other format, rank 0 reads the whole input and
+sends the other ranges' events to their ranks (`distribute`), converting the last range
+itself (range k by rank ``(k + 1) % P``, `owner_of_range`), and the parts way is taken.
+
+**The parts way.** The ranges hold about equal shares (`world.split`). Each rank converts
+its range into a part archive beside the target (``.DST.part<k>-<id>``): every defined
+location is in each part, those of other ranges without events, and the definitions
+without their format extensions (rank EXTENSIONS_RANK encodes those for the merged file
+while rank 0 merges, `_send_extensions`). The ranks then agree on the trace's
 window (spec 4.10's ``[t0, t1)``: an allgather of their parts' first and last event
 times) and each computes its locations' rows of the finest aggregation and metric
 levels over it from the graph it built (`query.table_rows`). The same allgather gives
 each part's node count, so each rank moves its part's node ids to where the merged file
 numbers them and compresses the blocks at the writer's node level itself
-(`merge.write_moved` ``fresh``: the parts are stored at level 1), all ranks at once. Rank 0 merges the parts, in location order, into the target with
+(`merge.write_moved` ``fresh``: the parts are stored at level 1), all ranks at once.
+Rank 0 merges the parts, in location order, into the target with
 those rows and blocks (`ccgformat.merge`, written atomically: the tables are the rows
 side by side, the node blocks stored as moved, no event walked again) and every rank
 removes its files.
+
+**The gathered way** (`_gathered`). Rank 0 reads a smaller range than the others
+(`gathered_ranges`) and builds it as it reads, then builds the other ranges' events as
+their ranks send them (`gather`), with the serial writer: the file is the serial
+conversion's, byte for byte. Rank EXTENSIONS_RANK encodes the definitions' extensions
+once it has sent its range, and rank 0's writer takes them when it writes the
+definitions. Why: at 20,000 locations of 50 events, reading a location (its two files
+opened, its local definitions) costs more than building it, and the merge's work per
+location (0.2 s at 20,000) more than the build it spreads; a trace whose build is dear
+(a ring of messages: 2.4 times the nodes per event) keeps the parts (docs/parallel.md).
 
 Why parts merged by rank 0, rather than MPI-IO at offsets from a prefix sum: a node
 shared by two ranks' parts must be stored once, so what a rank writes depends on the
@@ -29,9 +47,11 @@ and definitions, never their events; docs/parallel.md has the costs. Consecutive
 in location order make the merged definitions (the strings that GENERIC events intern
 as they stream, in order of first use) equal to the serial conversion's.
 
-Memory per rank: a rank builds only its locations (the builder's pool of its part);
-rank 0 also runs the merge, and with a format read by rank 0 holds the events in flight
-to other ranks (`distribute.IN_FLIGHT` bytes per rank at most).
+Memory per rank: in the parts way a rank builds only its locations (the builder's pool
+of its part); rank 0 also runs the merge, and with a format read by rank 0 holds the
+events in flight to other ranks (`distribute.IN_FLIGHT` bytes per rank at most). In the
+gathered way rank 0 builds every location (at most `GATHERED_BYTES` of events) and each
+other rank holds at most `distribute.IN_FLIGHT` bytes of sent events.
 """
 
 from __future__ import annotations
@@ -40,26 +60,35 @@ import os
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from ..archive import merge as merge_archives, open_archive
 from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
-from ..archive.writer import KeptBlock, extension_table
+from ..archive.writer import extension_table
 from ..archive.merge import COPY_NODES, Moved, TableRows, write_moved
-from ..errors import ParallelError, ParameterError
-from ..formats import ConvertReport, convert as convert_serial, detect, get, read, write_archive
+from ..archive.jsontable import encode_json_table
+from ..archive.native import builder as make_builder
+from ..errors import CcgError, ParallelError, ParameterError
+from ..formats import (ConvertReport, LocationStreams, TraceSource, convert as convert_serial, detect, get, read,
+                       write_archive)
 from ..graph import Graph
+from ..model import Definitions, EventBatch
 from ..graph.graph import root_columns
 from ..params import Params
 from ..query.streaming import streamed
 from ..query.table_rows import table_rows
-from .distribute import receive_trace, send_trace
+from .distribute import Sender, receive_trace, send_trace
+from .gather import Gathered, send_locations
 from .world import World, split
 
-__all__ = ["convert", "owner_of_range", "part_ranges"]
+__all__ = ["WAYS", "convert", "gathered_ranges", "may_gather", "owner_of_range", "part_ranges"]
 
+
+#: how the ranks convert a format whose ranks read their own locations: chosen by the
+#: trace ("auto"), or by the caller (the tests take each way)
+WAYS = ("auto", "parts", "gathered")
 
 #: the rank that encodes the definitions' format extensions while rank 0 merges: the parts
 #: leave them out (OTF2's at 20,000 locations: 5 MB of table, 0.24 s of each rank's part
@@ -72,8 +101,34 @@ EXTENSIONS_RANK = 1
 PART_OPTIONS = {"aggregation": False, "level": 1}
 
 
+#: the gathered way (`_gathered`) converts a trace whose locations' events take at most
+#: this many bytes each on average (OTF2: ~13 bytes an event, so ~150 events; sampled,
+#: `formats.Format.location_bytes`): below it, reading a location (its files opened, its
+#: local definitions) and merging it cost more than building it (docs/parallel.md)
+GATHERED_LOCATION_BYTES = 2 << 10
+
+#: ... and at most this many bytes of events in all: rank 0 builds them all, in the
+#: memory of a serial conversion (~5 M events)
+GATHERED_BYTES = 64 << 20
+
+#: ... and whose first locations (`PROBE_LOCATIONS`, at most `PROBE_EVENTS` events) a
+#: builder makes at most this many new nodes of per event: the build of the whole, on rank
+#: 0 alone, is then cheap (20,000 x 50 events: SPMD ranks 0.15; sending in a ring 0.36,
+#: whose build and tables took twice as long and more: docs/parallel.md)
+GATHERED_NEW_NODES = 0.25
+
+PROBE_LOCATIONS = 64
+PROBE_EVENTS = 1 << 16
+
+#: in the gathered way, rank 0's share of the locations to read, against 1 for each other
+#: rank: it builds every location besides
+GATHERED_RANK0_SHARE = 0.5
+
+
 def owner_of_range(k: int, size: int) -> int:
-    """The rank converting range ``k`` of ``size`` ranges (rank 0 the last one)."""
+    """The rank converting range ``k`` of ``size`` ranges when rank 0 reads the input for
+    every rank (`distribute`): rank 0 the last one. Where each rank reads its own range,
+    rank k converts range k."""
     return (k + 1) % size
 
 
@@ -82,44 +137,68 @@ def part_ranges(count: int, size: int) -> list[tuple[int, int]]:
     return split(np.ones(count), size)
 
 
+def gathered_ranges(count: int, size: int) -> list[tuple[int, int]]:
+    """The ``size`` consecutive location ranges of ``count`` locations that the gathered
+    way reads, range k by rank k: the first `GATHERED_RANK0_SHARE` of the others'."""
+    shares = np.cumsum([GATHERED_RANK0_SHARE] + [1.0] * (size - 1))
+    bounds = [0, *np.rint(count * shares / shares[-1]).astype(np.int64).tolist()]
+    return [(bounds[k], bounds[k + 1]) for k in range(size)]
+
+
+def may_gather(location_bytes: float | None, count: int) -> bool:
+    """Whether a trace of ``count`` locations of ``location_bytes`` each on average (None:
+    unknown) may be converted the gathered way (`_probe` then decides)."""
+    return location_bytes is not None and location_bytes <= GATHERED_LOCATION_BYTES and \
+        location_bytes * count <= GATHERED_BYTES
+
+
 def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], params: Params | None = None, *,
-            fmt: str | None = None, world: World | None = None, **options: Any) -> ConvertReport:
+            fmt: str | None = None, world: World | None = None, way: str = "auto", **options: Any) -> ConvertReport:
     """Convert ``source`` to ``target`` on every rank of the MPI world together (called
-    by every rank with the same arguments; ``options`` as for `ccgformat.convert`).
+    by every rank with the same arguments; ``options`` as for `ccgformat.convert`; ``way``
+    one of `WAYS`).
     Every rank returns the same report; when any rank fails, every rank raises (its own
     error or `ParallelError`) and no file is left under the target's name or the parts'."""
     world = world or World()
     params = params or Params()
     source, target = Path(source), Path(target)
+    if way not in WAYS:
+        raise ParameterError(f"way must be one of {', '.join(WAYS)}, got {way!r}")
     if world.size > 1:
         _check_merge_writes(options)
     name = world.agree(lambda: detect(source) if fmt is None else get(fmt).name)
     if world.size == 1:
         return convert_serial(source, target, params, fmt=name, **options)
-    token = world.broadcast(f"{os.getpid()}")
+    token, sampled = world.broadcast((f"{os.getpid()}", _location_bytes(source, name)) if world.rank == 0 else None)
+    trace, owners = None, [owner_of_range(k, world.size) for k in range(world.size)]
+    if get(name).read_locations is not None:  # every rank reads the definitions and its own range
+        trace, gathered = world.agree(lambda: _read_own(world, source, name, params, sampled, way))
+        if gathered:
+            return _gathered(world, source, target, name, params, trace, options)
+        owners = list(range(world.size))
     folder = target.parent if str(target.parent) else Path(".")
 
     def part_of(k: int) -> Path:
         return folder / f".{target.name}.part{k}-{token}"
 
-    mine = (world.rank - 1) % world.size  # the range this rank converts
+    mine = owners.index(world.rank)  # the range this rank converts
     part = part_of(mine)
     nodes = part.with_name(f"{part.name}.nodes")  # its node blocks moved (`_moved`)
     try:
-        graph, extensions = world.agree(lambda: _part(world, source, part, name, params, mine,
+        graph, extensions = world.agree(lambda: _part(world, source, part, name, params, trace,
                                                       {**options, **PART_OPTIONS}))
         report = ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
                                graph.metrics.n, os.path.getsize(part), graph.repairs)
-        window, counts = _window(world, graph)
+        window, counts = _window(world, graph, owners)
         walk = streamed(sum(counts), len(graph.roots))  # the rows made as the merged graph's levels are
         rows = world.agree(partial(_rows, graph, part, window, walk))  # no closure over the graph let go below
         del graph  # the builder's nodes, before rank 0 merges
         moved = world.agree(lambda: _moved(part, nodes, sum(counts[:mine]), sum(counts)))
         gathered = world.gather((report, rows, moved)) or [(report, rows, moved)] * world.size  # all on rank 0
-        reports, rows_of, moved_of = zip(*(gathered[owner_of_range(k, world.size)] for k in range(world.size)))
+        reports, rows_of, moved_of = zip(*(gathered[owners[k]] for k in range(world.size)))
         later = bool(extensions)  # every rank read the same definitions
         world.agree(lambda: _merge(world, [part_of(k) for k in range(world.size)], target, rows_of, moved_of, later)
-                    if world.rank == 0 else _send_extensions(world, extensions) if later and
+                    if world.rank == 0 else _send_extensions(world, extensions, extension_table) if later and
                     world.rank == EXTENSIONS_RANK else None)
         result = None
         if world.rank == 0:
@@ -134,24 +213,155 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
                 path.unlink()
 
 
-def _part(world: World, source: Path, part: Path, name: str, params: Params, mine: int,
+def _part(world: World, source: Path, part: Path, name: str, params: Params, trace: TraceSource | None,
           options: dict[str, Any]) -> tuple[Graph, dict[str, Any]]:
-    """Convert range ``mine`` of the locations into the archive ``part``: read by this
-    rank when the format reads a subset of its locations, else by rank 0
-    (`_read_by_rank0`), and written without the definitions' format extensions (the
+    """Convert this rank's range of the locations into the archive ``part``: ``trace``
+    when this rank read it (a format that reads a subset of its locations), else read by
+    rank 0 (`_read_by_rank0`); written without the definitions' format extensions (the
     merge gets them from `_send_extensions`). Returns the built graph and the
     extensions."""
     progress = options.pop("progress", None)
-    if get(name).read_locations is not None:
-        def chosen(count: int) -> range:
-            return range(*part_ranges(count, world.size)[mine])
-        trace = read(source, name, chosen)
-    else:
-        trace = _read_by_rank0(world, source, name)
-    definitions, batches = trace
+    definitions, batches = trace if trace is not None else _read_by_rank0(world, source, name)
     graph = write_archive(part, source, name, (replace(definitions, extensions={}), batches), params,
                           progress=progress, **options)
     return graph, definitions.extensions
+
+
+def _read_own(world: World, source: Path, name: str, params: Params, sampled: float | None, way: str
+              ) -> tuple[TraceSource, bool]:
+    """Every rank's definitions and its range of the locations (a format that reads a
+    subset of its locations), and which way converts them (True: gathered): ``way``, or
+    with "auto" `may_gather` and then `_probe` of rank 0's first locations. Rank 0 opens
+    range 0 of either way, decides, and tells the others, which then open theirs."""
+    size = world.size
+    if world.rank == 0:
+        try:
+            definitions, streams = read(source, name, lambda count: range(*part_ranges(count, size)[0]))
+            count = len(definitions.locations)
+            end = gathered_ranges(count, size)[0][1]
+            held: list[tuple[int, list[EventBatch]]] = []
+            gathered = way == "gathered"
+            if way == "auto" and may_gather(sampled, count):
+                held, new_nodes = _probe(params, definitions, streams, end)
+                gathered = new_nodes <= GATHERED_NEW_NODES
+        except BaseException as error:
+            world.broadcast((None, str(error) or type(error).__name__))  # the others wait for the way
+            raise
+        world.broadcast((gathered, None))
+        rest = _before(streams, end) if gathered else streams
+        return (definitions, _chained(held, rest)), gathered
+
+    decided: list[tuple[bool | None, str | None]] = []
+
+    def chosen(count: int) -> range:
+        decided.append(world.broadcast(None))
+        gathered, failure = decided[0]
+        if gathered is None:
+            raise ParallelError(0, failure)
+        return range(*(gathered_ranges if gathered else part_ranges)(count, size)[world.rank])
+    try:
+        trace = read(source, name, chosen)
+    except BaseException:
+        if not decided:
+            world.broadcast(None)  # rank 0's, which it sends whatever happens
+        raise
+    return trace, bool(decided[0][0])
+
+
+def _probe(params: Params, definitions: Definitions, streams: LocationStreams, end: int
+           ) -> tuple[list[tuple[int, list[EventBatch]]], float]:
+    """The first locations of ``streams`` (those before ``end``, up to `PROBE_LOCATIONS`
+    of them or `PROBE_EVENTS` events), held, and the nodes a builder makes of them per
+    event (+inf when it refuses them: the conversion reports why)."""
+    builder = make_builder(params, definitions)
+    held: list[tuple[int, list[EventBatch]]] = []
+    events, refused = 0, False
+    for location, batches in streams:
+        held.append((location, list(batches)))
+        try:
+            for batch in held[-1][1]:
+                builder.add(location, batch)
+                events += len(batch)
+            builder.end_location(location)
+        except CcgError:
+            refused = True
+        if refused or len(held) >= PROBE_LOCATIONS or events >= PROBE_EVENTS or location + 1 >= end:
+            break
+    return held, float("inf") if refused else len(builder.pool) / max(events, 1)
+
+
+def _before(streams: LocationStreams, end: int) -> LocationStreams:
+    """The locations of ``streams`` before ``end`` (the one after is read, and dropped)."""
+    try:
+        for location, batches in streams:
+            if location >= end:
+                return
+            yield location, batches
+    finally:
+        _close(streams)
+
+
+def _chained(*parts: Iterable[tuple[int, Iterable[EventBatch]]]) -> LocationStreams:
+    """The locations of every part in turn (each closed with this)."""
+    try:
+        for part in parts:
+            yield from part
+    finally:
+        for part in parts:
+            _close(part)
+
+
+def _close(streams: Iterable[Any]) -> None:
+    """Close ``streams`` when it can be (a generator: its readers let go)."""
+    close = getattr(streams, "close", None)
+    if close is not None:
+        close()
+
+
+def _location_bytes(source: Path, name: str) -> float | None:
+    """The format's sample of a location's bytes (`Format.location_bytes`), None without."""
+    sample = get(name).location_bytes
+    return None if sample is None else sample(source)
+
+
+def _gathered(world: World, source: Path, target: Path, name: str, params: Params, trace: TraceSource,
+              options: dict[str, Any]) -> ConvertReport:
+    """The gathered way: every rank read the definitions and opened its range
+    (`gathered_ranges`); rank 0 builds its own range as it reads it, then the others'
+    ranges as they send them (`gather`), into the target, with the serial writer: the
+    file is the serial conversion's. Rank EXTENSIONS_RANK encodes the definitions'
+    extensions once it has sent its range, while rank 0 builds."""
+    definitions, streams = trace
+    if world.rank == 0:
+        gathered = Gathered(world, range(1, world.size), definitions.strings)
+        extensions = _Later(world, EXTENSIONS_RANK)
+
+        def build() -> ConvertReport:
+            try:
+                graph = write_archive(target, source, name, (definitions, _chained(streams, gathered.locations())),
+                                      params, encoded_extensions=extensions, **options)
+            finally:
+                gathered.drain()
+                extensions.take()
+            return ConvertReport(str(source), str(target), name, len(graph.roots), graph.event_count,
+                                 graph.metrics.N, graph.metrics.n, os.path.getsize(target), graph.repairs)
+        return world.broadcast(world.agree(build))
+
+    def send() -> None:
+        sender = Sender(world, 0)
+        try:
+            send_locations(sender, streams, definitions.strings)
+        except BaseException:
+            if world.rank == EXTENSIONS_RANK:
+                world.send((None, "its locations were not read"), 0)
+            raise
+        finally:
+            _close(streams)
+            sender.wait()
+        if world.rank == EXTENSIONS_RANK:
+            _send_extensions(world, definitions.extensions, encode_json_table)
+    world.agree(send)
+    return world.broadcast(None)
 
 
 def _merge(world: World, parts: list[Path], target: Path, rows: tuple[TableRows, ...],
@@ -160,45 +370,58 @@ def _merge(world: World, parts: list[Path], target: Path, rows: tuple[TableRows,
     ``moved`` node blocks; with ``later``, the extensions the parts leave out come from
     rank EXTENSIONS_RANK (`_send_extensions`) when the merge asks for them, and are taken
     from it whatever happens, so that it never waits for this rank."""
-    sent: list[Any] = []
-
-    def extensions() -> KeptBlock:
-        if not sent:
-            sent.append(world.receive(EXTENSIONS_RANK))
-        block, failure = sent[0]
-        if block is None:
-            raise ParallelError(EXTENSIONS_RANK, failure)
-        return block
-
+    extensions = _Later(world, EXTENSIONS_RANK)
     try:
         merge_archives(parts, target, rows=rows, moved=moved, extensions=extensions if later else None)
     finally:
-        if later and not sent:
-            sent.append(world.receive(EXTENSIONS_RANK))
+        if later:
+            extensions.take()
 
 
-def _send_extensions(world: World, extensions: dict[str, Any]) -> None:
-    """Rank EXTENSIONS_RANK's share of the merge: the trace's format extensions as the
-    merged file stores them (`writer.extension_table`, at the merge's level), sent to
-    rank 0 - or why that failed, so that rank 0 does not wait for them."""
+def _send_extensions(world: World, extensions: dict[str, Any], encode: Callable[[dict[str, Any]], Any]) -> None:
+    """Rank EXTENSIONS_RANK's share of the writing: the trace's format extensions as the
+    written file stores them (``encode``: `writer.extension_table`, at the merge's level,
+    or only `encode_json_table`), sent to rank 0 - or why that failed, so that rank 0 does
+    not wait for them (it takes them with `_Later`)."""
     try:
-        block = extension_table(extensions)
+        block = encode(extensions)
     except Exception as error:
         world.send((None, str(error) or type(error).__name__), 0)
         raise
     world.send((block, None), 0)
 
 
-def _window(world: World, graph: Graph) -> tuple[tuple[int, int], list[int]]:
+class _Later:
+    """On rank 0: what `_send_extensions` sends from ``rank``, taken when first asked
+    for (`ParallelError` when the rank failed) - or by `take`, whatever happened, so that
+    the rank never waits for rank 0."""
+
+    def __init__(self, world: World, rank: int) -> None:
+        self.world, self.rank = world, rank
+        self.sent: list[tuple[Any, str | None]] = []
+
+    def __call__(self) -> Any:
+        block, failure = self.take()
+        if block is None:
+            raise ParallelError(self.rank, failure)
+        return block
+
+    def take(self) -> tuple[Any, str | None]:
+        if not self.sent:
+            self.sent.append(self.world.receive(self.rank))
+        return self.sent[0]
+
+
+def _window(world: World, graph: Graph, owners: list[int]) -> tuple[tuple[int, int], list[int]]:
     """The window ``[t0, t1)`` of the whole trace (spec 4.10): the first event time and
     the last + 1 of every rank's part, (0, 1) without events; and the nodes of each
-    range's part, in location order."""
+    range's part, in location order (range k converted by rank ``owners[k]``)."""
     _, _, starts, ends, events = root_columns(graph.roots)
     filled = events > 0
     spans = world.allgather(((int(starts[filled].min()), int(ends[filled].max()) + 1) if filled.any() else None,
                              graph.metrics.n))
     known = [span for span, _ in spans if span is not None]
-    counts = [spans[owner_of_range(k, world.size)][1] for k in range(world.size)]
+    counts = [spans[owner][1] for owner in owners]
     return ((min(s for s, _ in known), max(e for _, e in known)) if known else (0, 1)), counts
 
 

@@ -20,7 +20,7 @@ from ..errors import ParallelError
 from ..model import Definitions, EventBatch
 from .world import World
 
-__all__ = ["IN_FLIGHT", "receive_trace", "send_trace"]
+__all__ = ["IN_FLIGHT", "Sender", "batch_bytes", "receive_trace", "send_trace"]
 
 #: bytes of events sent to one rank and not yet received that rank 0 holds at most
 IN_FLIGHT = 64 << 20
@@ -28,12 +28,13 @@ IN_FLIGHT = 64 << 20
 _EVENTS, _DONE, _ERROR = "events", "done", "error"
 
 
-def _nbytes(batch: EventBatch) -> int:
+def batch_bytes(batch: EventBatch) -> int:
+    """The bytes of ``batch``'s columns."""
     return sum(getattr(batch, field.name).nbytes for field in dataclasses.fields(batch))
 
 
-class _Sender:
-    """Non-blocking sends to one rank, at most `IN_FLIGHT` bytes pending."""
+class Sender:
+    """Non-blocking sends to one rank, at most `IN_FLIGHT` bytes pending, waited for asleep."""
 
     def __init__(self, world: World, rank: int):
         self.world, self.rank = world, rank
@@ -46,7 +47,7 @@ class _Sender:
         self.held += nbytes
         while self.held > IN_FLIGHT and len(self.pending) > 1:
             request, size = self.pending.popleft()
-            request.wait()
+            self.world.wait(request)
             self.held -= size
 
     def close(self, message: tuple[Any, ...]) -> None:
@@ -56,14 +57,14 @@ class _Sender:
 
     def wait(self) -> None:
         while self.pending:
-            self.pending.popleft()[0].wait()
+            self.world.wait(self.pending.popleft()[0])
 
 
 def send_trace(world: World, streams: Iterable[tuple[int, Iterable[EventBatch]]], definitions: Definitions,
                ranges: list[tuple[int, int]], owners: list[int]) -> Iterator[tuple[int, Iterable[EventBatch]]]:
     """On rank 0: send the other ranks' locations of ``streams`` to them (range k to rank
     ``owners[k]``) and yield rank 0's own."""
-    senders = {owner: _Sender(world, owner) for owner in owners if owner != world.rank}
+    senders = {owner: Sender(world, owner) for owner in owners if owner != world.rank}
     owner_of = {location: owners[k] for k, (a, b) in enumerate(ranges) for location in range(a, b)}
 
     def finish_before(location: int) -> None:
@@ -80,7 +81,7 @@ def send_trace(world: World, streams: Iterable[tuple[int, Iterable[EventBatch]]]
                 yield location, batches
                 continue
             for batch in batches:
-                senders[owner].send((_EVENTS, location, batch), _nbytes(batch))
+                senders[owner].send((_EVENTS, location, batch), batch_bytes(batch))
         finish_before(len(owner_of) + 1)
     except BaseException as error:
         for sender in senders.values():

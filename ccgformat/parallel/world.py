@@ -73,6 +73,10 @@ class World:
         """Rank 0's ``value`` on every rank."""
         return self.comm.bcast(value, root=0)
 
+    def wait(self, request: Any) -> None:
+        """Return once the MPI ``request`` completed, waiting asleep (as `arrive` says)."""
+        _asleep_until_done(request)
+
     def send(self, value: Any, rank: int) -> None:
         """``value`` to ``rank`` (which takes it with `receive`), waiting asleep until it
         went (a large message waits for the receiver: a blocking send polled, as

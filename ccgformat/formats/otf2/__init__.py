@@ -52,14 +52,16 @@ into model columns), `native` (events into columns in C), `reader` (`read`), `pl
 
 from __future__ import annotations
 
+import itertools
+import os
 from pathlib import Path
 
 from ...deferred import Deferred
-from .anchor import ANCHOR_MAGIC, anchors
+from .anchor import ANCHOR_MAGIC, anchors, find_anchor
 from .common import GENERIC_PARAMETER, MARKER_PARAMETER, P2P_RECORDS
 
-__all__ = ["sniff", "read", "write", "write_events", "ANCHOR_MAGIC", "MARKER_PARAMETER", "GENERIC_PARAMETER",
-           "P2P_RECORDS"]
+__all__ = ["sniff", "read", "location_bytes", "write", "write_events", "ANCHOR_MAGIC", "MARKER_PARAMETER",
+           "GENERIC_PARAMETER", "P2P_RECORDS"]
 
 #: `reader.read`, `export.write` and `export.write_events`, imported at the first call
 read = Deferred("ccgformat.formats.otf2.reader", "read")
@@ -72,3 +74,21 @@ def sniff(path: Path, head: bytes) -> bool:
     if path.is_dir():
         return bool(anchors(path))
     return head[2:7] == ANCHOR_MAGIC
+
+
+#: event files `location_bytes` looks at
+SAMPLED_EVENT_FILES = 64
+
+
+def location_bytes(path: Path) -> float | None:
+    """The mean size of the archive's first `SAMPLED_EVENT_FILES` event files in its
+    folder's order (``<name>/<location>.evt``, an order that no location's size decides);
+    None without any (or with a path that is no archive)."""
+    try:
+        folder = find_anchor(Path(path)).with_suffix("")
+        with os.scandir(folder) as entries:
+            sizes = [entry.stat().st_size for entry in itertools.islice(
+                (entry for entry in entries if entry.name.endswith(".evt") and entry.is_file()), SAMPLED_EVENT_FILES)]
+    except (OSError, ValueError):
+        return None
+    return sum(sizes) / len(sizes) if sizes else None

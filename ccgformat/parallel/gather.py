@@ -1,0 +1,145 @@
+"""The other ranks read, rank 0 builds: the events of a trace of many small locations,
+handed to rank 0 (the gathered way of `ccgformat.parallel.convert`).
+
+Each reading rank streams its range's events to rank 0 in location order, many
+locations to a message (`PACK_BYTES`: at 50 events a location, a message per location
+cost more than the events), with non-blocking sends of at most `distribute.IN_FLIGHT`
+bytes held, then a last message. A message carries the texts its reader interned since
+the one before (GENERIC events' strings): rank 0 interns them into its own table, in
+the ranks' order, so its strings are the serial conversion's, and renumbers the GENERIC
+events' references. A reader's failure is sent to rank 0 instead of the last message;
+when rank 0 fails, it takes what every rank still sends, so that none waits for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..errors import ParallelError
+from ..formats.common import StringTable
+from ..model import EventBatch, EventKind
+from .distribute import Sender, batch_bytes
+from .world import World
+
+__all__ = ["PACK_BYTES", "Gathered", "send_locations"]
+
+#: bytes of events a reading rank packs into one message at most (one batch may pass it)
+PACK_BYTES = 4 << 20
+
+_EVENTS, _DONE, _ERROR = "events", "done", "error"
+_FIELDS = tuple(field.name for field in dataclasses.fields(EventBatch))
+
+
+def send_locations(sender: Sender, streams: Iterable[tuple[int, Iterable[EventBatch]]], strings: list[str]) -> None:
+    """On a reading rank: every location of ``streams`` to rank 0 through ``sender``, packed
+    (``strings``: the list its reader interns GENERIC texts into; the sends may still be
+    in flight: `Sender.wait`); on a failure, rank 0 is told and the error raised."""
+    pack: list[tuple[int, EventBatch]] = []
+    held = sent = 0
+
+    def flush() -> None:
+        nonlocal held, sent
+        runs = np.array([(location, len(batch)) for location, batch in pack], np.int64).reshape(-1, 2)
+        columns = [np.concatenate([getattr(batch, name) for _, batch in pack]) for name in _FIELDS]
+        sender.send((_EVENTS, runs, columns, strings[sent:]), held)
+        sent, held = len(strings), 0
+        pack.clear()
+
+    try:
+        for location, batches in streams:
+            for batch in batches:
+                pack.append((location, batch))
+                held += batch_bytes(batch)
+                if held >= PACK_BYTES:
+                    flush()
+        if pack:
+            flush()
+    except BaseException as error:
+        sender.close((_ERROR, str(error) or type(error).__name__))
+        raise
+    sender.close((_DONE,))
+
+
+class Gathered:
+    """On rank 0: the locations that the reading ``ranks`` send, rank after rank
+    (`locations`), their texts interned into ``strings`` (rank 0's definitions' list,
+    which its own reader filled before) as they arrive; `drain` takes what they still
+    send once rank 0 stops taking them."""
+
+    def __init__(self, world: World, ranks: Sequence[int], strings: list[str]) -> None:
+        self.inboxes = [_Inbox(world, rank, strings) for rank in ranks]
+
+    def locations(self) -> Iterator[tuple[int, Iterator[EventBatch]]]:
+        for inbox in self.inboxes:
+            while inbox.head() is not None:
+                location = inbox.head()
+                yield location, inbox.batches(location)
+                inbox.skip(location)  # what the builder left of it
+
+    def drain(self) -> None:
+        for inbox in self.inboxes:
+            inbox.drain()
+
+
+class _Inbox:
+    """The messages of one reading rank, unpacked: its (location, batch) pieces in
+    order, a message received (asleep) when the ones before are taken."""
+
+    def __init__(self, world: World, rank: int, strings: list[str]) -> None:
+        self.world, self.rank, self.strings = world, rank, strings
+        self.table: StringTable | None = None  # made at the first message: after the ranks before
+        self.ids = np.zeros(0, np.int64)  # the rank's string ids -> rank 0's
+        self.pieces: deque[tuple[int, EventBatch]] = deque()
+        self.finished = False
+
+    def head(self) -> int | None:
+        """The location of the next piece; None after the rank's last message."""
+        while not self.pieces and not self.finished:
+            self._receive()
+        return self.pieces[0][0] if self.pieces else None
+
+    def batches(self, location: int) -> Iterator[EventBatch]:
+        while self.head() == location:
+            yield self.pieces.popleft()[1]
+
+    def skip(self, location: int) -> None:
+        for _ in self.batches(location):
+            pass
+
+    def drain(self) -> None:
+        """Receive (and drop) what the rank still sends, up to its last message."""
+        self.pieces.clear()
+        while not self.finished:
+            try:
+                self._receive(keep=False)
+            except ParallelError:
+                return
+
+    def _receive(self, keep: bool = True) -> None:
+        message = self.world.receive(self.rank)
+        if message[0] == _DONE:
+            self.finished = True
+            return
+        if message[0] == _ERROR:
+            self.finished = True
+            raise ParallelError(self.rank, message[1])
+        if not keep:
+            return
+        _, runs, columns, texts = message
+        if self.table is None:
+            self.table = StringTable(self.strings)
+        if texts:
+            self.ids = np.concatenate([self.ids, np.array([self.table(text) for text in texts], np.int64)])
+        columns = dict(zip(_FIELDS, columns))
+        generic = columns["kind"] == EventKind.GENERIC
+        if generic.any():
+            for name in ("ref", "value"):
+                column = columns[name]
+                column[generic] = self.ids[column[generic]]
+        ends = np.cumsum(runs[:, 1]).tolist()
+        for (location, _), start, end in zip(runs.tolist(), [0] + ends[:-1], ends):
+            self.pieces.append((location, EventBatch(**{name: values[start:end] for name, values in columns.items()})))

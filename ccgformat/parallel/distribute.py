@@ -20,7 +20,7 @@ from ..errors import ParallelError
 from ..model import Definitions, EventBatch
 from .world import World
 
-__all__ = ["IN_FLIGHT", "Sender", "batch_bytes", "receive_trace", "send_trace"]
+__all__ = ["IN_FLIGHT", "Sender", "receive_trace", "send_trace"]
 
 #: bytes of events sent to one rank and not yet received that rank 0 holds at most
 IN_FLIGHT = 64 << 20
@@ -28,8 +28,7 @@ IN_FLIGHT = 64 << 20
 _EVENTS, _DONE, _ERROR = "events", "done", "error"
 
 
-def batch_bytes(batch: EventBatch) -> int:
-    """The bytes of ``batch``'s columns."""
+def _nbytes(batch: EventBatch) -> int:
     return sum(getattr(batch, field.name).nbytes for field in dataclasses.fields(batch))
 
 
@@ -81,7 +80,7 @@ def send_trace(world: World, streams: Iterable[tuple[int, Iterable[EventBatch]]]
                 yield location, batches
                 continue
             for batch in batches:
-                senders[owner].send((_EVENTS, location, batch), batch_bytes(batch))
+                senders[owner].send((_EVENTS, location, batch), _nbytes(batch))
         finish_before(len(owner_of) + 1)
     except BaseException as error:
         for sender in senders.values():

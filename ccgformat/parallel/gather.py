@@ -2,7 +2,7 @@
 handed to rank 0 (the gathered way of `ccgformat.parallel.convert`).
 
 Each reading rank streams its range's events to rank 0 in location order, many
-locations to a message (`PACK_BYTES`: at 50 events a location, a message per location
+locations to a message (`PACK_EVENTS`: at 50 events a location, a message per location
 cost more than the events), with non-blocking sends of at most `distribute.IN_FLIGHT`
 bytes held, then a last message. A message carries the texts its reader interned since
 the one before (GENERIC events' strings): rank 0 interns them into its own table, in
@@ -22,13 +22,14 @@ import numpy as np
 from ..errors import ParallelError
 from ..formats.common import StringTable
 from ..model import EventBatch, EventKind
-from .distribute import Sender, batch_bytes
+from .distribute import Sender
 from .world import World
 
-__all__ = ["PACK_BYTES", "Gathered", "send_locations"]
+__all__ = ["PACK_EVENTS", "Gathered", "send_locations"]
 
-#: bytes of events a reading rank packs into one message at most (one batch may pass it)
-PACK_BYTES = 4 << 20
+#: events a reading rank packs into one message at most (one batch may pass it): 4 MiB
+#: of columns
+PACK_EVENTS = 1 << 16
 
 _EVENTS, _DONE, _ERROR = "events", "done", "error"
 _FIELDS = tuple(field.name for field in dataclasses.fields(EventBatch))
@@ -45,7 +46,7 @@ def send_locations(sender: Sender, streams: Iterable[tuple[int, Iterable[EventBa
         nonlocal held, sent
         runs = np.array([(location, len(batch)) for location, batch in pack], np.int64).reshape(-1, 2)
         columns = [np.concatenate([getattr(batch, name) for _, batch in pack]) for name in _FIELDS]
-        sender.send((_EVENTS, runs, columns, strings[sent:]), held)
+        sender.send((_EVENTS, runs, columns, strings[sent:]), sum(column.nbytes for column in columns))
         sent, held = len(strings), 0
         pack.clear()
 
@@ -53,8 +54,8 @@ def send_locations(sender: Sender, streams: Iterable[tuple[int, Iterable[EventBa
         for location, batches in streams:
             for batch in batches:
                 pack.append((location, batch))
-                held += batch_bytes(batch)
-                if held >= PACK_BYTES:
+                held += len(batch)
+                if held >= PACK_EVENTS:
                     flush()
         if pack:
             flush()
@@ -134,12 +135,11 @@ class _Inbox:
             self.table = StringTable(self.strings)
         if texts:
             self.ids = np.concatenate([self.ids, np.array([self.table(text) for text in texts], np.int64)])
-        columns = dict(zip(_FIELDS, columns))
-        generic = columns["kind"] == EventKind.GENERIC
+        generic = columns[_FIELDS.index("kind")] == EventKind.GENERIC
         if generic.any():
             for name in ("ref", "value"):
-                column = columns[name]
+                column = columns[_FIELDS.index(name)]
                 column[generic] = self.ids[column[generic]]
         ends = np.cumsum(runs[:, 1]).tolist()
-        for (location, _), start, end in zip(runs.tolist(), [0] + ends[:-1], ends):
-            self.pieces.append((location, EventBatch(**{name: values[start:end] for name, values in columns.items()})))
+        for location, start, end in zip(runs[:, 0].tolist(), [0] + ends[:-1], ends):
+            self.pieces.append((location, EventBatch(*[values[start:end] for values in columns])))

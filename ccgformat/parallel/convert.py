@@ -350,16 +350,18 @@ def _gathered(world: World, source: Path, target: Path, name: str, params: Param
     def send() -> None:
         sender = Sender(world, 0)
         try:
-            send_locations(sender, streams, definitions.strings)
-        except BaseException:
-            if world.rank == EXTENSIONS_RANK:
-                world.send((None, "its locations were not read"), 0)
-            raise
+            try:
+                send_locations(sender, streams, definitions.strings)
+            except BaseException:
+                if world.rank == EXTENSIONS_RANK:
+                    world.send((None, "its locations were not read"), 0)
+                raise
+            finally:
+                _close(streams)
+            if world.rank == EXTENSIONS_RANK:  # before the sends complete: rank 0 takes the events meanwhile
+                _send_extensions(world, definitions.extensions, encode_json_table)  # (Open MPI: shared memory)
         finally:
-            _close(streams)
             sender.wait()
-        if world.rank == EXTENSIONS_RANK:
-            _send_extensions(world, definitions.extensions, encode_json_table)
     world.agree(send)
     return world.broadcast(None)
 

@@ -369,6 +369,8 @@ def test_the_gathered_ranges_give_rank_0_the_smaller_share(count, size):
     others = lengths[1:]
     assert max(others) - min(others) <= 1
     assert lengths[0] <= round(parallel_convert.GATHERED_RANK0_SHARE * max(others)) + 1
+    # rank 0 opens the parts' first range before the way is chosen: it must hold the gathered one
+    assert ranges[0][1] <= part_ranges(count, size)[0][1]
 
 
 def test_the_sampled_bytes_of_an_otf2_location_are_its_event_files_mean():
@@ -411,3 +413,38 @@ def test_the_probe_holds_the_locations_it_built_and_counts_their_nodes(end):
     assert new_nodes == len(builder.pool) / sum(len(batch) for _, kept in held for batch in kept)
     rest = [location for location, _ in streams]  # the stream goes on after the held locations
     assert rest == list(range(len(held), len(expected)))
+
+
+class _Rank0:
+    """Rank 0 of two ranks, alone: what it broadcasts is recorded."""
+
+    rank, size = 0, 2
+
+    def __init__(self):
+        self.broadcasts: list = []
+
+    def broadcast(self, value):
+        self.broadcasts.append(value)
+        return value
+
+
+@pytest.mark.parametrize("pattern, gathered", [("spmd", True), ("ring", False)])
+def test_rank_0_gathers_small_locations_that_build_into_few_nodes(tmp_path, pattern, gathered):
+    """`_read_own` with "auto": 300 locations of 48 events, the same program on every rank
+    (0.15 new nodes per event) are gathered, a ring of messages (0.36) is not; rank 0 tells
+    the other ranks, and reads its range of the way chosen - its probed locations and the
+    rest alike, as a serial read has them."""
+    source = tmp_path / pattern
+    subprocess.run([sys.executable, str(ROOT / "tools" / "synth.py"), str(source), "--otf2", "--pattern", pattern,
+                    "--locations", "300", "--events-per-location", "48", "--seed", "3"],
+                   check=True, capture_output=True)
+    rank0 = _Rank0()
+    (definitions, streams), chosen = parallel_convert._read_own(
+        rank0, source, "otf2", ccg.Params(), otf2_format.location_bytes(source), "auto")
+    assert chosen is gathered and rank0.broadcasts == [(gathered, None)]
+    got = [(location, [event for batch in read for event in batch.rows()]) for location, read in streams]
+    ranges = (parallel_convert.gathered_ranges if gathered else part_ranges)(len(definitions.locations), 2)
+    _, serial = ccg.formats.read(source)
+    want = [(location, [event for batch in read for event in batch.rows()]) for location, read in serial
+            if location < ranges[0][1]]
+    assert got == want

@@ -119,6 +119,24 @@ def test_a_large_graph_is_joined_from_the_blocks_each_rank_moved(tmp_path, ranks
     assert (out / "p.ccg").stat().st_size <= 1.005 * (tmp_path / "s.ccg").stat().st_size
 
 
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_many_small_locations_of_one_program_are_gathered_into_the_serial_file(tmp_path, ranks):
+    """`ccg convert --mpi` on 300 locations of 48 events, the same program on every rank:
+    the gathered way with rank 0's probed locations held (tests/test_parallel.py checks
+    that this trace is gathered), and the archive is the serial one, byte for byte."""
+    source = tmp_path / "spmd"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "synth.py"), str(source), "--otf2", "--pattern", "spmd",
+                    "--locations", "300", "--events-per-location", "48", "--seed", "3"],
+                   check=True, capture_output=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    done = mpirun(ranks, "-m", "ccgformat.cli", "convert", str(source), str(out / "p.ccg"), "--mpi", "-q")
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in out.iterdir()] == ["p.ccg"]
+    ccg.convert(source, tmp_path / "s.ccg")
+    assert (out / "p.ccg").read_bytes() == (tmp_path / "s.ccg").read_bytes()
+
+
 def test_ccg_convert_mpi_prints_one_result_line(tmp_path):
     source = corpus_path(*CORPUS_TRACES[-1])
     done = mpirun(2, "-m", "ccgformat.cli", "convert", str(source), str(tmp_path / "p.ccg"), "--mpi", "--json")

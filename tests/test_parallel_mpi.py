@@ -103,20 +103,28 @@ def test_a_large_graph_is_joined_from_the_blocks_each_rank_moved(tmp_path, ranks
     definitions and indexes in about its bytes (on main, whose merge copied the first
     part's blocks at the parts' level 1: 1.024x at 2 ranks), and no part or moved-blocks
     file remains."""
-    source = tmp_path / "jittered"
-    subprocess.run([sys.executable, str(ROOT / "tools" / "synth.py"), str(source), "--otf2", "--pattern", "ring",
-                    "--locations", "8", "--events-per-location", "100000", "--jitter", "0.3", "--seed", "7"],
+    parallel, serial = _synthesised_on_ranks(tmp_path, ranks, "ring", 8, 100000, "--jitter", "0.3", "--seed", "7")
+    with ccg.open(serial) as archive:
+        assert archive.stats.n >= COPY_NODES
+    _assert_same_archive(serial, parallel)
+    assert parallel.stat().st_size <= 1.005 * serial.stat().st_size
+
+
+def _synthesised_on_ranks(folder: Path, ranks: int, pattern: str, locations: int, events: int, *extra: str
+                          ) -> tuple[Path, Path]:
+    """A tools/synth.py OTF2 trace converted by `ccg convert --mpi` on ``ranks`` ranks and
+    serially: the two archives (no other file left beside the parallel one)."""
+    source = folder / pattern
+    subprocess.run([sys.executable, str(ROOT / "tools" / "synth.py"), str(source), "--otf2", "--pattern", pattern,
+                    "--locations", str(locations), "--events-per-location", str(events), *extra],
                    check=True, capture_output=True)
-    out = tmp_path / "out"
+    out = folder / "out"
     out.mkdir()
     done = mpirun(ranks, "-m", "ccgformat.cli", "convert", str(source), str(out / "p.ccg"), "--mpi", "-q")
     assert done.returncode == 0, done.stderr
     assert [p.name for p in out.iterdir()] == ["p.ccg"]
-    ccg.convert(source, tmp_path / "s.ccg")
-    with ccg.open(tmp_path / "s.ccg") as serial:
-        assert serial.stats.n >= COPY_NODES
-    _assert_same_archive(tmp_path / "s.ccg", out / "p.ccg")
-    assert (out / "p.ccg").stat().st_size <= 1.005 * (tmp_path / "s.ccg").stat().st_size
+    ccg.convert(source, folder / "s.ccg")
+    return out / "p.ccg", folder / "s.ccg"
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
@@ -124,17 +132,8 @@ def test_many_small_locations_of_one_program_are_gathered_into_the_serial_file(t
     """`ccg convert --mpi` on 300 locations of 48 events, the same program on every rank:
     the gathered way with rank 0's probed locations held (tests/test_parallel.py checks
     that this trace is gathered), and the archive is the serial one, byte for byte."""
-    source = tmp_path / "spmd"
-    subprocess.run([sys.executable, str(ROOT / "tools" / "synth.py"), str(source), "--otf2", "--pattern", "spmd",
-                    "--locations", "300", "--events-per-location", "48", "--seed", "3"],
-                   check=True, capture_output=True)
-    out = tmp_path / "out"
-    out.mkdir()
-    done = mpirun(ranks, "-m", "ccgformat.cli", "convert", str(source), str(out / "p.ccg"), "--mpi", "-q")
-    assert done.returncode == 0, done.stderr
-    assert [p.name for p in out.iterdir()] == ["p.ccg"]
-    ccg.convert(source, tmp_path / "s.ccg")
-    assert (out / "p.ccg").read_bytes() == (tmp_path / "s.ccg").read_bytes()
+    parallel, serial = _synthesised_on_ranks(tmp_path, ranks, "spmd", 300, 48, "--seed", "3")
+    assert parallel.read_bytes() == serial.read_bytes()
 
 
 def test_ccg_convert_mpi_prints_one_result_line(tmp_path):

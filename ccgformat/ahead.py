@@ -18,9 +18,16 @@ from collections import deque
 from queue import Empty, Full, Queue
 from typing import Any, Callable, Generator, Iterable, Iterator, Sequence, Sized, TypeVar
 
-__all__ = ["locations_ahead", "read_ahead", "read_ahead_each"]
+__all__ = ["close_items", "locations_ahead", "read_ahead", "read_ahead_each"]
 
 T = TypeVar("T")
+
+
+def close_items(items: Iterable[Any]) -> None:
+    """Close ``items`` when it can be closed (a generator: the readers it holds let go)."""
+    close = getattr(items, "close", None)
+    if close is not None:
+        close()
 
 
 def read_ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
@@ -50,9 +57,7 @@ def read_ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
         except BaseException as error:  # handed to the consumer, who raises it
             put((False, error))
         finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
+            close_items(items)
 
     thread = threading.Thread(target=produce, name="ccg-read-ahead", daemon=True)
     thread.start()
@@ -209,9 +214,7 @@ def _runs(streams: Iterator[tuple[int, Iterable[Sized]]]) -> Iterator[list[tuple
         if run:
             yield run
     finally:
-        close = getattr(streams, "close", None)
-        if close is not None:
-            close()
+        close_items(streams)
 
 
 class _Batches:

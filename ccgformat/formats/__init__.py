@@ -40,6 +40,7 @@ from typing import Callable, Iterable, Iterator, Sequence, Union
 
 from ..archive import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK,
                        MAGIC as CCG_MAGIC, open_archive, register_exporter, write_trace)
+from ..ahead import close_items
 from ..errors import FormatError, InputTraceError, TraceError
 from ..graph import Graph
 from ..model import Definitions, EventBatch, Repair
@@ -162,6 +163,13 @@ class ConvertReport:
     #: the deviation bounds asked for were met by the lossless archive, smaller (`convert`)
     lossless_kept: bool = False
 
+    @classmethod
+    def of_graph(cls, source: str | os.PathLike[str], target: str | os.PathLike[str], fmt: str, graph: Graph,
+                 lossless_kept: bool = False) -> ConvertReport:
+        """The report of ``graph`` built from ``source`` (format ``fmt``) and written to ``target``."""
+        return cls(str(source), str(target), fmt, len(graph.roots), graph.event_count, graph.metrics.N,
+                   graph.metrics.n, os.path.getsize(target), graph.repairs, lossless_kept)
+
     @property
     def r_nodes(self) -> float:
         return self.N / self.n if self.n else 1.0
@@ -251,8 +259,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
         finally:
             if trial.exists():
                 trial.unlink()
-    return ConvertReport(str(source), str(target), name, len(graph.roots), graph.event_count, graph.metrics.N,
-                         graph.metrics.n, os.path.getsize(target), graph.repairs, kept)
+    return ConvertReport.of_graph(source, target, name, graph, kept)
 
 
 def write_archive(target: Path, source: Path, name: str, trace: TraceSource, params: Params, *,
@@ -278,9 +285,7 @@ def write_archive(target: Path, source: Path, name: str, trace: TraceSource, par
         raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
                               time=error.time) from None
     finally:
-        close = getattr(streams, "close", None)
-        if close is not None:
-            close()
+        close_items(streams)
 
 
 class _Counter:

@@ -64,6 +64,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..ahead import close_items
 from ..archive import merge as merge_archives, open_archive
 from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
 from ..archive.writer import extension_table
@@ -187,8 +188,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     try:
         graph, extensions = world.agree(lambda: _part(world, source, part, name, params, trace,
                                                       {**options, **PART_OPTIONS}))
-        report = ConvertReport(str(source), str(part), name, len(graph.roots), graph.event_count, graph.metrics.N,
-                               graph.metrics.n, os.path.getsize(part), graph.repairs)
+        report = ConvertReport.of_graph(source, part, name, graph)
         window, counts = _window(world, graph, owners)
         walk = streamed(sum(counts), len(graph.roots))  # the rows made as the merged graph's levels are
         rows = world.agree(partial(_rows, graph, part, window, walk))  # no closure over the graph let go below
@@ -298,7 +298,7 @@ def _before(streams: LocationStreams, end: int) -> LocationStreams:
                 return
             yield location, batches
     finally:
-        _close(streams)
+        close_items(streams)
 
 
 def _chained(*parts: Iterable[tuple[int, Iterable[EventBatch]]]) -> LocationStreams:
@@ -308,14 +308,7 @@ def _chained(*parts: Iterable[tuple[int, Iterable[EventBatch]]]) -> LocationStre
             yield from part
     finally:
         for part in parts:
-            _close(part)
-
-
-def _close(streams: Iterable[Any]) -> None:
-    """Close ``streams`` when it can be (a generator: its readers let go)."""
-    close = getattr(streams, "close", None)
-    if close is not None:
-        close()
+            close_items(part)
 
 
 def _location_bytes(source: Path, name: str) -> float | None:
@@ -343,8 +336,7 @@ def _gathered(world: World, source: Path, target: Path, name: str, params: Param
             finally:
                 gathered.drain()
                 extensions.take()
-            return ConvertReport(str(source), str(target), name, len(graph.roots), graph.event_count,
-                                 graph.metrics.N, graph.metrics.n, os.path.getsize(target), graph.repairs)
+            return ConvertReport.of_graph(source, target, name, graph)
         return world.broadcast(world.agree(build))
 
     def send() -> None:
@@ -357,7 +349,7 @@ def _gathered(world: World, source: Path, target: Path, name: str, params: Param
                     world.send((None, "its locations were not read"), 0)
                 raise
             finally:
-                _close(streams)
+                close_items(streams)
             if world.rank == EXTENSIONS_RANK:  # before the sends complete: rank 0 takes the events meanwhile
                 _send_extensions(world, definitions.extensions, encode_json_table)  # (Open MPI: shared memory)
         finally:

@@ -173,6 +173,35 @@ class EventBatch:
                    for name in ("time", "kind") + COLUMNS)
 
 
+@dataclass(frozen=True)
+class LocationRun:
+    """Consecutive whole locations in one batch: ``locations[i]``'s ``counts[i]`` events
+    follow ``locations[i - 1]``'s in ``events``. A stream of ``(location, batches)``
+    pairs may hold runs in their place (`location_pairs` gives the pairs back): the
+    gathered MPI conversion hands a reading rank's message of many small locations to
+    the writer's small-location groups this way, without a batch per location."""
+
+    locations: np.ndarray
+    counts: np.ndarray
+    events: EventBatch
+
+    def pairs(self) -> Iterator[tuple[int, list[EventBatch]]]:
+        """Each location and its events."""
+        ends = np.cumsum(self.counts).tolist()
+        for location, end, count in zip(self.locations.tolist(), ends, self.counts.tolist()):
+            yield location, [self.events[end - count:end]]
+
+
+def location_pairs(items: Iterable[tuple[int, Iterable[EventBatch]] | LocationRun]
+                   ) -> Iterator[tuple[int, Iterable[EventBatch]]]:
+    """``items`` with every `LocationRun` given as its pairs."""
+    for item in items:
+        if isinstance(item, LocationRun):
+            yield from item.pairs()
+        else:
+            yield item
+
+
 # --------------------------------------------------------------------------- definitions
 
 @dataclass(frozen=True)

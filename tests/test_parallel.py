@@ -20,12 +20,13 @@ from hypothesis import given, strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive import write_trace
+from ccgformat.archive import writer as writer_module
 from ccgformat.archive.writer import extension_table
 from ccgformat.errors import ParallelError
 from ccgformat.archive.native import builder as make_builder
 from ccgformat.formats import otf2 as otf2_format
 from ccgformat.formats.common import StringTable
-from ccgformat.model import EventBatch, EventKind
+from ccgformat.model import EventBatch, EventKind, location_pairs
 from ccgformat.parallel import gather
 from ccgformat.parallel.convert import owner_of_range, part_ranges
 from ccgformat.parallel.distribute import Sender
@@ -121,7 +122,7 @@ def test_the_extensions_rank_hands_rank_0_the_extension_table(monkeypatch, merge
         given.append(extensions())
 
     monkeypatch.setattr(parallel_convert, "merge_archives", merge)
-    parallel_convert._send_extensions(box, EXTENSIONS, parallel_convert.extension_table)
+    parallel_convert._send_extensions(box, EXTENSIONS)
     if merge_asks:
         parallel_convert._merge(box, [], Path("t.ccg"), (), (), True)
         assert given == [extension_table(EXTENSIONS)]
@@ -131,11 +132,32 @@ def test_the_extensions_rank_hands_rank_0_the_extension_table(monkeypatch, merge
     assert box.sent == []
 
 
+@pytest.mark.parametrize("extensions", [EXTENSIONS, {"otf2": {"calls": [["Location", [i, f"rank {i}", 1, 50, i]]
+                                                                   for i in range(5000)]}}],
+                         ids=["few", "a table's worth"])
+@pytest.mark.parametrize("bundled", [True, False], ids=["bundled", "each block alone"])
+def test_extensions_encoded_elsewhere_write_the_same_file(tmp_path, monkeypatch, extensions, bundled):
+    """The gathered way's rank 0 writes with the extension table and its frame that
+    another rank made (`Writer`'s ``encoded_extensions``): the file of the writer that
+    encodes them itself, whether the blocks are bundled or stored alone (the frame's)."""
+    if not bundled:
+        monkeypatch.setattr(writer_module, "BUNDLE_RAW_BYTES", 0)
+    trace = {0: [(1, int(EventKind.ENTER), 0), (5, int(EventKind.LEAVE), 0)]}
+    defined = dataclasses.replace(definitions(), extensions=extensions)
+    files = []
+    for name, encoded in [("itself", None), ("elsewhere", lambda: extension_table(extensions))]:
+        write_trace(tmp_path / f"{name}.ccg", defined, [(0, batches(trace[0], 1))], encoded_extensions=encoded)
+        files.append((tmp_path / f"{name}.ccg").read_bytes())
+    assert files[0] == files[1]
+    with ccg.open(tmp_path / "elsewhere.ccg") as archive:
+        assert archive.definitions.extensions == extensions
+
+
 def test_a_failure_to_encode_the_extensions_fails_rank_0s_merge(monkeypatch):
     box = _Mailbox()
     monkeypatch.setattr(parallel_convert, "extension_table", lambda extensions: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        parallel_convert._send_extensions(box, EXTENSIONS, parallel_convert.extension_table)
+        parallel_convert._send_extensions(box, EXTENSIONS)
     monkeypatch.setattr(parallel_convert, "merge_archives",
                         lambda parts, target, rows, moved, extensions: extensions())
     with pytest.raises(ParallelError, match=f"rank {parallel_convert.EXTENSIONS_RANK} failed: division by zero"):
@@ -328,7 +350,7 @@ def test_locations_read_on_a_rank_reach_rank_0_with_its_string_ids(trace, texts,
     rank0_strings = list(dict.fromkeys(known))
     expected_strings = list(dict.fromkeys(known + reader_strings))
     received = [(location, list(batches)) for location, batches in
-                gather.Gathered(world, [1], rank0_strings).locations()]
+                location_pairs(gather.Gathered(world, [1], rank0_strings).locations())]
     assert rank0_strings == expected_strings
     assert [location for location, _ in received] == [location for location, _ in sent]
     for (_, got), (_, want) in zip(received, sent):

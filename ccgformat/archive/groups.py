@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import COLUMNS, EventBatch
+from ..model import COLUMNS, EventBatch, LocationRun
 from .checkpoint_columns import CheckpointColumns, balanced, end_checkpoints
 from .indexes import checkpoints
 from .many import event_passes
@@ -132,7 +132,17 @@ class SmallLocations:
         self.locations.append(location)
         self.batches.extend(batches)
         self.counts.append(sum(len(b) for b in batches))
-        self.events += self.counts[-1]
+        self._held(self.counts[-1])
+
+    def add_run(self, run: LocationRun) -> None:
+        """Hold a run of small locations' events, as `add` holds each of them."""
+        self.locations.extend(run.locations.tolist())
+        self.batches.append(run.events)
+        self.counts.extend(run.counts.tolist())
+        self._held(len(run.events))
+
+    def _held(self, events: int) -> None:
+        self.events += events
         if self.events >= (EVENTS_PER_GROUP // 2 if self.ahead else EVENTS_PER_GROUP):
             self._build_held()
 

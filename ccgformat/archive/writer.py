@@ -26,7 +26,7 @@ from ..bulkstep import bulk_step
 from ..graph.graph import Graph, LocationRoot, root_columns
 from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
-from ..model import Definitions, EventBatch
+from ..model import Definitions, EventBatch, LocationRun, location_pairs
 from ..params import Params
 from .blocks import compress, frame_block, frame_compact
 from .compression import CompressionQueue, Level, Recompressed, default_threads
@@ -163,9 +163,9 @@ class Writer:
     references (spec 7) could be passed. ``index`` (`INDEX_CHOICES`): "auto" leaves the
     checkpoints out of a file whose graph holds at most `INDEX_NODES_PER_LOCATION` nodes
     (no query reads them there; spec 4.8), "always" writes them. ``encoded_extensions``:
-    gives `encode_json_table` of the definitions' extensions, called once when `finish`
-    writes the definitions (another process may encode them meanwhile: docs/parallel.md);
-    the file is the same.
+    gives `extension_table` of the definitions' extensions at this writer's ``level``,
+    called once when `finish` writes the definitions (another process may encode and
+    compress them meanwhile: docs/parallel.md); the file is the same.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, level: int | None = None,
@@ -174,7 +174,7 @@ class Writer:
                  threads: int | None = None, references: str = "auto", gaps: str = "auto",
                  aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
                  metrics: int = 0, index: str = "auto", slices: int | None = SLICES,
-                 encoded_extensions: Callable[[], bytes] | None = None):
+                 encoded_extensions: Callable[[], KeptBlock] | None = None):
         if index not in INDEX_CHOICES:
             raise ValueError(f"index must be one of {', '.join(INDEX_CHOICES)}, got {index!r}")
         if level is not None and not 1 <= level <= 22:
@@ -316,9 +316,12 @@ class Writer:
         extensions = definitions.extensions  # read, never copied
         plain = replace(definitions, extensions={})
         split, table = split_definitions(plain)
-        columns = None
-        if extensions:
-            columns = encode_json_table(extensions) if self._encoded_extensions is None else self._encoded_extensions()
+        columns, known = None, {}
+        if extensions and self._encoded_extensions is None:
+            columns = encode_json_table(extensions)
+        elif extensions:
+            _, columns, frame = self._encoded_extensions()
+            known = {id(columns): frame}  # as this writer's level compresses them
         in_json = columns is None or len(columns) < JSON_TRIAL_BYTES
         layouts: list[tuple[dict, list[tuple[SectionKind, bytes]]]] = \
             [(split, [(SectionKind.LOCATION_TABLE, table)])]
@@ -337,7 +340,7 @@ class Writer:
             _, estimates = self._layout_bytes(choices, lambda raw: compress(raw, min(self.level, CHOICE_LEVEL)))
             choices = [blocks for blocks, estimate in zip(choices, estimates)
                        if estimate <= LAYOUT_TRIAL_MARGIN * min(estimates)]
-        packed, sizes = self._layout_bytes(choices, self._other_level.compress)
+        packed, sizes = self._layout_bytes(choices, self._other_level.compress, known)
         best = choices[sizes.index(min(sizes))]
         for kind, raw in best:
             self._block(kind, raw, must_understand=True, compressed=packed[id(raw)])
@@ -354,12 +357,12 @@ class Writer:
             raise ValueError("kept definitions blocks are of the tables' layout")
         self._kept_definitions, self._later_definitions = blocks, later
 
-    def _layout_bytes(self, layouts: list[list[tuple[SectionKind, bytes]]], compressed: Callable[[bytes], bytes]
-                      ) -> tuple[dict[int, bytes], list[int]]:
-        """Every distinct raw payload of ``layouts`` compressed once (by id), and the bytes
-        each layout's blocks take in the file stored that way (framing and directory entries
-        included)."""
-        packed: dict[int, bytes] = {}
+    def _layout_bytes(self, layouts: list[list[tuple[SectionKind, bytes]]], compressed: Callable[[bytes], bytes],
+                      known: dict[int, bytes | None] | None = None) -> tuple[dict[int, bytes], list[int]]:
+        """Every distinct raw payload of ``layouts`` compressed once (by id; ``known``: the
+        frames of some, as ``compressed`` makes them), and the bytes each layout's blocks
+        take in the file stored that way (framing and directory entries included)."""
+        packed: dict[int, bytes] = {key: frame for key, frame in (known or {}).items() if frame is not None}
         for blocks in layouts:
             for _, raw in blocks:
                 if id(raw) not in packed:
@@ -768,17 +771,18 @@ def index_kept(index: str, graph: Graph) -> bool:
 
 
 def write_trace(path: str | os.PathLike[str], definitions: Definitions,
-                locations: Iterable[tuple[int, Iterable[EventBatch]]], params: Params = Params(), *,
+                locations: Iterable[tuple[int, Iterable[EventBatch]] | LocationRun], params: Params = Params(), *,
                 repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
                 threads: int | None = None, references: str = "auto", gaps: str = "auto",
                 aggregation: float | None = AGGREGATION_BUDGET, bundle: bool = True, compact: bool = True,
                 index: str = "auto", recorded: Params | None = None, overlap: bool | None = None,
-                slices: int | None = SLICES, encoded_extensions: Callable[[], bytes] | None = None) -> Graph:
+                slices: int | None = SLICES, encoded_extensions: Callable[[], KeptBlock] | None = None) -> Graph:
     """Build and write an archive in one streaming pass, one location after another
     (with ``tables`` and without ``repair``, the small locations in groups:
-    `groups.SmallLocations`, the same file).
+    `groups.SmallLocations`, the same file). ``locations``: ``(location, batches)``
+    pairs, or `LocationRun` items in their place.
 
     Node blocks are written as they fill and each location's indexes as soon as it ends,
     so only the node pool stays in memory; a long location's last nodes get a block of
@@ -850,8 +854,16 @@ def _build_locations(builder: Any, writer: Writer, source: _Locations,
     (``small.ahead``), the input is read on one core while the builder works on the
     other: the small locations' groups built in a thread while the next group is read
     (`SmallLocations`); from the first large location on, the input read in a thread
-    (`_Locations.ahead`)."""
-    for location, batches in source:
+    (`_Locations.ahead`). A `LocationRun` of small locations joins their group whole."""
+    for item in source:
+        if isinstance(item, LocationRun):
+            if small is not None and int(item.counts.max(initial=0)) <= writer.checkpoint_interval:
+                indexed.update(item.locations.tolist())
+                small.add_run(item)
+            else:
+                source.expand(item)
+            continue
+        location, batches = item
         indexed.add(location)
         stream, head, events = iter(batches), [], 0
         if small is not None:  # read up to one checkpoint interval of events ahead
@@ -889,24 +901,30 @@ def _build_locations(builder: Any, writer: Writer, source: _Locations,
 
 
 class _Locations:
-    """The input's ``(location, batches)`` pairs; `ahead` has the rest read in a thread."""
+    """The input's ``(location, batches)`` pairs and `LocationRun` items; `ahead` has the
+    rest read in a thread (as pairs)."""
 
-    def __init__(self, locations: Iterable[tuple[int, Iterable[EventBatch]]]) -> None:
-        self._items: Iterator[tuple[int, Iterable[EventBatch]]] = iter(locations)
+    def __init__(self, locations: Iterable[tuple[int, Iterable[EventBatch]] | LocationRun]) -> None:
+        self._items: Iterator[tuple[int, Iterable[EventBatch]] | LocationRun] = iter(locations)
         self._ahead: Generator[tuple[int, Iterator[EventBatch]], None, None] | None = None
 
     def __iter__(self) -> _Locations:
         return self
 
-    def __next__(self) -> tuple[int, Iterable[EventBatch]]:
+    def __next__(self) -> tuple[int, Iterable[EventBatch]] | LocationRun:
         return next(self._items)
+
+    def expand(self, run: LocationRun) -> None:
+        """Give ``run``'s locations next, one pair each."""
+        self._items = itertools.chain(run.pairs(), self._items)
 
     def ahead(self, location: int, batches: Iterator[EventBatch]) -> Iterator[EventBatch]:
         """``batches`` (the rest of ``location``'s), and from now on every location after
         it, read in a thread (`ahead.locations_ahead`): the next batches and the next
         location's first pass run on one core while the builder works on the other."""
         if self._ahead is None:
-            self._ahead = self._items = locations_ahead(itertools.chain([(location, batches)], self._items))
+            self._ahead = self._items = locations_ahead(itertools.chain([(location, batches)],
+                                                                       location_pairs(self._items)))
             batches = next(self._ahead)[1]
         return batches
 

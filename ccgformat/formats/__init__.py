@@ -39,11 +39,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence, Union
 
 from ..archive import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK,
-                       MAGIC as CCG_MAGIC, open_archive, register_exporter, write_trace)
+                       MAGIC as CCG_MAGIC, KeptBlock, open_archive, register_exporter, write_trace)
 from ..ahead import close_items
 from ..errors import FormatError, InputTraceError, TraceError
 from ..graph import Graph
-from ..model import Definitions, EventBatch, Repair
+from ..model import Definitions, EventBatch, LocationRun, Repair, location_pairs
 from ..params import Params
 from . import chrome as _chrome
 from . import epilog as _epilog
@@ -60,6 +60,8 @@ SNIFF_BYTES = 4096
 
 LocationStreams = Iterator[tuple[int, Iterable[EventBatch]]]
 TraceSource = tuple[Definitions, LocationStreams]
+#: what `write_archive` takes: a `TraceSource`, whose streams may hold `LocationRun` items
+WrittenSource = tuple[Definitions, Iterator[Union[tuple[int, Iterable[EventBatch]], LocationRun]]]
 #: Chosen locations: their indexes, or a function of the number of locations giving them.
 Chosen = Union[Sequence[int], Callable[[int], Sequence[int]]]
 
@@ -262,12 +264,12 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     return ConvertReport.of_graph(source, target, name, graph, kept)
 
 
-def write_archive(target: Path, source: Path, name: str, trace: TraceSource, params: Params, *,
+def write_archive(target: Path, source: Path, name: str, trace: WrittenSource, params: Params, *,
                   repair: bool = False, level: int | None = None,
                   checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                   nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, progress: Progress | None = None,
                   aggregation: bool = True, gaps: str = "auto",
-                  encoded_extensions: Callable[[], bytes] | None = None) -> Graph:
+                  encoded_extensions: Callable[[], KeptBlock] | None = None) -> Graph:
     """Write ``trace`` (what `read` gave for the input ``source`` of format ``name``, or
     the same handed on from another process) to the archive ``target``, as `convert`
     does (options as there; ``encoded_extensions`` as for `archive.write_trace`); close
@@ -292,7 +294,8 @@ class _Counter:
     """Passes the location streams through, counting events for the progress callback
     (without one, the streams go to the writer as they are)."""
 
-    def __init__(self, streams: LocationStreams, progress: Progress | None, locations: int):
+    def __init__(self, streams: Iterable[tuple[int, Iterable[EventBatch]] | LocationRun], progress: Progress | None,
+                 locations: int):
         self.streams = streams
         self.progress = progress
         self.locations = locations
@@ -300,7 +303,7 @@ class _Counter:
         self.total = 0
 
     def __iter__(self) -> Iterator[tuple[int, Iterator[EventBatch]]]:
-        for location, batches in self.streams:
+        for location, batches in location_pairs(self.streams):
             yield location, self._count(location, batches)
             self.finished += 1
 

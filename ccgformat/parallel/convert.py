@@ -60,7 +60,7 @@ import os
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -69,7 +69,6 @@ from ..archive import merge as merge_archives, open_archive
 from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
 from ..archive.writer import extension_table
 from ..archive.merge import COPY_NODES, Moved, TableRows, write_moved
-from ..archive.jsontable import encode_json_table
 from ..archive.native import builder as make_builder
 from ..errors import CcgError, ParallelError, ParameterError
 from ..formats import (ConvertReport, LocationStreams, TraceSource, convert as convert_serial, detect, get, read,
@@ -122,8 +121,9 @@ PROBE_LOCATIONS = 64
 PROBE_EVENTS = 1 << 16
 
 #: in the gathered way, rank 0's share of the locations to read, against 1 for each other
-#: rank: it builds every location besides
-GATHERED_RANK0_SHARE = 0.5
+#: rank: it builds every location besides (20,000 x 50 SPMD on 2 ranks: 0.5, 0.6 and 0.7
+#: took 0.70, 0.685 and 0.69 of one rank; docs/parallel.md)
+GATHERED_RANK0_SHARE = 0.6
 
 
 def owner_of_range(k: int, size: int) -> int:
@@ -198,7 +198,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
         reports, rows_of, moved_of = zip(*(gathered[owners[k]] for k in range(world.size)))
         later = bool(extensions)  # every rank read the same definitions
         world.agree(lambda: _merge(world, [part_of(k) for k in range(world.size)], target, rows_of, moved_of, later)
-                    if world.rank == 0 else _send_extensions(world, extensions, extension_table) if later and
+                    if world.rank == 0 else _send_extensions(world, extensions) if later and
                     world.rank == EXTENSIONS_RANK else None)
         result = None
         if world.rank == 0:
@@ -351,7 +351,7 @@ def _gathered(world: World, source: Path, target: Path, name: str, params: Param
             finally:
                 close_items(streams)
             if world.rank == EXTENSIONS_RANK:  # before the sends complete: rank 0 takes the events meanwhile
-                _send_extensions(world, definitions.extensions, encode_json_table)  # (Open MPI: shared memory)
+                _send_extensions(world, definitions.extensions)  # (Open MPI: shared memory)
         finally:
             sender.wait()
     world.agree(send)
@@ -372,13 +372,13 @@ def _merge(world: World, parts: list[Path], target: Path, rows: tuple[TableRows,
             extensions.take()
 
 
-def _send_extensions(world: World, extensions: dict[str, Any], encode: Callable[[dict[str, Any]], Any]) -> None:
+def _send_extensions(world: World, extensions: dict[str, Any]) -> None:
     """Rank EXTENSIONS_RANK's share of the writing: the trace's format extensions as the
-    written file stores them (``encode``: `writer.extension_table`, at the merge's level,
-    or only `encode_json_table`), sent to rank 0 - or why that failed, so that rank 0 does
-    not wait for them (it takes them with `_Later`)."""
+    written file stores them (`writer.extension_table`: encoded and compressed at the
+    writer's level, the default on several ranks), sent to rank 0 - or why that failed,
+    so that rank 0 does not wait for them (it takes them with `_Later`)."""
     try:
-        block = encode(extensions)
+        block = extension_table(extensions)
     except Exception as error:
         world.send((None, str(error) or type(error).__name__), 0)
         raise

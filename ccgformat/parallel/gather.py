@@ -14,14 +14,13 @@ when rank 0 fails, it takes what every rank still sends, so that none waits for 
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
 from ..errors import ParallelError
 from ..formats.common import StringTable
-from ..model import EventBatch, EventKind
+from ..model import EventBatch, EventKind, LocationRun
 from .distribute import Sender
 from .world import World
 
@@ -74,12 +73,12 @@ class Gathered:
     def __init__(self, world: World, ranks: Sequence[int], strings: list[str]) -> None:
         self.inboxes = [_Inbox(world, rank, strings) for rank in ranks]
 
-    def locations(self) -> Iterator[tuple[int, Iterator[EventBatch]]]:
+    def locations(self) -> Iterator[LocationRun | tuple[int, list[EventBatch]]]:
+        """The ranks' locations in order: each message's whole locations as one
+        `LocationRun` (the writer's small-location groups take it as it is), a location
+        that goes on in the next message as a pair once it ends."""
         for inbox in self.inboxes:
-            while inbox.head() is not None:
-                location = inbox.head()
-                yield location, inbox.batches(location)
-                inbox.skip(location)  # what the builder left of it
+            yield from inbox.items()
 
     def drain(self) -> None:
         for inbox in self.inboxes:
@@ -87,49 +86,57 @@ class Gathered:
 
 
 class _Inbox:
-    """The messages of one reading rank, unpacked: its (location, batch) pieces in
-    order, a message received (asleep) when the ones before are taken."""
+    """The messages of one reading rank, each received (asleep) when the locations of
+    the one before are taken."""
 
     def __init__(self, world: World, rank: int, strings: list[str]) -> None:
         self.world, self.rank, self.strings = world, rank, strings
         self.table: StringTable | None = None  # made at the first message: after the ranks before
         self.ids = np.zeros(0, np.int64)  # the rank's string ids -> rank 0's
-        self.pieces: deque[tuple[int, EventBatch]] = deque()
         self.finished = False
 
-    def head(self) -> int | None:
-        """The location of the next piece; None after the rank's last message."""
-        while not self.pieces and not self.finished:
-            self._receive()
-        return self.pieces[0][0] if self.pieces else None
-
-    def batches(self, location: int) -> Iterator[EventBatch]:
-        while self.head() == location:
-            yield self.pieces.popleft()[1]
-
-    def skip(self, location: int) -> None:
-        for _ in self.batches(location):
-            pass
+    def items(self) -> Iterator[LocationRun | tuple[int, list[EventBatch]]]:
+        last: int | None = None  # a message's last location, which the next one may go on with
+        pieces: list[EventBatch] = []
+        while not self.finished:
+            message = self._receive()
+            if message is None:
+                break
+            locations, counts, events = message
+            if locations[0] == last:
+                pieces.append(events[:int(counts[0])])
+                locations, counts, events = locations[1:], counts[1:], events[int(counts[0]):]
+                if not len(locations):
+                    continue
+            if last is not None:
+                yield last, pieces
+            whole = len(events) - int(counts[-1])
+            if len(locations) > 1:
+                yield LocationRun(locations[:-1], counts[:-1], events[:whole])
+            last, pieces = int(locations[-1]), [events[whole:]]
+        if last is not None:
+            yield last, pieces
 
     def drain(self) -> None:
         """Receive (and drop) what the rank still sends, up to its last message."""
-        self.pieces.clear()
         while not self.finished:
             try:
                 self._receive(keep=False)
             except ParallelError:
                 return
 
-    def _receive(self, keep: bool = True) -> None:
+    def _receive(self, keep: bool = True) -> tuple[np.ndarray, np.ndarray, EventBatch] | None:
+        """The next message's locations, their event counts and their events (a location
+        sent in several batches counted once); None after the last message."""
         message = self.world.receive(self.rank)
         if message[0] == _DONE:
             self.finished = True
-            return
+            return None
         if message[0] == _ERROR:
             self.finished = True
             raise ParallelError(self.rank, message[1])
         if not keep:
-            return
+            return None
         _, runs, columns, texts = message
         if self.table is None:
             self.table = StringTable(self.strings)
@@ -140,6 +147,5 @@ class _Inbox:
             for name in ("ref", "value"):
                 column = columns[_FIELDS.index(name)]
                 column[generic] = self.ids[column[generic]]
-        ends = np.cumsum(runs[:, 1]).tolist()
-        for location, start, end in zip(runs[:, 0].tolist(), [0] + ends[:-1], ends):
-            self.pieces.append((location, EventBatch(*[values[start:end] for values in columns])))
+        firsts = np.flatnonzero(np.diff(runs[:, 0], prepend=-1))
+        return runs[firsts, 0], np.add.reduceat(runs[:, 1], firsts), EventBatch(*columns)

@@ -334,15 +334,17 @@ def _with_strings(events: list, texts: list[str], table) -> EventBatch:
 
 
 @given(traces(), st.lists(st.text(max_size=3), min_size=1, max_size=6), st.lists(st.text(max_size=3), max_size=4),
-       st.sampled_from([1, 3, 1 << 30]))
-def test_locations_read_on_a_rank_reach_rank_0_with_its_string_ids(trace, texts, known, pack):
-    """`gather`: what a reading rank sends (packed `pack` events at most: a location in
-    several messages, or many in one) reaches rank 0 as the same locations, batches and
-    events, each GENERIC text named by rank 0's id for it: the texts rank 0 knew keep
-    theirs, the new ones are appended in the reader's order of first use."""
+       st.sampled_from([1, 3, 1 << 30]), st.integers(1, 3))
+def test_locations_read_on_a_rank_reach_rank_0_with_its_string_ids(trace, texts, known, pack, pieces):
+    """`gather`: what a reading rank sends (its locations in ``pieces`` batches each, packed
+    `pack` events at most: a location in several messages, or many in one) reaches rank 0
+    as the same locations, each whole and once, and events, each GENERIC text named by
+    rank 0's id for it: the texts rank 0 knew keep theirs, the new ones are appended in
+    the reader's order of first use."""
     reader_strings: list[str] = []
     reader = StringTable(reader_strings)
-    sent = [(location, [_with_strings(events, texts, reader)]) for location, events in trace.items()]
+    sent = [(location, batches(list(_with_strings(events, texts, reader).rows()), pieces))
+            for location, events in trace.items()]
     world = _Loopback()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(gather, "PACK_EVENTS", pack)

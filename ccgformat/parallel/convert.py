@@ -33,9 +33,9 @@ removes its files.
 **The gathered way** (`_gathered`). Rank 0 reads a smaller range than the others
 (`gathered_ranges`) and builds it as it reads, then builds the other ranges' events as
 their ranks send them (`gather`), with the serial writer: the file is the serial
-conversion's, byte for byte. Rank EXTENSIONS_RANK encodes the definitions' extensions
-once it has sent its range, and rank 0's writer takes them when it writes the
-definitions. Why: at 20,000 locations of 50 events, reading a location (its two files
+conversion's, byte for byte. Rank EXTENSIONS_RANK encodes and compresses the
+definitions' extensions (`writer.extension_table`) once it has sent its range, and rank
+0's writer takes the table and its frame when it writes the definitions. Why: at 20,000 locations of 50 events, reading a location (its two files
 opened, its local definitions) costs more than building it, and the merge's work per
 location (0.2 s at 20,000) more than the build it spreads; a trace whose build is dear
 (a ring of messages: 2.4 times the nodes per event) keeps the parts (docs/parallel.md).

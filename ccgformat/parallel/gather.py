@@ -7,8 +7,11 @@ cost more than the events), with non-blocking sends of at most `distribute.IN_FL
 bytes held, then a last message. A message carries the texts its reader interned since
 the one before (GENERIC events' strings): rank 0 interns them into its own table, in
 the ranks' order, so its strings are the serial conversion's, and renumbers the GENERIC
-events' references. A reader's failure is sent to rank 0 instead of the last message;
-when rank 0 fails, it takes what every rank still sends, so that none waits for it.
+events' references. Rank 0 hands each message's whole locations to the writer as one
+`LocationRun` (its small-location groups take it as it is), holding back only the
+message's last location, which the next message may go on with. A reader's failure is
+sent to rank 0 instead of the last message; when rank 0 fails, it takes what every rank
+still sends, so that none waits for it.
 """
 
 from __future__ import annotations

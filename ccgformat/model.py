@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence, TypeVar, overload
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence, TypeVar, Union, overload
 
 import numpy as np
 
@@ -192,8 +192,11 @@ class LocationRun:
             yield location, [self.events[end - count:end]]
 
 
-def location_pairs(items: Iterable[tuple[int, Iterable[EventBatch]] | LocationRun]
-                   ) -> Iterator[tuple[int, Iterable[EventBatch]]]:
+#: an item of a location stream: ``(location, batches)``, or a run of whole locations
+LocationItem = Union[tuple[int, Iterable[EventBatch]], LocationRun]
+
+
+def location_pairs(items: Iterable[LocationItem]) -> Iterator[tuple[int, Iterable[EventBatch]]]:
     """``items`` with every `LocationRun` given as its pairs."""
     for item in items:
         if isinstance(item, LocationRun):

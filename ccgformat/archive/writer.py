@@ -26,7 +26,7 @@ from ..bulkstep import bulk_step
 from ..graph.graph import Graph, LocationRoot, root_columns
 from ..graph.pool import NodePool
 from ..graph.walk import LocationWalker
-from ..model import Definitions, EventBatch, LocationRun, location_pairs
+from ..model import Definitions, EventBatch, LocationItem, LocationRun, location_pairs
 from ..params import Params
 from .blocks import compress, frame_block, frame_compact
 from .compression import CompressionQueue, Level, Recompressed, default_threads
@@ -321,7 +321,7 @@ class Writer:
             columns = encode_json_table(extensions)
         elif extensions:
             _, columns, frame = self._encoded_extensions()
-            known = {id(columns): frame}  # as this writer's level compresses them
+            known = {} if frame is None else {id(columns): frame}  # as this writer's level compresses them
         in_json = columns is None or len(columns) < JSON_TRIAL_BYTES
         layouts: list[tuple[dict, list[tuple[SectionKind, bytes]]]] = \
             [(split, [(SectionKind.LOCATION_TABLE, table)])]
@@ -358,11 +358,11 @@ class Writer:
         self._kept_definitions, self._later_definitions = blocks, later
 
     def _layout_bytes(self, layouts: list[list[tuple[SectionKind, bytes]]], compressed: Callable[[bytes], bytes],
-                      known: dict[int, bytes | None] | None = None) -> tuple[dict[int, bytes], list[int]]:
+                      known: dict[int, bytes] | None = None) -> tuple[dict[int, bytes], list[int]]:
         """Every distinct raw payload of ``layouts`` compressed once (by id; ``known``: the
         frames of some, as ``compressed`` makes them), and the bytes each layout's blocks
         take in the file stored that way (framing and directory entries included)."""
-        packed: dict[int, bytes] = {key: frame for key, frame in (known or {}).items() if frame is not None}
+        packed = dict(known or {})
         for blocks in layouts:
             for _, raw in blocks:
                 if id(raw) not in packed:
@@ -771,7 +771,7 @@ def index_kept(index: str, graph: Graph) -> bool:
 
 
 def write_trace(path: str | os.PathLike[str], definitions: Definitions,
-                locations: Iterable[tuple[int, Iterable[EventBatch]] | LocationRun], params: Params = Params(), *,
+                locations: Iterable[LocationItem], params: Params = Params(), *,
                 repair: bool = False, level: int | None = None,
                 checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                 nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, tables: bool = True,
@@ -904,14 +904,14 @@ class _Locations:
     """The input's ``(location, batches)`` pairs and `LocationRun` items; `ahead` has the
     rest read in a thread (as pairs)."""
 
-    def __init__(self, locations: Iterable[tuple[int, Iterable[EventBatch]] | LocationRun]) -> None:
-        self._items: Iterator[tuple[int, Iterable[EventBatch]] | LocationRun] = iter(locations)
+    def __init__(self, locations: Iterable[LocationItem]) -> None:
+        self._items: Iterator[LocationItem] = iter(locations)
         self._ahead: Generator[tuple[int, Iterator[EventBatch]], None, None] | None = None
 
     def __iter__(self) -> _Locations:
         return self
 
-    def __next__(self) -> tuple[int, Iterable[EventBatch]] | LocationRun:
+    def __next__(self) -> LocationItem:
         return next(self._items)
 
     def expand(self, run: LocationRun) -> None:

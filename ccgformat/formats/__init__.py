@@ -43,7 +43,7 @@ from ..archive import (AGGREGATION_BUDGET, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_
 from ..ahead import close_items
 from ..errors import FormatError, InputTraceError, TraceError
 from ..graph import Graph
-from ..model import Definitions, EventBatch, LocationRun, Repair, location_pairs
+from ..model import Definitions, EventBatch, LocationItem, Repair, location_pairs
 from ..params import Params
 from . import chrome as _chrome
 from . import epilog as _epilog
@@ -61,7 +61,7 @@ SNIFF_BYTES = 4096
 LocationStreams = Iterator[tuple[int, Iterable[EventBatch]]]
 TraceSource = tuple[Definitions, LocationStreams]
 #: what `write_archive` takes: a `TraceSource`, whose streams may hold `LocationRun` items
-WrittenSource = tuple[Definitions, Iterator[Union[tuple[int, Iterable[EventBatch]], LocationRun]]]
+WrittenSource = tuple[Definitions, Iterator[LocationItem]]
 #: Chosen locations: their indexes, or a function of the number of locations giving them.
 Chosen = Union[Sequence[int], Callable[[int], Sequence[int]]]
 
@@ -294,8 +294,7 @@ class _Counter:
     """Passes the location streams through, counting events for the progress callback
     (without one, the streams go to the writer as they are)."""
 
-    def __init__(self, streams: Iterable[tuple[int, Iterable[EventBatch]] | LocationRun], progress: Progress | None,
-                 locations: int):
+    def __init__(self, streams: Iterable[LocationItem], progress: Progress | None, locations: int):
         self.streams = streams
         self.progress = progress
         self.locations = locations

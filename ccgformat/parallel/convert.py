@@ -35,10 +35,11 @@ removes its files.
 their ranks send them (`gather`), with the serial writer: the file is the serial
 conversion's, byte for byte. Rank EXTENSIONS_RANK encodes and compresses the
 definitions' extensions (`writer.extension_table`) once it has sent its range, and rank
-0's writer takes the table and its frame when it writes the definitions. Why: at 20,000 locations of 50 events, reading a location (its two files
-opened, its local definitions) costs more than building it, and the merge's work per
-location (0.2 s at 20,000) more than the build it spreads; a trace whose build is dear
-(a ring of messages: 2.4 times the nodes per event) keeps the parts (docs/parallel.md).
+0's writer takes the table and its frame when it writes the definitions. Why: at 20,000
+locations of 50 events, reading a location (its two files opened, its local
+definitions) costs more than building it, and the merge's work per location (0.2 s at
+20,000) more than the build it spreads; a trace whose build is dear (a ring of
+messages: 2.4 times the nodes per event) keeps the parts (docs/parallel.md).
 
 Why parts merged by rank 0, rather than MPI-IO at offsets from a prefix sum: a node
 shared by two ranks' parts must be stored once, so what a rank writes depends on the

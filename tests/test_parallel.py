@@ -58,6 +58,20 @@ def test_split_gives_consecutive_ranges_of_about_equal_weight(weights, parts):
             assert sum(weights[a:b]) <= total / parts + heaviest + 1e-6
 
 
+@given(st.lists(st.integers(0, 1000), max_size=40), st.integers(1, 9), st.floats(0.05, 4))
+def test_split_gives_the_first_range_its_share(weights, parts, first):
+    """The first range holds ``first`` times what each other holds: ``first / (first +
+    parts - 1)`` of the total, give or take its heaviest item."""
+    ranges = split(np.array(weights), parts, first)
+    assert len(ranges) == parts and ranges[0][0] == 0 and ranges[-1][1] == len(weights)
+    assert all(b == c for (_, b), (c, _) in zip(ranges[:-1], ranges[1:]))
+    if weights:
+        total, heaviest = sum(weights), max(weights)
+        shares = [first] + [1.0] * (parts - 1)
+        for (a, b), share in zip(ranges, shares):
+            assert sum(weights[a:b]) <= total * share / sum(shares) + heaviest + 1e-6
+
+
 @pytest.mark.parametrize("environment, pml", [
     ({"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_SIZE": "2"}, "ob1"),  # one node: shared memory
     ({"OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_SIZE": "2"}, None),  # two nodes: Open MPI's choice

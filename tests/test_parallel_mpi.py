@@ -6,6 +6,9 @@ conversions of many traces share one (tests/mpi_convert.py)."""
 
 from __future__ import annotations
 
+import importlib
+import json
+import math
 import os
 import shutil
 import subprocess
@@ -16,18 +19,22 @@ from pathlib import Path
 import pytest
 
 import ccgformat as ccg
-from ccgformat.archive.layout import SectionKind
+from ccgformat.archive.layout import NODE_KINDS, SectionKind
 from ccgformat.archive.merge import COPY_NODES
 from ccgformat.archive.verify import verify
 from ccgformat.cli import main
 
 from .corpus import corpus_path, require_module, require_tool
 from .parallel_support import assert_same_events, location_rows
+from .query_support import ring_archive
+from .test_archive_tables import damage_stream
 from .test_formats_otf2 import CORPUS_TRACES
+from .test_verify import rebuild
 
 ROOT = Path(__file__).resolve().parent.parent
 #: seconds an mpirun may take before the test calls it a hang
 HANG = 180
+streaming = importlib.import_module("ccgformat.query.streaming")
 
 
 def mpirun(ranks: int, *arguments: str) -> subprocess.CompletedProcess[str]:
@@ -244,6 +251,39 @@ def test_queries_on_ranks_equal_the_serial_ones(tmp_path, capsys, argv):
     done = mpirun(3, "-m", "ccgformat.cli", argv[0], str(archive), *argv[1:], "--mpi")
     assert (done.returncode, done.stdout) == (status, serial), done.stderr
     assert len(serial) > 40
+
+
+def test_verify_on_ranks_splits_the_walk_and_finds_what_the_serial_one_finds(tmp_path, monkeypatch):
+    """``verify --mpi`` walks a share of the locations on each rank (the levels made by the
+    walk): sound, the checkpoints of locations 1 and 2 (ranks 1 and 2 of 3) unlike their
+    events, and a node block damaged behind a right CRC (a rank's walk fails) - the
+    problems of the serial verify, on 2 and 3 ranks."""
+    sound = ring_archive(tmp_path, 3, 3000, aggregation=1000.0, checkpoint_interval=500)
+
+    def sent_messages(values):  # the messages a checkpoint counts: location 2's last but one, and one of 1's
+        values[15][-2] += 1
+        values[15][len(values[15]) // 2] += 1
+    checkpoints = rebuild(sound, tmp_path / "checkpoints.ccg", damage_stream(SectionKind.CHECKPOINT_TABLE, sent_messages))
+    with ccg.open(sound) as archive:
+        last_block = max((e for e in archive.sections if e.kind in NODE_KINDS), key=lambda e: e.first).offset
+    nodes = rebuild(sound, tmp_path / "nodes.ccg", lambda entry, raw: raw[:-9] + bytes([raw[-9] ^ 0x5A]) + raw[-8:]
+                    if entry.offset == last_block else raw)
+    paths = [sound, checkpoints, nodes]
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+    problems = [verify(path) for path in paths]
+    assert problems[0] == [] and all(problems[1:])
+    assert {"location 1", "location 2"} <= {problem.reason.split(":")[0] for problem in problems[1]}
+    assert any(problem.kind in NODE_KINDS for problem in problems[2])
+    serial = [[problem.to_dict() for problem in found] for found in problems]
+    for ranks in (2, 3):
+        done = mpirun(ranks, str(ROOT / "tests" / "mpi_verify.py"), *map(str, paths))
+        assert done.returncode == 0, done.stderr
+        answers = [json.loads(line) for line in done.stdout.splitlines()]
+        assert [answer["problems"] for answer in answers] == serial
+        shares = answers[0]["walked"]  # the sound archive's: consecutive, every location on some rank
+        assert len(shares) == ranks and shares[0][0] == -math.inf and shares[-1][1] == math.inf
+        assert all(a[1] == b[0] for a, b in zip(shares, shares[1:]))
+        assert all(first < end for first, end in shares[1:]) and shares[1][0] <= 2
 
 
 def test_a_rank_waiting_for_another_sleeps(tmp_path):

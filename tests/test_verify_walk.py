@@ -18,7 +18,7 @@ from ccgformat.archive import indexes
 from ccgformat.archive.layout import NODE_KINDS
 from ccgformat.archive.verify import verify
 from ccgformat.query.metric_integrals import metric_levels
-from ccgformat.query.verify_walk import verify_walk
+from ccgformat.query.verify_walk import joined_levels, verify_walk, walk_part
 
 from .query_support import ring_archive, with_tables
 
@@ -71,6 +71,45 @@ def test_ring_walk_equals_the_references(tmp_path, monkeypatch):
     with ccgformat.open(ring_archive(tmp_path, 3, 3000, aggregation=1000.0)) as archive:
         assert len(archive.pool.block_first) > 10
         assert_same_walk(archive, monkeypatch)
+
+
+def assert_walk_splits_into_shares(archive, monkeypatch):
+    """The walk of consecutive shares of the locations (`walk_part`, as the ranks of ``ccg
+    verify --mpi`` walk them; some shares empty) hands on the whole walk's checkpoints in
+    its order, and its parts join (`joined_levels`) into the whole walk's levels."""
+    monkeypatch.setattr(streaming, "STREAM_NODES", 0)
+    locations = sorted(archive.roots)
+    intervals = {location: {1, 7} for location in locations}
+    asked = (len(archive.aggregation_tables.levels),
+             archive.metric_tables.levels[0].finest if archive.metric_tables else None,
+             archive.aggregation_tables.sliced.slices if archive.aggregation_tables.sliced else None)
+    whole_calls: list = []
+    whole = verify_walk(archive, intervals, lambda *call: whole_calls.append(call), *asked)
+    assert whole.aggregation and len(whole_calls) == 2 * len(locations)
+    middle = locations[len(locations) // 2]
+    for cuts in ([middle], [locations[0], locations[-1]], [middle, middle], [locations[-1] + 1]):
+        bounds = [-np.inf, *cuts, np.inf]
+        calls: list = []
+        parts = [walk_part(archive, intervals, lambda *call: calls.append(call), *asked, between=share)
+                 for share in zip(bounds[:-1], bounds[1:])]
+        joined = joined_levels(archive, parts, *asked)
+        assert calls == whole_calls
+        assert [level[:3] for level in joined.aggregation] == [level[:3] for level in whole.aggregation]
+        for level, expected in zip(joined.aggregation, whole.aggregation):
+            assert np.array_equal(level[3], expected[3])
+        assert (joined.metrics is None) == (whole.metrics is None) == (archive.metric_tables is None)
+        for level, expected in zip(joined.metrics or (), whole.metrics or ()):
+            assert np.array_equal(level.dense(), expected.dense(), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["otf2-pingpong-papi", "otf2-stencil", "paje-native"])
+def test_corpus_walk_splits_into_shares(tmp_path_factory, monkeypatch, name):
+    assert_walk_splits_into_shares(with_tables(tmp_path_factory, name), monkeypatch)
+
+
+def test_ring_walk_splits_into_shares(tmp_path, monkeypatch):
+    with ccgformat.open(ring_archive(tmp_path, 3, 3000, aggregation=1000.0)) as archive:
+        assert_walk_splits_into_shares(archive, monkeypatch)
 
 
 def test_a_small_graph_gets_no_levels_from_the_walk(tmp_path_factory):

@@ -16,6 +16,7 @@ import itertools
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -37,7 +38,14 @@ from .sections import DirectoryEntry, decode_json, decode_roots
 from .tables import decode_checkpoint_table, decode_root_table
 from .verify_nodes import LEDGER_BYTES, SUMMARY_BYTES, NodeSummaries
 
-__all__ = ["Problem", "verify"]
+__all__ = ["Problem", "Walk", "verify"]
+
+#: walks every location's events for the verifier, with the arguments of the query
+#: ``verify_walk`` (the default), and gives its levels - or a function giving them, which
+#: the verifier calls once it has checked the node blocks the walk left (``ccg verify
+#: --mpi``: the other ranks walk their shares meanwhile)
+Walk = Callable[[Archive, dict[int, set[int]], Callable[[int, int, list[Any]], None], int | None, int | None,
+                 int | None], Any]
 
 #: the SUMMARY members format 1.2 added (spec 4.5)
 _SUMMARY_1_2 = ("peers", "operations", "durations", "open")
@@ -90,20 +98,23 @@ def kind_name(kind: int | None) -> str:
 VerifyProgress = Callable[[int, int], None]
 
 
-def verify(path: str | os.PathLike[str], progress: VerifyProgress | None = None) -> list[Problem]:
+def verify(path: str | os.PathLike[str], progress: VerifyProgress | None = None, *,
+           walk: Walk | None = None) -> list[Problem]:
     """Check every structural invariant of the archive at ``path``.
 
     Returns the problems found, in file-offset order (empty for a sound archive). A file
     that cannot be opened at all (bad header, trailer or footer) gives one problem.
     Raises OSError only when the file cannot be read. ``progress`` hears of each node
-    block checked (the node blocks are nearly all of a large archive's bytes).
+    block checked (the node blocks are nearly all of a large archive's bytes). ``walk``:
+    how every location's events are walked (`Walk`; default the query ``verify_walk`` in
+    this process), called once, unless the file cannot be opened.
     """
     try:
         archive = Archive(path)
     except CcgError as error:
         return [_problem_of(error, None, 0)]
     with archive:
-        return _Verifier(archive, progress).run()
+        return _Verifier(archive, progress, walk).run()
 
 
 def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
@@ -113,9 +124,10 @@ def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
 
 
 class _Verifier:
-    def __init__(self, archive: Archive, progress: VerifyProgress | None = None):
+    def __init__(self, archive: Archive, progress: VerifyProgress | None = None, walk: Walk | None = None):
         self.archive = archive
         self.progress = progress
+        self.walker: Walk = walk or partial(run_query, "verify_walk")
         self.path = archive.path
         self.problems: list[Problem] = []
         #: the sections (a BUNDLE block's members at its offset, in their order)
@@ -231,7 +243,7 @@ class _Verifier:
             return None
 
     def walk(self, indexed: bool, by_kind: dict[int, list[DirectoryEntry]]) -> Any:
-        """Walk every location's events once (the query ``verify_walk``): compare the
+        """Walk every location's events once (`walker`, the query ``verify_walk``): compare the
         rebuilt checkpoints as they come (`check_index_contents`), and keep the
         aggregation and metric levels the tables are compared with where they come from
         the events (None where they do not; the tables' checks then ask their queries).
@@ -247,10 +259,10 @@ class _Verifier:
         tables = [None if self.problems else self.quiet_tables(by_kind, kind, name) for kind, name in (
             (AGGREGATION_KINDS, "aggregation_tables"), ((SectionKind.METRIC_LEVEL,), "metric_tables"))]
         try:
-            return run_query("verify_walk", self.archive, intervals, self.check_index_contents,
-                             None if tables[0] is None else len(tables[0].levels),
-                             None if tables[1] is None else tables[1].levels[0].finest,
-                             None if tables[0] is None or tables[0].sliced is None else tables[0].sliced.slices)
+            return self.walker(self.archive, intervals, self.check_index_contents,
+                               None if tables[0] is None else len(tables[0].levels),
+                               None if tables[1] is None else tables[1].levels[0].finest,
+                               None if tables[0] is None or tables[0].sliced is None else tables[0].sliced.slices)
         except Exception as error:  # a damaged node block's doing, or not: `walk_results` tells
             return error
 
@@ -258,7 +270,13 @@ class _Verifier:
         """What the walk found, once every node block is checked: nothing if one is
         damaged (the events cannot be rebuilt; the node blocks' problems say why), else
         the checkpoint problems it found and its levels (None when it raised a `CcgError`
-        or KeyError, which the checks of the roots report)."""
+        or KeyError, which the checks of the roots report). A walk that gives a function
+        (`Walk`) is finished here first, whatever the blocks hold."""
+        if callable(walked):
+            try:
+                walked = walked()
+            except Exception as error:
+                walked = error
         if any(problem.kind in NODE_KINDS for problem in self.problems):
             return None
         self.problems += self.walk_problems

@@ -12,20 +12,25 @@ returns the answer on rank 0, None on the others.
   (ties by location, then event order, as the serial walk) and matches them, so that
   messages between locations of different ranks match exactly as serially. Rank 0 holds
   every message event (the serial matching holds only the pending ones).
-- verify: rank 0 checks the blocks; the checkpoints each rank's locations' rebuilt
-  events give (the per-location part) are rebuilt on that rank and compared by rank 0.
+- verify: rank 0 checks the blocks and the sections; the walk of every location's
+  events (the checkpoints rebuilt, the finest aggregation cells and the metric samples
+  the levels are made of) is split into shares, one per rank: rank 0 compares the
+  checkpoints the others rebuilt and joins their parts of the levels.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Iterator
+from functools import partial
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
 from ..aggregate_model import AggregateModel
-from ..archive import Archive
+from ..archive import Archive, open_archive
+from ..archive.indexes import Checkpoint
 from ..archive.verify import Problem, verify as verify_serial
+from ..errors import CcgError, ParallelError
 from ..graph.graph import chosen_roots
 from ..model import EventBatch
 from ..query.aggregate_query import model_locations
@@ -33,18 +38,26 @@ from ..query.messages_query import MessageStream, stream_kinds
 from ..query.messages_events import WINDOW, message_windows
 from ..query.profile_query import ProfileParts, profile_parts
 from ..query.profile_result import Profile
+from ..query.verify_walk import WalkPart, WalkedLevels, joined_levels, walk_part
 from .world import World, split
 
-__all__ = ["aggregate", "messages", "profile", "shares", "verify"]
+__all__ = ["VERIFY_RANK0_SHARE", "aggregate", "messages", "profile", "shares", "verify"]
+
+#: rank 0's share of the verifier's walk, against 1 for each other rank: it also checks
+#: every node block the others' walks read, while they walk (8 x 500,000 events on 2
+#: ranks: its half of the walk took 0.63 s, the other half's blocks 0.3 s more, while rank
+#: 1 walked its half in 0.51 s; docs/parallel.md)
+VERIFY_RANK0_SHARE = 1 / 3
 
 
-def shares(world: World, archive: Archive, locations: Iterable[int] | None = None) -> list[list[int]]:
+def shares(world: World, archive: Archive, locations: Iterable[int] | None = None, first: float = 1.0
+           ) -> list[list[int]]:
     """The chosen locations (default all), ascending, cut into one consecutive share per
-    rank holding about equal numbers of events."""
+    rank holding about equal numbers of events (rank 0's ``first`` times the others')."""
     chosen = sorted(set(locations)) if locations is not None else list(archive.locations)
     roots = archive.roots
     weights = np.array([roots[location].events if location in roots else 0 for location in chosen], np.float64)
-    return [chosen[a:b] for a, b in split(weights, world.size)]
+    return [chosen[a:b] for a, b in split(weights, world.size, first)]
 
 
 def profile(world: World, archive: Archive, start: int | None = None, stop: int | None = None,
@@ -105,10 +118,91 @@ def _in_time_order(parts: list[tuple[np.ndarray, EventBatch]], window: int) -> I
 
 
 def verify(world: World, path: str) -> list[Problem] | None:
-    """`ccgformat.archive.verify.verify` of the archive at ``path``, on rank 0. Its one walk
-    of every location (`query.verify_walk`) makes the checkpoints and the aggregation and
-    metric levels together, and the levels need every location's events on one rank, so
-    a split of the checkpoints alone saved nothing (docs/parallel.md); the other ranks wait."""
-    problems = verify_serial(path) if world.rank == 0 else None
-    world.gather(None)
-    return problems
+    """`ccgformat.archive.verify.verify` of the archive at ``path``: rank 0 checks the
+    blocks, and its one walk of every location (`query.verify_walk`: the checkpoints, the
+    aggregation and metric levels) is split into consecutive shares of about equal events
+    (`shares`), one per rank (`_SplitWalk`); the other ranks wait for their share."""
+    if world.rank == 0:
+        walk = _SplitWalk(world)
+        return world.agree(lambda: walk.verify(path))
+    return world.agree(lambda: _walk_share(world, path))
+
+
+class _SplitWalk:
+    """Rank 0's walk for the verifier: each other rank is sent its share (the locations
+    ``[first, end)`` and their checkpoint intervals) and walks it (`_walk_share`) while
+    rank 0 walks the first, then checks the node blocks the others' walks read; then
+    (`finish`) the others' rebuilt checkpoints are handed on in location order and their
+    levels' parts joined (`joined_levels`), so the verifier sees the serial walk. A rank
+    whose walk raised is raised as the walk's error: a `CcgError` or KeyError there as
+    `ParallelError` (the verifier reports the damage it finds), anything else as
+    RuntimeError."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.asked = False
+
+    def verify(self, path: str) -> list[Problem]:
+        """The serial verifier with this walk; the other ranks are told there is none
+        when it never walks (a file that does not open, or a failure before)."""
+        try:
+            return verify_serial(path, walk=self)
+        finally:
+            if not self.asked:
+                for rank in range(1, self.world.size):
+                    self.world.send(None, rank)
+
+    def __call__(self, archive: Archive, intervals: dict[int, set[int]], rebuilt: Callable[..., None],
+                 *levels: int | None) -> Callable[[], WalkedLevels]:
+        firsts = [share[0] if share else None for share in shares(self.world, archive, first=VERIFY_RANK0_SHARE)]
+        bounds = [-np.inf] + [next((f for f in firsts[k:] if f is not None), np.inf) for k in range(1, len(firsts))]
+        bounds.append(np.inf)
+        for rank in range(1, self.world.size):
+            first, end = bounds[rank], bounds[rank + 1]
+            self.world.send(((first, end), {location: chosen for location, chosen in intervals.items()
+                                            if first <= location < end}, levels), rank)
+        self.asked = True
+        try:
+            mine: WalkPart | Exception = walk_part(archive, intervals, rebuilt, *levels, between=(bounds[0], bounds[1]))
+        except Exception as error:  # the others' are taken whatever happens: none waits for this rank
+            mine = error
+        return partial(self.finish, archive, mine, rebuilt, levels)
+
+    def finish(self, archive: Archive, mine: WalkPart | Exception, rebuilt: Callable[..., None],
+               levels: tuple[int | None, ...]) -> WalkedLevels:
+        """The levels of every rank's part (``mine``: rank 0's, or how its walk failed)."""
+        parts, failure = ([], mine) if isinstance(mine, Exception) else ([mine], None)
+        for rank in range(1, self.world.size):
+            part, checkpoints, error = self.world.receive(rank)
+            if failure is None:  # as the serial walk: the checkpoints up to where it failed
+                for location, interval, points in checkpoints:
+                    rebuilt(location, interval, points)
+                parts.append(part)
+                if error is not None:
+                    damage, reason = error
+                    failure = ParallelError(rank, reason) if damage else RuntimeError(f"MPI rank {rank} failed: {reason}")
+        if failure is not None:
+            raise failure
+        return joined_levels(archive, parts, *levels)
+
+
+def _walk_share(world: World, path: str) -> None:
+    """A rank's share of the verifier's walk (`_SplitWalk`), when rank 0 sends one: its
+    part of the levels and its locations' rebuilt checkpoints sent back, or the
+    checkpoints up to where it failed and why (damage: a `CcgError` or KeyError, which
+    the verifier reports as problems; anything else is raised here too)."""
+    request = world.receive(0)
+    if request is None:
+        return
+    between, intervals, levels = request
+    checkpoints: list[tuple[int, int, list[Checkpoint]]] = []
+    try:
+        with open_archive(path) as archive:
+            part = walk_part(archive, intervals, lambda *rebuilt: checkpoints.append(rebuilt), *levels, between=between)
+    except Exception as error:
+        damage = isinstance(error, (CcgError, KeyError))
+        world.send((None, checkpoints, (damage, str(error) or type(error).__name__)), 0)
+        if not damage:
+            raise
+        return
+    world.send((part, checkpoints, None), 0)

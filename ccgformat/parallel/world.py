@@ -155,13 +155,15 @@ def _describe(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def split(weights: np.ndarray, parts: int) -> list[tuple[int, int]]:
+def split(weights: np.ndarray, parts: int, first: float = 1.0) -> list[tuple[int, int]]:
     """``parts`` consecutive ranges of the items whose costs are ``weights``, each holding
-    about an equal share of the total (by the prefix sum; a range may be empty)."""
+    about an equal share of the total - the first ``first`` times the others' (by the
+    prefix sum; a range may be empty)."""
     count = len(weights)
     if count == 0:
         return [(0, 0)] * parts
     ends = np.cumsum(np.maximum(np.asarray(weights, np.float64), 0) + 1e-9)
-    cuts = np.searchsorted(ends, ends[-1] * np.arange(1, parts) / parts, side="left") + 1
+    shares = np.cumsum([first] + [1.0] * (parts - 1))
+    cuts = np.searchsorted(ends, ends[-1] * shares[:-1] / shares[-1], side="left") + 1
     bounds = [0, *np.minimum(cuts, count).tolist(), count]
     return [(bounds[k], bounds[k + 1]) for k in range(parts)]

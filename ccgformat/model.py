@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence, Type
 import numpy as np
 
 from .errors import TraceError
+from .ordering import sorted_distinct
 
 T = TypeVar("T")
 
@@ -482,7 +483,7 @@ class LocationValidator:
         bad = np.flatnonzero(batch.kind >= _KIND_COUNT)
         if len(bad):
             raise self._fail(f"unknown event kind {int(batch.kind[bad[0]])}", batch, int(bad[0]))
-        for kind in np.unique(batch.kind).tolist():
+        for kind in sorted_distinct(batch.kind).tolist():
             used = KIND_FIELDS[EventKind(kind)]
             of_kind = batch.kind == kind
             for name in COLUMNS:

@@ -1,4 +1,5 @@
-"""The stable order of a column of small integers, as the walks' per-batch work needs it.
+"""The stable order of a column of small integers, as the walks' per-batch work needs it;
+and the distinct values of a column, without `np.unique`'s first-use import.
 
 The event walks group a batch's events by call level (`archive.indexes.SegmentIndex`,
 `query.slice_stream.SliceTimes`): a stable sort of the levels, ties in event order.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["stable_order"]
+__all__ = ["sorted_distinct", "stable_order"]
 
 
 def stable_order(values: np.ndarray) -> np.ndarray:
@@ -25,3 +26,11 @@ def stable_order(values: np.ndarray) -> np.ndarray:
         if span <= np.iinfo(narrow).max:
             return np.argsort((values - low).astype(narrow), kind="stable")
     return np.argsort(values, kind="stable")
+
+
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct ``values`` (flattened), ascending: what ``np.unique(values)`` gives,
+    which (numpy 2.4) imports numpy.ma at its first call, 0.01-0.02 s of a process that
+    reads or merges an archive (4-6% of a 2 M-event `ccgformat.merge`)."""
+    ordered = np.sort(values, axis=None)
+    return ordered[np.append(True, ordered[1:] != ordered[:-1])] if len(ordered) else ordered

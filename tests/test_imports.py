@@ -15,7 +15,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "ccgformat"
 #: The bottom of the package: what every layer may import.
 BOTTOM = {"ccgformat", "ccgformat._version", "ccgformat.aggregate_model", "ccgformat.atomic", "ccgformat.deferred", "ccgformat.errors", "ccgformat.extras", "ccgformat.bulkstep", "ccgformat.model",
-          "ccgformat.params"}
+          "ccgformat.ordering", "ccgformat.params"}
 
 
 def module_name(path: Path) -> str:

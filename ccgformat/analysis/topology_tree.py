@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..aggregate_model import Hierarchy
+from ..ordering import sorted_distinct
 
 __all__ = ["AGGREGATES", "Cut", "cut_hierarchy", "aggregate_runs", "node_depths"]
 
@@ -69,7 +70,7 @@ def cut_hierarchy(hierarchy: Hierarchy, depth: int | None = None, within: int = 
         floor = max(int(depth), int(depths[within]))
         while (depths[chosen] > floor).any():
             chosen = np.where(depths[chosen] > floor, parents[chosen], chosen)
-    nodes = np.unique(chosen)
+    nodes = sorted_distinct(chosen)
     return Cut(nodes, depths[nodes], np.asarray(hierarchy.first_leaf)[nodes].astype(np.int64),
                np.asarray(hierarchy.stop_leaf)[nodes].astype(np.int64))
 

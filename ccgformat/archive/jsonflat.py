@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..ordering import sorted_distinct
+
 __all__ = ["INT", "STR", "ARRAY", "Columns", "Flat", "flatten"]
 
 #: value kinds of `Flat.kind`
@@ -125,7 +127,7 @@ def _walk(values: list, rows: np.ndarray, offsets: np.ndarray, path: int, leaves
         groups = [(_KINDS.get(types.pop(), _OTHER), None)]
     else:
         kinds = np.fromiter(map(_KINDS.get, map(type, values), repeat(_OTHER)), np.int8, len(values))
-        groups = [(int(k), np.flatnonzero(kinds == k)) for k in np.unique(kinds)]
+        groups = [(int(k), np.flatnonzero(kinds == k)) for k in sorted_distinct(kinds)]
     for kind, chosen in groups:
         leaves.budget -= 1
         if leaves.budget < 0:
@@ -161,7 +163,7 @@ def _arrays(arrays: list, lengths: np.ndarray, rows: np.ndarray, offsets: np.nda
             leaves: _Leaves) -> np.ndarray:
     """Walk the members of arrays, column by column per length; their sizes per array."""
     members = np.zeros(len(arrays), np.int64)
-    distinct = np.unique(lengths)
+    distinct = sorted_distinct(lengths)
     for length in distinct.tolist():
         chosen = None if len(distinct) == 1 else np.flatnonzero(lengths == length)
         chosen_rows = rows if chosen is None else rows[chosen]

@@ -29,6 +29,7 @@ from ..graph.pool import NodeKind
 from ..graph.walk import LocationWalker
 from ..hierarchy import hierarchy_of
 from ..model import Definitions, EventBatch
+from ..ordering import sorted_distinct
 from ..params import Params
 from .aggregation import AggregationTables, decode_level, decode_slices, join_levels
 from .metric_tables import MetricTables, decode_metric_level, join_metric_levels
@@ -291,7 +292,7 @@ class ArchivePool:
         if not len(imports.ids):
             return
         owners = np.searchsorted(self._firsts, imports.ids, side="right") - 1
-        for owner in np.unique(owners).tolist():
+        for owner in sorted_distinct(owners).tolist():
             chosen = owners == owner
             claim = _Claim(imports.ids[chosen], imports.events[chosen], imports.total[chosen], entry.offset)
             decoded = self._cache.get(owner)

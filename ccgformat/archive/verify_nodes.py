@@ -24,6 +24,7 @@ import numpy as np
 
 from .codec import NodeBlock, ImportTable
 from .sections import DirectoryEntry
+from ..ordering import sorted_distinct
 
 #: Bytes of block columns kept, and bytes of claims waiting, by default.
 SUMMARY_BYTES = 128 << 20
@@ -168,7 +169,7 @@ class NodeSummaries:
             return
         position = self._block_of(imports.ids)
         mismatches: list[tuple[int, str]] = []
-        for index in np.unique(position).tolist():
+        for index in sorted_distinct(position).tolist():
             if index < 0 or self.sound[index] is False:
                 continue  # a damaged block's nodes: already reported there
             rows = np.flatnonzero(position == index)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..model import COLUMNS, KIND_FIELDS, EventBatch, EventKind
 from .pool import NodeKind, NodePool
+from ..ordering import sorted_distinct
 
 #: Sub-trees of at most this many events are expanded once and reused.
 SPAN_EVENTS = 4096
@@ -151,7 +152,7 @@ def _batch(block: np.ndarray, state: dict[int, np.uint64]) -> EventBatch:
     samples = block[1] == EventKind.METRIC
     if samples.any():
         metric_of = block[_ROW["ref"]]
-        for metric in np.unique(metric_of[samples]).tolist():
+        for metric in sorted_distinct(metric_of[samples]).tolist():
             chosen = samples & (metric_of == metric)
             running = np.cumsum(value[chosen].view(np.uint64), dtype=np.uint64) + state.get(metric, np.uint64(0))
             value[chosen] = running.view(np.int64)

@@ -37,6 +37,7 @@ from .slice_stream import windowed_times
 from .streaming import streams
 from .groups import region_groups
 from .timeline_walk import _cell_sums
+from ..ordering import sorted_distinct
 
 __all__ = ["aggregate", "model_locations"]
 
@@ -136,7 +137,7 @@ def _walked(source: Any, chosen: list[int], ends: np.ndarray, states: int,
 def _add_pieces(source: Any, chosen: list[int], bounds: np.ndarray, pieces: list[tuple[int, int]],
                 out: np.ndarray) -> None:
     """Add the graph's times of ``pieces`` (disjoint, in order) to their slices."""
-    ends = np.unique(np.array(pieces, np.int64).ravel())
+    ends = sorted_distinct(np.array(pieces, np.int64).ravel())
     starts = np.array([a for a, _ in pieces], np.int64)
     stops = np.array([b for _, b in pieces], np.int64)
     piece = np.searchsorted(starts, ends[:-1], "right") - 1

@@ -24,6 +24,7 @@ from ..archive.aggregation import SLICES
 from ..archive.samples import MetricSamples
 from ..graph.graph import root_rows, source_root_columns
 from ..hierarchy import hierarchy_of
+from ..ordering import sorted_distinct
 from .bounds import column_bounds
 from .slice_stream import walked_times
 from .streaming import streams
@@ -172,7 +173,7 @@ def cell_bounds(start: int, stop: int, finest: int, sliced: int = 0) -> np.ndarr
     """The bounds of the cells a walk of ``[start, stop)`` covers: those of level
     ``finest``'s 2^finest slices and of ``sliced`` slices (0: none), merged."""
     bounds = column_bounds(start, stop, 1 << finest)
-    return np.union1d(bounds, column_bounds(start, stop, sliced)) if sliced else bounds
+    return sorted_distinct(np.concatenate((bounds, column_bounds(start, stop, sliced)))) if sliced else bounds
 
 
 def _fits(nodes: int, states: int, slices: int) -> bool:

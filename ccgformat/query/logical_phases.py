@@ -20,6 +20,7 @@ import numpy as np
 from .logical_graph import components
 from .logical_lamport import location_chain
 from .logical_walk import CommunicationEvents
+from ..ordering import sorted_distinct
 
 __all__ = ["Phases", "phases"]
 
@@ -60,5 +61,5 @@ def phases(events: CommunicationEvents, message: np.ndarray, collective: np.ndar
     of_event = of_group[group]
     count = int(of_group.max()) + 1 if groups else 0
     between = of_group[src] != of_group[dst]
-    edges = np.unique(of_group[src[between]] * count + of_group[dst[between]])
+    edges = sorted_distinct(of_group[src[between]] * count + of_group[dst[between]])
     return Phases(of_event, count, edges // max(count, 1), edges % max(count, 1))

@@ -35,6 +35,7 @@ from ..model import EventKind
 from .logical_graph import longest_paths, require_acyclic
 from .logical_phases import Phases, phases
 from .logical_walk import CommunicationEvents
+from ..ordering import sorted_distinct
 
 __all__ = ["RavelSteps", "ravel_steps"]
 
@@ -96,7 +97,7 @@ def _batched_local_steps(events: CommunicationEvents, message: np.ndarray, colle
     place = np.empty(count, np.int64)
     place[by_phase] = np.arange(count, dtype=np.int64)
     through = np.cumsum(np.bincount(phase))  # events up to the end of each phase
-    cuts = np.unique(through[np.searchsorted(through, np.arange(STEP_EVENTS, count, STEP_EVENTS))])
+    cuts = sorted_distinct(through[np.searchsorted(through, np.arange(STEP_EVENTS, count, STEP_EVENTS))])
     local = np.empty(count, np.int64)
     for first, last in zip(np.r_[0, cuts[cuts < count]].tolist(), np.r_[cuts[cuts < count], count].tolist()):
         rows = by_phase[first:last]
@@ -137,7 +138,7 @@ def _local_steps(events: CommunicationEvents, message: np.ndarray, collective: n
 
     # hubs: one per (phase, stride) of the stride events, chained in stride order
     width = int(stride.max(initial=0)) + 1
-    hub_key = np.unique(phase[strides_of] * width + stride[strides_of])
+    hub_key = sorted_distinct(phase[strides_of] * width + stride[strides_of])
     hubs = len(hub_key)
     hub_of = count + np.searchsorted(hub_key, phase * width + np.maximum(stride, 0))
     chained = np.flatnonzero(hub_key[1:] // width == hub_key[:-1] // width)

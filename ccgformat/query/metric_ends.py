@@ -22,6 +22,7 @@ from ..graph.graph import roots_at
 from .interior import SummaryIndex
 from .metric_integrals import walked_samples
 from .streaming import streams
+from ..ordering import sorted_distinct
 
 __all__ = ["MetricEnds", "metric_ends", "run_ends"]
 
@@ -79,7 +80,7 @@ def _from_walk(source: Any, locations: np.ndarray, metrics: int) -> tuple[np.nda
 
 def metric_ends(source: Any, locations: Iterable[int]) -> MetricEnds:
     """The `MetricEnds` of ``locations`` (each with a root) of a `Graph` or `Archive`."""
-    chosen = np.unique(np.fromiter(map(int, locations), np.int64))
+    chosen = sorted_distinct(np.fromiter(map(int, locations), np.int64))
     metrics = len(source.definitions.metrics)
     sampled = np.zeros((len(chosen), metrics), bool)
     last = np.zeros((len(chosen), metrics), np.int64)

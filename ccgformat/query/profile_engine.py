@@ -18,6 +18,7 @@ from .profile_partial import Layout, Partial, add_features, tag_runs
 from .profile_totals import Totals
 from .profile_window import NO_START, descend, native_descend, native_window_sums, window_sums
 from .tables import tables_for
+from ..ordering import sorted_distinct
 
 #: Sub-trees below this many events are not memoized inside a pass (5.4.1's policy is
 #: applied to the larger ones); the sub-trees a window takes whole always are.
@@ -53,7 +54,7 @@ class ProfileEngine:
         self.layout = Layout(self.tables, len(self.definitions.regions))
         self.cache_modulus = cache_modulus
         #: the metrics sampled anywhere in the graph
-        self.sampled = set(np.unique(self.tables.key0[self.tables.kind == EventKind.METRIC]).tolist())
+        self.sampled = set(sorted_distinct(self.tables.key0[self.tables.kind == EventKind.METRIC]).tolist())
         self.cache_references = cache_references
         #: the memo: per node its row in the stacked partial results, or -1
         self.slot = np.full(len(self.tables), -1, dtype=np.int64)

@@ -15,6 +15,7 @@ import numpy as np
 from ..model import EventKind
 from .select import select_many
 from .tables import NodeTables
+from ..ordering import sorted_distinct
 
 _SENDS = (int(EventKind.SEND), int(EventKind.ISEND))
 _KINDS = _SENDS + (int(EventKind.RECV), int(EventKind.IRECV))
@@ -36,7 +37,7 @@ class PairMemo:
         seeds = seeds[self.holds[seeds[:, 0]]] if len(seeds) else seeds
         if not len(seeds):
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 4), np.int64)
-        self._fill(np.unique(seeds[:, 0]))
+        self._fill(sorted_distinct(seeds[:, 0]))
         parts = [self._memo[node] for node in seeds[:, 0].tolist()]
         counts = np.array([len(peers) for peers, _ in parts], np.int64)
         location = np.repeat(locations[seeds[:, 1]], counts)

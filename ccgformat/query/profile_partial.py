@@ -10,6 +10,7 @@ from ..graph.pool import NodeKind
 from ..model import EventKind
 from .profile_totals import NO_SHORTEST
 from .tables import NodeTables
+from ..ordering import sorted_distinct
 
 
 class Layout:
@@ -19,7 +20,7 @@ class Layout:
         kind = tables.kind
         calls = tables.key0[kind == NodeKind.CALL]
         self.R = max(regions, int(calls.max()) + 1 if len(calls) else 0)
-        self.ops = np.unique(tables.key0[kind == EventKind.COLL_END])
+        self.ops = sorted_distinct(tables.key0[kind == EventKind.COLL_END])
         self.C = len(self.ops)
         R, C = self.R, self.C
         self.calls, self.incl, self.excl = 0, R, 2 * R

@@ -9,6 +9,7 @@ import numpy as np
 from .definitions import DefinitionRecords
 from .layouts import ATTRIBUTES, EVENTS, NO_ID, Layout
 from .source import Source
+from ...ordering import sorted_distinct
 
 _GATHER = 65536          # records gathered per numpy fancy-index step
 
@@ -95,10 +96,10 @@ def decode(source: Source, defs: DefinitionRecords, starts: np.ndarray) -> Recor
     lids = np.full(len(starts), NO_ID, np.int64)
     times = np.zeros(len(starts))
     groups = []
-    for kind in np.unique(kinds).tolist():
+    for kind in sorted_distinct(kinds).tolist():
         of_kind = np.flatnonzero(kinds == kind)
         layout = ATTRIBUTES.get(kind) or EVENTS.get(kind)
-        for length in np.unique(lengths[of_kind]).tolist():
+        for length in sorted_distinct(lengths[of_kind]).tolist():
             index = of_kind[lengths[of_kind] == length]
             dtype = _record_dtype(source, kind, layout, length, metrics, int(starts[index[0]]))
             data = _gather(raw, starts[index] + 2, dtype)

@@ -19,6 +19,7 @@ from .binding import Binding
 from .common import P2P_RECORDS, UNDEFINED_UINT32
 from .native import PROTOTYPES
 from .plan import Plan
+from ...ordering import sorted_distinct
 
 __all__ = ["FastPath", "RECORD_OF_KIND"]
 
@@ -117,7 +118,7 @@ class FastPath:
         found = np.zeros(len(comm), bool)
         otf2_comm = np.zeros(len(comm), np.int64)
         rank = np.full(len(comm), UNDEFINED_UINT32, np.int64)
-        for value in np.unique(comm).tolist():
+        for value in sorted_distinct(comm).tolist():
             rows = np.flatnonzero(comm == value)
             mine = ~found[rows]
             for index in ([value] if 0 <= value < len(plan.ranks) else []) + (

@@ -22,6 +22,7 @@ from ..common import StringTable, batches
 from .hints import HINT, IMPLICIT, POP, PUSH, RECORD, RESET, SET, explicit_ways, json_text
 from .scanner import Definition, Scanner
 from .syntax import MAX_DECIMALS, parse_date, parse_double
+from ...ordering import sorted_distinct
 
 __all__ = ["read"]
 
@@ -493,7 +494,7 @@ class _Reader:
         hinted = np.flatnonzero(hint >= 0)
         if not len(hinted) and not explicit:  # most locations: no event needs a hint
             return {"time": time, "kind": kind, "ref": ref, "comm": comm, "value": value}
-        needed = np.union1d(hinted, np.fromiter(explicit, dtype=np.int64, count=len(explicit)))
+        needed = sorted_distinct(np.concatenate((hinted, np.fromiter(explicit, dtype=np.int64, count=len(explicit)))))
         texts = []
         for i in needed.tolist():
             entry = dict(self.hints[hint[i]]) if hint[i] >= 0 else {}

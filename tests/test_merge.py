@@ -13,11 +13,12 @@ from hypothesis import strategies as st
 
 import ccgformat
 from ccgformat import backends
-from ccgformat.archive.layout import SectionKind
+from ccgformat.archive.layout import NODE_KINDS, SectionKind
 from ccgformat.archive.merge import blocks
 from ccgformat.archive.merge.plan import plan as make_plan
 from ccgformat.archive.verify import verify
-from ccgformat.archive.writer import extension_table
+from ccgformat.archive.writer import extension_table, nodes_level
+from ccgformat.cli import main
 from ccgformat.model import EventBatch, Metric, Region
 
 from . import merge_support as support
@@ -410,6 +411,54 @@ def test_a_blocks_merge_keeps_every_location_s_checkpoints(tmp_path, monkeypatch
             points = expected.checkpoints(SectionKind.CHECKPOINT_TABLE, location)
             assert points and merged.checkpoints(SectionKind.CHECKPOINT_TABLE, location) == points
     assert verify(tmp_path / "merged.ccg") == []
+
+
+@pytest.mark.parametrize("path", ["blocks", "nodes", "events"])
+def test_a_merge_writes_as_asked(tmp_path, monkeypatch, path):
+    """The writer's options hold in each way: every node block at the zstd level asked for
+    (the blocks way compresses the blocks it copies again), the checkpoints at the
+    interval asked for (walked: the parts hold the default's), no aggregation tables when
+    none are asked for, and the whole trace's events and checkpoints."""
+    _paths(monkeypatch, "nodes" if path == "nodes" else "blocks")
+    definitions, events = synth.synthesize(4, 3000, jitter=0.3, seed=5, pattern="spmd")
+    run = {location: EventBatch.concat(list(events(location))) for location in range(4)}
+    end = max(int(batch.time[-1]) for batch in run.values()) + 1
+    trace = {location: EventBatch.concat([batch, dataclasses.replace(batch, time=batch.time + end)])
+             for location, batch in run.items()}  # the program twice: a cut between the runs for the segments
+    parts = support.by_time(tmp_path, definitions, trace, [0.5]) if path == "events" else \
+        support.by_locations(tmp_path, definitions, trace, [[0, 2], [1], [3]])
+    whole = support.write(tmp_path / "whole.ccg", definitions, trace, level=3, checkpoint_interval=500,
+                          aggregation=None)
+    report = ccgformat.merge(parts, tmp_path / "merged.ccg", level=3, checkpoint_interval=500, aggregation=False)
+    assert report.way == path
+    support.assert_same_trace(tmp_path / "merged.ccg", whole)
+    level = nodes_level(3)
+    with ccgformat.open(tmp_path / "merged.ccg") as merged, ccgformat.open(whole) as expected:
+        assert (merged.parameters["zstd_level"], merged.parameters["checkpoint_interval"]) == (3, 500)
+        framed = [entry for entry in merged.sections if entry.kind in NODE_KINDS and entry.member < 0]
+        assert all(merged.stored_frame(entry) == level.compress(merged.payload(entry)) for entry in framed)
+        assert framed or path != "blocks"  # (a small graph's other ways bundle its blocks)
+        assert not [entry for entry in merged.sections if entry.kind == SectionKind.AGGREGATE_LEVEL]
+        for location in range(4):
+            points = expected.checkpoints(SectionKind.CHECKPOINT_TABLE, location)
+            assert len(points) > 1 and merged.checkpoints(SectionKind.CHECKPOINT_TABLE, location) == points
+    assert verify(tmp_path / "merged.ccg") == []
+
+
+def test_ccg_merge_takes_the_writer_s_options(tmp_path):
+    """`ccg merge --level --checkpoint-interval --gaps` as `ccg convert` takes them."""
+    definitions, events = synth.synthesize(4, 2000, jitter=0.3, seed=2, pattern="ring")
+    trace = {location: EventBatch.concat(list(events(location))) for location in range(4)}
+    parts = support.by_locations(tmp_path, definitions, trace, [[0, 1], [2, 3]])
+    whole = support.write(tmp_path / "whole.ccg", definitions, trace, level=5, checkpoint_interval=300,
+                          gaps="plain")
+    assert main(["merge", *map(str, parts), "-o", str(tmp_path / "merged.ccg"), "-q", "--level", "5",
+                 "--checkpoint-interval", "300", "--gaps", "plain"]) == 0
+    support.assert_same_trace(tmp_path / "merged.ccg", whole)
+    with ccgformat.open(tmp_path / "merged.ccg") as merged:
+        assert (merged.parameters["zstd_level"], merged.parameters["checkpoint_interval"]) == (5, 300)
+        kinds = {SectionKind(entry.kind) for entry in merged.sections if entry.kind in NODE_KINDS}
+        assert SectionKind.CODED_NODES not in kinds  # plain gaps (the default codes this trace's)
 
 
 @given(st.lists(st.integers(0, 40)), st.lists(st.integers(0, 40)))

@@ -130,7 +130,8 @@ def test_the_extensions_rank_hands_rank_0_the_extension_table(monkeypatch, merge
     merges; rank 0 takes its message whatever the merge does, so neither waits forever."""
     box, given = _Mailbox(), []
 
-    def merge(parts, target, rows, moved, extensions):
+    def merge(parts, target, rows, moved, extensions, **writes):
+        assert writes == parallel_convert.MERGE_WRITES
         if not merge_asks:
             raise OSError("disk full")
         given.append(extensions())
@@ -138,11 +139,11 @@ def test_the_extensions_rank_hands_rank_0_the_extension_table(monkeypatch, merge
     monkeypatch.setattr(parallel_convert, "merge_archives", merge)
     parallel_convert._send_extensions(box, EXTENSIONS)
     if merge_asks:
-        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True)
+        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True, parallel_convert.MERGE_WRITES)
         assert given == [extension_table(EXTENSIONS)]
     else:
         with pytest.raises(OSError, match="disk full"):
-            parallel_convert._merge(box, [], Path("t.ccg"), (), (), True)
+            parallel_convert._merge(box, [], Path("t.ccg"), (), (), True, parallel_convert.MERGE_WRITES)
     assert box.sent == []
 
 
@@ -173,17 +174,17 @@ def test_a_failure_to_encode_the_extensions_fails_rank_0s_merge(monkeypatch):
     with pytest.raises(ZeroDivisionError):
         parallel_convert._send_extensions(box, EXTENSIONS)
     monkeypatch.setattr(parallel_convert, "merge_archives",
-                        lambda parts, target, rows, moved, extensions: extensions())
+                        lambda parts, target, rows, moved, extensions, **writes: extensions())
     with pytest.raises(ParallelError, match=f"rank {parallel_convert.EXTENSIONS_RANK} failed: division by zero"):
-        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True)
+        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True, parallel_convert.MERGE_WRITES)
     assert box.sent == []
 
 
 def test_without_extensions_rank_0_merges_alone(monkeypatch):
     box, given = _Mailbox(), []
     monkeypatch.setattr(parallel_convert, "merge_archives",
-                        lambda parts, target, rows, moved, extensions: given.append(extensions))
-    parallel_convert._merge(box, [], Path("t.ccg"), (), (), False)
+                        lambda parts, target, rows, moved, extensions, **writes: given.append(extensions))
+    parallel_convert._merge(box, [], Path("t.ccg"), (), (), False, parallel_convert.MERGE_WRITES)
     assert given == [None]
 
 

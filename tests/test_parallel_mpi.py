@@ -22,6 +22,7 @@ import ccgformat as ccg
 from ccgformat.archive.layout import NODE_KINDS, SectionKind
 from ccgformat.archive.merge import COPY_NODES
 from ccgformat.archive.verify import verify
+from ccgformat.archive.writer import nodes_level
 from ccgformat.cli import main
 
 from .corpus import corpus_path, require_module, require_tool
@@ -117,21 +118,47 @@ def test_a_large_graph_is_joined_from_the_blocks_each_rank_moved(tmp_path, ranks
     assert parallel.stat().st_size <= 1.005 * serial.stat().st_size
 
 
-def _synthesised_on_ranks(folder: Path, ranks: int, pattern: str, locations: int, events: int, *extra: str
-                          ) -> tuple[Path, Path]:
+def _synthesised_on_ranks(folder: Path, ranks: int, pattern: str, locations: int, events: int, *extra: str,
+                          options: tuple[str, ...] = ()) -> tuple[Path, Path]:
     """A tools/synth.py OTF2 trace converted by `ccg convert --mpi` on ``ranks`` ranks and
-    serially: the two archives (no other file left beside the parallel one)."""
+    serially, both with the convert ``options``: the two archives (no other file left
+    beside the parallel one)."""
     source = folder / pattern
     subprocess.run([sys.executable, str(ROOT / "tools" / "synth.py"), str(source), "--otf2", "--pattern", pattern,
                     "--locations", str(locations), "--events-per-location", str(events), *extra],
                    check=True, capture_output=True)
     out = folder / "out"
     out.mkdir()
-    done = mpirun(ranks, "-m", "ccgformat.cli", "convert", str(source), str(out / "p.ccg"), "--mpi", "-q")
+    done = mpirun(ranks, "-m", "ccgformat.cli", "convert", str(source), str(out / "p.ccg"), "--mpi", "-q", *options)
     assert done.returncode == 0, done.stderr
     assert [p.name for p in out.iterdir()] == ["p.ccg"]
-    ccg.convert(source, folder / "s.ccg")
+    assert main(["convert", "-q", str(source), str(folder / "s.ccg"), *options]) == 0
     return out / "p.ccg", folder / "s.ccg"
+
+
+@pytest.mark.parametrize("pattern, locations, events, extra", [("ring", 8, 100000, ("--jitter", "0.3", "--seed", "7")),
+                                                                ("spmd", 300, 48, ("--seed", "3"))],
+                         ids=["parts, blocks", "gathered"])
+def test_the_writer_s_options_hold_on_ranks(tmp_path, pattern, locations, events, extra):
+    """`ccg convert --mpi --level --checkpoint-interval --gaps` writes what the serial
+    conversion with those options writes: the parts way its events, definitions, indexes
+    (at the interval asked for) and tables, every node block at the level asked for (the
+    ranks compress the blocks they move at it), none with coded gaps; the gathered way
+    its bytes."""
+    options = ("--level", "5", "--checkpoint-interval", "5000", "--gaps", "plain")
+    parallel, serial = _synthesised_on_ranks(tmp_path, 2, pattern, locations, events, *extra, options=options)
+    if pattern == "spmd":
+        assert parallel.read_bytes() == serial.read_bytes()
+        return
+    _assert_same_archive(serial, parallel)
+    level = nodes_level(5)
+    with ccg.open(parallel) as archive:
+        assert archive.stats.n >= COPY_NODES
+        assert (archive.parameters["zstd_level"], archive.parameters["checkpoint_interval"]) == (5, 5000)
+        blocks = [entry for entry in archive.sections if entry.kind in NODE_KINDS]
+        assert all(archive.stored_frame(entry) == level.compress(archive.payload(entry)) for entry in blocks)
+        assert SectionKind.CODED_NODES not in {entry.kind for entry in blocks}
+        assert len(archive.checkpoints(SectionKind.CHECKPOINT_TABLE, 0)) >= 20  # 100,000+ events every 5,000
 
 
 @pytest.mark.parametrize("ranks", [2, 3])

@@ -7,9 +7,9 @@ import argparse
 import io
 import os
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..archive import Archive
+from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, GAP_CODINGS, Archive
 
 if TYPE_CHECKING:
     from ..parallel import World
@@ -52,6 +52,25 @@ MPI_HELP = ("run on the ranks of 'mpirun -n P ccg ... --mpi' (the mpi extra: mpi
 def add_mpi(parser: argparse.ArgumentParser, help: str = MPI_HELP) -> None:
     """The ``--mpi`` option of a command that runs split across MPI ranks."""
     parser.add_argument("--mpi", action="store_true", help=help)
+
+
+def add_writes(parser: argparse.ArgumentParser) -> None:
+    """How a command that writes an archive (``convert``, ``merge``) writes it: the zstd
+    level, the node blocks' gap coding and the checkpoint interval (`writes`)."""
+    parser.add_argument("--level", type=bounded_int(1, 22), default=None, metavar="Z",
+                        help=f"zstd level 1..22 of every block (default: {DEFAULT_LEVEL}, the node blocks with a "
+                             f"shorter search: within 2%% of plain {DEFAULT_LEVEL} everywhere, faster)")
+    parser.add_argument("--gaps", choices=GAP_CODINGS, default="auto",
+                        help="node block gaps: range-coded (format 1.6, smaller; a block decodes in 2-4 ms instead "
+                             "of 0.5; varying metric increments and message sizes too where smaller, format 1.7), "
+                             "in byte planes, or per block the smaller (default %(default)s)")
+    parser.add_argument("--checkpoint-interval", type=bounded_int(1), default=DEFAULT_CHECKPOINT_INTERVAL,
+                        metavar="K", help="snapshot/summary checkpoint every K events (default %(default)s)")
+
+
+def writes(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of `add_writes` as `ccgformat.convert` and `ccgformat.merge` take them."""
+    return {"level": args.level, "gaps": args.gaps, "checkpoint_interval": args.checkpoint_interval}
 
 
 def mpi_world(args: argparse.Namespace) -> World | None:

@@ -8,13 +8,12 @@ import json
 import os
 import sys
 
-from ..archive import (DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, GAP_CODINGS, exporter_for, exporters,
-                       open_archive)
+from ..archive import exporter_for, exporters, open_archive
 from ..errors import FormatError, ParameterError
 from ..formats import ConvertReport, convert, formats
 from ..params import Params
 from ..query.logical_schemes import SCHEMES
-from .common import UsageError, add_mpi, bounded_int, fraction, mpi_world
+from .common import UsageError, add_mpi, add_writes, bounded_int, fraction, mpi_world, writes
 from .progress import TerminalProgress
 
 
@@ -54,15 +53,7 @@ def add_convert(p: argparse.ArgumentParser) -> None:
                    help="bounded memory: once E nodes were stored since the replacement index last started "
                         "empty, it starts empty again, so that it holds E nodes at most and sharing reaches no "
                         "node of an earlier epoch (0: never; default %(default)s)")
-    p.add_argument("--level", type=bounded_int(1, 22), default=None, metavar="Z",
-                   help=f"zstd level 1..22 of every block (default: {DEFAULT_LEVEL}, the node blocks with a "
-                        f"shorter search: within 2%% of plain {DEFAULT_LEVEL} everywhere, faster)")
-    p.add_argument("--gaps", choices=GAP_CODINGS, default="auto",
-                   help="node block gaps: range-coded (format 1.6, smaller; a block decodes in 2-4 ms instead of "
-                        "0.5; varying metric increments and message sizes too where smaller, format 1.7), in "
-                        "byte planes, or per block the smaller (default %(default)s)")
-    p.add_argument("--checkpoint-interval", type=bounded_int(1), default=DEFAULT_CHECKPOINT_INTERVAL,
-                   metavar="K", help="snapshot/summary checkpoint every K events (default %(default)s)")
+    add_writes(p)
     p.add_argument("--repair", action="store_true",
                    help="close regions left open at a location's end and drop LEAVEs that match no "
                         "open region, instead of failing; each change is printed on stderr")
@@ -101,8 +92,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if os.path.exists(args.target) and os.path.exists(args.source) and os.path.samefile(args.source, args.target):
         raise UsageError("DST is the input file; conversion never modifies its input")
-    options = dict(fmt=args.fmt, repair=args.repair, level=args.level, checkpoint_interval=args.checkpoint_interval,
-                   gaps=args.gaps)
+    options = dict(fmt=args.fmt, repair=args.repair, **writes(args))
     world = mpi_world(args)
     if world is not None:
         from ..parallel import convert as convert_on_ranks

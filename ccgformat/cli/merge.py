@@ -8,6 +8,7 @@ import dataclasses
 import json
 
 from ..archive import MergeProgress, MergeReport, merge
+from .common import add_writes, writes
 from .progress import TerminalProgress
 
 
@@ -17,9 +18,11 @@ def add_merge(p: argparse.ArgumentParser) -> None:
                      "conversions) give the union of their locations, archives holding the same location "
                      "give its events one segment after another (they must not overlap in time). "
                      "Definitions are matched by name and structure; a conflict is an error naming both "
-                     "files. OUT is written atomically; the inputs are never modified.")
+                     "files. OUT is written atomically; the inputs are never modified. Node blocks copied from an "
+                     "input keep its gap coding.")
     p.add_argument("sources", metavar="ARCHIVE", nargs="+", help="archives to merge")
     p.add_argument("-o", "--output", dest="target", metavar="OUT", required=True, help="the merged archive")
+    add_writes(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print neither progress nor the result line")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(run=cmd_merge)
@@ -30,7 +33,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
         def shown(p: MergeProgress) -> None:
             progress.reach(p.events, p.total)
 
-        report = merge(args.sources, args.target, progress=shown if progress.shown else None)
+        report = merge(args.sources, args.target, progress=shown if progress.shown else None,
+                       **writes(args))
     if args.json:
         print(json.dumps(dataclasses.asdict(report)))
     elif not args.quiet:

@@ -98,8 +98,15 @@ EXTENSIONS_RANK = 1
 
 #: how the parts are written: they are read once, by the merge, which builds the
 #: aggregation tables and the indexes of the whole anew and compresses at the asked
-#: level (`archive.save_graph`): so no tables, and the fastest zstd level
+#: level (`archive.save_graph`): so no tables, and the fastest zstd level; the other
+#: options of the conversion (blocking, gap coding, checkpoint interval) are theirs,
+#: which the merge keeps where it copies their node blocks and checkpoints
 PART_OPTIONS = {"aggregation": False, "level": 1}
+
+#: the conversion's options that say how the merged file is written, and their defaults
+#: (`ccgformat.merge` takes them)
+MERGE_WRITES = {"level": None, "checkpoint_interval": DEFAULT_CHECKPOINT_INTERVAL,
+                "nodes_per_block": DEFAULT_NODES_PER_BLOCK, "gaps": "auto", "aggregation": True}
 
 
 #: the gathered way (`_gathered`) converts a trace whose locations' events take at most
@@ -166,8 +173,6 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     source, target = Path(source), Path(target)
     if way not in WAYS:
         raise ParameterError(f"way must be one of {', '.join(WAYS)}, got {way!r}")
-    if world.size > 1:
-        _check_merge_writes(options)
     name = world.agree(lambda: detect(source) if fmt is None else get(fmt).name)
     if world.size == 1:
         return convert_serial(source, target, params, fmt=name, **options)
@@ -183,6 +188,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     def part_of(k: int) -> Path:
         return folder / f".{target.name}.part{k}-{token}"
 
+    writes = {**MERGE_WRITES, **{name: options[name] for name in MERGE_WRITES if name in options}}
     mine = owners.index(world.rank)  # the range this rank converts
     part = part_of(mine)
     nodes = part.with_name(f"{part.name}.nodes")  # its node blocks moved (`_moved`)
@@ -192,13 +198,14 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
         report = ConvertReport.of_graph(source, part, name, graph)
         window, counts = _window(world, graph, owners)
         walk = streamed(sum(counts), len(graph.roots))  # the rows made as the merged graph's levels are
-        rows = world.agree(partial(_rows, graph, part, window, walk))  # no closure over the graph let go below
-        del graph  # the builder's nodes, before rank 0 merges
-        moved = world.agree(lambda: _moved(part, nodes, sum(counts[:mine]), sum(counts)))
+        rows = world.agree(partial(_rows, graph, part, window, walk)) if writes["aggregation"] else None
+        del graph  # the builder's nodes, before rank 0 merges (no closure above holds it)
+        moved = world.agree(lambda: _moved(part, nodes, sum(counts[:mine]), sum(counts), writes["level"]))
         gathered = world.gather((report, rows, moved)) or [(report, rows, moved)] * world.size  # all on rank 0
         reports, rows_of, moved_of = zip(*(gathered[owners[k]] for k in range(world.size)))
         later = bool(extensions)  # every rank read the same definitions
-        world.agree(lambda: _merge(world, [part_of(k) for k in range(world.size)], target, rows_of, moved_of, later)
+        world.agree(lambda: _merge(world, [part_of(k) for k in range(world.size)], target,
+                                   rows_of if writes["aggregation"] else None, moved_of, later, writes)
                     if world.rank == 0 else _send_extensions(world, extensions) if later and
                     world.rank == EXTENSIONS_RANK else None)
         result = None
@@ -359,15 +366,16 @@ def _gathered(world: World, source: Path, target: Path, name: str, params: Param
     return world.broadcast(None)
 
 
-def _merge(world: World, parts: list[Path], target: Path, rows: tuple[TableRows, ...],
-           moved: tuple[Moved | None, ...], later: bool) -> None:
+def _merge(world: World, parts: list[Path], target: Path, rows: tuple[TableRows, ...] | None,
+           moved: tuple[Moved | None, ...], later: bool, writes: dict[str, Any]) -> None:
     """Rank 0's merge of the ``parts`` into ``target`` with the ranks' table ``rows`` and
-    ``moved`` node blocks; with ``later``, the extensions the parts leave out come from
+    ``moved`` node blocks, written as ``writes`` says (`MERGE_WRITES`); with ``later``,
+    the extensions the parts leave out come from
     rank EXTENSIONS_RANK (`_send_extensions`) when the merge asks for them, and are taken
     from it whatever happens, so that it never waits for this rank."""
     extensions = _Later(world, EXTENSIONS_RANK)
     try:
-        merge_archives(parts, target, rows=rows, moved=moved, extensions=extensions if later else None)
+        merge_archives(parts, target, rows=rows, moved=moved, extensions=extensions if later else None, **writes)
     finally:
         if later:
             extensions.take()
@@ -420,17 +428,17 @@ def _window(world: World, graph: Graph, owners: list[int]) -> tuple[tuple[int, i
     return ((min(s for s, _ in known), max(e for _, e in known)) if known else (0, 1)), counts
 
 
-def _moved(part: Path, path: Path, base: int, total: int) -> Moved | None:
+def _moved(part: Path, path: Path, base: int, total: int, level: int | None) -> Moved | None:
     """The part's node blocks moved up by ``base`` (the nodes of the ranges before it)
-    and compressed at the writer's level into ``path`` (`merge.write_moved`, ``fresh``: the
-    part is stored at a fast level), by every rank
+    and compressed at the writer's zstd ``level`` into ``path`` (`merge.write_moved`,
+    ``fresh``: the part is stored at a fast level), by every rank
     at once, when the merge copies node blocks (a graph of ``total`` >= COPY_NODES nodes:
     smaller ones are hash consed, which reads the parts' nodes instead): rank 0 then only
     stores them. None for a smaller graph."""
     if total < COPY_NODES:
         return None
     with open_archive(part) as archive:
-        return path, write_moved(archive, base, path, fresh=True)
+        return path, write_moved(archive, base, path, fresh=True, level=level)
 
 
 def _rows(graph: Graph, part: Path, window: tuple[int, int], walk: bool) -> TableRows:
@@ -461,19 +469,3 @@ def _read_by_rank0(world: World, source: Path, name: str) -> Any:
             raise ParallelError(0, failure)
         trace = (definitions, receive_trace(world, definitions))
     return trace
-
-
-#: the writer's options and their defaults, which the merge writes with
-_MERGE_WRITES = {"level": None, "checkpoint_interval": DEFAULT_CHECKPOINT_INTERVAL,
-                 "nodes_per_block": DEFAULT_NODES_PER_BLOCK, "gaps": "auto", "aggregation": True}
-
-
-def _check_merge_writes(options: dict[str, Any]) -> None:
-    """The merge writes the archive with the writer's defaults: other values are refused
-    rather than ignored."""
-    changed = [name for name, default in _MERGE_WRITES.items() if options.get(name, default) != default]
-    if changed:
-        raise ParameterError(f"a conversion on several MPI ranks writes with the default {', '.join(changed)} "
-                             f"(ccgformat.merge takes no writer options yet)")
-
-

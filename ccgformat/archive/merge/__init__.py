@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...bulkstep import bulk_step
-from ..writer import KeptBlock, save_graph
+from ..writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK, KeptBlock, save_graph
 from .blocks import COPY_NODES, way, write_blocks
 from .checkpoints import held_checkpoints
 from .moved import Moved, MovedBlock, write_moved
@@ -28,8 +28,10 @@ from .nodes import merged_graph
 from .plan import plan as make_plan
 from .rebuild import rebuild
 from .tables import TableRows, plan_rows
+from .writes import Writes
 
-__all__ = ["COPY_NODES", "MergeProgress", "MergeReport", "Moved", "MovedBlock", "TableRows", "merge", "write_moved"]
+__all__ = ["COPY_NODES", "MergeProgress", "MergeReport", "Moved", "MovedBlock", "TableRows", "Writes", "merge",
+           "write_moved"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,9 @@ class MergeProgress:
 def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[str], *,
           progress: Callable[[MergeProgress], None] | None = None,
           rows: Sequence[TableRows] | None = None, moved: Sequence[Moved | None] | None = None,
-          extensions: Callable[[], KeptBlock] | None = None) -> MergeReport:
+          extensions: Callable[[], KeptBlock] | None = None, level: int | None = None,
+          checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL, nodes_per_block: int = DEFAULT_NODES_PER_BLOCK,
+          gaps: str = "auto", aggregation: bool = True) -> MergeReport:
     """Merge the archives ``sources`` into one archive ``target`` (written atomically:
     nothing appears under its name on an error; the sources are never modified).
 
@@ -68,6 +72,11 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
     a conflict raises `MergeConflictError` naming both files and the definition. The
     result's events are the sources' events (never less exact); its PARAMETERS record
     the loosest bounds of the sources.
+
+    ``level``, ``checkpoint_interval``, ``nodes_per_block``, ``gaps`` and ``aggregation``:
+    how the merged file is written, as for `ccgformat.convert` (`writes.Writes`: node
+    blocks copied from a source keep their blocking and gap coding; with a ``level`` they
+    are compressed again at it).
 
     ``rows``: per source, its locations' rows of the finest table levels over the merged
     window (`TableRows`, e.g. computed by the ranks of an MPI conversion): the merged
@@ -89,6 +98,7 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
         raise IsADirectoryError(21, "the target is a folder", str(target))
     if not target.parent.is_dir():
         raise FileNotFoundError(2, "the target's folder does not exist", str(target.parent))
+    writes = Writes(level, checkpoint_interval, nodes_per_block, gaps, aggregation)
     joined = make_plan(sources, target, extensions)
     try:
         total, done = joined.events, [0]
@@ -99,19 +109,19 @@ def merge(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[s
                 progress(MergeProgress(done[0], total))
 
         chosen = way(joined)
-        known = plan_rows(joined, rows) if rows is not None and chosen != "events" else None
+        known = plan_rows(joined, rows) if rows is not None and chosen != "events" and aggregation else None
         if chosen == "events":
             joined.with_extensions()
-            graph = rebuild(joined, target, advance)
+            graph = rebuild(joined, target, advance, writes)
         elif chosen == "blocks":
-            graph = write_blocks(joined, target, advance, known, moved)
+            graph = write_blocks(joined, target, advance, writes, known, moved)
         else:
             graph, owners = merged_graph(joined, advance)
             held = partial(held_checkpoints, joined.archives, graph.roots.columns[0], owners) \
                 if joined.same_definitions and np.all(owners >= 0) else None
             with bulk_step():
                 save_graph(graph, target, streamed=True, rows=known, stored_definitions=joined.stored_definitions,
-                           later_definitions=joined.later_definitions, checkpoints=held)
+                           later_definitions=joined.later_definitions, checkpoints=held, **writes.writer())
         return MergeReport(tuple(joined.paths), str(target), len(joined.definitions.locations), graph.event_count,
                            graph.metrics.n, target.stat().st_size, joined.segmented, joined.extensions_kept, chosen)
     finally:

@@ -7,7 +7,8 @@ get their ids moved up by the nodes before (`codec.moved_block`, spec 5.3) and a
 compressed again (`moved.moved_blocks`; at a fast level when that keeps a block within 1%
 of its source's frame, `compression.Recompressed`) - or, given (`moved`: the ranks of an
 MPI conversion move their own), stored as the frames they were moved and compressed into.
-Each location's checkpoints are those of the archive
+With a zstd level asked for (`writes.Writes`) every block not given is compressed anew at
+it; blocks keep the blocking and gap coding of their source. Each location's checkpoints are those of the archive
 that holds it (walked there when it has none), and the aggregation and metric tables are
 the sums of the rows of each archive's locations over the merged window, walked in
 threads of their own while the blocks are copied (`tables.walked_rows`). No node is
@@ -38,6 +39,7 @@ from .moved import Moved, SourceBlock, moved_blocks, read_moved
 from .nodes import block_columns, concatenated, merged_roots, node_pool
 from .plan import Plan
 from .tables import TableRows, walked_rows
+from .writes import Writes
 
 #: a merged graph of at least this many nodes is copied block by block when the archives
 #: define the same (a smaller one is hash consed, `nodes`); from this size the writer's
@@ -106,30 +108,31 @@ class JoinedGraph(Graph):
         return self.archives[int(self.owners[row])].location(location)
 
 
-def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows: TableRows | None = None,
-                 moved: Sequence[Moved | None] | None = None) -> Graph:
-    """Write the merged archive of ``plan`` to ``target`` from the archives' blocks;
-    ``progress`` gets each archive's events once its blocks are written; ``rows``: the
-    merged table rows, when known (`tables`), else the sources' rows are walked while the
-    blocks are copied, when the writer's tables would walk the merged events; ``moved``:
-    per archive, its node blocks moved and compressed already (`moved.write_moved`: the
-    file and its list), or None."""
+def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], writes: Writes,
+                 rows: TableRows | None = None, moved: Sequence[Moved | None] | None = None) -> Graph:
+    """Write the merged archive of ``plan`` to ``target`` from the archives' blocks, as
+    ``writes`` says; ``progress`` gets each archive's events once its blocks are written;
+    ``rows``: the merged table rows, when known (`tables`), else the sources' rows are
+    walked while the blocks are copied, when the file has aggregation tables and the
+    writer's tables would walk the merged events; ``moved``: per archive, its node blocks
+    moved and compressed already as ``writes`` says (`moved.write_moved`: the file and its
+    list), or None."""
     bases = np.concatenate(([0], np.cumsum([len(a.pool) for a in plan.archives])))[:-1].tolist()
     graph = _joined_graph(plan, bases)
-    window = run_query("walked_window", graph, SLICES) if rows is None else None
+    window = run_query("walked_window", graph, SLICES) if rows is None and writes.aggregation else None
     # every core walks the rows (one archive each at most), the cores left compress: the
     # walks are most of the work, and most moved blocks are compressed at a fast level
     # (`Recompressed`; 2 M events on 2 cores: 0.31 s, one walker 0.39 s)
     cores = default_threads()
     walkers = min(len(plan.archives), cores) if window is not None else 0
     with bulk_step(), Writer(target, metrics=len(plan.definitions.metrics), threads=max(1, cores - walkers),
-                             slices=SLICES) as writer:
+                             slices=SLICES, **writes.writer()) as writer:
         with walked_rows(plan, *window, walkers) if window is not None else nullcontext(lambda: rows) as merged_rows:
             if plan.stored_definitions is not None:
                 writer.keep_definitions(plan.stored_definitions, plan.later_definitions)
             for source, (archive, base) in enumerate(zip(plan.archives, bases)):
                 given = moved[source] if moved else None
-                for block in _node_blocks(plan, source, base, given):
+                for block in _node_blocks(plan, source, base, given, writes.level is None):
                     writer.add_node_block(block.kind, block.raw, block.first, block.count, block.frame, block.before)
                 progress(plan.source_events(source))
             rows = merged_rows()
@@ -140,12 +143,14 @@ def write_blocks(plan: Plan, target: Path, progress: Callable[[int], None], rows
     return graph
 
 
-def _node_blocks(plan: Plan, source: int, base: int, given: Moved | None) -> Iterator[SourceBlock]:
+def _node_blocks(plan: Plan, source: int, base: int, given: Moved | None, as_stored: bool
+                 ) -> Iterator[SourceBlock]:
     """Archive ``source``'s node blocks as the merged file stores them: ``given`` moved
-    ones, else `moved_blocks`."""
+    ones, else `moved_blocks` (compressed anew at the writer's level unless ``as_stored``)."""
     archive = plan.archives[source]
     if given is None:
-        yield from moved_blocks(archive, base)
+        for block in moved_blocks(archive, base):
+            yield block if as_stored else block._replace(frame=None, before=None)
         return
     if sum(block.count for block in given[1]) != len(archive.pool):
         raise ValueError(f"the moved blocks of {plan.paths[source]} do not hold its {len(archive.pool)} nodes")

@@ -35,20 +35,22 @@ class MovedBlock(NamedTuple):
 Moved = tuple[Path, list[MovedBlock]]
 
 
-def write_moved(archive: Archive, base: int, path: Path, *, fresh: bool = False) -> list[MovedBlock]:
+def write_moved(archive: Archive, base: int, path: Path, *, fresh: bool = False, level: int | None = None
+                ) -> list[MovedBlock]:
     """Write ``archive``'s node blocks to ``path``, their ids moved up by ``base``
-    (`codec.moved_block`, spec 5.3) and compressed as a merge compresses the blocks it
-    moves (`moved_blocks`; `compression.Recompressed`: within 1% of the archive's
-    frames); with ``fresh`` as a writer compresses node blocks (`writer.nodes_level`),
-    whatever the archive stored - the part of an MPI conversion, stored at a fast level,
-    whose frames bound nothing. Their list, in id order."""
-    level, blocks = nodes_level(), []
+    (`codec.moved_block`, spec 5.3) and compressed as a merge at the writer's default
+    level compresses the blocks it moves (`moved_blocks`; `compression.Recompressed`:
+    within 1% of the archive's frames); with ``fresh`` or a zstd ``level`` as a writer
+    (at that level) compresses node blocks (`writer.nodes_level`), whatever the archive
+    stored - the part of an MPI conversion, stored at a fast level, whose frames bound
+    nothing. Their list, in id order."""
+    compression, blocks = nodes_level(level), []
     with open(path, "wb") as file:
         for block in moved_blocks(archive, base):
-            if fresh:
-                frame = level.compress(block.raw)
+            if fresh or level is not None:
+                frame = compression.compress(block.raw)
             else:  # as the merge stores them: the first archive's as they are
-                frame = block.frame or Recompressed(level, block.before).compress(block.raw)
+                frame = block.frame or Recompressed(compression, block.before).compress(block.raw)
             file.write(frame)
             blocks.append(MovedBlock(int(block.kind), block.first, block.count, len(block.raw), len(frame)))
     return blocks
@@ -62,7 +64,7 @@ class SourceBlock(NamedTuple):
     first: int           #: its first node id in the merged file
     count: int
     frame: bytes | None  #: the zstd frame the source stores, when the payload is the source's
-    before: int          #: the bytes the source stores it in
+    before: int | None   #: the bytes the source stores it in (None: compressed as a new block is)
 
 
 def moved_blocks(archive: Archive, base: int) -> Iterator[SourceBlock]:

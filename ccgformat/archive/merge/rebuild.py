@@ -12,11 +12,12 @@ from ...model import EventBatch
 from ..writer import write_trace
 from .events import remap_batch
 from .plan import Plan, lossless
+from .writes import Writes
 
 
-def rebuild(plan: Plan, target: Path, progress: Callable[[int], None]) -> Graph:
-    """Write the merged archive of ``plan`` to ``target`` from its events; ``progress`` is
-    called with the number of events written after every batch."""
+def rebuild(plan: Plan, target: Path, progress: Callable[[int], None], writes: Writes) -> Graph:
+    """Write the merged archive of ``plan`` to ``target`` from its events, as ``writes``
+    says; ``progress`` is called with the number of events written after every batch."""
     def pieces(location: int) -> Iterator[EventBatch]:
         for piece in plan.pieces[location]:
             archive = plan.archives[piece.source]
@@ -25,4 +26,5 @@ def rebuild(plan: Plan, target: Path, progress: Callable[[int], None]) -> Graph:
                 progress(len(batch))
 
     locations = ((location, pieces(location)) for location in plan.pieces)
-    return write_trace(target, plan.definitions, locations, lossless(plan.params), recorded=plan.params)
+    return write_trace(target, plan.definitions, locations, lossless(plan.params), recorded=plan.params,
+                       **writes.writer())

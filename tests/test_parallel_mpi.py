@@ -38,13 +38,15 @@ HANG = 180
 streaming = importlib.import_module("ccgformat.query.streaming")
 
 
-def mpirun(ranks: int, *arguments: str) -> subprocess.CompletedProcess[str]:
-    """``mpirun -n ranks python arguments...`` with this checkout first on the path."""
+def mpirun(ranks: int, *arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``mpirun -n ranks python arguments...`` with this checkout first on the path (and
+    the variables ``env`` set)."""
     require_module("mpi4py", "mpi4py is not installed (the mpi extra)")
     command = [require_tool("mpirun"), "-n", str(ranks), "--oversubscribe", "--allow-run-as-root", sys.executable,
                *arguments]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(command, capture_output=True, text=True, timeout=HANG, env=env, cwd=ROOT)
+    variables = {**os.environ, **(env or {}),
+                 "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(command, capture_output=True, text=True, timeout=HANG, env=variables, cwd=ROOT)
 
 
 def _sources(folder: Path) -> list[Path]:
@@ -284,7 +286,8 @@ def test_verify_on_ranks_splits_the_walk_and_finds_what_the_serial_one_finds(tmp
     """``verify --mpi`` walks a share of the locations on each rank (the levels made by the
     walk): sound, the checkpoints of locations 1 and 2 (ranks 1 and 2 of 3) unlike their
     events, and a node block damaged behind a right CRC (a rank's walk fails) - the
-    problems of the serial verify, on 2 and 3 ranks."""
+    problems of the serial verify, on 2 and 3 ranks; every other rank checks the node
+    blocks its walk decodes for rank 0."""
     sound = ring_archive(tmp_path, 3, 3000, aggregation=1000.0, checkpoint_interval=500)
 
     def sent_messages(values):  # the messages a checkpoint counts: location 2's last but one, and one of 1's
@@ -311,6 +314,12 @@ def test_verify_on_ranks_splits_the_walk_and_finds_what_the_serial_one_finds(tmp
         assert len(shares) == ranks and shares[0][0] == -math.inf and shares[-1][1] == math.inf
         assert all(a[1] == b[0] for a, b in zip(shares, shares[1:]))
         assert all(first < end for first, end in shares[1:]) and shares[1][0] <= 2
+        assert answers[0]["checked"][0] == 0 and all(answers[0]["checked"][1:])
+    # a rank that holds the columns of one block's check at most leaves the others to rank 0
+    done = mpirun(2, str(ROOT / "tests" / "mpi_verify.py"), *map(str, paths), env={"CHECKS_BYTES": "1"})
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [answer["problems"] for answer in answers] == serial and answers[0]["checked"] == [0, 1]
 
 
 def test_a_rank_waiting_for_another_sleeps(tmp_path):

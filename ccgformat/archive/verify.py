@@ -15,35 +15,37 @@ from __future__ import annotations
 import itertools
 
 import os
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from ..ahead import read_ahead
-from ..errors import ArchiveError, CcgError
+from ..errors import CcgError
 from ..graph.graph import LocationRoot
-from ..graph.pool import NodeKind
-from ..model import PEER_KINDS, Definitions, EventKind
+from ..model import Definitions
 from .codec import NodeBlock
 from .indexes import ROW_WIDTHS
 from .layout import (AGGREGATION_KINDS, BLOCK_OVERHEAD, block_coding, COMPACT_MAJOR_VERSION, FILE_HEADER,
-                     MAJOR_VERSION, NODE_KINDS, RESERVED_AGGREGATION, ROOTS_COMPLETE_MINOR_VERSION, TRAILER,
+                     MAJOR_VERSION, NODE_KINDS, ROOTS_COMPLETE_MINOR_VERSION, TRAILER,
                      SectionKind)
 from .native import decode_block
 from .queries import run_query
 from .reader import Archive
 from .sections import DirectoryEntry, decode_json, decode_roots
 from .tables import decode_checkpoint_table, decode_root_table
+from .problems import Problem, kind_name, problem_of
+from .verify_blocks import BlockCheck, Defined, block_check
 from .verify_nodes import LEDGER_BYTES, SUMMARY_BYTES, NodeSummaries
 
-__all__ = ["Problem", "Walk", "verify"]
+__all__ = ["Problem", "Walk", "kind_name", "verify"]
 
 #: walks every location's events for the verifier, with the arguments of the query
 #: ``verify_walk`` (the default), and gives its levels - or a function giving them, which
-#: the verifier calls once it has checked the node blocks the walk left (``ccg verify
-#: --mpi``: the other ranks walk their shares meanwhile)
+#: the verifier calls with a function that takes the checks of node blocks made
+#: elsewhere (`verify_blocks.BlockCheck`), before it checks the node blocks no walk
+#: decoded (``ccg verify --mpi``: the other ranks walk their shares, checking the blocks
+#: they decode)
 Walk = Callable[[Archive, dict[int, set[int]], Callable[[int, int, list[Any]], None], int | None, int | None,
                  int | None], Any]
 
@@ -57,41 +59,6 @@ AHEAD_BLOCKS = 4
 WALK_AHEAD = (1, 3, 48, False)
 #: the checkpoint row lists whose first column is a region
 _REGION_ROWS = ("stack", "regions", "durations", "open")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One violated invariant: where (byte offset and block kind) and why.
-
-    ``kind`` is the section kind of the block the problem was found in, or None for
-    the file's own framing (header, trailer, footer location, unlisted bytes).
-    """
-
-    offset: int
-    kind: int | None
-    reason: str
-
-    @property
-    def kind_name(self) -> str:
-        return kind_name(self.kind)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"offset": self.offset, "kind": self.kind_name, "reason": self.reason}
-
-    def __str__(self) -> str:
-        if self.kind is None:
-            return f"byte {self.offset}: {self.reason}"
-        return f"{self.kind_name} block at byte {self.offset}: {self.reason}"
-
-
-def kind_name(kind: int | None) -> str:
-    """The name of a section kind (``"file"`` for None, ``"kind 42"`` for unknown ones)."""
-    if kind is None:
-        return "file"
-    try:
-        return SectionKind(kind).name
-    except ValueError:
-        return f"AGGREGATION_{kind}" if kind in RESERVED_AGGREGATION else f"kind {kind}"
 
 
 #: called by `verify` with the bytes of node blocks it has checked and the bytes they total
@@ -112,15 +79,9 @@ def verify(path: str | os.PathLike[str], progress: VerifyProgress | None = None,
     try:
         archive = Archive(path)
     except CcgError as error:
-        return [_problem_of(error, None, 0)]
+        return [problem_of(error, None, 0)]
     with archive:
         return _Verifier(archive, progress, walk).run()
-
-
-def _problem_of(error: CcgError, kind: int | None, offset: int) -> Problem:
-    if isinstance(error, ArchiveError):
-        return Problem(error.offset if error.offset is not None else offset, kind, error.reason)
-    return Problem(offset, kind, str(error))
 
 
 class _Verifier:
@@ -160,7 +121,7 @@ class _Verifier:
         try:
             return self.archive.payload(entry)
         except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            self.problems.append(problem_of(error, entry.kind, entry.offset))
             return None
 
     # ------------------------------------------------------------------ driver
@@ -198,6 +159,11 @@ class _Verifier:
         self.archive.pool.decode_ahead(*WALK_AHEAD)
         walked = self.walk(readable and any(listed.values()), by_kind)
         self.archive.pool.on_decode = None
+        if callable(walked):  # finished here: it hands over the blocks the other walks checked
+            try:
+                walked = walked(self.checked_elsewhere)
+            except Exception as error:
+                walked = error
         unchecked = [entry for entry in node_entries if not self.nodes.checked(entry)]
         for entry, decoded in read_ahead(self.decoded(unchecked), depth=AHEAD_BLOCKS):
             self.check_nodes(entry, decoded)
@@ -232,7 +198,7 @@ class _Verifier:
         try:
             return entry, getattr(self.archive, name)
         except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            self.problems.append(problem_of(error, entry.kind, entry.offset))
             return None
 
     def quiet_tables(self, by_kind: dict[int, list[DirectoryEntry]], kinds: tuple[SectionKind, ...], name: str) -> Any:
@@ -270,13 +236,7 @@ class _Verifier:
         """What the walk found, once every node block is checked: nothing if one is
         damaged (the events cannot be rebuilt; the node blocks' problems say why), else
         the checkpoint problems it found and its levels (None when it raised a `CcgError`
-        or KeyError, which the checks of the roots report). A walk that gives a function
-        (`Walk`) is finished here first, whatever the blocks hold."""
-        if callable(walked):
-            try:
-                walked = walked()
-            except Exception as error:
-                walked = error
+        or KeyError, which the checks of the roots report)."""
         if any(problem.kind in NODE_KINDS for problem in self.problems):
             return None
         self.problems += self.walk_problems
@@ -384,7 +344,7 @@ class _Verifier:
             self.definitions.extensions  # an EXTENSION_TABLE is decoded when first used
         except CcgError as error:  # in DEFINITIONS, its LOCATION_TABLE (1.3) or EXTENSION_TABLE (1.4)
             found = next((e for e in self.entries if e.offset == getattr(error, "offset", None)), entry)
-            self.problems.append(_problem_of(error, found.kind, found.offset))
+            self.problems.append(problem_of(error, found.kind, found.offset))
 
     def check_parameters(self, entry: DirectoryEntry) -> None:
         if self.payload(entry) is None:
@@ -393,7 +353,7 @@ class _Verifier:
             parameters = self.archive.parameters
             self.archive.params
         except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            self.problems.append(problem_of(error, entry.kind, entry.offset))
             return
         metrics = parameters.get("metrics")
         values = {}
@@ -420,7 +380,7 @@ class _Verifier:
         try:
             self.archive.stats
         except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            self.problems.append(problem_of(error, entry.kind, entry.offset))
 
     def check_roots_section(self, entry: DirectoryEntry) -> None:
         raw = self.payload(entry)
@@ -430,7 +390,7 @@ class _Verifier:
             decode = decode_root_table if entry.kind == SectionKind.ROOT_TABLE else decode_roots
             self.roots = decode(raw, self.path, entry.offset)
         except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            self.problems.append(problem_of(error, entry.kind, entry.offset))
             return
         if entry.count != len(self.roots):
             self.add(entry, f"the footer says {entry.count} roots, the section holds {len(self.roots)}")
@@ -499,44 +459,35 @@ class _Verifier:
             self.check_nodes(entry, block)
 
     def check_nodes(self, entry: DirectoryEntry, block: NodeBlock | CcgError) -> None:
-        if isinstance(block, CcgError):
-            self.problems.append(_problem_of(block, entry.kind, entry.offset))
-            self.nodes.damaged(entry)
-        elif block.first != entry.first or len(block) != entry.count:
-            self.add(entry, f"the block holds nodes {block.first}..{block.first + len(block) - 1}, the footer "
-                            f"says {entry.first}..{entry.first + entry.count - 1}")
+        self.take_check(block_check(entry, block, self.key_counts))
+
+    def checked_elsewhere(self, check: BlockCheck) -> None:
+        """A node block checked on its own by another rank's walk (``ccg verify --mpi``),
+        taken unless this process checked it already or its keys were checked against
+        other definitions than these (it is then decoded here)."""
+        if not self.nodes.checked(check.entry) and check.defined == self.key_counts:
+            self.take_check(check)
+
+    def take_check(self, check: BlockCheck) -> None:
+        """A node block checked on its own (`verify_blocks.block_check`, here or
+        elsewhere): its problems, and its import claims checked against the other blocks
+        (`NodeSummaries`)."""
+        entry = check.entry
+        self.problems += check.problems
+        if check.summary is None or check.imports is None:
             self.nodes.damaged(entry)
         else:
-            self.check_keys(entry, block)
-            self.nodes.check_imports(entry, block.imports)
-            self.nodes.add(entry, block)
+            self.nodes.check_imports(entry, check.imports)
+            self.nodes.add(entry, check.summary)
         done, total = self.node_bytes
         self.node_bytes = done + entry.length, total
         if self.progress is not None:
             self.progress(*self.node_bytes)
 
-    def check_keys(self, entry: DirectoryEntry, block: NodeBlock) -> None:
-        """Regions of call nodes, peers of point-to-point nodes and metrics of metric
-        nodes must be defined."""
-        if self.definitions is None:
-            return
-        kind = block.kind
-        starts = block.key_start[:-1]
-        has_key = block.key_start[1:] > starts
-        if not len(block.key):
-            return
-        first_key = np.where(has_key, block.key[np.minimum(starts, len(block.key) - 1)], 0)
-        defs = self.definitions
-        for selected, count, what in (
-                (kind == NodeKind.CALL, len(defs.regions), "region"),
-                (np.isin(kind, [int(k) for k in PEER_KINDS]), len(defs.locations), "peer location"),
-                (kind == EventKind.METRIC, len(defs.metrics), "metric")):
-            bad = np.flatnonzero(selected & has_key & ((first_key < 0) | (first_key >= count)))
-            if len(bad):
-                i = int(bad[0])
-                more = f" (and {len(bad) - 1} more nodes in this block)" if len(bad) > 1 else ""
-                self.add(entry, f"node {block.first + i}: {what} {int(first_key[i])} is not defined "
-                                f"({count} defined){more}")
+    @property
+    def key_counts(self) -> Defined | None:
+        """What node keys are checked against: None while the definitions are unknown."""
+        return None if self.definitions is None else Defined.of(self.definitions)
 
     # ------------------------------------------------------------------ indexes
 
@@ -559,7 +510,7 @@ class _Verifier:
             else:
                 document = decode_json(raw, name, self.path, entry.offset)
         except CcgError as error:
-            self.problems.append(_problem_of(error, entry.kind, entry.offset))
+            self.problems.append(problem_of(error, entry.kind, entry.offset))
             return False
         if not isinstance(document, dict) or not isinstance(document.get("locations"), list):
             self.add(entry, "not an object with a 'locations' list")

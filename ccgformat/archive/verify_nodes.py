@@ -107,12 +107,11 @@ class NodeSummaries:
         """Whether block ``entry`` was found sound or damaged already."""
         return self.sound[self._index[entry]] is not None
 
-    def add(self, entry: DirectoryEntry, block: NodeBlock) -> None:
-        """Record a sound block, after its own import table was checked: the claims
-        waiting for it are checked now."""
+    def add(self, entry: DirectoryEntry, summary: BlockSummary) -> None:
+        """Record a sound block (its columns), after its own import table was checked:
+        the claims waiting for it are checked now."""
         index = self._index[entry]
         self.sound[index] = True
-        summary = BlockSummary.of(block)
         self._keep(index, summary)
         found: list[tuple[DirectoryEntry, list[tuple[int, str]]]] = [
             (claims.entry, _mismatches(summary, claims.imports, claims.rows)) for claims in self._waiting.pop(index, [])]

@@ -12,10 +12,12 @@ returns the answer on rank 0, None on the others.
   (ties by location, then event order, as the serial walk) and matches them, so that
   messages between locations of different ranks match exactly as serially. Rank 0 holds
   every message event (the serial matching holds only the pending ones).
-- verify: rank 0 checks the blocks and the sections; the walk of every location's
-  events (the checkpoints rebuilt, the finest aggregation cells and the metric samples
-  the levels are made of) is split into shares, one per rank: rank 0 compares the
-  checkpoints the others rebuilt and joins their parts of the levels.
+- verify: the walk of every location's events (the checkpoints rebuilt, the finest
+  aggregation cells and the metric samples the levels are made of) is split into
+  shares, one per rank, and each rank checks the node blocks its walk decodes on their
+  own (`verify_blocks.block_check`); rank 0 checks the sections, the blocks' claims on
+  each other from the others' checks (`verify_nodes`), the blocks no walk decoded, the
+  checkpoints the others rebuilt, and joins their parts of the levels.
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ import numpy as np
 from ..aggregate_model import AggregateModel
 from ..archive import Archive, open_archive
 from ..archive.indexes import Checkpoint
+from ..archive.codec import NodeBlock
+from ..archive.sections import DirectoryEntry
 from ..archive.verify import Problem, verify as verify_serial
+from ..archive.verify_blocks import BlockCheck, Defined, block_check
 from ..errors import CcgError, ParallelError
 from ..graph.graph import chosen_roots
 from ..model import EventBatch
@@ -41,13 +46,19 @@ from ..query.profile_result import Profile
 from ..query.verify_walk import WalkPart, WalkedLevels, joined_levels, walk_part
 from .world import World, split
 
-__all__ = ["VERIFY_RANK0_SHARE", "aggregate", "messages", "profile", "shares", "verify"]
+__all__ = ["VERIFY_CHECKS_BYTES", "VERIFY_RANK0_SHARE", "aggregate", "messages", "profile", "shares", "verify"]
 
 #: rank 0's share of the verifier's walk, against 1 for each other rank: it also checks
-#: every node block the others' walks read, while they walk (8 x 500,000 events on 2
-#: ranks: its half of the walk took 0.63 s, the other half's blocks 0.3 s more, while rank
-#: 1 walked its half in 0.51 s; docs/parallel.md)
-VERIFY_RANK0_SHARE = 1 / 3
+#: the sections, the claims of every node block on the others and the blocks no walk
+#: decoded, and joins the levels (16 M events on 2 ranks: 0.8 took 2.38 s, 1.0 2.42 s and
+#: 0.6 2.85 s; docs/parallel.md, "Stop 54")
+VERIFY_RANK0_SHARE = 0.8
+
+#: the bytes of block columns (`verify_nodes.BlockSummary`) a rank's checks of the node
+#: blocks its walk decodes hold at most (16 bytes a node, 16 M jittered events: 6.9 M
+#: nodes): the blocks after are left to rank 0, which takes one rank's checks at a time,
+#: so that neither holds more than this of them
+VERIFY_CHECKS_BYTES = 96 << 20
 
 
 def shares(world: World, archive: Archive, locations: Iterable[int] | None = None, first: float = 1.0
@@ -118,10 +129,11 @@ def _in_time_order(parts: list[tuple[np.ndarray, EventBatch]], window: int) -> I
 
 
 def verify(world: World, path: str) -> list[Problem] | None:
-    """`ccgformat.archive.verify.verify` of the archive at ``path``: rank 0 checks the
-    blocks, and its one walk of every location (`query.verify_walk`: the checkpoints, the
-    aggregation and metric levels) is split into consecutive shares of about equal events
-    (`shares`), one per rank (`_SplitWalk`); the other ranks wait for their share."""
+    """`ccgformat.archive.verify.verify` of the archive at ``path``: its one walk of every
+    location (`query.verify_walk`: the checkpoints, the aggregation and metric levels) is
+    split into consecutive shares of about equal events (`shares`), one per rank
+    (`_SplitWalk`), each rank checking the node blocks its walk decodes; rank 0 checks the
+    rest. The other ranks wait for their share."""
     if world.rank == 0:
         walk = _SplitWalk(world)
         return world.agree(lambda: walk.verify(path))
@@ -131,9 +143,10 @@ def verify(world: World, path: str) -> list[Problem] | None:
 class _SplitWalk:
     """Rank 0's walk for the verifier: each other rank is sent its share (the locations
     ``[first, end)`` and their checkpoint intervals) and walks it (`_walk_share`) while
-    rank 0 walks the first, then checks the node blocks the others' walks read; then
-    (`finish`) the others' rebuilt checkpoints are handed on in location order and their
-    levels' parts joined (`joined_levels`), so the verifier sees the serial walk. A rank
+    rank 0 walks the first; then (`finish`) the checks of the node blocks the others'
+    walks decoded are handed to the verifier, their rebuilt checkpoints handed on in
+    location order and their levels' parts joined (`joined_levels`), so the verifier sees
+    the serial walk and checks the blocks no walk decoded. A rank
     whose walk raised is raised as the walk's error: a `CcgError` or KeyError there as
     `ParallelError` (the verifier reports the damage it finds), anything else as
     RuntimeError."""
@@ -153,7 +166,7 @@ class _SplitWalk:
                     self.world.send(None, rank)
 
     def __call__(self, archive: Archive, intervals: dict[int, set[int]], rebuilt: Callable[..., None],
-                 *levels: int | None) -> Callable[[], WalkedLevels]:
+                 *levels: int | None) -> Callable[[Callable[[BlockCheck], None]], WalkedLevels]:
         firsts = [share[0] if share else None for share in shares(self.world, archive, first=VERIFY_RANK0_SHARE)]
         bounds = [-np.inf] + [next((f for f in firsts[k:] if f is not None), np.inf) for k in range(1, len(firsts))]
         bounds.append(np.inf)
@@ -169,11 +182,15 @@ class _SplitWalk:
         return partial(self.finish, archive, mine, rebuilt, levels)
 
     def finish(self, archive: Archive, mine: WalkPart | Exception, rebuilt: Callable[..., None],
-               levels: tuple[int | None, ...]) -> WalkedLevels:
-        """The levels of every rank's part (``mine``: rank 0's, or how its walk failed)."""
+               levels: tuple[int | None, ...], checked: Callable[[BlockCheck], None]) -> WalkedLevels:
+        """The levels of every rank's part (``mine``: rank 0's, or how its walk failed);
+        the others' block checks handed to ``checked`` whatever their walks found."""
         parts, failure = ([], mine) if isinstance(mine, Exception) else ([mine], None)
         for rank in range(1, self.world.size):
-            part, checkpoints, error = self.world.receive(rank)
+            part, checkpoints, error, checks = self.world.receive(rank)
+            for check in checks:
+                checked(check)
+            del checks  # one rank's at a time
             if failure is None:  # as the serial walk: the checkpoints up to where it failed
                 for location, interval, points in checkpoints:
                     rebuilt(location, interval, points)
@@ -188,21 +205,40 @@ class _SplitWalk:
 
 def _walk_share(world: World, path: str) -> None:
     """A rank's share of the verifier's walk (`_SplitWalk`), when rank 0 sends one: its
-    part of the levels and its locations' rebuilt checkpoints sent back, or the
-    checkpoints up to where it failed and why (damage: a `CcgError` or KeyError, which
-    the verifier reports as problems; anything else is raised here too)."""
+    part of the levels, its locations' rebuilt checkpoints and the checks of the node
+    blocks it decoded (`verify_blocks.block_check`, up to `VERIFY_CHECKS_BYTES` of block
+    columns: rank 0 checks the others itself) sent back - or the checkpoints up to
+    where it failed and why (damage: a `CcgError` or KeyError, which the verifier reports
+    as problems; anything else is raised here too), and the checks so far."""
     request = world.receive(0)
     if request is None:
         return
     between, intervals, levels = request
     checkpoints: list[tuple[int, int, list[Checkpoint]]] = []
+    checks: dict[int, BlockCheck] = {}
+    kept = [0]  # the bytes of the checks' block columns
     try:
         with open_archive(path) as archive:
+            defined = _defined(archive)
+
+            def check(entry: DirectoryEntry, block: NodeBlock) -> None:
+                if entry.offset not in checks and kept[0] < VERIFY_CHECKS_BYTES:
+                    checks[entry.offset] = made = block_check(entry, block, defined)
+                    kept[0] += made.summary.nbytes if made.summary is not None else 0
+            archive.pool.on_decode = check
             part = walk_part(archive, intervals, lambda *rebuilt: checkpoints.append(rebuilt), *levels, between=between)
     except Exception as error:
         damage = isinstance(error, (CcgError, KeyError))
-        world.send((None, checkpoints, (damage, str(error) or type(error).__name__)), 0)
+        world.send((None, checkpoints, (damage, str(error) or type(error).__name__), list(checks.values())), 0)
         if not damage:
             raise
         return
-    world.send((part, checkpoints, None), 0)
+    world.send((part, checkpoints, None, list(checks.values())), 0)
+
+
+def _defined(archive: Archive) -> Defined | None:
+    """What the archive's node keys are checked against (None: its definitions do not read)."""
+    try:
+        return Defined.of(archive.definitions)
+    except CcgError:
+        return None

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ccgformat
 from ccgformat.archive.layout import NODE_KINDS
-from ccgformat.archive.verify_nodes import NodeSummaries
+from ccgformat.archive.verify_nodes import BlockSummary, NodeSummaries
 
 from .query_support import ring_archive
 
@@ -96,7 +96,7 @@ def test_claims_are_checked_the_same_in_any_order_and_budget(blocks, data):
             summaries.damaged(entries[index])
         else:
             summaries.check_imports(entries[index], lying[index].imports)
-            summaries.add(entries[index], lying[index])
+            summaries.add(entries[index], BlockSummary.of(lying[index]))
         assert summaries.checked(entries[index])
     summaries.settle()
     assert reported == _reference(entries, lying, damaged)

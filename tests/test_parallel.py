@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import ccgformat as ccg
+from ccgformat.archive.merge import Writes
 from ccgformat.archive import write_trace
 from ccgformat.archive import writer as writer_module
 from ccgformat.archive.writer import extension_table
@@ -131,7 +132,7 @@ def test_the_extensions_rank_hands_rank_0_the_extension_table(monkeypatch, merge
     box, given = _Mailbox(), []
 
     def merge(parts, target, rows, moved, extensions, **writes):
-        assert writes == parallel_convert.MERGE_WRITES
+        assert writes == dataclasses.asdict(Writes())
         if not merge_asks:
             raise OSError("disk full")
         given.append(extensions())
@@ -139,11 +140,11 @@ def test_the_extensions_rank_hands_rank_0_the_extension_table(monkeypatch, merge
     monkeypatch.setattr(parallel_convert, "merge_archives", merge)
     parallel_convert._send_extensions(box, EXTENSIONS)
     if merge_asks:
-        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True, parallel_convert.MERGE_WRITES)
+        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True, Writes())
         assert given == [extension_table(EXTENSIONS)]
     else:
         with pytest.raises(OSError, match="disk full"):
-            parallel_convert._merge(box, [], Path("t.ccg"), (), (), True, parallel_convert.MERGE_WRITES)
+            parallel_convert._merge(box, [], Path("t.ccg"), (), (), True, Writes())
     assert box.sent == []
 
 
@@ -176,7 +177,7 @@ def test_a_failure_to_encode_the_extensions_fails_rank_0s_merge(monkeypatch):
     monkeypatch.setattr(parallel_convert, "merge_archives",
                         lambda parts, target, rows, moved, extensions, **writes: extensions())
     with pytest.raises(ParallelError, match=f"rank {parallel_convert.EXTENSIONS_RANK} failed: division by zero"):
-        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True, parallel_convert.MERGE_WRITES)
+        parallel_convert._merge(box, [], Path("t.ccg"), (), (), True, Writes())
     assert box.sent == []
 
 
@@ -184,7 +185,7 @@ def test_without_extensions_rank_0_merges_alone(monkeypatch):
     box, given = _Mailbox(), []
     monkeypatch.setattr(parallel_convert, "merge_archives",
                         lambda parts, target, rows, moved, extensions, **writes: given.append(extensions))
-    parallel_convert._merge(box, [], Path("t.ccg"), (), (), False, parallel_convert.MERGE_WRITES)
+    parallel_convert._merge(box, [], Path("t.ccg"), (), (), False, Writes())
     assert given == [None]
 
 

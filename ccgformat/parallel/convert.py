@@ -58,7 +58,7 @@ other rank holds at most `distribute.IN_FLIGHT` bytes of sent events.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import asdict, fields, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterable
@@ -67,9 +67,8 @@ import numpy as np
 
 from ..ahead import close_items
 from ..archive import merge as merge_archives, open_archive
-from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK
 from ..archive.writer import extension_table
-from ..archive.merge import COPY_NODES, Moved, TableRows, write_moved
+from ..archive.merge import COPY_NODES, Moved, TableRows, Writes, write_moved
 from ..archive.native import builder as make_builder
 from ..errors import CcgError, ParallelError, ParameterError
 from ..formats import (ConvertReport, LocationStreams, TraceSource, convert as convert_serial, detect, get, read,
@@ -103,10 +102,6 @@ EXTENSIONS_RANK = 1
 #: which the merge keeps where it copies their node blocks and checkpoints
 PART_OPTIONS = {"aggregation": False, "level": 1}
 
-#: the conversion's options that say how the merged file is written, and their defaults
-#: (`ccgformat.merge` takes them)
-MERGE_WRITES = {"level": None, "checkpoint_interval": DEFAULT_CHECKPOINT_INTERVAL,
-                "nodes_per_block": DEFAULT_NODES_PER_BLOCK, "gaps": "auto", "aggregation": True}
 
 
 #: the gathered way (`_gathered`) converts a trace whose locations' events take at most
@@ -188,7 +183,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
     def part_of(k: int) -> Path:
         return folder / f".{target.name}.part{k}-{token}"
 
-    writes = {**MERGE_WRITES, **{name: options[name] for name in MERGE_WRITES if name in options}}
+    writes = Writes(**{field.name: options[field.name] for field in fields(Writes) if field.name in options})
     mine = owners.index(world.rank)  # the range this rank converts
     part = part_of(mine)
     nodes = part.with_name(f"{part.name}.nodes")  # its node blocks moved (`_moved`)
@@ -198,14 +193,14 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], para
         report = ConvertReport.of_graph(source, part, name, graph)
         window, counts = _window(world, graph, owners)
         walk = streamed(sum(counts), len(graph.roots))  # the rows made as the merged graph's levels are
-        rows = world.agree(partial(_rows, graph, part, window, walk)) if writes["aggregation"] else None
+        rows = world.agree(partial(_rows, graph, part, window, walk)) if writes.aggregation else None
         del graph  # the builder's nodes, before rank 0 merges (no closure above holds it)
-        moved = world.agree(lambda: _moved(part, nodes, sum(counts[:mine]), sum(counts), writes["level"]))
+        moved = world.agree(lambda: _moved(part, nodes, sum(counts[:mine]), sum(counts), writes.level))
         gathered = world.gather((report, rows, moved)) or [(report, rows, moved)] * world.size  # all on rank 0
         reports, rows_of, moved_of = zip(*(gathered[owners[k]] for k in range(world.size)))
         later = bool(extensions)  # every rank read the same definitions
         world.agree(lambda: _merge(world, [part_of(k) for k in range(world.size)], target,
-                                   rows_of if writes["aggregation"] else None, moved_of, later, writes)
+                                   rows_of if writes.aggregation else None, moved_of, later, writes)
                     if world.rank == 0 else _send_extensions(world, extensions) if later and
                     world.rank == EXTENSIONS_RANK else None)
         result = None
@@ -367,15 +362,16 @@ def _gathered(world: World, source: Path, target: Path, name: str, params: Param
 
 
 def _merge(world: World, parts: list[Path], target: Path, rows: tuple[TableRows, ...] | None,
-           moved: tuple[Moved | None, ...], later: bool, writes: dict[str, Any]) -> None:
+           moved: tuple[Moved | None, ...], later: bool, writes: Writes) -> None:
     """Rank 0's merge of the ``parts`` into ``target`` with the ranks' table ``rows`` and
-    ``moved`` node blocks, written as ``writes`` says (`MERGE_WRITES`); with ``later``,
+    ``moved`` node blocks, written as ``writes`` says; with ``later``,
     the extensions the parts leave out come from
     rank EXTENSIONS_RANK (`_send_extensions`) when the merge asks for them, and are taken
     from it whatever happens, so that it never waits for this rank."""
     extensions = _Later(world, EXTENSIONS_RANK)
     try:
-        merge_archives(parts, target, rows=rows, moved=moved, extensions=extensions if later else None, **writes)
+        merge_archives(parts, target, rows=rows, moved=moved, extensions=extensions if later else None,
+                       **asdict(writes))
     finally:
         if later:
             extensions.take()

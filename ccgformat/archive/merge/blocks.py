@@ -8,8 +8,9 @@ compressed again (`moved.moved_blocks`; at a fast level when that keeps a block 
 of its source's frame, `compression.Recompressed`) - or, given (`moved`: the ranks of an
 MPI conversion move their own), stored as the frames they were moved and compressed into.
 With a zstd level asked for (`writes.Writes`) every block not given is compressed anew at
-it; blocks keep the blocking and gap coding of their source. Each location's checkpoints are those of the archive
-that holds it (walked there when it has none), and the aggregation and metric tables are
+it; blocks keep the blocking and gap coding of their source. Each location's checkpoints
+are those of the archive that holds it (walked there when it has none), and the
+aggregation and metric tables are
 the sums of the rows of each archive's locations over the merged window, walked in
 threads of their own while the blocks are copied (`tables.walked_rows`). No node is
 decoded to be copied: sub-trees equal across archives stay apart (in a graph this large

@@ -446,17 +446,41 @@ def test_module_entry_point(trace, tmp_path):
     assert done.returncode == 2 and "usage:" in done.stderr
 
 
-def test_the_process_command_leaves_its_objects_to_the_exit(trace):
-    """``main()`` as the process's command freezes what is alive at exit (no last full
-    collection); called with arguments (as here, in-process) it leaves the collector alone."""
-    probe = ("import atexit, gc, sys\n"
-             "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"  # runs after main's handler
+def _process_command(argv: list[str], *, thread: bool = False) -> subprocess.CompletedProcess[str]:
+    """``main()`` run as a process's command with ``argv`` (and, with ``thread``, another
+    thread alive meanwhile), after an exit handler that prints ``handler`` was registered
+    and followed by a print of what `main` returned."""
+    probe = ("import atexit, gc, sys, threading, time\n"
+             "atexit.register(lambda: print('handler', gc.get_freeze_count() > 0))\n"
+             + ("threading.Thread(target=time.sleep, args=(1,)).start()\n" if thread else "") +
              "from ccgformat.cli import main\n"
-             f"sys.argv = ['ccg', 'info', {str(trace['ccg'])!r}]\n"
+             f"sys.argv = ['ccg', *{argv!r}]\n"
              "status = main()\n"
-             "print('status', status, gc.get_freeze_count())\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
-    assert done.stdout.splitlines()[-2:] == ["status 0 0", "frozen True"], done.stderr
+             "print('returned', status, gc.get_freeze_count() > 0)\n")
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("argv, status", [(["cat", "{ccg}"], 0), (["info", "{missing}"], 1), (["cat", "--format"], 2)])
+def test_the_process_command_ends_the_process(trace, tmp_path, argv, status):
+    """``main()`` as the process's command ends the process with the command's status once
+    its output is flushed and the exit handlers ran (without the interpreter's teardown):
+    it never returns."""
+    argv = [part.format(ccg=trace["ccg"], missing=tmp_path / "missing.ccg") for part in argv]
+    done = _process_command(argv)
+    assert done.returncode == status, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "handler False" and not any(line.startswith("returned") for line in lines)
+    if argv[0] == "cat" and status == 0:  # the whole output, flushed before the process ended
+        assert lines[:-1] == subprocess.run(CCG + argv, capture_output=True, text=True, cwd=ROOT).stdout.splitlines()
+        assert len(lines) - 1 == ccg.open(trace["ccg"]).stats.events
+
+
+def test_the_process_command_with_another_thread_alive_returns(trace):
+    """With another thread alive the interpreter ends the process (it waits for the
+    thread): `main` returns, having frozen what is alive (no last full collection at the
+    interpreter's exit); called with arguments (in-process) it leaves the collector alone."""
+    done = _process_command(["info", str(trace["ccg"])], thread=True)
+    assert done.returncode == 0 and done.stdout.splitlines()[-2:] == ["returned 0 True", "handler True"], done.stderr
     assert main(["info", str(trace["ccg"])]) == 0 and gc.get_freeze_count() == 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import socket
+import sys
 import time
 from typing import Any, Callable, Mapping, MutableMapping, TypeVar
 
@@ -21,7 +22,7 @@ import numpy as np
 from ..errors import ParallelError
 from ..extras import require
 
-__all__ = ["World", "no_delay", "split"]
+__all__ = ["World", "finalize", "no_delay", "split"]
 
 T = TypeVar("T")
 
@@ -94,6 +95,15 @@ def _asleep_until_done(request: Any) -> None:
     """Return once the MPI ``request`` completed, looking every `ARRIVAL_POLL` seconds."""
     while not request.Test():
         time.sleep(ARRIVAL_POLL)
+
+
+def finalize() -> None:
+    """Finalize MPI when this process initialised it and has not finalized it: what
+    mpi4py does from the interpreter's teardown (``Py_AtExit``), for a process that ends
+    without it (`ccgformat.cli.main`)."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        mpi.Finalize()
 
 
 def _mpi() -> Any:

@@ -1,6 +1,7 @@
 """`BlockAhead` decodes the blocks near each one asked for in a thread: every block asked
 for is the one its decoder gives, whatever the order; without ``again`` no block is
-decoded twice; at most ``keep`` wait; what decoding raises is raised to the asker."""
+decoded twice; at most ``keep`` wait; what decoding raises is raised to the asker. An
+archive decodes ahead only where another core may run the thread."""
 
 from __future__ import annotations
 
@@ -10,8 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ccgformat
+from ccgformat.archive import reader, save_graph
 from ccgformat.archive.block_ahead import BlockAhead
+from ccgformat.archive.layout import BLOCK_HEADER, NODE_KINDS
+from ccgformat.archive.verify import verify
 from ccgformat.errors import CorruptArchiveError
+
+from .query_support import ring_graph
 
 
 class Decoder:
@@ -74,3 +81,33 @@ def test_what_decoding_ahead_raises_is_raised_to_the_asker():
     with pytest.raises(CorruptArchiveError, match="block 2"):
         ahead.block(2, held=())
     ahead.close()
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_an_archive_decodes_ahead_only_with_another_core(tmp_path, monkeypatch, cores):
+    """`verify`'s walk decodes node blocks ahead in a thread when the process may run on
+    more than one core (`compression.default_threads`: ``mpirun`` binds a rank to one,
+    where the thread would only take turns with the walk); the problems found are the
+    same either way (a damaged node block among them)."""
+    graph = ring_graph(4, 400, seed=5)
+    path = tmp_path / "ring.ccg"
+    save_graph(graph, path, nodes_per_block=16)
+    with ccgformat.open(path) as archive:
+        entry = next(e for e in archive.sections if e.kind in NODE_KINDS)
+    data = bytearray(path.read_bytes())
+    data[entry.offset + BLOCK_HEADER.size + 3] ^= 0x40
+    damaged = tmp_path / "damaged.ccg"
+    damaged.write_bytes(bytes(data))
+    made = []
+
+    class Recorded(BlockAhead):
+        def __init__(self, *args, **kwargs):
+            made.append(True)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(reader, "BlockAhead", Recorded)
+    expected = [verify(path), verify(damaged)]
+    monkeypatch.setattr(reader, "default_threads", lambda: cores)
+    made.clear()
+    assert [verify(path), verify(damaged)] == expected and expected[0] == [] and expected[1]
+    assert bool(made) == (cores > 1)

@@ -76,6 +76,29 @@ def test_overlap_writes_the_sequential_file_of_every_corpus_trace(name, tmp_path
         assert sum(len(archive.location(i)) for i in archive.locations) == events
 
 
+@pytest.mark.parametrize("cores", [1, 2])
+def test_by_default_the_input_is_read_ahead_only_with_another_core(tmp_path, monkeypatch, cores):
+    """Without ``overlap`` the native builder reads a large location in a thread when the
+    process may run on more than one core (`compression.default_threads`, the cores of
+    its affinity: ``mpirun`` binds a rank to one, where the thread only took turns with
+    the builder); the file is the same either way."""
+    started, original = [], writer_module.locations_ahead
+
+    def recorded(pairs):
+        started.append(True)
+        return original(pairs)
+
+    monkeypatch.setattr(writer_module, "default_threads", lambda: cores)
+    monkeypatch.setattr(writer_module, "locations_ahead", recorded)
+    large = [EventBatch.from_events(call(10 * step)) for step in range(4)]
+    with backend("native"):
+        write_trace(tmp_path / "default.ccg", definitions(), iter([(0, iter(large))]), checkpoint_interval=2)
+        write_trace(tmp_path / "sequential.ccg", definitions(), iter([(0, iter(large))]), checkpoint_interval=2,
+                    overlap=False)
+    assert started == ([True] if cores > 1 else [])
+    assert (tmp_path / "default.ccg").read_bytes() == (tmp_path / "sequential.ccg").read_bytes()
+
+
 def call(time: int) -> list[tuple[int, int, int]]:
     return [(time, EventKind.ENTER, 0), (time + 1, EventKind.LEAVE, 0)]
 

@@ -35,6 +35,7 @@ from .aggregation import AggregationTables, decode_level, decode_slices, join_le
 from .metric_tables import MetricTables, decode_metric_level, join_metric_levels
 from .block_ahead import BlockAhead
 from .blocks import declared_length, read_block, read_compact, unpack_payload
+from .compression import default_threads
 from . import primed_lzma
 from .bundle import BUNDLE_KINDS, DICTIONARY_FILES, bundle_dictionary, decode_bundle, member_count
 from .defaults import fill_definitions, fill_parameters
@@ -229,7 +230,11 @@ class ArchivePool:
 
     def decode_ahead(self, before: int, after: int, keep: int, again: bool = True) -> None:
         """From now on, decode the blocks near each one decoded in a thread of their own
-        (`BlockAhead`; ``again``: also those decoded before), until `release`."""
+        (`BlockAhead`; ``again``: also those decoded before), until `release` - when the
+        process may run on more than one core (`compression.default_threads`; on one, as a
+        rank under ``mpirun`` is, the thread would only take turns with the walk)."""
+        if default_threads() < 2:
+            return
         self._ahead = BlockAhead(self._read, len(self._entries), before, after, keep, again)
 
     def _decoded(self, index: int) -> NodeBlock:

@@ -791,10 +791,13 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
     ``references``, ``gaps``, ``aggregation``, ``bundle``, ``compact``, ``index``,
     ``slices``, ``encoded_extensions``: as for `Writer`. ``recorded``: the parameters
     PARAMETERS states, when they are not those the graph was built with (a merge rebuilds
-    lossy archives losslessly, and records their bounds). ``overlap``: read the input on one core while the builder works on the
-    other (threads, `_build_locations`; the same file); None: with the native builder,
-    whose C code lets go of the GIL (with the Python one, the threads would only take
-    turns). Returns the built graph, with those parameters.
+    lossy archives losslessly, and records their bounds). ``overlap``: read the input on
+    one core while the builder works on the other (threads, `_build_locations`; the same
+    file); None: with the native builder, whose C code lets go of the GIL (with the
+    Python one, the threads would only take turns), in a process that may run on more
+    than one core (`compression.default_threads`: `mpirun` binds each of 2 ranks to one;
+    there the reader thread only took turns with the builder, 0.01-0.03 s of a 1 M-event
+    part). Returns the built graph, with those parameters.
 
     A lossless graph gives back its input, so without ``repair`` the indexes are made from
     the input batches as they pass instead of from a walk of the built location.
@@ -816,7 +819,7 @@ def write_trace(path: str | os.PathLike[str], definitions: Definitions,
                              slices=slices, encoded_extensions=encoded_extensions) as writer:
         # repairs may change a location's event count, so its checkpoint count, after the fact
         samples = MetricSamples() if from_input and definitions.metrics and aggregation is not None else None
-        ahead = native_backend() if overlap is None else overlap
+        ahead = native_backend() and default_threads() > 1 if overlap is None else overlap
         small = SmallLocations(builder, writer, from_input, samples, ahead=ahead) if tables and not repair else None
         indexed: set[int] = set()
         late: list[int] = []  # locations whose checkpoints a walk of the written nodes makes

@@ -488,3 +488,13 @@ def test_rank_0_gathers_small_locations_that_build_into_few_nodes(tmp_path, patt
     want = [(location, [event for batch in read for event in batch.rows()]) for location, read in serial
             if location < ranges[0][1]]
     assert got == want
+
+
+def test_a_waiting_rank_looks_soon_then_every_arrival_poll():
+    """The pauses between a waiting rank's looks: FIRST_POLL, doubling, then ARRIVAL_POLL
+    for ever (a short wait ends soon after the last arrival, a long one sleeps)."""
+    pauses = world._pauses()
+    taken = [next(pauses) for _ in range(20)]
+    assert taken[0] == world.FIRST_POLL < world.ARRIVAL_POLL
+    assert all(later in (2 * earlier, world.ARRIVAL_POLL) and later >= earlier for earlier, later in zip(taken, taken[1:]))
+    assert taken[-1] == world.ARRIVAL_POLL and sum(taken[:5]) < 2 * world.ARRIVAL_POLL

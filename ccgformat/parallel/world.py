@@ -15,7 +15,7 @@ import os
 import socket
 import sys
 import time
-from typing import Any, Callable, Mapping, MutableMapping, TypeVar
+from typing import Any, Callable, Iterator, Mapping, MutableMapping, TypeVar
 
 import numpy as np
 
@@ -26,7 +26,11 @@ __all__ = ["World", "finalize", "no_delay", "split"]
 
 T = TypeVar("T")
 
-#: seconds between two looks of a waiting rank at whether every rank arrived
+#: seconds between two looks of a waiting rank at whether every rank arrived: the first
+#: after FIRST_POLL, each later one twice as long after, up to ARRIVAL_POLL (a short wait
+#: ends within tens of microseconds of the last rank's arrival, a long one costs a
+#: thousand wake-ups a second)
+FIRST_POLL = 0.00005
 ARRIVAL_POLL = 0.001
 
 
@@ -57,7 +61,7 @@ class World:
 
     def arrive(self) -> None:
         """Return once every rank called this, waiting asleep (a non-blocking barrier
-        looked at every `ARRIVAL_POLL` seconds): in a blocking collective Open MPI's ranks
+        looked at as `_pauses` says): in a blocking collective Open MPI's ranks
         poll without a pause, so a rank waiting for rank 0's merge took a core from it and
         from everything else on the machine."""
         _asleep_until_done(self.comm.Ibarrier())
@@ -86,15 +90,26 @@ class World:
 
     def receive(self, rank: int) -> Any:
         """The value ``rank`` sends this rank (`send`), waiting asleep until it comes."""
+        pauses = _pauses()
         while not self.comm.iprobe(source=rank):
-            time.sleep(ARRIVAL_POLL)
+            time.sleep(next(pauses))
         return self.comm.recv(source=rank)
 
 
 def _asleep_until_done(request: Any) -> None:
-    """Return once the MPI ``request`` completed, looking every `ARRIVAL_POLL` seconds."""
+    """Return once the MPI ``request`` completed, looking as `_pauses` says."""
+    pauses = _pauses()
     while not request.Test():
-        time.sleep(ARRIVAL_POLL)
+        time.sleep(next(pauses))
+
+
+def _pauses() -> Iterator[float]:
+    """The pauses of a waiting rank between two looks: FIRST_POLL seconds, then each twice
+    the one before, up to ARRIVAL_POLL."""
+    pause = FIRST_POLL
+    while True:
+        yield pause
+        pause = min(2 * pause, ARRIVAL_POLL)
 
 
 def finalize() -> None:

@@ -27,9 +27,11 @@ from .samples import MetricSamples
 
 #: events of the small locations a stream's group holds before they are built (an importer's
 #: batches may keep larger buffers alive: 20,000 x 50 from OTF2 peaks at 594 MB with 2^18,
-#: 863 MB with 2^20, at the same time); half as many when a group is built in a thread
-#: while the next is read (`SmallLocations` ``ahead``), so that the two hold as much
-EVENTS_PER_GROUP = 1 << 18
+#: 863 MB with 2^20, at the same time): a group built in a thread while the next is read
+#: (`SmallLocations` ``ahead``) and that next one hold what one group of 2^18 did, and a
+#: group built without the thread (one core: a rank under mpirun) holds half of it (a
+#: 20,000 x 50 ring's part on 2 ranks: 320 MB per rank, 420 MB with 2^18)
+EVENTS_PER_GROUP = 1 << 17
 
 
 def location_checkpoints(pool: Any, locations: np.ndarray, roots: np.ndarray, starts: np.ndarray,
@@ -143,7 +145,7 @@ class SmallLocations:
 
     def _held(self, events: int) -> None:
         self.events += events
-        if self.events >= (EVENTS_PER_GROUP // 2 if self.ahead else EVENTS_PER_GROUP):
+        if self.events >= EVENTS_PER_GROUP:
             self._build_held()
 
     def flush(self) -> None:

@@ -104,7 +104,7 @@ def _end_process(status: int) -> None:
     """End this process with ``status`` without the interpreter's teardown: its exit
     handlers run (`atexit`), MPI is finalized when this process initialised it (which
     mpi4py does from that teardown), the standard streams are flushed, and the operating
-    system frees the rest. The teardown took 0.03-0.04 s of every command (the modules'
+    system frees the rest. The teardown took 0.01-0.04 s of every command (the modules'
     objects destroyed one by one; 0.12 s more after converting 20,000 OTF2 locations,
     the collector's last pass over what the command left alive). With another thread
     alive the interpreter ends the process (it waits for the thread), without that last

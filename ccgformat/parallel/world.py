@@ -64,7 +64,7 @@ class World:
         looked at as `_pauses` says): in a blocking collective Open MPI's ranks
         poll without a pause, so a rank waiting for rank 0's merge took a core from it and
         from everything else on the machine."""
-        _asleep_until_done(self.comm.Ibarrier())
+        _asleep_until(self.comm.Ibarrier().Test)
 
     def gather(self, value: Any) -> list[Any] | None:
         """Every rank's ``value`` on rank 0 (in rank order), None elsewhere."""
@@ -80,26 +80,24 @@ class World:
 
     def wait(self, request: Any) -> None:
         """Return once the MPI ``request`` completed, waiting asleep (as `arrive` says)."""
-        _asleep_until_done(request)
+        _asleep_until(request.Test)
 
     def send(self, value: Any, rank: int) -> None:
         """``value`` to ``rank`` (which takes it with `receive`), waiting asleep until it
         went (a large message waits for the receiver: a blocking send polled, as
         `arrive` says)."""
-        _asleep_until_done(self.comm.isend(value, dest=rank))
+        _asleep_until(self.comm.isend(value, dest=rank).Test)
 
     def receive(self, rank: int) -> Any:
         """The value ``rank`` sends this rank (`send`), waiting asleep until it comes."""
-        pauses = _pauses()
-        while not self.comm.iprobe(source=rank):
-            time.sleep(next(pauses))
+        _asleep_until(lambda: self.comm.iprobe(source=rank))
         return self.comm.recv(source=rank)
 
 
-def _asleep_until_done(request: Any) -> None:
-    """Return once the MPI ``request`` completed, looking as `_pauses` says."""
+def _asleep_until(ready: Callable[[], bool]) -> None:
+    """Return once ``ready()`` (an MPI request's test, a probe), looking as `_pauses` says."""
     pauses = _pauses()
-    while not request.Test():
+    while not ready():
         time.sleep(next(pauses))
 
 

@@ -97,13 +97,10 @@ EXTENSIONS_RANK = 1
 
 #: how the parts are written: they are read once, by the merge, which builds the
 #: aggregation tables and the indexes of the whole anew and compresses at the asked
-#: level (`archive.save_graph`): so no tables, and the fastest zstd level; every block
-#: alone (no DICTIONARY_BUNDLE, no compact layout), so that the merge takes the parts'
-#: definitions as stored when they are the same bytes (`merge.plan`) instead of
-#: decoding, unifying and encoding them again; the other options of the conversion
-#: (blocking, gap coding, checkpoint interval) are theirs, which the merge keeps where it
-#: copies their node blocks and checkpoints
-PART_OPTIONS = {"aggregation": False, "level": 1, "bundle": False, "compact": False}
+#: level (`archive.save_graph`): so no tables, and the fastest zstd level; the other
+#: options of the conversion (blocking, gap coding, checkpoint interval) are theirs,
+#: which the merge keeps where it copies their node blocks and checkpoints
+PART_OPTIONS = {"aggregation": False, "level": 1}
 
 
 

@@ -282,6 +282,20 @@ def test_queries_on_ranks_equal_the_serial_ones(tmp_path, capsys, argv):
     assert len(serial) > 40
 
 
+def test_queries_on_ranks_write_the_output_file_on_rank_0(tmp_path, capsys):
+    """``-o FILE`` under --mpi: rank 0 writes the answer to the file, the serial answer
+    byte for byte; nothing goes through mpirun's output, no other rank leaves a file."""
+    archive = tmp_path / "t.ccg"
+    ccg.convert(corpus_path(*CORPUS_TRACES[-1]), archive)
+    assert main(["messages", str(archive), "--json"]) == 0
+    serial = capsys.readouterr().out
+    target = tmp_path / "messages.json"
+    done = mpirun(2, "-m", "ccgformat.cli", "messages", str(archive), "--json", "--mpi", "-o", str(target))
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    assert target.read_text(encoding="utf-8") == serial and len(serial) > 40
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["messages.json", "t.ccg"]
+
+
 def test_verify_on_ranks_splits_the_walk_and_finds_what_the_serial_one_finds(tmp_path, monkeypatch):
     """``verify --mpi`` walks a share of the locations on each rank (the levels made by the
     walk): sound, the checkpoints of locations 1 and 2 (ranks 1 and 2 of 3) unlike their

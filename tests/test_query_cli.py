@@ -9,6 +9,7 @@ import pytest
 
 import ccgformat
 from ccgformat import Event, EventKind as K
+from ccgformat.archive.layout import NODE_KINDS
 from ccgformat.cli import main
 
 from . import query_oracle as oracle
@@ -117,3 +118,63 @@ def test_profile_text_columns_stay_apart_for_large_numbers(capsys, tmp_path):
     cells = {row.split()[0]: row.split()[2:] for row in rows if row}
     assert cells["r0"] == ["1", f"{7 * big:,}", f"{5 * big:,}", f"{7 * big:,.1f}"]
     assert cells["r1"] == ["1", f"{2 * big:,}", f"{2 * big:,}", f"{2 * big:,.1f}"]
+
+
+ANSWERS = [["profile"], ["profile", "--json"], ["messages"], ["messages", "--json"], ["messages", "--matrix"],
+           ["aggregate", "--slices", "4"], ["aggregate", "--slices", "4", "--states", "group", "--json"],
+           ["calltree"], ["calltree", "--per-location", "--json"], ["cat"], ["cat", "--format", "csv"]]
+
+
+@pytest.mark.parametrize("argv", ANSWERS, ids=" ".join)
+def test_output_file_holds_what_standard_output_gets(capsys, archive, tmp_path, argv):
+    """``-o FILE`` writes the command's answer to FILE, byte for byte what it prints
+    without, and prints nothing."""
+    code, printed, _ = run(capsys, argv[0], archive, *argv[1:])
+    assert code == 0 and printed
+    target = tmp_path / "answer.txt"
+    code, out, _ = run(capsys, argv[0], archive, *argv[1:], "-o", target)
+    assert (code, out) == (0, "")
+    assert target.read_text(encoding="utf-8") == printed
+    assert [path.name for path in tmp_path.iterdir()] == ["answer.txt"]  # no temporary left
+
+
+def _damaged_node_block(tmp_path):
+    """An archive in the block layout whose last node block fails its CRC (read when the
+    events reach it, after a command began its answer)."""
+    trace = {location: [event for call in range(400) for event in (
+        Event(100 * call + location, K.ENTER, call % 4), Event(100 * call + 37 + call % 11, K.LEAVE, call % 4))]
+        for location in range(4)}
+    path = tmp_path / "damaged.ccg"
+    ccgformat.save_graph(oracle.build(trace), path, nodes_per_block=64)
+    with ccgformat.open(path) as opened:
+        last = max((entry for entry in opened.sections if entry.kind in NODE_KINDS), key=lambda entry: entry.offset)
+    data = bytearray(path.read_bytes())
+    data[last.offset + 12 + last.length // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_failing_command_leaves_the_output_file_as_it_was(capsys, tmp_path):
+    damaged = _damaged_node_block(tmp_path)
+    code, out, err = run(capsys, "cat", damaged, "--format", "csv")
+    assert code == 1 and out.startswith("location,time,kind") and "CRC32C" in err  # failed mid-answer
+    target = tmp_path / "events.csv"
+    target.write_text("an earlier answer\n")
+    code, out, err = run(capsys, "cat", damaged, "--format", "csv", "-o", target)
+    assert (code, out) == (1, "") and "CRC32C" in err
+    assert target.read_text() == "an earlier answer\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["damaged.ccg", "events.csv"]  # no temporary left
+    code, _, _ = run(capsys, "cat", damaged, "--format", "csv", "-o", tmp_path / "new.csv")
+    assert code == 1 and not (tmp_path / "new.csv").exists()
+
+
+def test_output_file_that_is_the_archive_is_refused(capsys, archive):
+    before = archive.read_bytes()
+    code, _, err = run(capsys, "profile", archive, "-o", archive)
+    assert code == 2 and "never modified" in err
+    assert archive.read_bytes() == before
+
+
+def test_output_file_in_a_missing_folder_is_an_error(capsys, archive, tmp_path):
+    code, _, err = run(capsys, "profile", archive, "-o", tmp_path / "missing" / "p.txt")
+    assert code == 1 and "missing" in err

@@ -6,12 +6,11 @@ import argparse
 import csv
 import io
 import json
-import sys
 from typing import Any
 
 from ..archive import open_archive
 from ..model import COLUMNS, KIND_FIELDS, EventBatch, EventKind
-from .common import UsageError, bounded_int
+from .common import UsageError, add_output, answer_output, bounded_int
 
 CSV_HEADER = ("location", "time", "kind") + COLUMNS
 _USED = {kind: fields.hard + fields.soft for kind, fields in KIND_FIELDS.items()}
@@ -30,6 +29,7 @@ def add_cat(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stop", "--end", dest="stop", type=int, metavar="T", help="stop time (exclusive)")
     p.add_argument("--format", choices=("text", "csv", "jsonl"), default="text", help="default %(default)s")
     p.add_argument("--json", dest="format", action="store_const", const="jsonl", help="the same as --format jsonl")
+    add_output(p)
     p.set_defaults(run=cmd_cat)
 
 
@@ -45,12 +45,12 @@ def cmd_cat(args: argparse.Namespace) -> int:
             chosen = sorted(set(args.location))
         regions = [region.name for region in archive.definitions.regions]
         write = {"text": _TextWriter(regions), "csv": _CsvWriter(), "jsonl": _JsonWriter()}[args.format]
-        out = sys.stdout
-        out.write(write.header())
-        # small batches: several writes, so that a reader going away (`main` then ends
-        # quietly) is noticed early
-        for locations, batch in archive.events(args.start, args.stop, locations=chosen, batch_size=1024):
-            out.write(write.rows(locations.tolist(), batch))
+        with answer_output(args) as out:
+            out.write(write.header())
+            # small batches: several writes, so that a reader going away (`main` then ends
+            # quietly) is noticed early
+            for locations, batch in archive.events(args.start, args.stop, locations=chosen, batch_size=1024):
+                out.write(write.rows(locations.tolist(), batch))
     return 0
 
 

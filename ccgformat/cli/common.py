@@ -1,15 +1,18 @@
 """What the `ccg` commands share: the usage error, argument types, location choice and
-names, and a standard output whose reader went away."""
+names, where an answer goes (standard output or ``--output FILE``), and a standard
+output whose reader went away."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from ..archive import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_LEVEL, GAP_CODINGS, Archive
+from ..atomic import atomic_output
 
 if TYPE_CHECKING:
     from ..parallel import World
@@ -52,6 +55,34 @@ MPI_HELP = ("run on the ranks of 'mpirun -n P ccg ... --mpi' (the mpi extra: mpi
 def add_mpi(parser: argparse.ArgumentParser, help: str = MPI_HELP) -> None:
     """The ``--mpi`` option of a command that runs split across MPI ranks."""
     parser.add_argument("--mpi", action="store_true", help=help)
+
+
+def add_output(parser: argparse.ArgumentParser) -> None:
+    """The ``-o/--output`` option of a command that prints an answer (`answer_output`)."""
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="write the answer to FILE instead of standard output, atomically (complete or not at "
+                             "all); under --mpi rank 0 writes it, not through mpirun's forwarding of the output")
+
+
+@contextlib.contextmanager
+def answer_output(args: argparse.Namespace) -> Iterator[TextIO]:
+    """Where a command writes its answer: standard output, or the ``--output`` file
+    (`add_output`), made beside its name and renamed over it once the answer is whole
+    (`atomic.atomic_output`: a command that fails leaves no file). Under ``--mpi`` rank
+    0 alone opens it, after the ranks agreed on the answer: the file is written by the
+    process, where standard output goes through mpirun's forwarding (14 MB of
+    ``messages --json``: 0.13 s of 0.6, docs/parallel.md). A file that is the archive the
+    command reads is refused (inputs are never modified)."""
+    target = getattr(args, "output", None)
+    if target is None:
+        yield sys.stdout
+        return
+    archive = getattr(args, "archive", None)
+    if archive is not None and os.path.exists(target) and os.path.exists(archive) and \
+            os.path.samefile(archive, target):
+        raise UsageError(f"--output {target} is the archive the command reads; it is never modified")
+    with atomic_output(target) as temporary, open(temporary, "w", encoding="utf-8") as stream:
+        yield stream
 
 
 def add_writes(parser: argparse.ArgumentParser) -> None:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
 
 from ..archive import Archive, open_archive
 from ..query import Profile
 from ..query.messages_query import MessageStream
 from ..query.timeline_query import HEIGHT
-from .common import MPI_HELP, UsageError, add_mpi, bounded_int, chosen_locations, location_name, mpi_world
+from .common import (MPI_HELP, UsageError, add_mpi, add_output, answer_output, bounded_int, chosen_locations,
+                     location_name, mpi_world)
+
+if TYPE_CHECKING:
+    from ..query import CallTree
 
 
 def _window_options(p: argparse.ArgumentParser) -> None:
@@ -33,6 +36,7 @@ def add_profile(p: argparse.ArgumentParser) -> None:
                      "inside the window.")
     _window_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_output(p)
     add_mpi(p)
     p.set_defaults(run=cmd_profile)
 
@@ -45,6 +49,7 @@ def add_messages(p: argparse.ArgumentParser) -> None:
     _window_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--matrix", action="store_true", help="print the communication matrix (counts) instead")
+    add_output(p)
     add_mpi(p)
     p.set_defaults(run=cmd_messages)
 
@@ -84,6 +89,7 @@ def add_aggregate(p: argparse.ArgumentParser) -> None:
                    help="states: regions, region groups, or the metrics' integrals per slice (spec 4.11; "
                         "default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_output(p)
     add_mpi(p, MPI_HELP + " (region and group states)")
     p.set_defaults(run=cmd_aggregate)
 
@@ -98,6 +104,7 @@ def add_calltree(p: argparse.ArgumentParser) -> None:
     _window_options(p)
     p.add_argument("--per-location", action="store_true", help="a tree per location instead of their sum")
     p.add_argument("--json", action="store_true", help="print one JSON object (times in ticks)")
+    add_output(p)
     p.set_defaults(run=cmd_calltree)
 
 
@@ -128,10 +135,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
             if found is None:
                 return 0  # another rank than 0: rank 0 prints
             result = found
-    if args.json:
-        print(json.dumps(result.to_json()))
-        return 0
-    print(profile_text(result))
+    with answer_output(args) as out:
+        print(json.dumps(result.to_json()) if args.json else profile_text(result), file=out)
     return 0
 
 
@@ -168,33 +173,35 @@ def cmd_messages(args: argparse.Namespace) -> int:
             if found is None:
                 return 0  # another rank than 0: rank 0 prints
             stream = found
-        if args.matrix:
-            counts, _ = stream.matrix()
-            print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)
-                                                                            for row in counts.tolist()))
-        elif args.json:
-            stream.write_json(sys.stdout)
-        else:
-            _print_messages(stream)
+        with answer_output(args) as out:
+            if args.matrix:
+                counts, _ = stream.matrix()
+                print(json.dumps(counts.tolist()) if args.json else "\n".join(" ".join(f"{c:>8}" for c in row)
+                                                                                for row in counts.tolist()), file=out)
+            elif args.json:
+                stream.write_json(out)
+            else:
+                _print_messages(stream, out)
     return 0
 
 
-def _print_messages(stream: MessageStream) -> None:
-    """The messages as a table, written as they complete, then the counts and the unmatched events."""
-    print(f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}")
+def _print_messages(stream: MessageStream, out: TextIO) -> None:
+    """The messages as a table, written to ``out`` as they complete, then the counts and
+    the unmatched events."""
+    print(f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}", file=out)
     matched = 0
     for chunk in stream:
         matched += len(chunk)
         lines = [f"{m['sender']:>8}{m['send_time']:>20}{m['receiver']:>10}{m['recv_time']:>20}{m['comm']:>6}"
                  f"{m['tag']:>8}{m['size']:>12}" for m in chunk.rows()]
         if lines:
-            print("\n".join(lines))
-    out = [f"{matched:,} messages, {len(stream.unmatched):,} unmatched events, "
+            print("\n".join(lines), file=out)
+    summary = [f"{matched:,} messages, {len(stream.unmatched):,} unmatched events, "
            f"{len(stream.collectives):,} collectives "
            f"({sum(not c.complete for c in stream.collectives):,} incomplete)"]
-    out += [f"unmatched {u.kind} at location {u.location}, time {u.time}: peer {u.peer}, comm {u.comm}, "
+    summary += [f"unmatched {u.kind} at location {u.location}, time {u.time}: peer {u.peer}, comm {u.comm}, "
             f"tag {u.tag}" for u in stream.unmatched]
-    print("\n".join(out))
+    print("\n".join(summary), file=out)
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
@@ -241,18 +248,27 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
             model = archive.aggregate(args.slices, start, stop, args.states, chosen)
             states, show = model.states, (lambda v: f"{int(v):,}")
         names = [location_name(archive, location) for location in model.locations.tolist()]
-    if args.json:
-        print(json.dumps({"bounds": model.bounds.tolist(), "states": list(states), "locations": names,
-                          "values": model.values.tolist()}))
-        return 0
+    with answer_output(args) as out:
+        if args.json:
+            print(json.dumps({"bounds": model.bounds.tolist(), "states": list(states), "locations": names,
+                              "values": model.values.tolist()}), file=out)
+        else:
+            print(aggregate_text(model, states, show, args.states, names), file=out)
+    return 0
+
+
+def aggregate_text(model: Any, states: Sequence[str], show: Callable[[float], str], kind: str,
+                   names: list[str]) -> str:
+    """What `ccg aggregate` prints: the states (of ``kind``) by their total over every
+    location and slice (``show`` writes a value), their first 8 slices, and the extent."""
     totals = model.values.sum(axis=(0, 1))
     order = sorted(range(len(states)), key=lambda x: -abs(totals[x]))
-    print("\n".join(text_table(["state", "ticks" if args.states != "metric" else "integral",
+    return "\n".join(text_table(["state", "ticks" if kind != "metric" else "integral",
                             *(f"slice {t}" for t in range(min(model.values.shape[1], 8)))],
                            [[states[x], show(totals[x]), *(show(v) for v in model.values[:, :8, x].sum(axis=0))]
-                            for x in order], left=1)))
-    print(f"{len(names):,} locations, {len(model.bounds) - 1:,} slices from {model.bounds[0]} to {model.bounds[-1]}")
-    return 0
+                            for x in order], left=1) +
+                     [f"{len(names):,} locations, {len(model.bounds) - 1:,} slices from {model.bounds[0]} to "
+                      f"{model.bounds[-1]}"])
 
 
 def cmd_calltree(args: argparse.Namespace) -> int:
@@ -260,20 +276,24 @@ def cmd_calltree(args: argparse.Namespace) -> int:
         start, stop = _window(archive, args)
         result = archive.calltree(start, stop, chosen_locations(archive, args.location))
         names = {location: location_name(archive, location) for location in result.locations}
-    if args.json:
-        print(json.dumps(result.to_json(args.per_location)))
-        return 0
-    rows = result.rows(args.per_location)
-    if not args.per_location:
-        print("\n".join(_tree_lines(rows, result.timer_resolution)))
-        return 0
+    with answer_output(args) as out:
+        print(json.dumps(result.to_json(args.per_location)) if args.json else
+              calltree_text(result, args.per_location, names), file=out)
+    return 0
+
+
+def calltree_text(result: CallTree, per_location: bool, names: dict[int, str]) -> str:
+    """What `ccg calltree` prints: the call tree of every location summed, or one per
+    location (``per_location``) under its name."""
+    rows = result.rows(per_location)
+    if not per_location:
+        return "\n".join(_tree_lines(rows, result.timer_resolution))
     by_location: dict[int, list[dict[str, Any]]] = {location: [] for location in result.locations}
     for row in rows:
         by_location[row["location"]].append(row)
     sections = [[f"location {location} ({names[location]})", *_tree_lines(located, result.timer_resolution)]
                 for location, located in by_location.items()]
-    print("\n\n".join("\n".join(section) for section in sections))
-    return 0
+    return "\n\n".join("\n".join(section) for section in sections)
 
 
 def _tree_lines(rows: list[dict[str, Any]], ticks_per_second: int) -> list[str]:

@@ -188,7 +188,8 @@ def cmd_messages(args: argparse.Namespace) -> int:
 def _print_messages(stream: MessageStream, out: TextIO) -> None:
     """The messages as a table, written to ``out`` as they complete, then the counts and
     the unmatched events."""
-    print(f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}", file=out)
+    print(f"{'sender':>8}{'send time':>20}{'receiver':>10}{'recv time':>20}{'comm':>6}{'tag':>8}{'size':>12}",
+          file=out)
     matched = 0
     for chunk in stream:
         matched += len(chunk)
@@ -197,10 +198,10 @@ def _print_messages(stream: MessageStream, out: TextIO) -> None:
         if lines:
             print("\n".join(lines), file=out)
     summary = [f"{matched:,} messages, {len(stream.unmatched):,} unmatched events, "
-           f"{len(stream.collectives):,} collectives "
-           f"({sum(not c.complete for c in stream.collectives):,} incomplete)"]
+               f"{len(stream.collectives):,} collectives "
+               f"({sum(not c.complete for c in stream.collectives):,} incomplete)"]
     summary += [f"unmatched {u.kind} at location {u.location}, time {u.time}: peer {u.peer}, comm {u.comm}, "
-            f"tag {u.tag}" for u in stream.unmatched]
+                f"tag {u.tag}" for u in stream.unmatched]
     print("\n".join(summary), file=out)
 
 
@@ -253,22 +254,22 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
             print(json.dumps({"bounds": model.bounds.tolist(), "states": list(states), "locations": names,
                               "values": model.values.tolist()}), file=out)
         else:
-            print(aggregate_text(model, states, show, args.states, names), file=out)
+            print(aggregate_text(model, states, show, args.states), file=out)
     return 0
 
 
-def aggregate_text(model: Any, states: Sequence[str], show: Callable[[float], str], kind: str,
-                   names: list[str]) -> str:
-    """What `ccg aggregate` prints: the states (of ``kind``) by their total over every
-    location and slice (``show`` writes a value), their first 8 slices, and the extent."""
+def aggregate_text(model: Any, states: Sequence[str], show: Callable[[float], str], kind: str) -> str:
+    """What `ccg aggregate` prints of ``model`` (an `AggregateModel` or `MetricIntegrals`
+    of ``kind`` states): the states by their total over every location and slice (``show``
+    writes a value) with their first 8 slices, then the model's extent."""
     totals = model.values.sum(axis=(0, 1))
     order = sorted(range(len(states)), key=lambda x: -abs(totals[x]))
-    return "\n".join(text_table(["state", "ticks" if kind != "metric" else "integral",
-                            *(f"slice {t}" for t in range(min(model.values.shape[1], 8)))],
-                           [[states[x], show(totals[x]), *(show(v) for v in model.values[:, :8, x].sum(axis=0))]
-                            for x in order], left=1) +
-                     [f"{len(names):,} locations, {len(model.bounds) - 1:,} slices from {model.bounds[0]} to "
-                      f"{model.bounds[-1]}"])
+    header = ["state", "ticks" if kind != "metric" else "integral",
+              *(f"slice {t}" for t in range(min(model.values.shape[1], 8)))]
+    rows = [[states[x], show(totals[x]), *(show(v) for v in model.values[:, :8, x].sum(axis=0))] for x in order]
+    extent = (f"{len(model.locations):,} locations, {len(model.bounds) - 1:,} slices from {model.bounds[0]} to "
+              f"{model.bounds[-1]}")
+    return "\n".join([*text_table(header, rows, left=1), extent])
 
 
 def cmd_calltree(args: argparse.Namespace) -> int:

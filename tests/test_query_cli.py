@@ -1,5 +1,6 @@
 """`ccg profile`, `ccg messages` and `ccg timeline`: JSON other tools can consume, the
-text forms, the PNG, and usage errors (exit status 2)."""
+text forms, the PNG, and usage errors (exit status 2); ``-o FILE`` of every command that
+prints an answer."""
 
 from __future__ import annotations
 
@@ -122,7 +123,10 @@ def test_profile_text_columns_stay_apart_for_large_numbers(capsys, tmp_path):
 
 ANSWERS = [["profile"], ["profile", "--json"], ["messages"], ["messages", "--json"], ["messages", "--matrix"],
            ["aggregate", "--slices", "4"], ["aggregate", "--slices", "4", "--states", "group", "--json"],
-           ["calltree"], ["calltree", "--per-location", "--json"], ["cat"], ["cat", "--format", "csv"]]
+           ["calltree"], ["calltree", "--per-location", "--json"], ["cat"], ["cat", "--format", "csv"],
+           ["info"], ["info", "--json"], ["verify"], ["verify", "--json"], ["timeline", "--width", "5", "--json"],
+           ["overview", "--slices", "4"], ["overview", "--slices", "4", "--curve"], ["topology", "--json"],
+           ["topology"], ["logical"], ["logical", "--json"]]
 
 
 @pytest.mark.parametrize("argv", ANSWERS, ids=" ".join)
@@ -166,6 +170,26 @@ def test_a_failing_command_leaves_the_output_file_as_it_was(capsys, tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["damaged.ccg", "events.csv"]  # no temporary left
     code, _, _ = run(capsys, "cat", damaged, "--format", "csv", "-o", tmp_path / "new.csv")
     assert code == 1 and not (tmp_path / "new.csv").exists()
+
+
+def test_verify_writes_the_report_of_what_it_found(capsys, tmp_path):
+    """A verify that finds problems exits with status 1 and still writes its report."""
+    damaged = _damaged_node_block(tmp_path)
+    code, printed, _ = run(capsys, "verify", damaged, "--json")
+    assert code == 1 and json.loads(printed)["ok"] is False
+    code, out, _ = run(capsys, "verify", damaged, "--json", "-o", tmp_path / "report.json")
+    assert (code, out) == (1, "")
+    assert (tmp_path / "report.json").read_text() == printed
+
+
+@pytest.mark.parametrize("argv", [["timeline", "--width", "5", "--svg", "t.svg"],
+                                  ["logical", "--svg", "t.svg"]], ids=lambda argv: argv[0])
+def test_output_file_of_a_picture_only_run_is_refused(capsys, archive, tmp_path, argv):
+    """A timeline or logical run that draws instead of printing has no answer for -o: usage error, no file."""
+    code, _, err = run(capsys, argv[0], archive, *[str(tmp_path / a) if a.endswith(".svg") else a for a in argv[1:]],
+                       "-o", tmp_path / "answer.json")
+    assert code == 2 and "--json" in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_output_file_that_is_the_archive_is_refused(capsys, archive):

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..archive import Archive, open_archive
 from ..archive.verify import kind_name, verify
-from .common import add_mpi, mpi_world
+from .common import add_mpi, add_output, answer_output, mpi_world
 from .progress import TerminalProgress
 
 
@@ -17,6 +17,7 @@ def add_info(p: argparse.ArgumentParser) -> None:
     p.description = "Sizes, compression, parameters, provenance and sections of an archive."
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_output(p)
     p.set_defaults(run=cmd_info)
 
 
@@ -28,6 +29,7 @@ def add_verify(p: argparse.ArgumentParser) -> None:
     p.add_argument("archive", metavar="ARCHIVE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", "-q", action="store_true", help="show no progress on a terminal")
+    add_output(p)
     add_mpi(p)
     p.set_defaults(run=cmd_verify)
 
@@ -79,10 +81,8 @@ def info_document(archive: Archive) -> dict[str, Any]:
 def cmd_info(args: argparse.Namespace) -> int:
     with open_archive(args.archive) as archive:
         document = info_document(archive)
-    if args.json:
-        print(json.dumps(document, indent=None, sort_keys=False))
-        return 0
-    print(info_text(document))
+    with answer_output(args) as out:
+        print(json.dumps(document, indent=None, sort_keys=False) if args.json else info_text(document), file=out)
     return 0
 
 
@@ -131,21 +131,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
         with TerminalProgress("ccg verify", unit="B", scale=True, quiet=args.quiet) as progress:
             problems = verify(args.archive, progress.reach if progress.shown else None)
     if args.json:
-        print(json.dumps({"path": args.archive, "ok": not problems,
-                          "problems": [p.to_dict() for p in problems]}))
-        return 1 if problems else 0
-    if not problems:
+        report = json.dumps({"path": args.archive, "ok": not problems, "problems": [p.to_dict() for p in problems]})
+    elif not problems:
         with open_archive(args.archive) as archive:
             blocks = len(archive.directory)
             events = sum(root.events for root in archive.roots.values())
-            print(f"ok: {args.archive}: {blocks} blocks, {len(archive.locations)} locations, "
-                  f"{events:,} events, all checks passed")
-        return 0
-    first = problems[0]
-    where = (f"at byte {first.offset}" if first.kind is None
-             else f"in the {first.kind_name} block at byte {first.offset}")
-    count = f"{len(problems)} problem" + ("s" if len(problems) != 1 else "")
-    print(f"FAILED: {args.archive}: {count}; first {where}: {first.reason}")
-    for problem in problems:
-        print(f"  {problem}")
-    return 1
+            report = (f"ok: {args.archive}: {blocks} blocks, {len(archive.locations)} locations, "
+                      f"{events:,} events, all checks passed")
+    else:
+        first = problems[0]
+        where = (f"at byte {first.offset}" if first.kind is None
+                 else f"in the {first.kind_name} block at byte {first.offset}")
+        count = f"{len(problems)} problem" + ("s" if len(problems) != 1 else "")
+        report = "\n".join([f"FAILED: {args.archive}: {count}; first {where}: {first.reason}",
+                            *(f"  {problem}" for problem in problems)])
+    with answer_output(args) as out:  # the report, whatever it found
+        print(report, file=out)
+    return 1 if problems else 0

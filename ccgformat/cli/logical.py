@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 import numpy as np
 
@@ -12,7 +11,7 @@ from ..query.logical_schemes import SCHEMES
 from ..query.logical_clusters import CLUSTERS
 from ..query.logical_picture import Picturable
 from ..query.logical_spool import streamed_logical
-from .common import bounded_int
+from .common import UsageError, add_output, answer_output, bounded_int
 from .queries import text_table
 
 
@@ -35,18 +34,23 @@ def add_logical(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rows", type=bounded_int(1, 100000), default=800, metavar="N",
                    help="the picture's most rows: with more locations, rows show each phase's locations "
                         "ordered by cluster (default %(default)s)")
+    add_output(p)
     p.set_defaults(run=cmd_logical)
 
 
 def cmd_logical(args: argparse.Namespace) -> int:
+    if args.output and (args.png or args.svg) and not args.json:
+        raise UsageError("--output holds the printed answer, which a picture replaces: add --json")
     with open_archive(args.archive) as archive, streamed_logical(archive, args.scheme, args.clusters) as result:
         for path in (args.svg, args.png):
             if path:
                 result.save(path, args.width, args.rows)
-        if args.json:
-            result.write_json(sys.stdout)
-        elif not (args.png or args.svg):
-            print(summary_text(result))
+        if args.json or not (args.png or args.svg):
+            with answer_output(args) as out:
+                if args.json:
+                    result.write_json(out)
+                else:
+                    print(summary_text(result), file=out)
     return 0
 
 

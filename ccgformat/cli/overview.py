@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from ..archive import open_archive
-from .common import UsageError, bounded_int
+from .common import UsageError, add_output, answer_output, bounded_int
+
+if TYPE_CHECKING:
+    from ..query import Overview
 
 
 def _ratio(text: str) -> float:
@@ -42,6 +46,7 @@ def add_overview(p: argparse.ArgumentParser) -> None:
     p.add_argument("--curve", action="store_true",
                    help="list the distinct optima as p goes from 0 to 1 with gain, loss and part count "
                         "(with --png/--svg, draw the quality curves instead)")
+    add_output(p)
     p.set_defaults(run=cmd_overview)
 
 
@@ -55,22 +60,26 @@ def cmd_overview(args: argparse.Namespace) -> int:
     for path, format in ((args.svg, "svg"), (args.png, "png")):
         if path:
             result.save(path, what, format)
+    with answer_output(args) as out:
+        print(_answer(result, args), file=out)
+    return 0
+
+
+def _answer(result: Overview, args: argparse.Namespace) -> str:
+    """What `ccg overview` prints for ``result``: its quality curve with
+    ``--curve``, else its partition; as JSON with ``--json``."""
     if args.curve:
         rows = result.quality_curve().to_json()
         if args.json:
-            print(json.dumps({"p": result.p, "curve": rows}))
-        else:
-            print(f"{'p from':>12} {'p to':>12} {'gain':>14} {'loss':>14} {'parts':>10}")
-            print("\n".join(f"{r['p_low']:>12.6g} {r['p_high']:>12.6g} {r['gain']:>14.6g} {r['loss']:>14.6g} "
-                            f"{r['parts']:>10,}" for r in rows))
-            print(f"default p: {result.p:.6g}" if args.p is None else f"chosen p: {result.p:.6g}")
-        return 0
+            return json.dumps({"p": result.p, "curve": rows})
+        return "\n".join([f"{'p from':>12} {'p to':>12} {'gain':>14} {'loss':>14} {'parts':>10}",
+                          *(f"{r['p_low']:>12.6g} {r['p_high']:>12.6g} {r['gain']:>14.6g} {r['loss']:>14.6g} "
+                            f"{r['parts']:>10,}" for r in rows),
+                          f"default p: {result.p:.6g}" if args.p is None else f"chosen p: {result.p:.6g}"])
     if args.json:
-        print(json.dumps(result.to_json()))
-        return 0
+        return json.dumps(result.to_json())
     part = result.partition
-    print(f"{result.kind} aggregation of {len(result.model.locations):,} locations x {args.slices} slices, "
-          f"{len(result.model.states)} states")
-    print(f"p {result.p:.6g}{' (default)' if args.p is None else ''}: {len(part):,} parts, pIC {part.pic:.6g}, "
-          f"gain {part.gain:.6g}, loss {part.loss:.6g}{' (normalized)' if args.normalize else ''}")
-    return 0
+    return (f"{result.kind} aggregation of {len(result.model.locations):,} locations x {args.slices} slices, "
+            f"{len(result.model.states)} states\n"
+            f"p {result.p:.6g}{' (default)' if args.p is None else ''}: {len(part):,} parts, pIC {part.pic:.6g}, "
+            f"gain {part.gain:.6g}, loss {part.loss:.6g}{' (normalized)' if args.normalize else ''}")

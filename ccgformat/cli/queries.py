@@ -75,6 +75,7 @@ def add_timeline(p: argparse.ArgumentParser) -> None:
     p.add_argument("--png", metavar="FILE", help="draw the timeline as PNG (needs the plot extra: matplotlib)")
     p.add_argument("--svg", metavar="FILE", help="draw it as SVG")
     p.add_argument("--json", action="store_true", help="print the per-column exclusive times as JSON")
+    add_output(p)
     p.set_defaults(run=cmd_timeline)
 
 
@@ -208,6 +209,8 @@ def _print_messages(stream: MessageStream, out: TextIO) -> None:
 def cmd_timeline(args: argparse.Namespace) -> int:
     if not args.png and not args.svg and not args.json:
         raise UsageError("say where the timeline goes: --svg FILE, --png FILE and/or --json")
+    if args.output and not args.json:
+        raise UsageError("--output holds the --json answer: add --json")
     with open_archive(args.archive) as archive:
         first, last = archive.time_range
         start = first if args.start is None else args.start
@@ -222,7 +225,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
             if path:
                 drawing.save(path, format)
     if args.json:
-        print(json.dumps(result.to_json()))
+        with answer_output(args) as out:
+            print(json.dumps(result.to_json()), file=out)
     return 0
 
 

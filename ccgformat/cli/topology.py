@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 from ..analysis.graphviz import LAYOUTS, NEATO_NODES
 from ..analysis.topology_tree import AGGREGATES
 from ..archive import open_archive
 from ..atomic import atomic_output
-from .common import UsageError, bounded_int
+from .common import UsageError, add_output, answer_output, bounded_int
 
 
 def add_topology(p: argparse.ArgumentParser) -> None:
@@ -38,6 +37,7 @@ def add_topology(p: argparse.ArgumentParser) -> None:
     p.add_argument("--title", metavar="TEXT", help="the picture's title (default: the archive's file name)")
     p.add_argument("--layout", choices=LAYOUTS, help="the Graphviz layout program (default: twopi for a tree, "
                                                    f"neato up to {NEATO_NODES} nodes, else sfdp)")
+    add_output(p)
     p.set_defaults(run=cmd_topology)
 
 
@@ -54,13 +54,15 @@ def cmd_topology(args: argparse.Namespace) -> int:
             Path(temporary).write_text(result.to_dot(title, args.size, args.fill), encoding="utf-8")
     if args.svg:
         result.save_svg(args.svg, title, args.size, args.fill, args.layout)
-    if args.json:
-        result.write_json(sys.stdout)
-        return 0
-    print(f"{len(result.names):,} containers, {len(result.edges.first):,} edges; window {result.start}..{result.stop} "
-          f"({(result.stop - result.start) / result.resolution:.6g} s), {result.aggregate} of time-weighted means")
-    for node, path in enumerate(result.paths):
-        metrics = "  ".join(f"{name} {value:.6g}" for name, value in zip(result.metrics, result.values[node].tolist())
-                            if not math.isnan(value))
-        print(f"{path}  {metrics}".rstrip())
+    with answer_output(args) as out:
+        if args.json:
+            result.write_json(out)
+            return 0
+        print(f"{len(result.names):,} containers, {len(result.edges.first):,} edges; window {result.start}.."
+              f"{result.stop} ({(result.stop - result.start) / result.resolution:.6g} s), {result.aggregate} of "
+              f"time-weighted means", file=out)
+        for node, path in enumerate(result.paths):
+            metrics = "  ".join(f"{name} {value:.6g}" for name, value in
+                                zip(result.metrics, result.values[node].tolist()) if not math.isnan(value))
+            print(f"{path}  {metrics}".rstrip(), file=out)
     return 0

@@ -3,6 +3,13 @@ name beside the target, flushed to disk and renamed over the target, so the targ
 appears complete or not at all. The result has the permissions of a plainly created file
 or folder (the umask applies), not the private ones of a temporary.
 
+A target that is a symbolic link is written through it: the file or folder it names is
+replaced, beside which the temporary is made, and the link stays. A target that exists
+must be what is written: a regular file for a file, a folder for a folder. Anything else
+(a device such as /dev/null, a FIFO, a socket; a folder where a file is written) is
+refused, not replaced: the rename would put a plain file in its place (as root,
+/dev/null itself).
+
 A file is flushed with one fsync. A folder (an OTF2 export: two files per location) is
 flushed with one ``syncfs`` of the file system that holds it, where the platform has it
 (Linux), which writes every file and folder below it in one pass; elsewhere every file in
@@ -12,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import os
 import shutil
@@ -27,10 +35,16 @@ class AtomicOutput:
 
     def __init__(self, target: str | os.PathLike[str], *, folder: bool = False):
         self.target = Path(target)
+        if self.target.is_symlink():  # written through the link, which stays
+            self.target = Path(os.path.realpath(self.target))
         self.folder = folder
         parent = self.target.parent
         if not parent.is_dir():
             raise FileNotFoundError(2, "the target's folder does not exist", str(parent))
+        if self.target.exists() and not (self.target.is_dir() if folder else self.target.is_file()):
+            what = "folder" if folder else "regular file"
+            raise FileExistsError(errno.EEXIST, f"the target exists and is not a {what}; it is never replaced",
+                                  str(self.target))
         while True:
             self.path = parent / f".{self.target.name}.{os.urandom(4).hex()}.tmp"  # not secrets: it loads OpenSSL
             try:  # created with the mode of a plain file or folder, so the umask applies

@@ -131,3 +131,43 @@ def _trace():
     events = ccg.EventBatch.from_events([(10, K.ENTER, 0), (20, K.LEAVE, 0)])
     definitions = ccg.Definitions(regions=[ccg.model.Region("A")], locations=[ccg.model.Location("rank 0")])
     return definitions, [(0, [events])], ccg.Params()
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_a_target_that_is_not_what_is_written_is_refused_and_kept(tmp_path, folder):
+    """A FIFO (as /dev/null would be: a device) or the other kind of entry is never
+    replaced by the rename: refused before anything is written."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    other = tmp_path / "other"
+    other.write_text("a file") if folder else other.mkdir()
+    for target in (fifo, other):
+        with pytest.raises(FileExistsError, match="never replaced"):
+            with atomic_output(target, folder=folder):
+                pass
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert other.is_file() if folder else other.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "other"]
+
+
+def test_a_conversion_to_a_fifo_is_refused(tmp_path, capsys):
+    fifo = tmp_path / "out.ccg"
+    os.mkfifo(fifo)
+    assert main(["convert", str(MINIMAL), str(fifo), "--quiet"]) == 1
+    assert "never replaced" in capsys.readouterr().err
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_a_symbolic_link_is_written_through(tmp_path, folder):
+    """The entry the link names gets the output; the link stays a link to it."""
+    real = tmp_path / "disk" / "out"
+    real.parent.mkdir()
+    real.mkdir() if folder else real.write_text("old")
+    link = tmp_path / "out"
+    link.symlink_to(real)
+    with atomic_output(link, folder=folder) as temporary:
+        assert temporary.parent == real.parent
+        (temporary / "inner").write_text("new") if folder else temporary.write_text("new")
+    assert link.is_symlink() and Path(os.readlink(link)) == real
+    assert ((real / "inner") if folder else real).read_text() == "new"

@@ -5,6 +5,9 @@ prints an answer."""
 from __future__ import annotations
 
 import json
+import os
+import stat
+import threading
 
 import pytest
 
@@ -190,6 +193,23 @@ def test_output_file_of_a_picture_only_run_is_refused(capsys, archive, tmp_path,
                        "-o", tmp_path / "answer.json")
     assert code == 2 and "--json" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_output_into_a_fifo_writes_into_it(capsys, archive, tmp_path):
+    """-o naming a FIFO (as /dev/stdout may be a pipe) writes the answer into it, which
+    stays a FIFO: an answer is a stream, not a file to replace."""
+    code, printed, _ = run(capsys, "profile", archive, "--json")
+    fifo = tmp_path / "answer"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    code, out, _ = run(capsys, "profile", archive, "--json", "-o", fifo)
+    if code != 0:  # nothing opened the FIFO for writing: let the reader go
+        os.close(os.open(fifo, os.O_WRONLY))
+    reader.join(timeout=60)
+    assert (code, out, received) == (0, "", [printed])
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 
 def test_output_file_that_is_the_archive_is_refused(capsys, archive):

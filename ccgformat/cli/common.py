@@ -68,7 +68,8 @@ def add_output(parser: argparse.ArgumentParser) -> None:
 def answer_output(args: argparse.Namespace) -> Iterator[TextIO]:
     """Where a command writes its answer: standard output, or the ``--output`` file
     (`add_output`), made beside its name and renamed over it once the answer is whole
-    (`atomic.atomic_output`: a command that fails leaves no file). Under ``--mpi`` rank
+    (`atomic.atomic_output`: a command that fails leaves no file) - or, when FILE is a
+    device or a FIFO (``/dev/stdout``, ``/dev/null``), written into. Under ``--mpi`` rank
     0 alone opens it, after the ranks agreed on the answer: the file is written by the
     process, where standard output goes through mpirun's forwarding (14 MB of
     ``messages --json`` on 2 ranks: 0.45 s written, 0.52 s forwarded; docs/parallel.md).
@@ -81,6 +82,10 @@ def answer_output(args: argparse.Namespace) -> Iterator[TextIO]:
     if archive is not None and os.path.exists(target) and os.path.exists(archive) and \
             os.path.samefile(archive, target):
         raise UsageError(f"--output {target} is the archive the command reads; it is never modified")
+    if os.path.exists(target) and not os.path.isfile(target) and not os.path.isdir(target):
+        with open(target, "w", encoding="utf-8") as stream:
+            yield stream
+        return
     with atomic_output(target) as temporary, open(temporary, "w", encoding="utf-8") as stream:
         yield stream
 

@@ -8,7 +8,8 @@ replaced, beside which the temporary is made, and the link stays. A target that 
 must be what is written: a regular file for a file, a folder for a folder. Anything else
 (a device such as /dev/null, a FIFO, a socket; a folder where a file is written) is
 refused, not replaced: the rename would put a plain file in its place (as root,
-/dev/null itself).
+/dev/null itself) - unless the writer streams (``streams``: a command's answer), which
+then writes into it.
 
 A file is flushed with one fsync. A folder (an OTF2 export: two files per location) is
 flushed with one ``syncfs`` of the file system that holds it, where the platform has it
@@ -82,9 +83,15 @@ class AtomicOutput:
 
 
 @contextlib.contextmanager
-def atomic_output(target: str | os.PathLike[str], *, folder: bool = False) -> Iterator[Path]:
+def atomic_output(target: str | os.PathLike[str], *, folder: bool = False, streams: bool = False
+                  ) -> Iterator[Path]:
     """The temporary path of an `AtomicOutput`, committed when the block ends without an
-    error and discarded otherwise."""
+    error and discarded otherwise; with ``streams``, a target file that is a device or a
+    FIFO (``/dev/stdout``, ``/dev/null``) itself, to be written into (what went into a
+    stream is not taken back)."""
+    if streams and not folder and _special(Path(target)):
+        yield Path(target)
+        return
     output = AtomicOutput(target, folder=folder)
     try:
         yield output.path
@@ -92,6 +99,12 @@ def atomic_output(target: str | os.PathLike[str], *, folder: bool = False) -> It
         output.discard()
         raise
     output.commit()
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` (through links) exists as neither a regular file nor a folder: a
+    device, a FIFO or a socket."""
+    return path.exists() and not path.is_file() and not path.is_dir()
 
 
 def _flush_folder(folder: Path) -> None:

@@ -79,15 +79,15 @@ def answer_output(args: argparse.Namespace) -> Iterator[TextIO]:
         yield sys.stdout
         return
     archive = getattr(args, "archive", None)
-    if archive is not None and os.path.exists(target) and os.path.exists(archive) and \
-            os.path.samefile(archive, target):
+    if archive is not None and same_file(archive, target):
         raise UsageError(f"--output {target} is the archive the command reads; it is never modified")
-    if os.path.exists(target) and not os.path.isfile(target) and not os.path.isdir(target):
-        with open(target, "w", encoding="utf-8") as stream:
-            yield stream
-        return
-    with atomic_output(target) as temporary, open(temporary, "w", encoding="utf-8") as stream:
+    with atomic_output(target, streams=True) as path, open(path, "w", encoding="utf-8") as stream:
         yield stream
+
+
+def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """Whether both paths exist and name the same file (an input a command would write over)."""
+    return os.path.exists(first) and os.path.exists(second) and os.path.samefile(first, second)
 
 
 def add_writes(parser: argparse.ArgumentParser) -> None:

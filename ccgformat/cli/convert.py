@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from ..archive import exporter_for, exporters, open_archive
@@ -13,7 +12,7 @@ from ..errors import FormatError, ParameterError
 from ..formats import ConvertReport, convert, formats
 from ..params import Params
 from ..query.logical_schemes import SCHEMES
-from .common import UsageError, add_mpi, add_writes, bounded_int, fraction, mpi_world, writes
+from .common import UsageError, add_mpi, add_writes, bounded_int, fraction, mpi_world, same_file, writes
 from .progress import TerminalProgress
 
 
@@ -90,7 +89,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
                         epoch_nodes=args.epoch_nodes)
     except ParameterError as error:
         raise UsageError(str(error)) from None
-    if os.path.exists(args.target) and os.path.exists(args.source) and os.path.samefile(args.source, args.target):
+    if same_file(args.source, args.target):
         raise UsageError("DST is the input file; conversion never modifies its input")
     options = dict(fmt=args.fmt, repair=args.repair, **writes(args))
     world = mpi_world(args)

@@ -6,8 +6,9 @@ ring messages), and ``1m-regular`` its regular twin (a small graph: the merge ha
 its nodes); ``20000x50``, bench_scale's 20,000 ranks x 50 events ring trace, and
 ``20000x50-spmd`` its spmd twin (one call tree shared by every rank: a small graph
 again); ``100m``, bench_long's jittered 16 x 6.25 M (about 1.3 GB of OTF2, written once
-and kept in bench-out/). The targets of the 1 M and 20,000 x 50 traces hold for both
-shapes of each. Every step is a fresh ``mpirun -n P --oversubscribe --allow-run-as-root
+and kept in bench-out/). The targets of the 1 M and 20,000 x 50 traces are checked on
+both shapes of each (the regular 1 M trace's ratio is bound by what both runs pay before
+and after the conversion, docs/parallel.md). Every step is a fresh ``mpirun -n P --oversubscribe --allow-run-as-root
 python -m ccgformat.cli ...`` (start-up, imports and MPI_Init included), run --repeat
 times, the ranks counts interleaved so that the machine's load drifts alike over them:
 the median wall time and the largest peak RSS of one process (mpirun waits for its ranks:

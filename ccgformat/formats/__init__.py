@@ -268,12 +268,12 @@ def write_archive(target: Path, source: Path, name: str, trace: WrittenSource, p
                   repair: bool = False, level: int | None = None,
                   checkpoint_interval: int = DEFAULT_CHECKPOINT_INTERVAL,
                   nodes_per_block: int = DEFAULT_NODES_PER_BLOCK, progress: Progress | None = None,
-                  aggregation: bool = True, gaps: str = "auto",
+                  aggregation: bool = True, gaps: str = "auto", compact: bool = True,
                   encoded_extensions: Callable[[], KeptBlock] | None = None) -> Graph:
     """Write ``trace`` (what `read` gave for the input ``source`` of format ``name``, or
     the same handed on from another process) to the archive ``target``, as `convert`
-    does (options as there; ``encoded_extensions`` as for `archive.write_trace`); close
-    its streams. Returns the built graph."""
+    does (options as there; ``compact`` and ``encoded_extensions`` as for
+    `archive.write_trace`); close its streams. Returns the built graph."""
     definitions, streams = trace
     if "source_format" not in definitions.provenance:
         definitions = dataclasses.replace(definitions, provenance={**definitions.provenance, "source_format": name})
@@ -282,7 +282,7 @@ def write_archive(target: Path, source: Path, name: str, trace: WrittenSource, p
         return write_trace(target, definitions, counted, params, repair=repair, level=level,
                            checkpoint_interval=checkpoint_interval, nodes_per_block=nodes_per_block,
                            aggregation=AGGREGATION_BUDGET if aggregation else None, gaps=gaps,
-                           encoded_extensions=encoded_extensions)
+                           compact=compact, encoded_extensions=encoded_extensions)
     except TraceError as error:
         raise InputTraceError(error.reason, path=str(source), location=error.location, index=error.index,
                               time=error.time) from None

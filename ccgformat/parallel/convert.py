@@ -97,10 +97,12 @@ EXTENSIONS_RANK = 1
 
 #: how the parts are written: they are read once, by the merge, which builds the
 #: aggregation tables and the indexes of the whole anew and compresses at the asked
-#: level (`archive.save_graph`): so no tables, and the fastest zstd level; the other
-#: options of the conversion (blocking, gap coding, checkpoint interval) are theirs,
-#: which the merge keeps where it copies their node blocks and checkpoints
-PART_OPTIONS = {"aggregation": False, "level": 1}
+#: level (`archive.save_graph`): so no tables, the fastest zstd level, and never the
+#: compact layout, whose trials (the primed LZMA2 body among them) cost a small part
+#: 0.022 s of a 0.10 s conversion for a file the merge reads once (docs/parallel.md);
+#: the other options of the conversion (blocking, gap coding, checkpoint interval) are
+#: theirs, which the merge keeps where it copies their node blocks and checkpoints
+PART_OPTIONS = {"aggregation": False, "level": 1, "compact": False}
 
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import ccgformat
 from ccgformat import backends
 from ccgformat.archive.layout import NODE_KINDS, SectionKind
-from ccgformat.archive.merge import blocks
+from ccgformat.archive.merge import blocks, plan as plan_module
 from ccgformat.archive.merge.plan import plan as make_plan
 from ccgformat.archive.verify import verify
 from ccgformat.archive.writer import extension_table, nodes_level
@@ -122,6 +122,35 @@ def test_each_way_of_joining_disjoint_locations_equals_the_union(tmp_path_factor
     assert ccgformat.merge(parts, folder / "merged.ccg").way == path
     support.assert_same_trace(folder / "merged.ccg", whole)
     assert verify(folder / "merged.ccg") == []
+
+
+def test_the_same_definitions_bytes_are_kept_from_a_bundle_only_in_a_large_graph(tmp_path, monkeypatch):
+    """Archives that store their definitions in the same bytes (the parts of one
+    conversion): bundled with their small sections, the merge encodes them anew for a
+    small graph (whose file they would grow by a few per cent) and keeps the first's for a
+    graph it copies block by block; either way the merged file is the whole trace."""
+    definitions, events = synth.synthesize(4, 3000, jitter=0.3, seed=5, pattern="spmd")
+    trace = {location: EventBatch.concat(list(events(location))) for location in range(4)}
+    parts = support.by_locations(tmp_path, definitions, trace, [[0, 1], [2, 3]])
+    whole = support.write(tmp_path / "whole.ccg", definitions, trace)
+    with ccgformat.open(parts[0]) as first:
+        defining = [entry for entry in first.sections if entry.kind == SectionKind.DEFINITIONS]
+        assert defining and all(first.bundled(entry) for entry in defining)
+        payloads = [(SectionKind(entry.kind), first.payload(entry)) for entry in first.sections
+                    if entry.kind in (SectionKind.DEFINITIONS, SectionKind.LOCATION_TABLE,
+                                      SectionKind.EXTENSION_TABLE)]
+    for large in (False, True):
+        monkeypatch.setattr(plan_module, "COPY_NODES", 0 if large else 1 << 62)
+        monkeypatch.setattr(blocks, "COPY_NODES", 0 if large else 1 << 62)
+        joined = make_plan(parts, tmp_path / "merged.ccg")
+        try:
+            assert joined.stored_definitions == (payloads if large else None)
+        finally:
+            joined.close()
+        merged = tmp_path / f"merged-{large}.ccg"
+        assert ccgformat.merge(parts, merged).way == ("blocks" if large else "nodes")
+        support.assert_same_trace(merged, whole)
+        assert verify(merged) == []
 
 
 @pytest.mark.parametrize("path", ["blocks", "nodes"])

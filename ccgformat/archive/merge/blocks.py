@@ -38,14 +38,9 @@ from ..writer import Writer
 from .checkpoints import held_checkpoints
 from .moved import Moved, SourceBlock, moved_blocks, read_moved
 from .nodes import block_columns, concatenated, merged_roots, node_pool
-from .plan import Plan
+from .plan import COPY_NODES, Plan
 from .tables import TableRows, walked_rows
 from .writes import Writes
-
-#: a merged graph of at least this many nodes is copied block by block when the archives
-#: define the same (a smaller one is hash consed, `nodes`); from this size the writer's
-#: tables walk the events instead of reading every node (`query.streaming.STREAM_NODES`)
-COPY_NODES = 1 << 18
 
 
 def way(plan: Plan) -> str:

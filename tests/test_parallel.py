@@ -20,14 +20,16 @@ from hypothesis import given, strategies as st
 
 import ccgformat as ccg
 from ccgformat.archive.merge import Writes
-from ccgformat.archive import write_trace
+from ccgformat.archive import primed_lzma, write_trace
 from ccgformat.archive import writer as writer_module
+from ccgformat.archive.layout import SectionKind
 from ccgformat.archive.writer import extension_table
 from ccgformat.errors import ParallelError
 from ccgformat.archive.native import builder as make_builder
-from ccgformat.formats import otf2 as otf2_format
+from ccgformat.formats import otf2 as otf2_format, read
 from ccgformat.formats.common import StringTable
 from ccgformat.model import EventBatch, EventKind, location_pairs
+from ccgformat.params import Params
 from ccgformat.parallel import gather
 from ccgformat.parallel.convert import owner_of_range, part_ranges
 from ccgformat.parallel.distribute import Sender
@@ -314,11 +316,6 @@ def test_a_small_part_is_written_in_the_block_layout_without_the_compact_trials(
     but is never written in the compact layout, whose trials (the primed LZMA2 body, the
     zstd dictionaries) took 0.022 s of each rank's 0.10 s part of a 1 M-event regular
     trace. The serial conversion of the same locations is compact: the trials run there."""
-    from ccgformat.archive import primed_lzma
-    from ccgformat.archive.layout import SectionKind
-    from ccgformat.formats import read
-    from ccgformat.params import Params
-
     coded = []
     real = primed_lzma.compress
     monkeypatch.setattr(primed_lzma, "compress", lambda raw: coded.append(len(raw)) or real(raw))

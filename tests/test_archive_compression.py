@@ -192,8 +192,8 @@ def test_a_merge_keeps_each_moved_block_within_1_percent_of_its_source(tmp_path,
     at the writer's level: a jittered trace (most blocks at the fast level) and one of
     many short locations (whose blocks need level 19's long matches) both merge to within
     1% of their parts' node bytes."""
-    from ccgformat.archive.merge import blocks
-    monkeypatch.setattr(blocks, "COPY_NODES", 0)
+    from ccgformat.archive.merge import plan as plan_module
+    monkeypatch.setattr(plan_module, "COPY_NODES", 0)
     definitions, events = synth.synthesize(2 * locations, per_location, jitter=0.3, seed=3, pattern=pattern)
     parts = []
     for part in range(2):

@@ -103,7 +103,7 @@ def test_overlapping_events_of_one_location_are_refused(tmp_path):
 def _paths(monkeypatch, path: str) -> None:
     """Force one of the merge's ways for archives of disjoint locations: "blocks" copies the
     node blocks whatever the graph's size, "nodes" hash conses whatever its size."""
-    monkeypatch.setattr(blocks, "COPY_NODES", 0 if path == "blocks" else 1 << 62)
+    monkeypatch.setattr(plan_module, "COPY_NODES", 0 if path == "blocks" else 1 << 62)
 
 
 @pytest.mark.parametrize("path", ["blocks", "nodes"])
@@ -141,7 +141,6 @@ def test_the_same_definitions_bytes_are_kept_from_a_bundle_only_in_a_large_graph
                                       SectionKind.EXTENSION_TABLE)]
     for large in (False, True):
         monkeypatch.setattr(plan_module, "COPY_NODES", 0 if large else 1 << 62)
-        monkeypatch.setattr(blocks, "COPY_NODES", 0 if large else 1 << 62)
         joined = make_plan(parts, tmp_path / "merged.ccg")
         try:
             assert joined.stored_definitions == (payloads if large else None)

@@ -17,7 +17,7 @@ import ccgformat
 from ccgformat import backends
 from ccgformat.archive import open_archive, queries
 from ccgformat.archive.layout import SectionKind
-from ccgformat.archive.merge import blocks
+from ccgformat.archive.merge import plan as plan_module
 from ccgformat.archive.merge.plan import plan
 from ccgformat.archive.merge.tables import TableRows, joined_rows, plan_rows
 from ccgformat.model import EventBatch
@@ -135,7 +135,7 @@ def _rows_walked(monkeypatch) -> list[str]:
     """The blocks way for any graph, every graph's tables walked (`small_walks`); returns
     the paths of the sources whose rows the merge walked (`query.table_rows`)."""
     small_walks(monkeypatch)
-    monkeypatch.setattr(blocks, "COPY_NODES", 0)
+    monkeypatch.setattr(plan_module, "COPY_NODES", 0)
     walked: list[str] = []
     rows = queries._lookup("table_rows")  # the function, imported now
 

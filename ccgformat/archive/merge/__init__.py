@@ -21,11 +21,11 @@ import numpy as np
 
 from ...bulkstep import bulk_step
 from ..writer import DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_NODES_PER_BLOCK, KeptBlock, save_graph
-from .blocks import COPY_NODES, way, write_blocks
+from .blocks import way, write_blocks
 from .checkpoints import held_checkpoints
 from .moved import Moved, MovedBlock, write_moved
 from .nodes import merged_graph
-from .plan import plan as make_plan
+from .plan import COPY_NODES, plan as make_plan
 from .rebuild import rebuild
 from .tables import TableRows, plan_rows
 from .writes import Writes

@@ -38,7 +38,7 @@ from ..writer import Writer
 from .checkpoints import held_checkpoints
 from .moved import Moved, SourceBlock, moved_blocks, read_moved
 from .nodes import block_columns, concatenated, merged_roots, node_pool
-from .plan import COPY_NODES, Plan
+from .plan import Plan, copied
 from .tables import TableRows, walked_rows
 from .writes import Writes
 
@@ -50,7 +50,7 @@ def way(plan: Plan) -> str:
     (`nodes.merged_graph`) for other disjoint locations of a smaller graph; "events"
     (`rebuild.rebuild`) for time segments and the other large graphs (faster than hash
     consing their whole node table, docs/merge.md)."""
-    large = sum(len(archive.pool) for archive in plan.archives) >= COPY_NODES
+    large = copied(plan.archives)
     if plan.segmented or (large and not plan.same_definitions):
         return "events"
     if not large:

@@ -44,6 +44,12 @@ _DEFINING = (SectionKind.DEFINITIONS, SectionKind.LOCATION_TABLE, SectionKind.EX
 COPY_NODES = 1 << 18
 
 
+def copied(archives: Sequence[Archive]) -> bool:
+    """Whether the merged graph of ``archives`` is large enough (COPY_NODES) to be copied
+    block by block, where they define the same."""
+    return sum(len(archive.pool) for archive in archives) >= COPY_NODES
+
+
 class Piece(NamedTuple):
     """Events of a merged location that one archive holds."""
 
@@ -147,7 +153,7 @@ def plan(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
         if defined[0][1] is not None and all(stored == defined[0][1] for _, stored in defined) and \
                 archives[0].version >= (MAJOR_VERSION, TABLES_MINOR_VERSION) and \
                 (not any(archives[0].bundled(entry) for entry in defining) or
-                 sum(len(archive.pool) for archive in archives) >= COPY_NODES):
+                 copied(archives)):
             # the same bytes (the parts of one conversion): the first's definitions and
             # numbers, taken without decoding their records (20,000 locations: 5 s) -
             # stored alone, as this writer stores them, or from a bundle in a large graph:
